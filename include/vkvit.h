@@ -1,0 +1,202 @@
+/*
+ * vkvit — modern vision backbones on any Vulkan GPU.
+ *
+ * OVERVIEW
+ *   vkvit runs ViT-5, Vision-LSTM and the nvSubquadratic residual/conditioning blocks as hand-written GLSL
+ *   compute shaders, compiled to SPIR-V at build time and recorded once into a static command buffer.
+ *   Three opaque objects:
+ *     vkvit_ctx      a Vulkan device (its own, or adopted from a host application), queue, pipeline cache
+ *     vkvit_model    an architecture plus its weights on the device            (model API: see below)
+ *     vkvit_session  one planned and recorded graph for a fixed batch size     (session API: see below)
+ *
+ * STEP BY STEP
+ *   vkvit_ctx *ctx = NULL;
+ *   vkvit_ctx_desc desc = { .label = "my ctx" };              // zero means default everywhere
+ *   if (vkvit_ctx_create(&desc, &ctx) != VKVIT_OK) {
+ *       fprintf(stderr, "%s\n", vkvit_last_error());           // one sentence: what failed and why
+ *       return 1;
+ *   }
+ *   vkvit_device_info info;
+ *   vkvit_ctx_device_info(ctx, &info);                        // name, driver, features in use
+ *   ...
+ *   vkvit_ctx_destroy(ctx);                                   // NULL is a no-op
+ *
+ * ERRORS
+ *   Every function that can fail returns a vkvit_result: VKVIT_OK (0) or a negative category. The reason is one
+ *   sentence in a thread-local buffer read with vkvit_last_error(): it names the function, the object label, the
+ *   failing Vulkan call and its VkResult, and the numbers involved. The same sentence goes to the ctx's log
+ *   callback when one is set. The library never prints, never exits and never aborts on bad input; an object
+ *   whose creation fails is not created (*out is set to NULL).
+ *
+ * OWNERSHIP
+ *   The creator destroys. Children borrow their parent, which must outlive them: destroy sessions, then models,
+ *   then the ctx. In adopt mode (vkvit_ctx_desc.host) vkvit never creates or destroys the host's VkInstance or
+ *   VkDevice; the host must keep them alive until vkvit_ctx_destroy() has returned.
+ *
+ * THREADING
+ *   Objects are not internally synchronised. Different ctx objects may be used from different threads freely.
+ *   One ctx and its children must be used from one thread at a time. vkvit submits to the ctx's queue; in adopt
+ *   mode the host must not use that VkQueue concurrently with a vkvit call that submits (Vulkan requires external
+ *   synchronisation of queues).
+ *
+ * PHILOSOPHY
+ *   Readable first, fast second, no hidden allocation and no pipeline creation at run time.
+ */
+#ifndef VKVIT_H
+#define VKVIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan_core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(VKVIT_STATIC)
+#  define VKVIT_API
+#elif defined(_WIN32)
+#  ifdef VKVIT_BUILD
+#    define VKVIT_API __declspec(dllexport)
+#  else
+#    define VKVIT_API __declspec(dllimport)
+#  endif
+#else
+#  define VKVIT_API __attribute__((visibility("default")))
+#endif
+
+#define VKVIT_VERSION_MAJOR 0
+#define VKVIT_VERSION_MINOR 1
+#define VKVIT_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Results
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef enum vkvit_result {
+    VKVIT_OK = 0,
+    VKVIT_ERROR_NO_LOADER = -1,             /* no Vulkan loader (libvulkan.so.1) could be opened */
+    VKVIT_ERROR_NO_DEVICE = -2,             /* no Vulkan device, or none matching the requested one */
+    VKVIT_ERROR_OUT_OF_HOST_MEMORY = -3,
+    VKVIT_ERROR_OUT_OF_DEVICE_MEMORY = -4,
+    VKVIT_ERROR_INVALID_ARGUMENT = -5,      /* a desc field or argument broke a documented rule */
+    VKVIT_ERROR_BAD_MODEL_FILE = -6,        /* the model file is malformed or inconsistent */
+    VKVIT_ERROR_IO = -7,                    /* a file could not be opened, read or written */
+    VKVIT_ERROR_VULKAN = -8,                /* a Vulkan call failed (the message names it) */
+    VKVIT_ERROR_UNSUPPORTED = -9,           /* the device or build lacks something this request needs */
+    VKVIT_ERROR_BAD_IMAGE = -10,            /* an image could not be decoded or is out of limits */
+    VKVIT_ERROR_DEVICE_LOST = -11,          /* VK_ERROR_DEVICE_LOST: the ctx must be destroyed */
+} vkvit_result;
+
+/* The enum's name as a string, e.g. "VKVIT_ERROR_NO_DEVICE". Never NULL. */
+VKVIT_API const char *vkvit_result_name(vkvit_result result);
+
+/* The sentence that explains the last failure on this thread ("" if none). Valid until the next vkvit call on the
+ * same thread. */
+VKVIT_API const char *vkvit_last_error(void);
+
+typedef void (*vkvit_log_fn)(void *user, int level, const char *message);
+enum { VKVIT_LOG_ERROR = 0, VKVIT_LOG_WARNING = 1, VKVIT_LOG_INFO = 2 };
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Context: a device and a queue
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct vkvit_ctx vkvit_ctx;
+
+/* A host application's Vulkan objects, for adopt mode. The host creates its device with the extensions listed by
+ * vkvit_required_device_extensions() enabled (they are optional: vkvit falls back when one is missing, but must be
+ * told which were enabled), and with the features it wants vkvit to use enabled. */
+typedef struct vkvit_host_device {
+    VkInstance instance;                    /* required; must outlive the ctx */
+    VkPhysicalDevice physical_device;       /* required */
+    VkDevice device;                        /* required; must outlive the ctx */
+    uint32_t queue_family_index;            /* a family with VK_QUEUE_COMPUTE_BIT */
+    VkQueue queue;                          /* required; vkvit submits to it (see THREADING) */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr; /* required: the host's loader entry point */
+    uint32_t api_version;                   /* the apiVersion the host's VkInstance was created with; 0 = 1.1 */
+    const char *const *enabled_device_extensions; /* the extensions the host enabled on `device` */
+    uint32_t enabled_device_extension_count;
+    const VkPhysicalDeviceFeatures2 *enabled_features; /* chain the host enabled (Vulkan11/12 structs are read);
+                                                          NULL = assume only core 1.1 features */
+} vkvit_host_device;
+
+/* Defaults (field = 0 / NULL):
+ *   label                 "vkvit ctx"
+ *   device                NULL: $VKVIT_DEVICE if set, else the first discrete, integrated, virtual, then CPU device.
+ *                         A decimal string selects by index, anything else by case-insensitive name substring.
+ *   validation            0: enable VK_LAYER_KHRONOS_validation with synchronization validation when
+ *                         $VKVIT_VALIDATION=1; 1: always (an error if the layer is missing); -1: never.
+ *   pipeline_cache_dir    NULL: $VKVIT_CACHE_DIR, else $XDG_CACHE_HOME/vkvit, else $HOME/.cache/vkvit. "" disables
+ *                         the on-disk pipeline cache. A stale or corrupt cache file is ignored, never trusted.
+ *   disable_f16           0: use fp16 storage/arithmetic when the device has it; 1: never ($VKVIT_DISABLE_F16=1)
+ *   log, log_user         NULL: no log callback
+ *   host                  NULL: vkvit creates its own instance and device; else adopt the host's (see above) */
+typedef struct vkvit_ctx_desc {
+    const char *label;
+    const char *device;
+    int validation;
+    const char *pipeline_cache_dir;
+    int disable_f16;
+    vkvit_log_fn log;
+    void *log_user;
+    const vkvit_host_device *host;
+} vkvit_ctx_desc;
+
+/* Creates a ctx: loads Vulkan through the system loader (or the host's vkGetInstanceProcAddr), picks a device,
+ * creates a compute queue and the pipeline cache. desc may be NULL (all defaults). On failure *out is NULL and
+ * the result says why: VKVIT_ERROR_NO_LOADER, _NO_DEVICE, _UNSUPPORTED (e.g. validation requested but the layer
+ * is not installed), _VULKAN. */
+VKVIT_API vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc, vkvit_ctx **out);
+
+/* Waits for the ctx's queue work to finish, saves the pipeline cache, destroys everything vkvit created. NULL is
+ * a no-op. In adopt mode the host's instance, device and queue are left untouched. */
+VKVIT_API void vkvit_ctx_destroy(vkvit_ctx *ctx);
+
+/* Device extensions vkvit uses when present, for a host to enable before it creates its VkDevice (each is
+ * optional; vkvit falls back when missing). Returns the count; writes up to `cap` names into `names` (which may
+ * be NULL to query the count). The strings are static. */
+VKVIT_API uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap);
+
+/* What vkvit found on a device and what it uses. */
+typedef struct vkvit_device_info {
+    char name[256];
+    char driver_name[256];
+    char driver_info[256];
+    uint32_t vendor_id, device_id, driver_version, api_version;
+    int device_type;                        /* VkPhysicalDeviceType */
+    int fp16_storage;                       /* storageBuffer16BitAccess */
+    int fp16_arithmetic;                    /* shaderFloat16 */
+    int fp16_in_use;                        /* fp16 is available and not disabled */
+    uint32_t subgroup_size;                 /* default subgroup size */
+    uint32_t subgroup_size_min, subgroup_size_max; /* 0 when subgroup size control is absent */
+    int subgroup_size_control;
+    int subgroup_arithmetic;                /* subgroup add/max in compute shaders */
+    int cooperative_matrix;                 /* VK_KHR_cooperative_matrix present */
+    int timeline_semaphore;
+    int timestamps;                         /* the compute queue supports timestamp queries */
+    float timestamp_period_ns;
+    uint32_t max_shared_memory;             /* bytes per workgroup */
+    uint32_t max_workgroup_invocations;
+    uint64_t device_local_bytes;            /* largest device-local heap */
+    char workarounds[512];                  /* the quirks in force, comma-separated, "" for none */
+    int validation;                         /* the validation layer is active */
+    int adopted;                            /* the ctx adopted a host device */
+} vkvit_device_info;
+
+VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);
+
+/* Lists every Vulkan device without creating a ctx (for `vkvit info`). Writes up to `cap` entries into `out`
+ * (which may be NULL) and the total count into *count. Fields about what vkvit uses are filled as they would be
+ * for that device. */
+VKVIT_API vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint32_t *count);
+
+/* Number of validation-layer messages (warnings and errors) seen by this ctx since creation or the last reset;
+ * always 0 when validation is off. Tests assert it stays 0. */
+VKVIT_API uint32_t vkvit_ctx_validation_messages(const vkvit_ctx *ctx, int reset);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VKVIT_H */

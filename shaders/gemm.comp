@@ -1,0 +1,93 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// ---------------------------------------------------------------------------------------------------------------
+// Tiled GEMM in the nn.Linear layout, batched:
+//     D[b][m][n] = sum_k A[b][m][k] * B[b][n][k]  (+ bias[n])            A: (M, K)  B: (N, K)  D: (M, N)
+// Both operands are K-contiguous (row-major activations times a PyTorch weight matrix), so each workgroup
+// stages a BM x BK tile of A and a BN x BK tile of B in shared memory, transposed to [k][m] / [k][n] so the
+// inner product loop reads contiguous rows, and each invocation accumulates a TM x TN register tile.
+// Any M, N, K: loads outside the matrix read 0, stores outside are skipped.
+// Workgroup: (BM/TM) * (BN/TN) invocations; grid: (ceil(N/BN), ceil(M/BM), batch).
+// ---------------------------------------------------------------------------------------------------------------
+#include "types.glsl"
+
+layout(constant_id = 0) const uint BM = 64;
+layout(constant_id = 1) const uint BN = 64;
+layout(constant_id = 2) const uint BK = 16;
+layout(constant_id = 3) const uint TM = 4;
+layout(constant_id = 4) const uint TN = 4;
+layout(constant_id = 5) const bool HAS_BIAS = false;
+layout(constant_id = 6) const uint WG_SIZE = 256;   // must equal (BM/TM) * (BN/TN)
+
+layout(local_size_x_id = 6) in;
+
+layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
+layout(binding = 1, std430) readonly buffer B { B_TYPE data_b[]; };
+layout(binding = 2, std430) readonly buffer Bias { float data_bias[]; };
+layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
+
+layout(push_constant) uniform Push {
+    uint M, N, K;
+    uint stride_a, stride_b, stride_d;              // row strides in elements
+    uint batch_stride_a, batch_stride_b, batch_stride_d;
+} p;
+
+// Sized for the largest tiles any variant uses (BK*BM + BK*BN floats).
+shared float sh_a[16 * 128];
+shared float sh_b[16 * 128];
+
+#define MAX_TM 8
+#define MAX_TN 8
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint threads_n = BN / TN;
+    const uint tn0 = (tid % threads_n) * TN;         // this invocation's first column inside the tile
+    const uint tm0 = (tid / threads_n) * TM;         // and first row
+    const uint m_base = gl_WorkGroupID.y * BM;
+    const uint n_base = gl_WorkGroupID.x * BN;
+    const uint a_off = gl_WorkGroupID.z * p.batch_stride_a;
+    const uint b_off = gl_WorkGroupID.z * p.batch_stride_b;
+    const uint d_off = gl_WorkGroupID.z * p.batch_stride_d;
+
+    ACC_TYPE acc[MAX_TM][MAX_TN];
+    [[unroll]] for (uint i = 0; i < MAX_TM; i++)
+        [[unroll]] for (uint j = 0; j < MAX_TN; j++) acc[i][j] = 0.0;
+
+    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+        // Stage A[m_base.., k0..] -> sh_a[k][m] and B[n_base.., k0..] -> sh_b[k][n]; consecutive invocations read
+        // consecutive k (coalesced global reads).
+        for (uint idx = tid; idx < BM * BK; idx += WG_SIZE) {
+            const uint kk = idx % BK, mm = idx / BK;
+            const uint m = m_base + mm, k = k0 + kk;
+            sh_a[kk * BM + mm] = (m < p.M && k < p.K) ? float(data_a[a_off + m * p.stride_a + k]) : 0.0;
+        }
+        for (uint idx = tid; idx < BN * BK; idx += WG_SIZE) {
+            const uint kk = idx % BK, nn = idx / BK;
+            const uint n = n_base + nn, k = k0 + kk;
+            sh_b[kk * BN + nn] = (n < p.N && k < p.K) ? float(data_b[b_off + n * p.stride_b + k]) : 0.0;
+        }
+        barrier();
+        [[unroll]] for (uint kk = 0; kk < BK; kk++) {
+            float a[MAX_TM], b[MAX_TN];
+            [[unroll]] for (uint i = 0; i < TM; i++) a[i] = sh_a[kk * BM + tm0 + i];
+            [[unroll]] for (uint j = 0; j < TN; j++) b[j] = sh_b[kk * BN + tn0 + j];
+            [[unroll]] for (uint i = 0; i < TM; i++)
+                [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        }
+        barrier();
+    }
+
+    [[unroll]] for (uint i = 0; i < TM; i++) {
+        const uint m = m_base + tm0 + i;
+        if (m >= p.M) break;
+        [[unroll]] for (uint j = 0; j < TN; j++) {
+            const uint n = n_base + tn0 + j;
+            if (n < p.N) {
+                ACC_TYPE v = acc[i][j];
+                if (HAS_BIAS) v += data_bias[n];
+                data_d[d_off + m * p.stride_d + n] = D_TYPE(v);
+            }
+        }
+    }
+}

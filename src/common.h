@@ -1,0 +1,66 @@
+/* Internal helpers shared by every part of the library: the error channel, checked arithmetic, small utilities.
+ * Nothing here touches Vulkan. */
+#ifndef VKVIT_COMMON_H
+#define VKVIT_COMMON_H
+
+#include "vkvit.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#  define VKVIT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#  define VKVIT_PRINTF(a, b)
+#endif
+
+#define VKVIT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define VKVIT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define VKVIT_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define VKVIT_CEIL_DIV(a, b) (((a) + (b) - 1) / (b))
+
+/* Formats one sentence into the thread-local error buffer and returns `code`, so a failing path reads
+ *     return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor %s has %u dims", ...); */
+vkvit_result vkvit__error(vkvit_result code, const char *fmt, ...) VKVIT_PRINTF(2, 3);
+vkvit_result vkvit__verror(vkvit_result code, const char *fmt, va_list ap);
+
+/* Prefixes the current error sentence with "<context>: " (used when an inner failure is reported by an outer
+ * function that knows which object it was working on). Returns `code`. */
+vkvit_result vkvit__error_prefix(vkvit_result code, const char *fmt, ...) VKVIT_PRINTF(2, 3);
+
+/* Clears the thread-local error sentence. */
+void vkvit__error_clear(void);
+
+/* Programmer misuse (a broken internal invariant, not bad input): report file:line and abort through a hook.
+ * Bad input never reaches an assert; it gets a vkvit_result. */
+void vkvit__assert_fail(const char *expr, const char *file, int line);
+#define VKVIT_ASSERT(x) ((x) ? (void)0 : vkvit__assert_fail(#x, __FILE__, __LINE__))
+
+/* Overflow-checked size arithmetic: return false on overflow. */
+static inline bool vkvit__mul_size(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > SIZE_MAX / a) return false;
+    *out = a * b;
+    return true;
+}
+static inline bool vkvit__add_size(size_t a, size_t b, size_t *out) {
+    if (b > SIZE_MAX - a) return false;
+    *out = a + b;
+    return true;
+}
+
+/* Reads a whole file into a malloc'ed buffer (caller frees). Fails with VKVIT_ERROR_IO and a sentence naming
+ * the path. Refuses files larger than max_bytes (VKVIT_ERROR_INVALID_ARGUMENT). */
+vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data, size_t *size);
+
+/* Writes a file atomically (temp file + rename). */
+vkvit_result vkvit__write_file_atomic(const char *path, const void *data, size_t size);
+
+/* Creates a directory and its parents (like mkdir -p). */
+vkvit_result vkvit__mkdir_p(const char *path);
+
+/* Monotonic wall clock in nanoseconds. */
+uint64_t vkvit__now_ns(void);
+
+#endif /* VKVIT_COMMON_H */

@@ -1,0 +1,693 @@
+/* Instance, validation layer, physical-device choice, features and quirks, logical device — or adoption of a
+ * host application's device. */
+#include "vk/vk.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Errors and logging
+ * ------------------------------------------------------------------------------------------------------------ */
+
+const char *vkvit__vk_result_name(VkResult r) {
+    switch (r) {
+#define X(n) case n: return #n;
+    X(VK_SUCCESS) X(VK_NOT_READY) X(VK_TIMEOUT) X(VK_EVENT_SET) X(VK_EVENT_RESET) X(VK_INCOMPLETE)
+    X(VK_ERROR_OUT_OF_HOST_MEMORY) X(VK_ERROR_OUT_OF_DEVICE_MEMORY) X(VK_ERROR_INITIALIZATION_FAILED)
+    X(VK_ERROR_DEVICE_LOST) X(VK_ERROR_MEMORY_MAP_FAILED) X(VK_ERROR_LAYER_NOT_PRESENT)
+    X(VK_ERROR_EXTENSION_NOT_PRESENT) X(VK_ERROR_FEATURE_NOT_PRESENT) X(VK_ERROR_INCOMPATIBLE_DRIVER)
+    X(VK_ERROR_TOO_MANY_OBJECTS) X(VK_ERROR_FORMAT_NOT_SUPPORTED) X(VK_ERROR_FRAGMENTED_POOL)
+    X(VK_ERROR_UNKNOWN) X(VK_ERROR_OUT_OF_POOL_MEMORY) X(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+    X(VK_ERROR_FRAGMENTATION) X(VK_PIPELINE_COMPILE_REQUIRED)
+#undef X
+    default: return "VK_RESULT_UNKNOWN";
+    }
+}
+
+static vkvit_result category(VkResult r) {
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return VKVIT_ERROR_OUT_OF_HOST_MEMORY;
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return VKVIT_ERROR_OUT_OF_DEVICE_MEMORY;
+    case VK_ERROR_DEVICE_LOST: return VKVIT_ERROR_DEVICE_LOST;
+    case VK_ERROR_LAYER_NOT_PRESENT:
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return VKVIT_ERROR_UNSUPPORTED;
+    default: return VKVIT_ERROR_VULKAN;
+    }
+}
+
+vkvit_result vkvit__vk_error(VkResult r, const char *call, const char *func, const char *label) {
+    /* Keep only the function name of the call expression: "ctx->vk.vkCreateBuffer(...)" -> "vkCreateBuffer". */
+    char name[96];
+    const char *p = strstr(call, "vk");
+    while (p && p[2] && !isupper((unsigned char)p[2])) p = strstr(p + 2, "vk");
+    size_t n = 0;
+    if (p)
+        while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_') && n + 1 < sizeof name) n++;
+    memcpy(name, p ? p : call, n);
+    name[n] = '\0';
+    return vkvit__error(category(r), "%s%s%s: %s failed with %s", func, label ? " " : "", label ? label : "",
+                        n ? name : call, vkvit__vk_result_name(r));
+}
+
+vkvit_result vkvit__ctx_fail(vkvit_ctx *ctx, vkvit_result code) {
+    if (ctx && ctx->log) ctx->log(ctx->log_user, VKVIT_LOG_ERROR, vkvit_last_error());
+    return code;
+}
+
+void vkvit__ctx_log(vkvit_ctx *ctx, int level, const char *fmt, ...) {
+    if (!ctx || !ctx->log) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ctx->log(ctx->log_user, level, msg);
+}
+
+void vkvit__set_object_name(vkvit_ctx *ctx, VkObjectType type, uint64_t handle, const char *name) {
+    if (!ctx->has_debug_utils || !vkSetDebugUtilsObjectNameEXT || !name || !handle) return;
+    VkDebugUtilsObjectNameInfoEXT info = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT,
+        .objectType = type,
+        .objectHandle = handle,
+        .pObjectName = name,
+    };
+    vkSetDebugUtilsObjectNameEXT(ctx->device, &info);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Validation messages: counted, the first few kept, forwarded to the log callback
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                     VkDebugUtilsMessageTypeFlagsEXT types,
+                                                     const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                     void *user) {
+    vkvit_ctx *ctx = user;
+    (void)types;
+    if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
+        return VK_FALSE;
+    unsigned i = atomic_fetch_add(&ctx->validation_messages, 1u);
+    if (i < VKVIT_VALIDATION_LOG_CAP)
+        snprintf(ctx->validation_log[i], sizeof ctx->validation_log[i], "%s", data->pMessage ? data->pMessage : "");
+    if (ctx->log)
+        ctx->log(ctx->log_user, VKVIT_LOG_WARNING, data->pMessage ? data->pMessage : "(validation message)");
+    return VK_FALSE;
+}
+
+uint32_t vkvit_ctx_validation_messages(const vkvit_ctx *ctx, int reset) {
+    if (!ctx) return 0;
+    vkvit_ctx *c = (vkvit_ctx *)ctx;
+    return reset ? atomic_exchange(&c->validation_messages, 0u) : atomic_load(&c->validation_messages);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Loader and instance
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static vkvit_result load_loader(void) {
+    static int loaded; /* volk's globals are process-wide; loading twice is harmless but pointless */
+    if (loaded) return VKVIT_OK;
+    if (volkInitialize() != VK_SUCCESS)
+        return vkvit__error(VKVIT_ERROR_NO_LOADER,
+                            "no Vulkan loader found (libvulkan.so.1); install the Vulkan loader and a driver, e.g. "
+                            "Debian packages libvulkan1 and mesa-vulkan-drivers");
+    loaded = 1;
+    return VKVIT_OK;
+}
+
+static bool has_layer(const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+    VkLayerProperties *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    bool found = false;
+    if (vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(props[i].layerName, name) == 0;
+    free(props);
+    return found;
+}
+
+static bool has_instance_ext(const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, NULL) != VK_SUCCESS || n == 0) return false;
+    VkExtensionProperties *props = calloc(n, sizeof *props);
+    if (!props) return false;
+    bool found = false;
+    if (vkEnumerateInstanceExtensionProperties(NULL, &n, props) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(props[i].extensionName, name) == 0;
+    free(props);
+    return found;
+}
+
+static int env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+
+/* Creates vkvit's own instance. `validation`: 1 required, 0 off. */
+static vkvit_result create_instance(vkvit_ctx *ctx, bool validation) {
+    vkvit_result res = VKVIT_OK;
+    const char *layers[1];
+    uint32_t n_layers = 0;
+    const char *exts[4];
+    uint32_t n_exts = 0;
+
+    if (validation) {
+        if (!has_layer("VK_LAYER_KHRONOS_validation"))
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                                "validation requested but VK_LAYER_KHRONOS_validation is not installed "
+                                "(Debian package vulkan-validationlayers)");
+        layers[n_layers++] = "VK_LAYER_KHRONOS_validation";
+    }
+    ctx->has_debug_utils = has_instance_ext(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (ctx->has_debug_utils) exts[n_exts++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    if (validation && !ctx->has_debug_utils)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "validation requested but VK_EXT_debug_utils is missing");
+
+    uint32_t loader_version = volkGetInstanceVersion();
+    uint32_t api = loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3
+                 : loader_version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2
+                                                        : VK_API_VERSION_1_1;
+    if (loader_version < VK_API_VERSION_1_1)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the Vulkan loader supports only Vulkan %u.%u; vkvit needs 1.1",
+                            VK_API_VERSION_MAJOR(loader_version), VK_API_VERSION_MINOR(loader_version));
+
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = ctx->label,
+        .pEngineName = "vkvit",
+        .engineVersion = VK_MAKE_VERSION(VKVIT_VERSION_MAJOR, VKVIT_VERSION_MINOR, VKVIT_VERSION_PATCH),
+        .apiVersion = api,
+    };
+    /* Synchronization validation catches missing or wrong barriers; vkvit's tests require it to stay silent. */
+    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = enables,
+    };
+    VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = debug_callback,
+        .pUserData = ctx,
+    };
+    if (validation) messenger_info.pNext = &features; /* also covers vkCreateInstance/vkDestroyInstance */
+    VkInstanceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pNext = validation ? &messenger_info : NULL,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = n_layers,
+        .ppEnabledLayerNames = layers,
+        .enabledExtensionCount = n_exts,
+        .ppEnabledExtensionNames = exts,
+    };
+    VK_TRY(vkCreateInstance(&info, NULL, &ctx->instance));
+    ctx->owns_instance = true;
+    volkLoadInstanceOnly(ctx->instance);
+    if (validation) {
+        messenger_info.pNext = NULL;
+        VK_TRY(vkCreateDebugUtilsMessengerEXT(ctx->instance, &messenger_info, NULL, &ctx->messenger));
+    }
+    ctx->info.validation = validation;
+    return VKVIT_OK;
+fail:
+    return res;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Physical-device features: what the device has, what vkvit uses
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct ext_list {
+    VkExtensionProperties *props;
+    uint32_t n;
+} ext_list;
+
+static bool ext_has(const ext_list *l, const char *name) {
+    for (uint32_t i = 0; i < l->n; i++)
+        if (strcmp(l->props[i].extensionName, name) == 0) return true;
+    return false;
+}
+
+static ext_list device_exts(VkPhysicalDevice pd) {
+    ext_list l = {0};
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &l.n, NULL) != VK_SUCCESS || l.n == 0) return l;
+    l.props = calloc(l.n, sizeof *l.props);
+    if (!l.props || vkEnumerateDeviceExtensionProperties(pd, NULL, &l.n, l.props) != VK_SUCCESS) l.n = 0;
+    return l;
+}
+
+/* The quirk table. Matches by driver ID / vendor and states why. */
+static uint32_t quirks_for(const vkvit_device_info *info, VkDriverId driver) {
+    uint32_t q = 0;
+    if (info->device_type == VK_PHYSICAL_DEVICE_TYPE_CPU || driver == VK_DRIVER_ID_MESA_LLVMPIPE ||
+        driver == VK_DRIVER_ID_GOOGLE_SWIFTSHADER)
+        q |= VKVIT_QUIRK_CPU_DEVICE | VKVIT_QUIRK_NO_F16_ARITHMETIC; /* x86 has no fp16 math: emulated, slow */
+    return q;
+}
+
+static void describe_quirks(uint32_t quirks, int f16_disabled, char *out, size_t cap) {
+    out[0] = '\0';
+    size_t n = 0;
+#define ADD(s) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", s)
+    if (quirks & VKVIT_QUIRK_CPU_DEVICE) ADD("cpu-device (large register tiles, fp32 kernels)");
+    if (quirks & VKVIT_QUIRK_NO_F16_ARITHMETIC) ADD("no-fp16-arithmetic");
+    if (f16_disabled) ADD("fp16 disabled by request");
+#undef ADD
+}
+
+/* Fills `info` (and optionally the quirk bits) for one physical device. */
+static void query_device(VkPhysicalDevice pd, uint32_t instance_api, int disable_f16, vkvit_device_info *info,
+                         uint32_t *quirks_out) {
+    memset(info, 0, sizeof *info);
+    ext_list exts = device_exts(pd);
+
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    uint32_t api = props.apiVersion < instance_api ? props.apiVersion : instance_api;
+
+    VkPhysicalDeviceDriverProperties driver = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sgc_props = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                             .pNext = NULL};
+    bool has_driver_props = api >= VK_API_VERSION_1_2 || ext_has(&exts, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    bool has_sgc = api >= VK_API_VERSION_1_3 || ext_has(&exts, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    void *chain = &sg;
+    if (has_driver_props) { driver.pNext = chain; chain = &driver; }
+    if (has_sgc) { sgc_props.pNext = chain; chain = &sgc_props; }
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = chain};
+    vkGetPhysicalDeviceProperties2(pd, &props2);
+
+    VkPhysicalDevice16BitStorageFeatures f16s = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceShaderFloat16Int8Features f16a = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDeviceSubgroupSizeControlFeaturesEXT sgc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT};
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES};
+    bool has_f16a = api >= VK_API_VERSION_1_2 || ext_has(&exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    bool has_tl = api >= VK_API_VERSION_1_2 || ext_has(&exts, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+    chain = &f16s;
+    if (has_f16a) { f16a.pNext = chain; chain = &f16a; }
+    if (has_sgc) { sgc.pNext = chain; chain = &sgc; }
+    if (has_tl) { tl.pNext = chain; chain = &tl; }
+    VkPhysicalDeviceFeatures2 feats2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
+    vkGetPhysicalDeviceFeatures2(pd, &feats2);
+
+    snprintf(info->name, sizeof info->name, "%s", props.deviceName);
+    if (has_driver_props) {
+        snprintf(info->driver_name, sizeof info->driver_name, "%s", driver.driverName);
+        snprintf(info->driver_info, sizeof info->driver_info, "%s", driver.driverInfo);
+    }
+    info->vendor_id = props.vendorID;
+    info->device_id = props.deviceID;
+    info->driver_version = props.driverVersion;
+    info->api_version = props.apiVersion;
+    info->device_type = (int)props.deviceType;
+    info->fp16_storage = f16s.storageBuffer16BitAccess == VK_TRUE;
+    info->fp16_arithmetic = has_f16a && f16a.shaderFloat16 == VK_TRUE;
+    info->subgroup_size = sg.subgroupSize;
+    info->subgroup_arithmetic = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    info->subgroup_size_control = has_sgc && sgc.subgroupSizeControl && sgc.computeFullSubgroups;
+    if (info->subgroup_size_control) {
+        info->subgroup_size_min = sgc_props.minSubgroupSize;
+        info->subgroup_size_max = sgc_props.maxSubgroupSize;
+    }
+    info->cooperative_matrix = ext_has(&exts, "VK_KHR_cooperative_matrix");
+    info->timeline_semaphore = has_tl && tl.timelineSemaphore;
+    info->timestamp_period_ns = props.limits.timestampPeriod;
+    info->max_shared_memory = props.limits.maxComputeSharedMemorySize;
+    info->max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
+
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+    VkQueueFamilyProperties *qf = calloc(nq ? nq : 1, sizeof *qf);
+    if (qf) {
+        vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+        for (uint32_t i = 0; i < nq; i++)
+            if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && qf[i].timestampValidBits > 0) info->timestamps = 1;
+        free(qf);
+    }
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mp);
+    for (uint32_t i = 0; i < mp.memoryHeapCount; i++)
+        if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > info->device_local_bytes)
+            info->device_local_bytes = mp.memoryHeaps[i].size;
+
+    uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
+    int f16_disabled = disable_f16 || env_flag("VKVIT_DISABLE_F16");
+    info->fp16_in_use = info->fp16_storage && !f16_disabled;
+    describe_quirks(quirks, f16_disabled, info->workarounds, sizeof info->workarounds);
+    if (quirks_out) *quirks_out = quirks;
+    free(exts.props);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Physical-device choice
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static bool icontains(const char *hay, const char *needle) {
+    size_t nh = strlen(hay), nn = strlen(needle);
+    for (size_t i = 0; i + nn <= nh; i++) {
+        size_t j = 0;
+        while (j < nn && tolower((unsigned char)hay[i + j]) == tolower((unsigned char)needle[j])) j++;
+        if (j == nn) return true;
+    }
+    return false;
+}
+
+static int compute_family(VkPhysicalDevice pd) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties *qf = calloc(n ? n : 1, sizeof *qf);
+    if (!qf) return -1;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, qf);
+    int best = -1;
+    /* Prefer a compute family with timestamps; a dedicated (non-graphics) one first. */
+    for (uint32_t pass = 0; pass < 2 && best < 0; pass++)
+        for (uint32_t i = 0; i < n && best < 0; i++) {
+            bool compute = qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT;
+            bool dedicated = !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT);
+            if (compute && qf[i].timestampValidBits > 0 && (pass == 1 || dedicated)) best = (int)i;
+        }
+    for (uint32_t i = 0; i < n && best < 0; i++)
+        if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) best = (int)i;
+    free(qf);
+    return best;
+}
+
+static vkvit_result pick_device(vkvit_ctx *ctx, const char *want) {
+    vkvit_result res = VKVIT_OK;
+    uint32_t n = 0;
+    VK_TRY(vkEnumeratePhysicalDevices(ctx->instance, &n, NULL));
+    if (n == 0) return vkvit__error(VKVIT_ERROR_NO_DEVICE, "no Vulkan device found (is a Vulkan driver installed?)");
+    VkPhysicalDevice *pds = calloc(n, sizeof *pds);
+    if (!pds) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing %u devices", n);
+    res = vkEnumeratePhysicalDevices(ctx->instance, &n, pds) == VK_SUCCESS ? VKVIT_OK : VKVIT_ERROR_VULKAN;
+    int chosen = -1;
+    if (res == VKVIT_OK && want && want[0]) {
+        char *end = NULL;
+        long idx = strtol(want, &end, 10);
+        if (end && *end == '\0') {
+            if (idx < 0 || idx >= (long)n)
+                res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "device index %ld requested but there are %u devices", idx, n);
+            else
+                chosen = (int)idx;
+        } else {
+            for (uint32_t i = 0; i < n && chosen < 0; i++) {
+                VkPhysicalDeviceProperties p;
+                vkGetPhysicalDeviceProperties(pds[i], &p);
+                if (icontains(p.deviceName, want)) chosen = (int)i;
+            }
+            if (chosen < 0) res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "no Vulkan device name contains '%s'", want);
+        }
+    } else if (res == VKVIT_OK) {
+        static const VkPhysicalDeviceType order[] = {
+            VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU,
+            VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU, VK_PHYSICAL_DEVICE_TYPE_CPU, VK_PHYSICAL_DEVICE_TYPE_OTHER};
+        for (size_t t = 0; t < VKVIT_ARRAY_LEN(order) && chosen < 0; t++)
+            for (uint32_t i = 0; i < n && chosen < 0; i++) {
+                VkPhysicalDeviceProperties p;
+                vkGetPhysicalDeviceProperties(pds[i], &p);
+                if (p.deviceType == order[t] && p.apiVersion >= VK_API_VERSION_1_1 && compute_family(pds[i]) >= 0)
+                    chosen = (int)i;
+            }
+        if (chosen < 0) res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "none of the %u Vulkan devices supports Vulkan 1.1 compute", n);
+    }
+    if (res == VKVIT_OK) ctx->physical_device = pds[chosen];
+    free(pds);
+    return res;
+fail:
+    return res;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Logical device
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static const char *const k_optional_exts[] = {
+    VK_KHR_16BIT_STORAGE_EXTENSION_NAME,            /* core in 1.1, listed for 1.0-era hosts */
+    VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME,      /* core in 1.2 */
+    VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME,    /* core in 1.3 */
+    VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,       /* core in 1.2 */
+    VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME,        /* core in 1.2 */
+};
+
+uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap) {
+    uint32_t n = (uint32_t)VKVIT_ARRAY_LEN(k_optional_exts);
+    for (uint32_t i = 0; names && i < n && i < cap; i++) names[i] = k_optional_exts[i];
+    return n;
+}
+
+static vkvit_result create_device(vkvit_ctx *ctx) {
+    vkvit_result res = VKVIT_OK;
+    int fam = compute_family(ctx->physical_device);
+    if (fam < 0) return vkvit__error(VKVIT_ERROR_NO_DEVICE, "device '%s' has no compute queue", ctx->info.name);
+    ctx->queue_family = (uint32_t)fam;
+
+    ext_list exts = device_exts(ctx->physical_device);
+    uint32_t api = ctx->info.api_version;
+    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts)];
+    uint32_t n_enable = 0;
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_optional_exts); i++) {
+        const char *e = k_optional_exts[i];
+        bool core = (strcmp(e, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) == 0 && api >= VK_API_VERSION_1_1) ||
+                    (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0 && api >= VK_API_VERSION_1_3) ||
+                    (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) != 0 &&
+                     strcmp(e, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) != 0 && api >= VK_API_VERSION_1_2);
+        if (!core && ext_has(&exts, e)) enable[n_enable++] = e;
+    }
+    free(exts.props);
+
+    /* Enable exactly the features query_device() found. */
+    VkPhysicalDevice16BitStorageFeatures f16s = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                                 .storageBuffer16BitAccess = ctx->info.fp16_storage};
+    VkPhysicalDeviceShaderFloat16Int8Features f16a = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+        .shaderFloat16 = ctx->info.fp16_arithmetic};
+    VkPhysicalDeviceSubgroupSizeControlFeaturesEXT sgc = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT,
+        .subgroupSizeControl = ctx->info.subgroup_size_control,
+        .computeFullSubgroups = ctx->info.subgroup_size_control};
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES,
+                                                    .timelineSemaphore = ctx->info.timeline_semaphore};
+    void *chain = &f16s;
+    if (ctx->info.fp16_arithmetic) { f16a.pNext = chain; chain = &f16a; }
+    if (ctx->info.subgroup_size_control) { sgc.pNext = chain; chain = &sgc; }
+    if (ctx->info.timeline_semaphore) { tl.pNext = chain; chain = &tl; }
+    VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
+
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qinfo = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = ctx->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &feats,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qinfo,
+        .enabledExtensionCount = n_enable,
+        .ppEnabledExtensionNames = enable,
+    };
+    VK_TRY(vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device));
+    ctx->owns_device = true;
+    return VKVIT_OK;
+fail:
+    return res;
+}
+
+/* Adopt mode: narrow what vkvit uses to what the host enabled. */
+static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
+    bool fp16s = false, fp16a = false, sgc = false, tl = false;
+    for (const VkBaseInStructure *s = h->enabled_features ? h->enabled_features->pNext : NULL; s; s = s->pNext) {
+        switch (s->sType) {
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+            fp16s |= ((const VkPhysicalDeviceVulkan11Features *)s)->storageBuffer16BitAccess;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
+            fp16a |= ((const VkPhysicalDeviceVulkan12Features *)s)->shaderFloat16;
+            tl |= ((const VkPhysicalDeviceVulkan12Features *)s)->timelineSemaphore;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
+            sgc |= ((const VkPhysicalDeviceVulkan13Features *)s)->subgroupSizeControl &&
+                   ((const VkPhysicalDeviceVulkan13Features *)s)->computeFullSubgroups;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+            fp16s |= ((const VkPhysicalDevice16BitStorageFeatures *)s)->storageBuffer16BitAccess;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+            fp16a |= ((const VkPhysicalDeviceShaderFloat16Int8Features *)s)->shaderFloat16;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT:
+            sgc |= ((const VkPhysicalDeviceSubgroupSizeControlFeaturesEXT *)s)->subgroupSizeControl &&
+                   ((const VkPhysicalDeviceSubgroupSizeControlFeaturesEXT *)s)->computeFullSubgroups;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+            tl |= ((const VkPhysicalDeviceTimelineSemaphoreFeatures *)s)->timelineSemaphore;
+            break;
+        default: break;
+        }
+    }
+    ctx->info.fp16_storage &= fp16s;
+    ctx->info.fp16_arithmetic &= fp16a;
+    ctx->info.fp16_in_use &= fp16s;
+    ctx->info.subgroup_size_control &= sgc;
+    ctx->info.timeline_semaphore &= tl;
+    if (!ctx->info.subgroup_size_control) ctx->info.subgroup_size_min = ctx->info.subgroup_size_max = 0;
+    ctx->info.adopted = 1;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * ctx create / destroy
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static vkvit_result validate_host(const vkvit_host_device *h) {
+    if (!h->instance) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.instance is NULL");
+    if (!h->physical_device)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.physical_device is NULL");
+    if (!h->device) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.device is NULL");
+    if (!h->queue) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.queue is NULL");
+    if (!h->get_instance_proc_addr)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.get_instance_proc_addr is NULL");
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
+    vkvit_result res = VKVIT_OK;
+    vkvit__error_clear();
+    if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: out is NULL");
+    *out = NULL;
+    vkvit_ctx_desc desc = desc_in ? *desc_in : (vkvit_ctx_desc){0};
+    if (desc.host && (res = validate_host(desc.host)) != VKVIT_OK) return res;
+
+    vkvit_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
+    snprintf(ctx->label, sizeof ctx->label, "%s", desc.label ? desc.label : "vkvit ctx");
+    ctx->log = desc.log;
+    ctx->log_user = desc.log_user;
+    atomic_init(&ctx->validation_messages, 0u);
+
+    uint32_t instance_api;
+    if (desc.host) {
+        const vkvit_host_device *h = desc.host;
+        volkInitializeCustom(h->get_instance_proc_addr);
+        ctx->instance = h->instance;
+        volkLoadInstanceOnly(ctx->instance);
+        ctx->physical_device = h->physical_device;
+        ctx->device = h->device;
+        ctx->queue = h->queue;
+        ctx->queue_family = h->queue_family_index;
+        ctx->has_debug_utils = vkSetDebugUtilsObjectNameEXT != NULL;
+        instance_api = h->api_version ? h->api_version : VK_API_VERSION_1_1;
+    } else {
+        if ((res = load_loader()) != VKVIT_OK) goto fail;
+        int validation = desc.validation > 0 || (desc.validation == 0 && env_flag("VKVIT_VALIDATION"));
+        if ((res = create_instance(ctx, validation)) != VKVIT_OK) goto fail;
+        const char *want = desc.device ? desc.device : getenv("VKVIT_DEVICE");
+        if ((res = pick_device(ctx, want)) != VKVIT_OK) goto fail;
+        instance_api = volkGetInstanceVersion();
+    }
+
+    int validation_on = ctx->info.validation;
+    query_device(ctx->physical_device, instance_api, desc.disable_f16, &ctx->info, &ctx->quirks);
+    ctx->info.validation = validation_on;
+    if (ctx->info.api_version < VK_API_VERSION_1_1) {
+        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' supports Vulkan %u.%u; vkvit needs 1.1", ctx->info.name,
+                           VK_API_VERSION_MAJOR(ctx->info.api_version), VK_API_VERSION_MINOR(ctx->info.api_version));
+        goto fail;
+    }
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
+    ctx->limits = props.limits;
+    memcpy(ctx->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+    vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->mem_props);
+
+    if (desc.host) {
+        restrict_to_host(ctx, desc.host);
+    } else {
+        if ((res = create_device(ctx)) != VKVIT_OK) goto fail;
+    }
+    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    if (!desc.host) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+
+    VkCommandPoolCreateInfo pool_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = ctx->queue_family,
+    };
+    VK_TRY(ctx->vk.vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->cmd_pool));
+    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &ctx->fence));
+
+    if ((res = vkvit__pipeline_cache_open(ctx, desc.pipeline_cache_dir)) != VKVIT_OK) goto fail;
+    *out = ctx;
+    return VKVIT_OK;
+fail:
+    vkvit__error_prefix(res, "vkvit_ctx_create '%s'", ctx->label);
+    vkvit__ctx_fail(ctx, res);
+    vkvit_ctx_destroy(ctx);
+    return res;
+}
+
+void vkvit_ctx_destroy(vkvit_ctx *ctx) {
+    if (!ctx) return;
+    if (ctx->device) {
+        if (ctx->queue) ctx->vk.vkQueueWaitIdle(ctx->queue);
+        if (ctx->staging) {
+            vkvit__buffer_destroy(ctx, ctx->staging);
+            free(ctx->staging);
+        }
+        vkvit__pipeline_cache_save(ctx);
+        if (ctx->pipeline_cache) ctx->vk.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
+        if (ctx->fence) ctx->vk.vkDestroyFence(ctx->device, ctx->fence, NULL);
+        if (ctx->cmd_pool) ctx->vk.vkDestroyCommandPool(ctx->device, ctx->cmd_pool, NULL);
+        if (ctx->owns_device) ctx->vk.vkDestroyDevice(ctx->device, NULL);
+    }
+    if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
+    if (ctx->owns_instance && ctx->instance) vkDestroyInstance(ctx->instance, NULL);
+    free(ctx);
+}
+
+vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out) {
+    if (!ctx || !out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_device_info: NULL argument");
+    *out = ctx->info;
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint32_t *count) {
+    vkvit_result res = VKVIT_OK;
+    if (!count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_enumerate_devices: count is NULL");
+    *count = 0;
+    if ((res = load_loader()) != VKVIT_OK) return res;
+    vkvit_ctx tmp;
+    memset(&tmp, 0, sizeof tmp);
+    snprintf(tmp.label, sizeof tmp.label, "vkvit info");
+    if ((res = create_instance(&tmp, false)) != VKVIT_OK) return res;
+    uint32_t n = 0;
+    VkPhysicalDevice *pds = NULL;
+    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, NULL));
+    pds = calloc(n ? n : 1, sizeof *pds);
+    if (!pds) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_enumerate_devices: out of host memory");
+        goto fail;
+    }
+    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, pds));
+    for (uint32_t i = 0; i < n && out && i < cap; i++) query_device(pds[i], volkGetInstanceVersion(), 0, &out[i], NULL);
+    *count = n;
+fail:
+    free(pds);
+    vkDestroyInstance(tmp.instance, NULL);
+    return res;
+}

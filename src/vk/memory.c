@@ -1,0 +1,205 @@
+/* Buffers and memory: one VkDeviceMemory per buffer (vkvit creates few, large buffers: the weights, one arena per
+ * session, staging), memory-type choice per use, and staging copies between host and device. */
+#include "vk/vk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STAGING_BYTES (16u << 20) /* uploads/downloads larger than this are split into chunks */
+
+static int find_memory_type(const vkvit_ctx *ctx, uint32_t type_bits, VkMemoryPropertyFlags want,
+                            VkMemoryPropertyFlags avoid) {
+    for (uint32_t i = 0; i < ctx->mem_props.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = ctx->mem_props.memoryTypes[i].propertyFlags;
+        if ((type_bits & (1u << i)) && (f & want) == want && !(f & avoid)) return (int)i;
+    }
+    return -1;
+}
+
+/* Preference lists per kind, best first. */
+static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_kind kind) {
+    const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                                HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, CA = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    const VkMemoryPropertyFlags lazy = VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT | VK_MEMORY_PROPERTY_PROTECTED_BIT;
+    int t = -1;
+    switch (kind) {
+    case VKVIT_MEM_DEVICE:
+        /* Device-local; when it is also host-visible (UMA, lavapipe) uploads skip the staging copy. */
+        if ((t = find_memory_type(ctx, bits, DL | HV | HC, lazy)) < 0) t = find_memory_type(ctx, bits, DL, lazy);
+        if (t < 0) t = find_memory_type(ctx, bits, 0, lazy);
+        break;
+    case VKVIT_MEM_UPLOAD:
+        if ((t = find_memory_type(ctx, bits, HV | HC, lazy | CA)) < 0) t = find_memory_type(ctx, bits, HV | HC, lazy);
+        break;
+    case VKVIT_MEM_READBACK:
+        if ((t = find_memory_type(ctx, bits, HV | HC | CA, lazy)) < 0) t = find_memory_type(ctx, bits, HV | HC, lazy);
+        break;
+    }
+    return t;
+}
+
+vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
+                                  vkvit__buffer *out) {
+    vkvit_result res = VKVIT_OK;
+    memset(out, 0, sizeof *out);
+    if (size == 0) size = 4; /* a zero-sized buffer is invalid in Vulkan; keep the bookkeeping simple */
+    VkBufferCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+        .size = size,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+        .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+    };
+    VK_TRY(ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &out->buffer));
+    VkMemoryRequirements req;
+    ctx->vk.vkGetBufferMemoryRequirements(ctx->device, out->buffer, &req);
+    int type = choose_memory_type(ctx, req.memoryTypeBits, kind);
+    if (type < 0) {
+        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "no suitable memory type for buffer '%s' (kind %d, type bits 0x%x)",
+                           label ? label : "?", (int)kind, req.memoryTypeBits);
+        goto fail;
+    }
+    VkMemoryAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .allocationSize = req.size,
+        .memoryTypeIndex = (uint32_t)type,
+    };
+    VkResult vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
+    if (vr != VK_SUCCESS) {
+        uint32_t heap = ctx->mem_props.memoryTypes[type].heapIndex;
+        res = vkvit__error(vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? VKVIT_ERROR_OUT_OF_DEVICE_MEMORY : VKVIT_ERROR_VULKAN,
+                           "buffer '%s': vkAllocateMemory of %llu bytes failed with %s (memory heap %u holds %llu bytes)",
+                           label ? label : "?", (unsigned long long)req.size, vkvit__vk_result_name(vr), heap,
+                           (unsigned long long)ctx->mem_props.memoryHeaps[heap].size);
+        goto fail;
+    }
+    VK_TRY(ctx->vk.vkBindBufferMemory(ctx->device, out->buffer, out->memory, 0));
+    VkMemoryPropertyFlags flags = ctx->mem_props.memoryTypes[type].propertyFlags;
+    if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+        VK_TRY(ctx->vk.vkMapMemory(ctx->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped));
+        out->coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+    }
+    out->size = size;
+    vkvit__set_object_name(ctx, VK_OBJECT_TYPE_BUFFER, (uint64_t)out->buffer, label);
+    return VKVIT_OK;
+fail:
+    vkvit__buffer_destroy(ctx, out);
+    return res;
+}
+
+void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf) {
+    if (!buf) return;
+    if (buf->buffer) ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
+    if (buf->memory) ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL); /* unmaps implicitly */
+    memset(buf, 0, sizeof *buf);
+}
+
+static vkvit_result check_range(const vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size, const char *what) {
+    if (offset > buf->size || size > buf->size - offset)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: range [%llu, +%llu) is outside the %llu-byte buffer", what,
+                            (unsigned long long)offset, (unsigned long long)size, (unsigned long long)buf->size);
+    return VKVIT_OK;
+}
+
+static vkvit_result get_staging(vkvit_ctx *ctx, vkvit__buffer **out) {
+    if (!ctx->staging) {
+        vkvit__buffer *s = calloc(1, sizeof *s);
+        if (!s) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the staging buffer");
+        vkvit_result res = vkvit__buffer_create(ctx, STAGING_BYTES, VKVIT_MEM_READBACK, "vkvit staging", s);
+        if (res != VKVIT_OK) {
+            free(s);
+            return res;
+        }
+        ctx->staging = s;
+    }
+    *out = ctx->staging;
+    return VKVIT_OK;
+}
+
+/* All device access to a buffer (shader or transfer) that may have happened earlier on the queue. */
+#define ANY_STAGE (VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT)
+#define ANY_ACCESS                                                                                              \
+    (VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT)
+
+/* Copies between `buf` and the staging buffer in one submission: upload = staging -> buf, else buf -> staging. */
+static vkvit_result staged_copy(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
+                                vkvit__buffer *staging, bool upload) {
+    VkCommandBuffer cmd;
+    vkvit_result res = vkvit__cmd_begin(ctx, &cmd);
+    if (res != VKVIT_OK) return res;
+    VkBufferCopy region = {.srcOffset = upload ? 0 : offset, .dstOffset = upload ? offset : 0, .size = size};
+    /* Order against earlier device work on this range (a write-after-read or read-after-write across submits). */
+    vkvit__cmd_barrier(ctx, cmd, buf, offset, size, ANY_STAGE, ANY_ACCESS, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       upload ? VK_ACCESS_TRANSFER_WRITE_BIT : VK_ACCESS_TRANSFER_READ_BIT);
+    if (upload)
+        ctx->vk.vkCmdCopyBuffer(cmd, staging->buffer, buf->buffer, 1, &region);
+    else
+        ctx->vk.vkCmdCopyBuffer(cmd, buf->buffer, staging->buffer, 1, &region);
+    /* Make the result available to later device work and, for downloads, to the host. */
+    if (upload)
+        vkvit__cmd_barrier(ctx, cmd, buf, offset, size, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                           ANY_STAGE, ANY_ACCESS);
+    else
+        vkvit__cmd_barrier(ctx, cmd, staging, 0, size, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                           VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    return vkvit__cmd_submit_wait(ctx, cmd);
+}
+
+vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, const void *data,
+                                  VkDeviceSize size) {
+    vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_upload");
+    if (res != VKVIT_OK || size == 0) return res;
+    if (buf->mapped && buf->coherent) {
+        /* Host-visible device memory (UMA, CPU devices): write in place once earlier device work is done. The next
+         * vkQueueSubmit makes host writes visible to the device. */
+        VkResult vr = ctx->vk.vkQueueWaitIdle(ctx->queue);
+        if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkQueueWaitIdle", __func__, NULL);
+        memcpy((uint8_t *)buf->mapped + offset, data, (size_t)size);
+        return VKVIT_OK;
+    }
+    vkvit__buffer *staging = NULL;
+    if ((res = get_staging(ctx, &staging)) != VKVIT_OK) return res;
+    for (VkDeviceSize done = 0; done < size;) {
+        VkDeviceSize n = VKVIT_MIN(size - done, (VkDeviceSize)STAGING_BYTES);
+        memcpy(staging->mapped, (const uint8_t *)data + done, (size_t)n);
+        if ((res = staged_copy(ctx, buf, offset + done, n, staging, true)) != VKVIT_OK) return res;
+        done += n;
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, void *data,
+                                    VkDeviceSize size) {
+    vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_download");
+    if (res != VKVIT_OK || size == 0) return res;
+    vkvit__buffer *staging = NULL;
+    if ((res = get_staging(ctx, &staging)) != VKVIT_OK) return res;
+    for (VkDeviceSize done = 0; done < size;) {
+        VkDeviceSize n = VKVIT_MIN(size - done, (VkDeviceSize)STAGING_BYTES);
+        if ((res = staged_copy(ctx, buf, offset + done, n, staging, false)) != VKVIT_OK) return res;
+        if (!staging->coherent) {
+            VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                                         .memory = staging->memory, .offset = 0, .size = VK_WHOLE_SIZE};
+            ctx->vk.vkInvalidateMappedMemoryRanges(ctx->device, 1, &range);
+        }
+        memcpy((uint8_t *)data + done, staging->mapped, (size_t)n);
+        done += n;
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__buffer_fill(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
+                                uint32_t pattern) {
+    vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_fill");
+    if (res != VKVIT_OK || size == 0) return res;
+    if (offset % 4 || size % 4)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit__buffer_fill: offset %llu and size %llu must be multiples of 4",
+                            (unsigned long long)offset, (unsigned long long)size);
+    VkCommandBuffer cmd;
+    if ((res = vkvit__cmd_begin(ctx, &cmd)) != VKVIT_OK) return res;
+    vkvit__cmd_barrier(ctx, cmd, buf, offset, size, ANY_STAGE, ANY_ACCESS, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_ACCESS_TRANSFER_WRITE_BIT);
+    ctx->vk.vkCmdFillBuffer(cmd, buf->buffer, offset, size, pattern);
+    vkvit__cmd_barrier(ctx, cmd, buf, offset, size, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       ANY_STAGE, ANY_ACCESS);
+    return vkvit__cmd_submit_wait(ctx, cmd);
+}

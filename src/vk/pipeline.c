@@ -1,0 +1,276 @@
+/* Kernels (embedded SPIR-V -> compute pipeline with specialization constants), descriptor sets, and the on-disk
+ * VkPipelineCache. */
+#include "vk/vk.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Kernels
+ * ------------------------------------------------------------------------------------------------------------ */
+
+vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc, vkvit__kernel *out) {
+    vkvit_result res = VKVIT_OK;
+    memset(out, 0, sizeof *out);
+    VkShaderModule module = VK_NULL_HANDLE;
+    const char *label = desc->label ? desc->label : "?";
+    if ((unsigned)desc->shader >= VKVIT_SHADER_COUNT || desc->n_buffers > VKVIT_MAX_BINDINGS ||
+        desc->push_size > VKVIT_MAX_PUSH || desc->push_size % 4 || desc->n_spec > VKVIT_MAX_SPEC)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "kernel '%s': bad desc (shader %d, %u buffers, %u push bytes, %u spec constants)", label,
+                            (int)desc->shader, desc->n_buffers, desc->push_size, desc->n_spec);
+    const vkvit_spirv *spv = &vkvit_spirv_table[desc->shader];
+
+    VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
+    for (uint32_t i = 0; i < desc->n_buffers; i++)
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = desc->n_buffers,
+        .pBindings = bindings,
+    };
+    VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &out->set_layout));
+
+    VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = desc->push_size};
+    VkPipelineLayoutCreateInfo layout_info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &out->set_layout,
+        .pushConstantRangeCount = desc->push_size ? 1 : 0,
+        .pPushConstantRanges = &push,
+    };
+    VK_TRY(ctx->vk.vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &out->layout));
+
+    VkShaderModuleCreateInfo module_info = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = (size_t)spv->n_words * 4,
+        .pCode = spv->words,
+    };
+    VK_TRY(ctx->vk.vkCreateShaderModule(ctx->device, &module_info, NULL, &module));
+
+    VkSpecializationMapEntry entries[VKVIT_MAX_SPEC];
+    for (uint32_t i = 0; i < desc->n_spec; i++)
+        entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = i * 4, .size = 4};
+    VkSpecializationInfo spec = {
+        .mapEntryCount = desc->n_spec,
+        .pMapEntries = entries,
+        .dataSize = desc->n_spec * 4,
+        .pData = desc->spec,
+    };
+    VkComputePipelineCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+            .module = module,
+            .pName = "main",
+            .pSpecializationInfo = desc->n_spec ? &spec : NULL,
+        },
+        .layout = out->layout,
+    };
+    VK_TRY(ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &out->pipeline));
+    ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
+    vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, label);
+    out->shader = desc->shader;
+    out->n_buffers = desc->n_buffers;
+    out->push_size = desc->push_size;
+    return VKVIT_OK;
+fail:
+    if (module) ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
+    vkvit__kernel_destroy(ctx, out);
+    return vkvit__error_prefix(res, "kernel '%s' (shader %s)", label, spv->name);
+}
+
+void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k) {
+    if (k->pipeline) ctx->vk.vkDestroyPipeline(ctx->device, k->pipeline, NULL);
+    if (k->layout) ctx->vk.vkDestroyPipelineLayout(ctx->device, k->layout, NULL);
+    if (k->set_layout) ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, k->set_layout, NULL);
+    memset(k, 0, sizeof *k);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Descriptor sets
+ * ------------------------------------------------------------------------------------------------------------ */
+
+vkvit_result vkvit__descriptor_pool_create(vkvit_ctx *ctx, uint32_t max_sets, VkDescriptorPool *out) {
+    vkvit_result res = VKVIT_OK;
+    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = max_sets * VKVIT_MAX_BINDINGS};
+    VkDescriptorPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = max_sets,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size,
+    };
+    VK_TRY(ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, out));
+    return VKVIT_OK;
+fail:
+    return res;
+}
+
+vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, VkDescriptorPool pool, const vkvit__kernel *k,
+                                          const vkvit__binding *bindings, VkDescriptorSet *out) {
+    vkvit_result res = VKVIT_OK;
+    VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &k->set_layout,
+    };
+    VK_TRY(ctx->vk.vkAllocateDescriptorSets(ctx->device, &alloc, out));
+    VkDescriptorBufferInfo infos[VKVIT_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[VKVIT_MAX_BINDINGS];
+    for (uint32_t i = 0; i < k->n_buffers; i++) {
+        const vkvit__binding *b = &bindings[i];
+        infos[i] = (VkDescriptorBufferInfo){
+            .buffer = b->buf->buffer,
+            .offset = b->offset,
+            .range = b->range ? b->range : VK_WHOLE_SIZE,
+        };
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = *out,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
+    ctx->vk.vkUpdateDescriptorSets(ctx->device, k->n_buffers, writes, 0, NULL);
+    return VKVIT_OK;
+fail:
+    return res;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Pipeline cache on disk
+ *
+ * File: <dir>/pipelines-<vendor>-<device>-<driver>-<uuid>.bin =
+ *   vkvit header { "VKVITPC1", header bytes, vendor, device, driver version, pipelineCacheUUID, data bytes,
+ *                  FNV-1a 64 of the data } followed by the vkGetPipelineCacheData blob.
+ * Anything that does not match this device exactly (or fails the checksum, or whose Vulkan header disagrees) is
+ * ignored: the driver is never handed bytes we cannot vouch for.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct cache_header {
+    char magic[8];
+    uint32_t header_bytes, vendor_id, device_id, driver_version;
+    uint8_t uuid[VK_UUID_SIZE];
+    uint64_t data_bytes, checksum;
+} cache_header;
+
+static uint64_t fnv1a64(const uint8_t *p, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static void cache_dir_default(char *out, size_t cap) {
+    const char *env = getenv("VKVIT_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    out[0] = '\0';
+    if (env && env[0]) snprintf(out, cap, "%s", env);
+    else if (xdg && xdg[0]) snprintf(out, cap, "%s/vkvit", xdg);
+    else if (home && home[0]) snprintf(out, cap, "%s/.cache/vkvit", home);
+}
+
+/* Returns true when `data` is a cache file vkvit wrote for exactly this device and driver. */
+static bool cache_file_valid(const vkvit_ctx *ctx, const uint8_t *data, size_t size, const uint8_t **blob,
+                             size_t *blob_size) {
+    cache_header h;
+    if (size < sizeof h) return false;
+    memcpy(&h, data, sizeof h);
+    if (memcmp(h.magic, "VKVITPC1", 8) != 0 || h.header_bytes != sizeof h) return false;
+    if (h.vendor_id != ctx->info.vendor_id || h.device_id != ctx->info.device_id ||
+        h.driver_version != ctx->info.driver_version || memcmp(h.uuid, ctx->pipeline_cache_uuid, VK_UUID_SIZE) != 0)
+        return false;
+    if (h.data_bytes != size - sizeof h || fnv1a64(data + sizeof h, (size_t)h.data_bytes) != h.checksum) return false;
+    /* The blob's own Vulkan header (VkPipelineCacheHeaderVersionOne) must agree too. */
+    const uint8_t *b = data + sizeof h;
+    if (h.data_bytes < 16 + VK_UUID_SIZE) return false;
+    uint32_t vk_len, vk_version, vk_vendor, vk_device;
+    memcpy(&vk_len, b, 4);
+    memcpy(&vk_version, b + 4, 4);
+    memcpy(&vk_vendor, b + 8, 4);
+    memcpy(&vk_device, b + 12, 4);
+    if (vk_len < 16 + VK_UUID_SIZE || vk_len > h.data_bytes || vk_version != VK_PIPELINE_CACHE_HEADER_VERSION_ONE ||
+        vk_vendor != ctx->info.vendor_id || vk_device != ctx->info.device_id ||
+        memcmp(b + 16, ctx->pipeline_cache_uuid, VK_UUID_SIZE) != 0)
+        return false;
+    *blob = b;
+    *blob_size = (size_t)h.data_bytes;
+    return true;
+}
+
+vkvit_result vkvit__pipeline_cache_open(vkvit_ctx *ctx, const char *dir_in) {
+    vkvit_result res = VKVIT_OK;
+    char dir[768];
+    if (dir_in) snprintf(dir, sizeof dir, "%s", dir_in);
+    else cache_dir_default(dir, sizeof dir);
+    ctx->cache_path[0] = '\0';
+    uint8_t *file = NULL;
+    size_t file_size = 0;
+    const uint8_t *blob = NULL;
+    size_t blob_size = 0;
+    if (dir[0]) {
+        char uuid[2 * VK_UUID_SIZE + 1];
+        for (unsigned i = 0; i < VK_UUID_SIZE; i++) snprintf(uuid + 2 * i, 3, "%02x", ctx->pipeline_cache_uuid[i]);
+        snprintf(ctx->cache_path, sizeof ctx->cache_path, "%s/pipelines-%04x-%04x-%08x-%s.bin", dir,
+                 ctx->info.vendor_id, ctx->info.device_id, ctx->info.driver_version, uuid);
+        if (vkvit__read_file(ctx->cache_path, 256u << 20, &file, &file_size) == VKVIT_OK) {
+            if (!cache_file_valid(ctx, file, file_size, &blob, &blob_size)) {
+                vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ignoring stale or corrupt pipeline cache '%s'", ctx->cache_path);
+                blob = NULL;
+                blob_size = 0;
+            }
+        }
+        vkvit__error_clear(); /* a missing cache file is not an error */
+    }
+    VkPipelineCacheCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+        .initialDataSize = blob_size,
+        .pInitialData = blob,
+    };
+    VK_TRY(ctx->vk.vkCreatePipelineCache(ctx->device, &info, NULL, &ctx->pipeline_cache));
+    free(file);
+    return VKVIT_OK;
+fail:
+    free(file);
+    return res;
+}
+
+void vkvit__pipeline_cache_save(vkvit_ctx *ctx) {
+    if (!ctx->pipeline_cache || !ctx->cache_path[0]) return;
+    size_t n = 0;
+    if (ctx->vk.vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &n, NULL) != VK_SUCCESS || n == 0) return;
+    uint8_t *buf = malloc(sizeof(cache_header) + n);
+    if (!buf) return;
+    if (ctx->vk.vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &n, buf + sizeof(cache_header)) == VK_SUCCESS) {
+        cache_header h;
+        memset(&h, 0, sizeof h);
+        memcpy(h.magic, "VKVITPC1", 8);
+        h.header_bytes = sizeof h;
+        h.vendor_id = ctx->info.vendor_id;
+        h.device_id = ctx->info.device_id;
+        h.driver_version = ctx->info.driver_version;
+        memcpy(h.uuid, ctx->pipeline_cache_uuid, VK_UUID_SIZE);
+        h.data_bytes = n;
+        h.checksum = fnv1a64(buf + sizeof h, n);
+        memcpy(buf, &h, sizeof h);
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", ctx->cache_path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        /* Saving is best effort: a read-only home directory must not fail the ctx. */
+        if (vkvit__mkdir_p(dir) != VKVIT_OK || vkvit__write_file_atomic(ctx->cache_path, buf, sizeof h + n) != VKVIT_OK)
+            vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "could not save the pipeline cache: %s", vkvit_last_error());
+        vkvit__error_clear();
+    }
+    free(buf);
+}

@@ -1,0 +1,197 @@
+/* src/vk — the thin Vulkan runtime under vkvit.
+ *
+ *   device.c    instance (+ validation layer, debug messenger), physical-device choice, features, quirks, device
+ *   memory.c    buffers, memory types, staging uploads and downloads
+ *   pipeline.c  kernels: embedded SPIR-V -> compute pipeline (+ specialization constants), descriptor sets,
+ *               the on-disk VkPipelineCache
+ *   cmd.c       command buffers, buffer-range barriers, submit and wait, timestamp queries
+ *
+ * Device-level functions are called through the ctx's VolkDeviceTable (ctx->vk), so several ctx objects on
+ * different devices can coexist in one process; instance-level functions come from volk's globals. */
+#ifndef VKVIT_VK_H
+#define VKVIT_VK_H
+
+#include "common.h"
+#include "spirv.h"
+
+#include <volk.h>
+
+#include <stdatomic.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Error helper: VK_TRY(call) records the call, its VkResult name and file:line, sets `res` and jumps to `fail`.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+const char *vkvit__vk_result_name(VkResult r);
+vkvit_result vkvit__vk_error(VkResult r, const char *call, const char *func, const char *label);
+
+#define VK_TRY(call)                                                                                          \
+    do {                                                                                                      \
+        VkResult vr_ = (call);                                                                                \
+        if (vr_ != VK_SUCCESS) {                                                                              \
+            res = vkvit__vk_error(vr_, #call, __func__, NULL);                                                \
+            goto fail;                                                                                        \
+        }                                                                                                     \
+    } while (0)
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Context
+ * ------------------------------------------------------------------------------------------------------------ */
+
+enum {
+    VKVIT_QUIRK_CPU_DEVICE = 1u << 0,       /* llvmpipe/lavapipe/SwiftShader: favour few, large workgroups */
+    VKVIT_QUIRK_NO_F16_ARITHMETIC = 1u << 1,/* fp16 math is emulated or broken: keep fp32 arithmetic */
+};
+
+#define VKVIT_VALIDATION_LOG_CAP 8
+
+struct vkvit_ctx {
+    char label[64];
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    bool owns_instance, owns_device;
+    VkDebugUtilsMessengerEXT messenger;
+    struct VolkDeviceTable vk;
+
+    vkvit_device_info info;
+    uint32_t quirks;
+    VkPhysicalDeviceMemoryProperties mem_props;
+    VkPhysicalDeviceLimits limits;
+    uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
+    bool has_debug_utils;
+
+    VkPipelineCache pipeline_cache;
+    char cache_path[1024];                  /* "" when the on-disk cache is disabled */
+
+    VkCommandPool cmd_pool;                 /* one-shot command buffers (uploads, tests) */
+    VkFence fence;
+
+    struct vkvit__buffer *staging;          /* lazily created host-visible buffer for uploads/downloads */
+
+    atomic_uint validation_messages;
+    char validation_log[VKVIT_VALIDATION_LOG_CAP][512];
+
+    vkvit_log_fn log;
+    void *log_user;
+};
+
+/* Reports the current error sentence to the ctx's log callback (if any) and returns `code`. */
+vkvit_result vkvit__ctx_fail(vkvit_ctx *ctx, vkvit_result code);
+void vkvit__ctx_log(vkvit_ctx *ctx, int level, const char *fmt, ...) VKVIT_PRINTF(3, 4);
+
+/* Names a Vulkan object for debuggers (VK_EXT_debug_utils); a no-op without the extension. */
+void vkvit__set_object_name(vkvit_ctx *ctx, VkObjectType type, uint64_t handle, const char *name);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Buffers (memory.c)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef enum vkvit__mem_kind {
+    VKVIT_MEM_DEVICE,                       /* device-local; host-visible too when the device offers it (UMA) */
+    VKVIT_MEM_UPLOAD,                       /* host-visible, coherent: CPU writes, GPU reads */
+    VKVIT_MEM_READBACK,                     /* host-visible, cached when possible: GPU writes, CPU reads */
+} vkvit__mem_kind;
+
+typedef struct vkvit__buffer {
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    void *mapped;                           /* non-NULL when host-visible (persistently mapped) */
+    bool coherent;
+} vkvit__buffer;
+
+vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
+                                  vkvit__buffer *out);
+void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf);
+
+/* Host <-> buffer copies. They synchronise with all earlier work on the ctx queue (they wait for it), so they are
+ * for setup, tests and the CLI, never for a per-frame path. */
+vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, const void *data,
+                                  VkDeviceSize size);
+vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, void *data,
+                                    VkDeviceSize size);
+/* Fills [offset, offset+size) with a 32-bit pattern (size a multiple of 4), e.g. 0x7fc00000 (NaN) to poison. */
+vkvit_result vkvit__buffer_fill(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
+                                uint32_t pattern);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Kernels (pipeline.c): one compute pipeline with its layouts
+ * ------------------------------------------------------------------------------------------------------------ */
+
+#define VKVIT_MAX_BINDINGS 8
+#define VKVIT_MAX_SPEC 16
+#define VKVIT_MAX_PUSH 128
+
+typedef struct vkvit__kernel_desc {
+    vkvit_shader_id shader;
+    uint32_t n_buffers;                     /* storage buffers at set 0, bindings 0..n-1 */
+    uint32_t push_size;                     /* bytes of the push-constant block `p` (<= 128) */
+    uint32_t n_spec;                        /* specialization constants with constant_id 0..n_spec-1 */
+    uint32_t spec[VKVIT_MAX_SPEC];          /* their values (32-bit ints, bools or float bit patterns) */
+    const char *label;
+} vkvit__kernel_desc;
+
+typedef struct vkvit__kernel {
+    vkvit_shader_id shader;
+    VkPipeline pipeline;
+    VkPipelineLayout layout;
+    VkDescriptorSetLayout set_layout;
+    uint32_t n_buffers, push_size;
+} vkvit__kernel;
+
+vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc, vkvit__kernel *out);
+void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k);
+
+/* A range of a buffer bound to one binding. range 0 means "to the end of the buffer". */
+typedef struct vkvit__binding {
+    const vkvit__buffer *buf;
+    VkDeviceSize offset, range;
+} vkvit__binding;
+
+/* Descriptor pool for `max_sets` sets of up to VKVIT_MAX_BINDINGS storage buffers each. */
+vkvit_result vkvit__descriptor_pool_create(vkvit_ctx *ctx, uint32_t max_sets, VkDescriptorPool *out);
+vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, VkDescriptorPool pool, const vkvit__kernel *k,
+                                          const vkvit__binding *bindings, VkDescriptorSet *out);
+
+/* Pipeline cache (pipeline.c): loaded at ctx creation, saved at destruction. */
+vkvit_result vkvit__pipeline_cache_open(vkvit_ctx *ctx, const char *dir);
+void vkvit__pipeline_cache_save(vkvit_ctx *ctx);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Command buffers (cmd.c)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+vkvit_result vkvit__cmd_begin(vkvit_ctx *ctx, VkCommandBuffer *out);
+/* Ends, submits and waits for `cmd`, then frees it. */
+vkvit_result vkvit__cmd_submit_wait(vkvit_ctx *ctx, VkCommandBuffer cmd);
+/* Frees a command buffer that was begun but will not be submitted (error paths). */
+void vkvit__cmd_abandon(vkvit_ctx *ctx, VkCommandBuffer cmd);
+
+void vkvit__cmd_dispatch(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, VkDescriptorSet set,
+                         const void *push, uint32_t gx, uint32_t gy, uint32_t gz);
+
+/* One buffer-range memory dependency. */
+void vkvit__cmd_barrier(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__buffer *buf, VkDeviceSize offset,
+                        VkDeviceSize size, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                        VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+/* Shorthand: compute-shader writes of a range become visible to compute-shader reads and writes. */
+void vkvit__cmd_barrier_compute(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__buffer *buf,
+                                VkDeviceSize offset, VkDeviceSize size);
+
+/* Timestamp queries: a pool of `n` queries, written with vkvit__cmd_timestamp and read back in nanoseconds. */
+typedef struct vkvit__timer {
+    VkQueryPool pool;
+    uint32_t n;
+} vkvit__timer;
+
+vkvit_result vkvit__timer_create(vkvit_ctx *ctx, uint32_t n, vkvit__timer *out);
+void vkvit__timer_destroy(vkvit_ctx *ctx, vkvit__timer *t);
+void vkvit__cmd_timer_reset(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__timer *t);
+void vkvit__cmd_timestamp(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__timer *t, uint32_t index);
+/* Reads queries [0, n) as nanoseconds (after the work was waited for). */
+vkvit_result vkvit__timer_read_ns(vkvit_ctx *ctx, vkvit__timer *t, uint32_t n, double *ns);
+
+#endif /* VKVIT_VK_H */

@@ -1,0 +1,57 @@
+/* vkvit — command-line entry point: dispatches to one subcommand per file. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command k_commands[] = {
+    {"info", vkvit_cli_info, "list Vulkan devices, their features and the workarounds in force"},
+    {"inspect", vkvit_cli_inspect, "describe a model file: architecture, parameters, FLOPs"},
+    {"bench", vkvit_cli_bench, "measure kernels or a model (GPU timestamps, median of repeats)"},
+};
+
+int vkvit_cli_exit_code(vkvit_result r) {
+    switch (r) {
+    case VKVIT_OK: return CLI_OK;
+    case VKVIT_ERROR_INVALID_ARGUMENT: return CLI_USAGE;
+    case VKVIT_ERROR_BAD_MODEL_FILE:
+    case VKVIT_ERROR_IO:
+    case VKVIT_ERROR_BAD_IMAGE:
+    case VKVIT_ERROR_UNSUPPORTED: return CLI_BAD_INPUT;
+    case VKVIT_ERROR_NO_LOADER:
+    case VKVIT_ERROR_NO_DEVICE: return CLI_NO_DEVICE;
+    default: return CLI_FAILURE;
+    }
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: vkvit <command> [options]   (vkvit <command> --help for its options)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", k_commands[i].name, k_commands[i].summary);
+    fprintf(f, "\nexit codes: 0 success, 1 usage error, 2 bad input (file, model, image), 3 no Vulkan device or\n"
+               "loader, 4 runtime failure\n"
+               "environment: VKVIT_DEVICE (index or name substring), VKVIT_VALIDATION=1, VKVIT_DISABLE_F16=1,\n"
+               "             VKVIT_CACHE_DIR (pipeline cache directory)\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? CLI_USAGE : CLI_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("vkvit %d.%d.%d\n", VKVIT_VERSION_MAJOR, VKVIT_VERSION_MINOR, VKVIT_VERSION_PATCH);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
+        if (!strcmp(argv[1], k_commands[i].name)) return k_commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "vkvit: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return CLI_USAGE;
+}
