@@ -43,13 +43,13 @@ static int vt_passed, vt_failed;
         }                                                                                                     \
     } while (0)
 
-static void vt_log(void *user, int level, const char *msg) {
+static inline void vt_log(void *user, int level, const char *msg) {
     (void)user;
     fprintf(stderr, "[vkvit %s] %s\n", level == VKVIT_LOG_ERROR ? "error" : level == VKVIT_LOG_WARNING ? "warning" : "info",
             msg);
 }
 
-static vkvit_ctx *vt_ctx_with(vkvit_ctx_desc desc) {
+static inline vkvit_ctx *vt_ctx_with(vkvit_ctx_desc desc) {
     if (!desc.label) desc.label = "test ctx";
     if (!desc.validation) desc.validation = 1;
     if (!desc.log) desc.log = vt_log;
@@ -70,9 +70,9 @@ static vkvit_ctx *vt_ctx_with(vkvit_ctx_desc desc) {
     return ctx;
 }
 
-static vkvit_ctx *vt_ctx(void) { return vt_ctx_with((vkvit_ctx_desc){0}); }
+static inline vkvit_ctx *vt_ctx(void) { return vt_ctx_with((vkvit_ctx_desc){0}); }
 
-static int vt_finish(vkvit_ctx *ctx) {
+static inline int vt_finish(vkvit_ctx *ctx) {
     if (ctx) {
         uint32_t n = vkvit_ctx_validation_messages(ctx, 0);
         CHECK(n == 0, "%u validation message(s); first: %s", n, n ? ctx->validation_log[0] : "");
@@ -88,7 +88,7 @@ static int vt_finish(vkvit_ctx *ctx) {
 
 static uint64_t vt_rng_state = 0x853c49e6748fea9bull;
 
-static uint32_t vt_rand_u32(void) {
+static inline uint32_t vt_rand_u32(void) {
     uint64_t old = vt_rng_state;
     vt_rng_state = old * 6364136223846793005ull + 1442695040888963407ull;
     uint32_t xorshifted = (uint32_t)(((old >> 18u) ^ old) >> 27u);
@@ -97,15 +97,15 @@ static uint32_t vt_rand_u32(void) {
 }
 
 /* Uniform in [-1, 1). */
-static float vt_rand_f(void) { return (float)((double)vt_rand_u32() / 2147483648.0 - 1.0); }
+static inline float vt_rand_f(void) { return (float)((double)vt_rand_u32() / 2147483648.0 - 1.0); }
 
-static void vt_fill_rand(float *x, size_t n) {
+static inline void vt_fill_rand(float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = vt_rand_f();
 }
 
 /* max |got - want| / max |want|; a NaN anywhere makes it infinite. `worst` receives the index of the largest
  * absolute difference. */
-static double vt_max_rel_err(const float *got, const double *want, size_t n, size_t *worst) {
+static inline double vt_max_rel_err(const float *got, const double *want, size_t n, size_t *worst) {
     double scale = 0.0, maxdiff = 0.0;
     size_t w = 0;
     for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));

@@ -209,7 +209,11 @@ static vkvit_result create_instance(vkvit_ctx *ctx, bool validation) {
         .enabledExtensionCount = n_exts,
         .ppEnabledExtensionNames = exts,
     };
-    VK_TRY(vkCreateInstance(&info, NULL, &ctx->instance));
+    VkResult vr = vkCreateInstance(&info, NULL, &ctx->instance);
+    if (vr == VK_ERROR_INCOMPATIBLE_DRIVER)
+        return vkvit__error(VKVIT_ERROR_NO_DEVICE, "no Vulkan device found: the loader has no driver (vkCreateInstance "
+                            "returned VK_ERROR_INCOMPATIBLE_DRIVER); install one, e.g. Debian mesa-vulkan-drivers");
+    if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkCreateInstance", __func__, NULL);
     ctx->owns_instance = true;
     volkLoadInstanceOnly(ctx->instance);
     if (validation) {

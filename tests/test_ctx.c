@@ -1,0 +1,124 @@
+/* ctx behaviour: device selection errors, NULL-safe destroy, and the on-disk pipeline cache (written at destroy,
+ * reused by the next ctx, ignored — never trusted — when stale, corrupt or truncated). */
+#include "test_util.h"
+#include "vk/kernels.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+static int g_ignored_cache_logs;
+
+static void count_log(void *user, int level, const char *msg) {
+    (void)user, (void)level;
+    if (strstr(msg, "ignoring stale or corrupt pipeline cache")) g_ignored_cache_logs++;
+    else vt_log(user, level, msg);
+}
+
+static void ctx_rejects_unknown_device_name(void) {
+    vkvit_ctx *ctx = (vkvit_ctx *)1;
+    vkvit_result r = vkvit_ctx_create(&(vkvit_ctx_desc){.device = "no-such-gpu-xyz", .pipeline_cache_dir = ""}, &ctx);
+    if (r == VKVIT_ERROR_NO_LOADER) {
+        fprintf(stderr, "SKIP: %s\n", vkvit_last_error());
+        exit(77);
+    }
+    CHECK(r == VKVIT_ERROR_NO_DEVICE, "got %s", vkvit_result_name(r));
+    CHECK(ctx == NULL, "*out must be NULL on failure");
+    CHECK(strstr(vkvit_last_error(), "no-such-gpu-xyz") != NULL, "message does not name the device: %s",
+          vkvit_last_error());
+}
+
+static void ctx_rejects_device_index_out_of_range(void) {
+    vkvit_ctx *ctx = NULL;
+    vkvit_result r = vkvit_ctx_create(&(vkvit_ctx_desc){.device = "99", .pipeline_cache_dir = ""}, &ctx);
+    CHECK(r == VKVIT_ERROR_NO_DEVICE && ctx == NULL, "got %s", vkvit_result_name(r));
+    CHECK(strstr(vkvit_last_error(), "99") != NULL, "message: %s", vkvit_last_error());
+}
+
+static void ctx_destroy_null_is_noop(void) {
+    vkvit_ctx_destroy(NULL);
+    CHECK(1, "unreachable");
+}
+
+/* Creates a ctx on `dir`, builds one GEMM pipeline, destroys the ctx (which saves the cache). */
+static void use_cache(const char *dir) {
+    vkvit_ctx *ctx = vt_ctx_with((vkvit_ctx_desc){.pipeline_cache_dir = dir, .log = count_log});
+    vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, 64, 64, 64);
+    vkvit__kernel k;
+    MUST(vkvit__gemm_kernel_create(ctx, &cfg, false, "cached gemm", &k));
+    vkvit__kernel_destroy(ctx, &k);
+    CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
+    vkvit_ctx_destroy(ctx);
+}
+
+static int find_cache_file(const char *dir, char *path, size_t cap) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int found = 0;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "pipelines-", 10)) {
+            snprintf(path, cap, "%s/%s", dir, e->d_name);
+            found = 1;
+        }
+    closedir(d);
+    return found;
+}
+
+static long file_size(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+static void pipeline_cache_roundtrip_and_corruption(void) {
+    char dir[] = "/tmp/vkvit-cache-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    char sub[600], path[1024];
+    snprintf(sub, sizeof sub, "%s/nested/dir", dir); /* created on demand */
+
+    use_cache(sub);
+    CHECK(find_cache_file(sub, path, sizeof path), "no cache file written under %s", sub);
+    long n = file_size(path);
+    CHECK(n > 64, "cache file is %ld bytes", n);
+
+    g_ignored_cache_logs = 0;
+    use_cache(sub); /* a valid file is loaded silently */
+    CHECK(g_ignored_cache_logs == 0, "a valid cache was reported as ignored");
+
+    /* Flip a byte in the driver blob: the checksum no longer matches, the file is ignored, the ctx still works. */
+    FILE *f = fopen(path, "r+b");
+    fseek(f, n - 5, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, n - 5, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    g_ignored_cache_logs = 0;
+    use_cache(sub);
+    CHECK(g_ignored_cache_logs == 1, "corrupt cache not reported as ignored (%d)", g_ignored_cache_logs);
+
+    /* Truncated to a few bytes: ignored as well. */
+    CHECK(truncate(path, 7) == 0, "truncate failed");
+    g_ignored_cache_logs = 0;
+    use_cache(sub);
+    CHECK(g_ignored_cache_logs == 1, "truncated cache not reported as ignored (%d)", g_ignored_cache_logs);
+    CHECK(file_size(path) > 64, "the cache was not rewritten after being ignored");
+
+    remove(path);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+}
+
+int main(void) {
+    ctx_rejects_unknown_device_name();
+    ctx_rejects_device_index_out_of_range();
+    ctx_destroy_null_is_noop();
+    pipeline_cache_roundtrip_and_corruption();
+    return vt_finish(NULL);
+}

@@ -1,0 +1,39 @@
+/* Every embedded SPIR-V module is valid for Vulkan 1.1 (spirv-val), and every module the table names exists
+ * and is non-empty. Runs spirv-val on the exact words the library embeds. No GPU needed. */
+#include "test_util.h"
+
+#include <unistd.h>
+
+int main(void) {
+    const char *val = SPIRV_VAL;
+    if (!val[0] || access(val, X_OK) != 0) {
+        fprintf(stderr, "SKIP: spirv-val not found (Debian package spirv-tools)\n");
+        return 77;
+    }
+    char dir[] = "/tmp/vkvit-spirv-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    for (int i = 0; i < VKVIT_SHADER_COUNT; i++) {
+        const vkvit_spirv *s = &vkvit_spirv_table[i];
+        CHECK(s->n_words > 5 && s->words[0] == 0x07230203u, "%s: not a SPIR-V module", s->name);
+        char path[512], cmd[1024];
+        snprintf(path, sizeof path, "%s/%s.spv", dir, s->name);
+        FILE *f = fopen(path, "wb");
+        if (!f) {
+            perror(path);
+            return 1;
+        }
+        fwrite(s->words, 4, s->n_words, f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "'%s' --target-env vulkan1.1 '%s'", val, path);
+        int rc = system(cmd);
+        printf("spirv-val %-28s %s\n", s->name, rc == 0 ? "ok" : "INVALID");
+        CHECK(rc == 0, "%s: spirv-val failed", s->name);
+        remove(path);
+    }
+    rmdir(dir);
+    printf("%d passed, %d failed\n", vt_passed, vt_failed);
+    return vt_failed ? 1 : 0;
+}
