@@ -1,0 +1,820 @@
+#!/usr/bin/python3
+"""Convert a PyTorch checkpoint into a vkvit model file (docs/model-format.md).
+
+    /usr/bin/python3 tools/convert.py SRC -o OUT.vkvit [--source auto|nvsubq|paper|nxai|plain] [--preset NAME]
+        [--num-heads N] [--flavour F] [--ema | --live] [--labels FILE] [--image-size H W] [--dtype f32|f16|bf16]
+        [--name STR]
+
+Sources (SPEC.md sections 5.3, 6 and 7.2):
+
+* nvsubq  nvSubquadratic Lightning `.ckpt`: `ckpt["state_dict"]` with keys prefixed `network.` or
+          `network._orig_mod.` (torch.compile); other keys (loss modules, EMA bookkeeping) are ignored.
+          With Lightning's EMAWeightAveraging callback, `state_dict` holds the EMA average and
+          `current_model_state` the live weights.  Default: `state_dict` (what the checkpoint validates with).
+          `--ema` insists on the EMA average (fails if the checkpoint has none); `--live` takes
+          `current_model_state` (or `state_dict` when the checkpoint was trained without EMA).
+* paper   ViT-5 paper repo (wangf3014/ViT-5) `.pth`: `ckpt["model"]`, or `ckpt["model_ema"]` with `--ema`.
+          Keys are renamed to vkvit names; `rope.freqs` / `rope_reg.freqs` are checked against θ and dropped.
+* nxai    NX-AI Vision-LSTM v1: the raw torch-hub training file (`ckpt["state_dict"]`, `xlstm.blocks.*`) or an
+          already remapped `VisionLSTM` state_dict (`blocks.{i}.layer.*`).  Written as flavour `nxai` with the raw
+          official weights (the runtime applies the `1 + w`).  ViL v2 is rejected.
+* plain   a dict of tensors (possibly under `state_dict` / `model`) already using vkvit names, e.g. saved from
+          tools/reference/.  A safetensors or vkvit file is accepted too.
+
+Hyperparameters are inferred from tensor shapes; the ViT-5 head count comes from `--num-heads`, a preset, or the
+QK-norm / RoPE tensors (head dim).  Every failure prints one sentence to stderr and exits with status 2.
+Set VKVIT_DEBUG=1 to get a Python traceback for unexpected errors.
+"""
+
+import argparse
+import collections
+import math
+import os
+import pickle
+import re
+import struct
+import sys
+import types
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vkvit_file as vf  # noqa: E402
+
+PROG = "convert.py"
+IMAGENET_MEAN = [0.485, 0.456, 0.406]
+IMAGENET_STD = [0.229, 0.224, 0.225]
+
+# name -> (architecture, width the checkpoint must have, attention heads or None)
+PRESETS = {
+    "vit5_small": ("vit5", 384, 6),
+    "vit5_base": ("vit5", 768, 12),
+    "vit5_large": ("vit5", 1024, 16),
+    "vit5_xlarge": ("vit5", 1152, 16),
+    "vil_tiny": ("vil", 192, None),
+    "vil_small": ("vil", 384, None),
+    "vil_base": ("vil", 768, None),
+}
+
+SOURCE_TEXT = {
+    "nvsubq": "nvSubquadratic Lightning checkpoint",
+    "paper": "ViT-5 paper checkpoint",
+    "nxai": "NX-AI Vision-LSTM v1 checkpoint",
+    "plain": "state_dict with vkvit names",
+}
+
+
+class ConvertError(Exception):
+    """A bad input or option; the message is one sentence for the user."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Loading: a restricted unpickler, so a checkpoint can name any class without running its code
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class _Stub(dict):
+    """Stand-in for any class the checkpoint pickles that is not needed for the weights (hyper-parameter objects,
+    callbacks, paths, ...).  It accepts every pickle construction protocol and does nothing."""
+
+    __hash__ = object.__hash__  # stubs may be dict keys (enum members, ...)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def __setstate__(self, state):
+        self.__dict__["_state"] = state
+
+    def append(self, item):
+        pass
+
+    def extend(self, items):
+        pass
+
+
+_SAFE_GLOBALS = {
+    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "defaultdict"): collections.defaultdict,
+    ("argparse", "Namespace"): argparse.Namespace,
+    ("_codecs", "encode"): __import__("codecs").encode,
+    ("torch", "Size"): torch.Size,
+    ("torch", "device"): torch.device,
+    ("torch.nn.parameter", "Parameter"): torch.nn.Parameter,
+}
+for _n in ("set", "frozenset", "slice", "complex", "bytearray", "bytes", "int", "float", "str", "list", "dict",
+           "tuple", "bool", "range"):
+    _SAFE_GLOBALS[("builtins", _n)] = getattr(__import__("builtins"), _n)
+for _mod, _names in (("torch._utils", ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_parameter",
+                                       "_rebuild_parameter_with_state")),
+                     ("torch._tensor", ("_rebuild_from_type", "_rebuild_from_type_v2"))):
+    for _n in _names:
+        _m = __import__(_mod, fromlist=[_n])
+        if hasattr(_m, _n):
+            _SAFE_GLOBALS[(_mod, _n)] = getattr(_m, _n)
+try:
+    for _mod, _n in (("numpy.core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+                     ("numpy", "ndarray"), ("numpy", "dtype")):
+        _SAFE_GLOBALS[(_mod, _n)] = getattr(__import__(_mod, fromlist=[_n]), _n)
+except (ImportError, AttributeError):  # pragma: no cover
+    pass
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) in _SAFE_GLOBALS:
+            return _SAFE_GLOBALS[(module, name)]
+        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
+            return getattr(torch, name)
+        return type(name, (_Stub,), {"__module__": "vkvit_stub." + str(module)})
+
+
+def _restricted_load(f, **kwargs):
+    return _RestrictedUnpickler(f, **kwargs).load()
+
+
+_SAFE_PICKLE = types.ModuleType("vkvit_safe_pickle")
+_SAFE_PICKLE.Unpickler = _RestrictedUnpickler
+_SAFE_PICKLE.load = _restricted_load
+_SAFE_PICKLE.UnpicklingError = pickle.UnpicklingError
+
+
+def _looks_like_safetensors(path):
+    with open(path, "rb") as f:
+        head = f.read(9)
+    if len(head) < 9:
+        return False
+    (n,) = struct.unpack("<Q", head[:8])
+    return 2 <= n <= vf.MAX_HEADER_BYTES and head[8:9] == b"{"
+
+
+def _torch_load(path):
+    """torch.load through the restricted unpickler.
+
+    torch 1.13's torch.load replaces any `pickle_module` by `pickle` unless weights_only=True, and weights_only
+    rejects ordinary Lightning / DeiT checkpoints (argparse.Namespace, hyper-parameter objects).  So call the
+    loader torch.load itself dispatches to, with our unpickler; fall back to the public API on other versions.
+    """
+    ser = torch.serialization
+    if not all(hasattr(ser, n) for n in ("_is_zipfile", "_open_zipfile_reader", "_is_torchscript_zip", "_load",
+                                         "_legacy_load")):  # pragma: no cover - other torch versions
+        return torch.load(path, map_location="cpu", pickle_module=_SAFE_PICKLE, weights_only=False)
+    with open(path, "rb") as f:
+        if ser._is_zipfile(f):
+            with ser._open_zipfile_reader(f) as zf:
+                if ser._is_torchscript_zip(zf):
+                    raise ConvertError(f"{path} is a TorchScript archive, not a checkpoint; save the model's "
+                                       f"state_dict() instead")
+                return ser._load(zf, "cpu", _SAFE_PICKLE, encoding="utf-8")
+        return ser._legacy_load(f, "cpu", _SAFE_PICKLE, encoding="utf-8")
+
+
+def load_source(path):
+    """Load SRC: a torch pickle (zip or legacy format) through the restricted unpickler, or a safetensors file."""
+    if not os.path.exists(path):
+        raise ConvertError(f"{path} does not exist")
+    if os.path.isdir(path):
+        raise ConvertError(f"{path} is a directory, not a checkpoint file")
+    try:
+        if _looks_like_safetensors(path):
+            tensors, metadata = vf.read_safetensors(path)
+            return tensors
+        return _torch_load(path)
+    except ConvertError:
+        raise
+    except vf.FormatError as e:
+        raise ConvertError(f"{path} is not a valid safetensors file: {e}") from None
+    except OSError as e:
+        raise ConvertError(f"cannot read {path}: {e.strerror or e}") from None
+    except Exception as e:  # any unpickling failure: the file is not a checkpoint
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ConvertError(f"{path} is not a PyTorch checkpoint or safetensors file ({msg})") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Finding the weights and the source layout
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _tensor_dict(d, what):
+    """Return d if it is a non-empty {str: tensor} mapping (non-tensor entries are an error)."""
+    if not isinstance(d, dict) or not d:
+        raise ConvertError(f"{what} is not a non-empty dict of tensors")
+    for k, v in d.items():
+        if not isinstance(k, str):
+            raise ConvertError(f"{what} has a non-string key {k!r}")
+        if not isinstance(v, torch.Tensor):
+            raise ConvertError(f"{what} entry {k} is a {type(v).__name__}, not a tensor")
+    return d
+
+
+def _is_weights(d):
+    return isinstance(d, dict) and d and all(isinstance(v, torch.Tensor) for v in d.values())
+
+
+def _strip_common(sd, prefix):
+    if sd and all(k.startswith(prefix) for k in sd):
+        return {k[len(prefix):]: v for k, v in sd.items()}
+    return sd
+
+
+_V2_MARKERS = ("rowwise_from_top_left", "rowwise_from_bot_right")
+
+
+def _layout(sd):
+    """Classify a flat state_dict by its key names."""
+    keys = list(sd)
+    if any(m in k for k in keys for m in _V2_MARKERS):
+        return "vil2"
+    if any(re.match(r"(xlstm\.)?blocks\.\d+\.(layer|xlstm)\.conv", k) and v.dim() == 4 for k, v in sd.items()):
+        return "vil2"  # 2-D depthwise conv
+    if any(k.startswith("network.") for k in keys):
+        return "nvsubq"
+    if any(re.match(r"(xlstm\.)?blocks\.\d+\.xlstm\.", k) for k in keys) or "post_blocks_norm.weight" in sd \
+            or "xlstm.post_blocks_norm.weight" in sd:
+        return "nxai_raw"
+    if any(re.match(r"blocks\.\d+\.layer\.", k) for k in keys):
+        return "nxai"
+    if any(re.match(r"blocks\.\d+\.(attn\.|gamma_1$|norm1\.)", k) for k in keys) and \
+            not any(re.match(r"blocks\.\d+\.mlstm\.", k) for k in keys):
+        return "paper"
+    if any(re.match(r"blocks\.\d+\.sequence_mixer\.", k) for k in keys) or "out_proj.weight" in sd:
+        return "plain_vit5"
+    if any(re.match(r"blocks\.\d+\.mlstm\.", k) for k in keys) or "pos_embed.embed" in sd:
+        return "plain_vil"
+    return None
+
+
+def find_weights(obj, args, path):
+    """Return (source kind, key layout, flat weights dict, note on which weights were taken)."""
+    if not isinstance(obj, dict):
+        raise ConvertError(f"{path} holds a {type(obj).__name__}, not a checkpoint dict")
+    note = ""
+    selected = False  # whether --ema / --live chose between two weight sets
+    if _is_weights(obj):
+        sd = obj
+        where = "the top-level dict"
+    elif isinstance(obj.get("state_dict"), dict) and any(str(k).startswith("network.") for k in obj["state_dict"]):
+        # nvSubquadratic Lightning checkpoint.
+        has_ema = "current_model_state" in obj
+        if args.live and has_ema:
+            sd, note = obj["current_model_state"], "current_model_state (live weights, not the EMA average)"
+        else:
+            if args.ema and not has_ema:
+                raise ConvertError(f"{path} has no EMA weights (no current_model_state entry, so state_dict holds "
+                                   f"the live weights); drop --ema")
+            sd = obj["state_dict"]
+            note = ("state_dict (EMA average; live weights are in current_model_state, use --live)" if has_ema
+                    else "state_dict (trained without EMA: live weights)")
+        where, selected = "state_dict", True
+    elif "model" in obj or "model_ema" in obj:
+        if args.ema:
+            if "model_ema" not in obj:
+                raise ConvertError(f"{path} has no model_ema entry; drop --ema")
+            sd, note, where, selected = obj["model_ema"], "model_ema (EMA weights)", "model_ema", True
+        elif "model" in obj:
+            sd, note, where = obj["model"], "model (not the EMA weights" + (
+                "; use --ema for model_ema)" if "model_ema" in obj else ")"), "model"
+        else:
+            sd, note, where = obj["model_ema"], "model_ema (the checkpoint has no model entry)", "model_ema"
+    elif "state_dict" in obj:
+        sd, where = obj["state_dict"], "state_dict"
+    else:
+        keys = ", ".join(sorted(str(k) for k in obj)[:6])
+        raise ConvertError(f"{path} has no weights: expected a state_dict, model or model_ema entry or a dict of "
+                           f"tensors, found keys {keys}")
+    sd = _tensor_dict(sd, f"{path} {where}")
+    sd = _strip_common(sd, "module.")
+    sd = _strip_common(sd, "_orig_mod.")
+    layout = _layout(sd)
+    if layout == "vil2":
+        raise ConvertError("ViL v2 checkpoints (VisionLSTM2: 2-D conv, rowwise_from_top_left / "
+                           "rowwise_from_bot_right sub-blocks) are not supported; vkvit runs ViL v1 only")
+    if layout is None:
+        keys = ", ".join(sorted(sd)[:5])
+        raise ConvertError(f"cannot recognise the checkpoint layout of {path} (first keys: {keys})")
+    kind = {"nvsubq": "nvsubq", "nxai_raw": "nxai", "nxai": "nxai", "paper": "paper", "plain_vit5": "plain",
+            "plain_vil": "plain"}[layout]
+    if (args.ema or args.live) and not selected:
+        flag = "--ema" if args.ema else "--live"
+        if args.live and where != "state_dict":
+            raise ConvertError(f"--live applies to nvsubq Lightning checkpoints only ({path} weights come from "
+                               f"{where})")
+        raise ConvertError(f"{flag} applies to nvsubq Lightning checkpoints and paper checkpoints with model_ema "
+                           f"only ({path} weights come from {where})")
+    if args.source != "auto" and args.source != kind:
+        # nvSubquadratic network names are vkvit's ViT-5 names, so an unprefixed nvsubq dict is "plain".
+        if not (args.source == "nvsubq" and layout == "plain_vit5"):
+            raise ConvertError(f"{path} looks like a {SOURCE_TEXT[kind]}, not --source {args.source}")
+        kind = "nvsubq"
+    return kind, layout, sd, note
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Renaming to vkvit names
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def map_nvsubq(sd):
+    out = {}
+    for k, v in sd.items():
+        for prefix in ("network._orig_mod.", "network."):
+            if k.startswith(prefix):
+                out[k[len(prefix):]] = v
+                break
+    return out
+
+
+_PAPER_BLOCK = [
+    (r"norm1\.weight", "input_norm.weight"),
+    (r"attn\.qkv\.(weight|bias)", r"sequence_mixer.qkv.\1"),
+    (r"attn\.proj\.(weight|bias)", r"sequence_mixer.proj.\1"),
+    (r"attn\.q_norm\.weight", "sequence_mixer.q_norm.weight"),
+    (r"attn\.k_norm\.weight", "sequence_mixer.k_norm.weight"),
+    (r"gamma_1", "ls_attn.gamma"),
+    (r"gamma_2", "ls_mlp.gamma"),
+    (r"norm2\.weight", "mlp_norm.weight"),
+    (r"mlp\.fc1\.(weight|bias)", r"mlp.layer1.\1"),
+    (r"mlp\.fc2\.(weight|bias)", r"mlp.layer2.\1"),
+]
+_PAPER_TOP = {
+    "cls_token": "cls_token", "reg_token": "reg_token", "pos_embed": "pos_embed",
+    "patch_embed.proj.weight": "patch_embed.weight", "patch_embed.proj.bias": "patch_embed.bias",
+    "norm.weight": "out_norm.weight", "head.weight": "out_proj.weight", "head.bias": "out_proj.bias",
+}
+
+
+def map_paper(sd):
+    """Paper names -> vkvit names; returns (tensors, {block index: {"rope": freqs, "rope_reg": freqs}})."""
+    out, freqs = {}, {}
+    for k, v in sd.items():
+        if k in _PAPER_TOP:
+            out[_PAPER_TOP[k]] = v
+            continue
+        m = re.fullmatch(r"blocks\.(\d+)\.(.+)", k)
+        if m:
+            i, rest = int(m.group(1)), m.group(2)
+            f = re.fullmatch(r"attn\.(rope|rope_reg)\.freqs", rest)
+            if f:
+                freqs.setdefault(i, {})[f.group(1)] = v
+                continue
+            for pat, rep in _PAPER_BLOCK:
+                if re.fullmatch(pat, rest):
+                    out[f"blocks.{i}." + re.sub(pat, rep, rest)] = v
+                    break
+            else:
+                if re.fullmatch(r"norm[12]\.bias", rest):
+                    raise ConvertError(f"{k} exists: the block norms are LayerNorms with bias (a DeiT-style model), "
+                                       f"not the RMSNorms of ViT-5")
+                raise ConvertError(f"paper checkpoint tensor {k} has no vkvit equivalent")
+            continue
+        if k == "norm.bias":
+            raise ConvertError("norm.bias exists: the final norm is a LayerNorm with bias (a DeiT-style model), "
+                               "not the RMSNorm of ViT-5")
+        raise ConvertError(f"paper checkpoint tensor {k} has no vkvit equivalent")
+    return out, freqs
+
+
+def rope_theta(base, dk):
+    """θ_j = 1 / base^(2j / (dk/2)), j < dk/4, computed in fp32 exactly as both upstream repos do (SPEC.md 1.4)."""
+    dh = dk // 2
+    return 1.0 / (base ** (torch.arange(0, dh, 2).float() / dh))
+
+
+def check_paper_freqs(freqs, depth, dk, num_registers):
+    for i in range(depth):
+        have = freqs.get(i, {})
+        for which, base in (("rope", 10000), ("rope_reg", 100)):
+            name = f"blocks.{i}.attn.{which}.freqs"
+            if which not in have:
+                if which == "rope_reg" and num_registers == 0:
+                    continue
+                raise ConvertError(f"{name} is missing, so the checkpoint was built without this RoPE, which vkvit's "
+                                   f"vit5 always applies")
+            got = have[which].detach().float().reshape(-1)
+            want = rope_theta(base, dk)
+            if got.numel() != want.numel():
+                raise ConvertError(f"{name} has {got.numel()} entries, expected {want.numel()} (head dim {dk} / 4)")
+            rel = ((got - want).abs() / want).max().item()
+            if not rel <= 1e-5:
+                hint = ""
+                if got.numel() >= 2 and 0 < got[1].item() < 1:
+                    guess = got[1].item() ** (-(dk // 2) / 2.0)
+                    hint = f"; the values fit base {guess:.6g}"
+                raise ConvertError(f"{name} does not match the RoPE frequencies for base {base} and head dim {dk} "
+                                   f"(max relative difference {rel:.3g}{hint}), and vkvit computes θ from the base")
+        for which in have:
+            if which not in ("rope", "rope_reg"):  # pragma: no cover - map_paper only collects these two
+                raise ConvertError(f"blocks.{i}.attn.{which}.freqs is unexpected")
+    extra = sorted(i for i in freqs if i >= depth)
+    if extra:
+        raise ConvertError(f"blocks.{extra[0]}.attn.rope.freqs belongs to a block that has no weights")
+
+
+def map_nxai(sd, raw):
+    """NX-AI ViL v1 names -> vkvit vil names (raw hub names are first remapped exactly as hubconf.py does)."""
+    if raw:
+        sd = {k.replace(".xlstm.", ".layer."): v for k, v in sd.items()}
+        sd = {k.replace("xlstm.", ""): v for k, v in sd.items()}
+        sd = {k.replace(".xlstm_norm.", ".norm."): v for k, v in sd.items()}
+        ren = {"post_blocks_norm.weight": "legacy_norm.weight", "head.0.weight": "norm.weight",
+               "head.0.bias": "norm.bias", "head.1.weight": "head.weight", "head.1.bias": "head.bias"}
+        sd = {ren.get(k, k): v for k, v in sd.items()}
+    layer = {
+        "proj_up.weight": "proj_up.weight", "conv1d.conv.weight": "conv1d.weight", "conv1d.conv.bias": "conv1d.bias",
+        "q_proj.weight": "q_proj.weight", "k_proj.weight": "k_proj.weight", "v_proj.weight": "v_proj.weight",
+        "mlstm_cell.igate.weight": "igate.weight", "mlstm_cell.igate.bias": "igate.bias",
+        "mlstm_cell.fgate.weight": "fgate.weight", "mlstm_cell.fgate.bias": "fgate.bias",
+        "mlstm_cell.outnorm.weight": "outnorm.weight", "learnable_skip": "learnable_skip",
+        "proj_down.weight": "proj_down.weight",
+    }
+    top = {"patch_embed.proj.weight", "patch_embed.proj.bias", "pos_embed.embed", "legacy_norm.weight",
+           "norm.weight", "norm.bias", "head.weight", "head.bias"}
+    out = {}
+    for k, v in sd.items():
+        if k in top:
+            out[k] = v
+            continue
+        m = re.fullmatch(r"blocks\.(\d+)\.(.+)", k)
+        if m:
+            i, rest = m.group(1), m.group(2)
+            if rest == "norm.weight":
+                out[f"blocks.{i}.norm1.weight"] = v
+                continue
+            if rest.startswith("layer.") and rest[6:] in layer:
+                out[f"blocks.{i}.mlstm.{layer[rest[6:]]}"] = v
+                continue
+            if rest in ("norm.bias", "layer.proj_up.bias", "layer.proj_down.bias", "layer.q_proj.bias",
+                        "layer.mlstm_cell.outnorm.bias"):
+                raise ConvertError(f"{k} exists, but ViL v1 has no such bias (a ViL v2 checkpoint?); ViL v2 is not "
+                                   f"supported")
+        raise ConvertError(f"NX-AI checkpoint tensor {k} has no vkvit equivalent")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Hyperparameter inference
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _need(sd, name, ndim, why):
+    if name not in sd:
+        raise ConvertError(f"tensor {name} is missing, so the {why} cannot be inferred")
+    t = sd[name]
+    if t.dim() != ndim:
+        raise ConvertError(f"tensor {name} has shape {list(t.shape)}, expected {ndim} dimensions")
+    return t
+
+
+def _depth(sd):
+    idx = sorted({int(m.group(1)) for k in sd for m in [re.match(r"blocks\.(\d+)\.", k)] if m})
+    if not idx:
+        raise ConvertError("the checkpoint has no blocks.{i}.* tensors")
+    if idx != list(range(len(idx))):
+        missing = sorted(set(range(idx[-1] + 1)) - set(idx))
+        raise ConvertError(f"blocks are not numbered 0..{idx[-1]} without gaps (block {missing[0]} has no tensors)")
+    return len(idx)
+
+
+def _grid(n_pos, patch, image_size, what):
+    if image_size is not None:
+        h, w = image_size
+        if h % patch or w % patch:
+            raise ConvertError(f"--image-size {h} {w} is not divisible by the patch size {patch}")
+        if (h // patch) * (w // patch) != n_pos:
+            raise ConvertError(f"--image-size {h} {w} gives {(h // patch) * (w // patch)} patches but {what} has "
+                               f"{n_pos} positions (vkvit does not interpolate position embeddings)")
+        return h, w
+    s = math.isqrt(n_pos)
+    if s * s != n_pos:
+        raise ConvertError(f"{what} has {n_pos} positions, which is not a square grid; pass --image-size H W")
+    return s * patch, s * patch
+
+
+def _preset(args, arch, width):
+    if not args.preset:
+        return None
+    p = PRESETS[args.preset]
+    if p[0] != arch:
+        raise ConvertError(f"--preset {args.preset} is a {p[0]} preset but the checkpoint is a {arch} model")
+    if p[1] != width:
+        raise ConvertError(f"--preset {args.preset} has width {p[1]} but the checkpoint has width {width}")
+    return p
+
+
+def infer_vit5(sd, args, flavour, dk_hint=None):
+    pe = _need(sd, "patch_embed.weight", 4, "width and patch size")
+    C, in_chans, P, P2 = (int(d) for d in pe.shape)
+    if P != P2:
+        raise ConvertError(f"patch_embed.weight has a {P}x{P2} kernel; vkvit needs square patches")
+    pos = _need(sd, "pos_embed", 3, "patch grid")
+    n_pos = int(pos.shape[1])
+    H, W = _grid(n_pos, P, args.image_size, "pos_embed")
+    depth = _depth(sd)
+    for k in sd:
+        if re.match(r"blocks\.\d+\.register_pooling\.", k):
+            raise ConvertError(f"{k} exists, but register pooling cannot be used with ViT5Attention "
+                               f"(SPEC.md 9.3), so vkvit does not support it")
+    R = int(_need(sd, "reg_token", 3, "number of registers").shape[1]) if "reg_token" in sd else 0
+    has_cls = "cls_token" in sd
+    if "neck.weight" in sd:
+        readout, neck = "register_concat", int(sd["neck.weight"].shape[0])
+    else:
+        readout, neck = ("cls" if has_cls else "gap"), 0
+    mlp_hidden = int(_need(sd, "blocks.0.mlp.layer1.weight", 2, "MLP width").shape[0])
+    qk_norm = "blocks.0.sequence_mixer.q_norm.weight" in sd
+    head = _need(sd, "out_proj.weight", 2, "number of classes")
+
+    preset = _preset(args, "vit5", C)
+    heads, how = None, ""
+    if args.num_heads:
+        heads, how = args.num_heads, "--num-heads"
+    elif preset:
+        heads, how = preset[2], f"preset {args.preset}"
+    if qk_norm:
+        dk_hint = int(sd["blocks.0.sequence_mixer.q_norm.weight"].reshape(-1).shape[0])
+    if heads is None:
+        if dk_hint is None:
+            raise ConvertError("the number of attention heads cannot be inferred for this ViT-5 checkpoint; pass "
+                               "--num-heads N or --preset NAME")
+        if dk_hint <= 0 or C % dk_hint:
+            raise ConvertError(f"the head dim {dk_hint} found in the checkpoint does not divide the width {C}")
+        heads, how = C // dk_hint, f"head dim {dk_hint} of the QK norm / RoPE tensors"
+    elif dk_hint is not None and heads * dk_hint != C:
+        raise ConvertError(f"{how} gives {heads} heads for width {C}, but the checkpoint's QK norm / RoPE tensors "
+                           f"have head dim {dk_hint}")
+    rules = vf.VIT5_FLAVOUR_RULES[flavour]
+    cfg = {
+        "image_size": [H, W], "patch_size": P, "in_chans": in_chans, "dim": C, "depth": depth, "num_heads": heads,
+        "mlp_hidden": mlp_hidden, "mlp_activation": "gelu", "num_registers": R, "has_cls": has_cls,
+        "readout": readout, "neck_dim": neck, "qk_norm": qk_norm, "norm_eps": 1e-6, "qk_norm_eps": 1e-6,
+        "rope_base": 10000.0, "reg_rope_base": 100.0, "rope_pairing": rules[0], "token_layout": rules[1],
+        "layer_scale": "blocks.0.ls_attn.gamma" in sd, "grn": "blocks.0.grn.gamma" in sd,
+        "bias": {
+            "patch_embed": "patch_embed.bias" in sd,
+            "qkv": "blocks.0.sequence_mixer.qkv.bias" in sd,
+            "proj": "blocks.0.sequence_mixer.proj.bias" in sd,
+            "mlp": "blocks.0.mlp.layer1.bias" in sd or "blocks.0.mlp.layer2.bias" in sd,
+            "head": "out_proj.bias" in sd,
+        },
+        "num_classes": int(head.shape[0]),
+    }
+    return cfg, how
+
+
+def infer_vil(sd, args):
+    pe = _need(sd, "patch_embed.proj.weight", 4, "width and patch size")
+    D, in_chans, P, P2 = (int(d) for d in pe.shape)
+    if P != P2:
+        raise ConvertError(f"patch_embed.proj.weight has a {P}x{P2} kernel; vkvit needs square patches")
+    pos = _need(sd, "pos_embed.embed", 4, "patch grid")
+    hp, wp = int(pos.shape[1]), int(pos.shape[2])
+    if args.image_size is not None and list(args.image_size) != [hp * P, wp * P]:
+        h, w = args.image_size
+        raise ConvertError(f"--image-size {h} {w} does not match pos_embed.embed's {hp}x{wp} grid of {P}-pixel "
+                           f"patches ({hp * P}x{wp * P}); vkvit does not interpolate position embeddings, and "
+                           f"stride-8 ViL variants are not supported")
+    depth = _depth(sd)
+    _preset(args, "vil", D)
+    up = _need(sd, "blocks.0.mlstm.proj_up.weight", 2, "inner width")
+    q = _need(sd, "blocks.0.mlstm.q_proj.weight", 3, "qkv block size")
+    ig = _need(sd, "blocks.0.mlstm.igate.weight", 2, "number of memory heads")
+    conv = _need(sd, "blocks.0.mlstm.conv1d.weight", 3, "conv kernel")
+    head = _need(sd, "head.weight", 2, "number of classes")
+    cfg = {
+        "image_size": [hp * P, wp * P], "patch_size": P, "in_chans": in_chans, "dim": D, "depth": depth,
+        "inner_dim": int(up.shape[0]) // 2, "num_heads": int(ig.shape[0]), "qkv_block_size": int(q.shape[1]),
+        "conv_kernel": int(conv.shape[2]), "pooling": "bilateral_avg", "norm_eps": 1e-5, "head_norm_eps": 1e-6,
+        "num_classes": int(head.shape[0]),
+    }
+    return cfg
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Conversion
+# ---------------------------------------------------------------------------------------------------------------
+
+DTYPE_ARG = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def cast(sd, dtype):
+    out = {}
+    for k, v in sd.items():
+        v = v.detach()
+        if not v.is_floating_point():
+            raise ConvertError(f"tensor {k} has dtype {v.dtype}, not a floating-point type")
+        if not torch.isfinite(v).all():
+            raise ConvertError(f"tensor {k} contains NaN or infinite values")
+        if dtype == torch.float16:
+            m = v.abs().max().item() if v.numel() else 0.0
+            if m > 65504.0:
+                raise ConvertError(f"tensor {k} has values up to {m:.6g}, beyond the float16 range; use --dtype "
+                                   f"f32 or bf16")
+        out[k] = v.to(dtype).contiguous()
+    return out
+
+
+def read_labels(path, n):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise ConvertError(f"cannot read the labels file {path}: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConvertError(f"the labels file {path} is not UTF-8 text") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    labels = [ln.rstrip("\r") for ln in lines]
+    for i, lab in enumerate(labels):
+        if not lab.strip():
+            raise ConvertError(f"the labels file {path} has an empty label on line {i + 1}")
+    if len(labels) != n:
+        raise ConvertError(f"the labels file {path} has {len(labels)} labels but the model has {n} classes")
+    return labels
+
+
+def _default_name(args, arch, cfg):
+    if args.name:
+        return args.name
+    h, w = cfg["image_size"]
+    size = f"{h}" if h == w else f"{h}x{w}"
+    if args.preset:
+        return f"{args.preset}_patch{cfg['patch_size']}_{size}"
+    return os.path.splitext(os.path.basename(args.src))[0]
+
+
+def _describe(arch, flavour, cfg):
+    if arch == "vit5":
+        C, H = cfg["dim"], cfg["num_heads"]
+        np_ = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
+        toks = f"{np_} patches" + (" + CLS" if cfg["has_cls"] else "") + (
+            f" + {cfg['num_registers']} registers" if cfg["num_registers"] else "")
+        biases = [k for k, v in cfg["bias"].items() if v]
+        return [
+            f"ViT-5: dim {C}, depth {cfg['depth']}, heads {H} (head dim {C // H}), MLP {cfg['mlp_hidden']} gelu",
+            f"patch {cfg['patch_size']}, image {cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens "
+            f"{np_ + cfg['has_cls'] + cfg['num_registers']} ({toks}), layout {cfg['token_layout']}",
+            f"readout {cfg['readout']}" + (f" (neck {cfg['neck_dim']})" if cfg["neck_dim"] else "")
+            + f", RoPE {cfg['rope_pairing']}, qk_norm {'yes' if cfg['qk_norm'] else 'no'}, layer_scale "
+            f"{'yes' if cfg['layer_scale'] else 'no'}, grn {'yes' if cfg['grn'] else 'no'}, biases "
+            + (", ".join(biases) if biases else "none"),
+        ]
+    D, E = cfg["dim"], cfg["inner_dim"]
+    S = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
+    return [
+        f"Vision-LSTM v1: dim {D}, depth {cfg['depth']}, inner {E}, memory heads {cfg['num_heads']} "
+        f"(head dim {E // cfg['num_heads']}), qkv block size {cfg['qkv_block_size']} "
+        f"({E // cfg['qkv_block_size']} blocks)",
+        f"patch {cfg['patch_size']}, image {cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens {S}, conv kernel "
+        f"{cfg['conv_kernel']}, pooling {cfg['pooling']}",
+        "numerics " + ("official NX-AI (1+w norms, MultiHeadLayerNorm, no layerscale)" if flavour == "nxai"
+                       else "seed-004 (GroupNorm over tokens, layerscale)"),
+    ]
+
+
+def convert(args):
+    obj = load_source(args.src)
+    kind, layout, sd, note = find_weights(obj, args, args.src)
+    dropped = ""
+    dk_hint = None
+    if kind in ("nvsubq", "paper", "plain") and layout != "plain_vil":
+        arch = "vit5"
+        if kind == "nvsubq":
+            sd = map_nvsubq(sd) if layout == "nvsubq" else sd
+            flavour = "nvsubq"
+        elif kind == "paper":
+            sd, freqs = map_paper(sd)
+            flavour = "paper"
+            fl = [f for b in freqs.values() for f in b.values()]
+            if fl:
+                dk_hint = 4 * int(fl[0].numel())
+        else:
+            flavour = args.flavour or "nvsubq"
+            if flavour not in vf.VIT5_FLAVOUR_RULES:
+                raise ConvertError(f"--flavour {flavour} is not a ViT-5 flavour (nvsubq or paper)")
+        if args.flavour and args.flavour != flavour:
+            raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
+                               f"{flavour})")
+        cfg, heads_from = infer_vit5(sd, args, flavour, dk_hint)
+        if kind == "paper":
+            check_paper_freqs(freqs, cfg["depth"], cfg["dim"] // cfg["num_heads"], cfg["num_registers"])
+            n = sum(len(b) for b in freqs.values())
+            dropped = f"{n} rope freqs buffers matched the computed θ (bases 10000 / 100) and were dropped"
+    else:
+        arch = "vil"
+        if kind == "nxai":
+            sd = map_nxai(sd, raw=(layout == "nxai_raw"))
+            flavour = "nxai"
+        else:
+            seedish = any(k.endswith(".mlstm.layerscale") or k.endswith(".mlstm.outnorm.bias") for k in sd)
+            flavour = args.flavour or ("seed" if seedish else "nxai")
+        if args.flavour and args.flavour != flavour:
+            raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
+                               f"{flavour})")
+        if flavour not in ("seed", "nxai"):
+            raise ConvertError(f"--flavour {flavour} is not a Vision-LSTM flavour (seed or nxai)")
+        cfg = infer_vil(sd, args)
+        heads_from = "igate.weight"
+        if args.num_heads and args.num_heads != cfg["num_heads"]:
+            raise ConvertError(f"--num-heads {args.num_heads} disagrees with the checkpoint's {cfg['num_heads']} "
+                               f"memory heads (igate.weight)")
+
+    h, w = cfg["image_size"]
+    vkvit = {
+        "format_version": vf.FORMAT_VERSION,
+        "architecture": arch,
+        "flavour": flavour,
+        "name": _default_name(args, arch, cfg),
+        "config": cfg,
+        "preprocess": {
+            "image_size": [h, w], "resize_shorter": max(h, w), "interpolation": "bicubic",
+            "mean": list(IMAGENET_MEAN), "std": list(IMAGENET_STD),
+        },
+    }
+    if args.labels:
+        vkvit["labels"] = read_labels(args.labels, cfg["num_classes"])
+    try:
+        vf.validate_model(sd, vkvit)
+    except vf.FormatError as e:
+        raise ConvertError(f"the checkpoint does not match the inferred {arch} model: {e}") from None
+    tensors = cast(sd, DTYPE_ARG[args.dtype])
+    try:
+        vf.write_model(args.output, tensors, vkvit)
+    except OSError as e:
+        raise ConvertError(f"cannot write {args.output}: {e.strerror or e}") from None
+
+    fb = vf.flops_breakdown(vkvit)
+    params = vf.count_params(vkvit)
+    nbytes = sum(t.numel() * t.element_size() for t in tensors.values())
+    print(f"source        {args.src}: {SOURCE_TEXT[kind]}" + (f", {note}" if note else ""))
+    print(f"model         {arch} flavour {flavour}, name {vkvit['name']!r}" +
+          (f", heads from {heads_from}" if arch == "vit5" else ""))
+    for line in _describe(arch, flavour, cfg):
+        print(f"              {line}")
+    print(f"classes       {cfg['num_classes']}, labels " + (f"from {args.labels}" if args.labels else "none"))
+    print(f"preprocess    resize shorter side to {max(h, w)} (bicubic), centre crop {h}x{w}, ImageNet mean/std")
+    print(f"parameters    {params:,} ({params / 1e6:.3f} M)")
+    print(f"FLOPs         {fb['total']:,} ({fb['total'] / 1e9:.2f} GFLOPs per image, SPEC.md section 8)")
+    if dropped:
+        print(f"checked       {dropped}")
+    print(f"wrote         {args.output}: {len(tensors)} tensors, {args.dtype}, {nbytes / 1e6:.1f} MB of weights")
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        sys.stderr.write(f"{PROG}: error: {message} (see --help)\n")
+        sys.exit(2)
+
+
+def parse_args(argv):
+    p = _Parser(prog=PROG, description="Convert a PyTorch checkpoint to a vkvit model file.",
+                epilog="Sources" + __doc__.split("Sources", 1)[1],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("src", metavar="SRC", help="checkpoint (.ckpt, .pth, .pt, .th, .safetensors)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output .vkvit file")
+    p.add_argument("--source", default="auto", choices=("auto", "nvsubq", "paper", "nxai", "plain"))
+    p.add_argument("--preset", type=lambda s: s.replace("-", "_"), choices=sorted(PRESETS))
+    p.add_argument("--num-heads", type=int, metavar="N", help="ViT-5 attention heads")
+    p.add_argument("--flavour", choices=("nvsubq", "paper", "seed", "nxai"),
+                   help="for plain state_dicts: vit5 nvsubq (default) or paper; vil seed or nxai (default: "
+                        "inferred from outnorm.bias / layerscale)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--ema", action="store_true", help="take the EMA weights (paper model_ema; nvsubq: insist that "
+                   "state_dict is the EMA average)")
+    g.add_argument("--live", action="store_true", help="nvsubq: take current_model_state (live weights)")
+    p.add_argument("--labels", metavar="FILE", help="class names, one per line")
+    p.add_argument("--image-size", type=int, nargs=2, metavar=("H", "W"))
+    p.add_argument("--dtype", default="f32", choices=("f32", "f16", "bf16"))
+    p.add_argument("--name", metavar="STR")
+    args = p.parse_args(argv)
+    if args.num_heads is not None and args.num_heads < 1:
+        p.error("--num-heads must be at least 1")
+    if args.image_size is not None and min(args.image_size) < 1:
+        p.error("--image-size values must be positive")
+    return args
+
+
+def main(argv=None):
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2, one line already printed)
+        return e.code if isinstance(e.code, int) else 2
+    try:
+        return convert(args)
+    except (ConvertError, vf.FormatError) as e:
+        sys.stderr.write(f"{PROG}: error: {e}\n")
+        return 2
+    except Exception as e:  # never a traceback for a bad input file
+        if os.environ.get("VKVIT_DEBUG"):
+            raise
+        msg = str(e).splitlines()[0] if str(e) else ""
+        sys.stderr.write(f"{PROG}: error: unexpected failure while converting {args.src} "
+                         f"({type(e).__name__}: {msg}); set VKVIT_DEBUG=1 for a traceback\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
