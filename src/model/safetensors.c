@@ -1,0 +1,416 @@
+/* The safetensors reader: header length -> JSON header -> tensor table, with every byte treated as hostile.
+ * The rules are listed in safetensors.h and docs/model-format.md. */
+#include "model/safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Small helpers
+ * --------------------------------------------------------------------------------------------------------------- */
+
+/* Largest integer a double holds exactly; JSON integers above it cannot be trusted. */
+#define JSON_INT_MAX 9007199254740992.0
+
+static vkvit_result fail(const char *label, const char *fmt, ...) VKVIT_PRINTF(2, 3);
+static vkvit_result fail(const char *label, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': %s", label, msg);
+}
+
+static uint64_t read_le64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+/* A JSON number that is a non-negative integer no larger than 2^53. */
+static bool json_uint(const cJSON *v, uint64_t *out) {
+    if (!cJSON_IsNumber(v)) return false;
+    double d = v->valuedouble;
+    if (!(d >= 0.0 && d <= JSON_INT_MAX)) return false; /* also rejects NaN */
+    uint64_t u = (uint64_t)d;
+    if ((double)u != d) return false;
+    *out = u;
+    return true;
+}
+
+/* What a JSON value is, for a sentence: "-1", "2.5", "a string", "an array", ... */
+static const char *json_describe(const cJSON *v, char *buf, size_t cap) {
+    if (v == NULL) return "missing";
+    if (cJSON_IsNumber(v)) {
+        snprintf(buf, cap, "%.15g", v->valuedouble);
+        return buf;
+    }
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsBool(v)) return cJSON_IsTrue(v) ? "true" : "false";
+    if (cJSON_IsNull(v)) return "null";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    return "invalid";
+}
+
+static bool json_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+const char *vkvit__st_dtype_name(vkvit__st_dtype dtype) {
+    switch (dtype) {
+    case VKVIT_ST_F32: return "F32";
+    case VKVIT_ST_F16: return "F16";
+    case VKVIT_ST_BF16: return "BF16";
+    case VKVIT_ST_DTYPE_COUNT: break;
+    }
+    return "?";
+}
+
+size_t vkvit__st_dtype_size(vkvit__st_dtype dtype) { return dtype == VKVIT_ST_F32 ? 4 : 2; }
+
+char *vkvit__st_format_shape(char *buf, size_t cap, const uint64_t *shape, uint32_t ndim) {
+    size_t at = 0;
+    if (cap == 0) return buf;
+    buf[0] = '\0';
+    at += (size_t)snprintf(buf, cap, "[");
+    for (uint32_t i = 0; i < ndim && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%llu", i ? ", " : "", (unsigned long long)shape[i]);
+    if (at < cap) snprintf(buf + at, cap - at, "]");
+    return buf;
+}
+
+char *vkvit__st_format_name(char *buf, size_t cap, const char *s) {
+    const size_t keep = 80;
+    size_t i = 0;
+    if (cap == 0) return buf;
+    for (; s[i] && i < keep && i + 4 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        buf[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (s[i] && i + 4 <= cap) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i < cap ? i : cap - 1] = '\0';
+    return buf;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * fp16 / bf16 -> fp32
+ * --------------------------------------------------------------------------------------------------------------- */
+
+static float f32_from_bits(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+float vkvit__f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t mant = h & 0x3ffu;
+    if (exp == 0x1f) return f32_from_bits(sign | 0x7f800000u | (mant << 13)); /* inf, NaN (payload kept) */
+    if (exp != 0) return f32_from_bits(sign | ((exp + (127 - 15)) << 23) | (mant << 13));
+    if (mant == 0) return f32_from_bits(sign); /* +-0 */
+    /* Subnormal: mant * 2^-24. Shift the leading 1 up to bit 10 and lower the exponent once per shift. */
+    uint32_t e = 127 - 15 + 1;
+    while (!(mant & 0x400u)) {
+        mant <<= 1;
+        e--;
+    }
+    return f32_from_bits(sign | (e << 23) | ((mant & 0x3ffu) << 13));
+}
+
+float vkvit__bf16_to_f32(uint16_t b) { return f32_from_bits((uint32_t)b << 16); }
+
+void vkvit__st_convert_f32(vkvit__st_dtype dtype, const uint8_t *src, size_t count, float *dst) {
+    switch (dtype) {
+    case VKVIT_ST_F32:
+        for (size_t i = 0; i < count; i++, src += 4)
+            dst[i] = f32_from_bits((uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 |
+                                   (uint32_t)src[3] << 24);
+        break;
+    case VKVIT_ST_F16:
+        for (size_t i = 0; i < count; i++, src += 2) dst[i] = vkvit__f16_to_f32((uint16_t)(src[0] | src[1] << 8));
+        break;
+    case VKVIT_ST_BF16:
+        for (size_t i = 0; i < count; i++, src += 2) dst[i] = vkvit__bf16_to_f32((uint16_t)(src[0] | src[1] << 8));
+        break;
+    case VKVIT_ST_DTYPE_COUNT: break;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * One tensor entry: {"dtype": ..., "shape": [...], "data_offsets": [begin, end]}
+ * --------------------------------------------------------------------------------------------------------------- */
+
+static vkvit_result parse_entry(const cJSON *e, const char *name, size_t data_size, size_t data_offset,
+                                const char *label, vkvit__st_tensor *t) {
+    char nm[96], a[64], b[64];
+    vkvit__st_format_name(nm, sizeof nm, name);
+    if (!cJSON_IsObject(e))
+        return fail(label, "tensor '%s' has an entry that is %s, not a JSON object", nm, json_describe(e, a, sizeof a));
+
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype");
+    if (!cJSON_IsString(dt))
+        return fail(label, "tensor '%s' has no dtype string (dtype is %s)", nm, json_describe(dt, a, sizeof a));
+    if (strcmp(dt->valuestring, "F32") == 0) t->dtype = VKVIT_ST_F32;
+    else if (strcmp(dt->valuestring, "F16") == 0) t->dtype = VKVIT_ST_F16;
+    else if (strcmp(dt->valuestring, "BF16") == 0) t->dtype = VKVIT_ST_BF16;
+    else
+        return fail(label, "tensor '%s' has dtype '%s'; vkvit reads F32, F16 and BF16", nm,
+                    vkvit__st_format_name(a, sizeof a, dt->valuestring));
+
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(e, "shape");
+    if (!cJSON_IsArray(shape))
+        return fail(label, "tensor '%s' has a shape that is %s, not an array", nm, json_describe(shape, a, sizeof a));
+    int ndim = cJSON_GetArraySize(shape);
+    if (ndim > VKVIT_ST_MAX_DIMS)
+        return fail(label, "tensor '%s' has a shape of %d dims; at most %d are allowed", nm, ndim, VKVIT_ST_MAX_DIMS);
+    t->ndim = (uint32_t)ndim;
+    uint64_t numel = 1;
+    bool overflow = false, empty = false;
+    int i = 0;
+    for (const cJSON *d = shape->child; d; d = d->next, i++) {
+        if (!json_uint(d, &t->shape[i]))
+            return fail(label, "tensor '%s' has shape entry %d = %s, not a non-negative integer", nm, i,
+                        json_describe(d, a, sizeof a));
+        if (t->shape[i] == 0) empty = true;
+        else if (numel > UINT64_MAX / t->shape[i]) overflow = true;
+        else numel *= t->shape[i];
+    }
+    if (empty) numel = 0, overflow = false;
+
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(e, "data_offsets");
+    uint64_t begin = 0, end = 0;
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !json_uint(offs->child, &begin) ||
+        !json_uint(offs->child->next, &end))
+        return fail(label, "tensor '%s' has data_offsets that are not two non-negative integers", nm);
+    if (begin > end)
+        return fail(label, "tensor '%s' has data_offsets [%llu, %llu] with begin > end", nm,
+                    (unsigned long long)begin, (unsigned long long)end);
+    if (end > data_size)
+        return fail(label, "tensor '%s' ends at byte %llu, past the end of the data section (%zu bytes)", nm,
+                    (unsigned long long)end, data_size);
+
+    char sh[256];
+    vkvit__st_format_shape(sh, sizeof sh, t->shape, t->ndim);
+    uint64_t esize = vkvit__st_dtype_size(t->dtype);
+    if (overflow || numel > UINT64_MAX / esize)
+        return fail(label, "tensor '%s' has shape %s whose byte size overflows 64 bits", nm, sh);
+    if (end - begin != numel * esize) {
+        snprintf(b, sizeof b, "%llu", (unsigned long long)(numel * esize));
+        return fail(label, "tensor '%s' covers %llu bytes (data_offsets [%llu, %llu]) but shape %s of %s needs %s",
+                    nm, (unsigned long long)(end - begin), (unsigned long long)begin, (unsigned long long)end, sh,
+                    vkvit__st_dtype_name(t->dtype), b);
+    }
+    t->numel = numel;
+    t->offset = data_offset + (size_t)begin; /* begin <= end <= data_size, so this is inside the image */
+    t->size = (size_t)(end - begin);
+    return VKVIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The header
+ * --------------------------------------------------------------------------------------------------------------- */
+
+static int cmp_name(const void *a, const void *b) {
+    return strcmp(((const vkvit__st_tensor *)a)->name, ((const vkvit__st_tensor *)b)->name);
+}
+
+static int cmp_meta(const void *a, const void *b) {
+    return strcmp(((const vkvit__st_meta *)a)->key, ((const vkvit__st_meta *)b)->key);
+}
+
+static int cmp_offset(const void *a, const void *b) {
+    const vkvit__st_tensor *x = *(const vkvit__st_tensor *const *)a, *y = *(const vkvit__st_tensor *const *)b;
+    if (x->offset != y->offset) return x->offset < y->offset ? -1 : 1;
+    if (x->size != y->size) return x->size < y->size ? -1 : 1;
+    return 0;
+}
+
+static char *arena_put(char **at, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = *at;
+    memcpy(p, s, n);
+    *at += n;
+    return p;
+}
+
+static vkvit_result parse_header(const cJSON *root, vkvit__safetensors *st, const char *label) {
+    char nm[96], a[64];
+    if (!cJSON_IsObject(root))
+        return fail(label, "the header is %s, not a JSON object", json_describe(root, a, sizeof a));
+
+    /* Pass 1: count entries and the arena size, find __metadata__. */
+    const cJSON *meta = NULL;
+    size_t n_tensors = 0, n_meta = 0, n_chars = 0;
+    for (const cJSON *e = root->child; e; e = e->next) {
+        if (strcmp(e->string, "__metadata__") == 0) {
+            if (meta) return fail(label, "the header has the key '__metadata__' twice");
+            if (!cJSON_IsObject(e))
+                return fail(label, "__metadata__ is %s, not a JSON object", json_describe(e, a, sizeof a));
+            meta = e;
+            for (const cJSON *m = e->child; m; m = m->next) {
+                if (!cJSON_IsString(m))
+                    return fail(label, "__metadata__ entry '%s' is %s, not a string",
+                                vkvit__st_format_name(nm, sizeof nm, m->string), json_describe(m, a, sizeof a));
+                n_meta++;
+                n_chars += strlen(m->string) + strlen(m->valuestring) + 2;
+            }
+            continue;
+        }
+        n_tensors++;
+        n_chars += strlen(e->string) + 1;
+    }
+    /* Every count is bounded by the header length, itself at most 100 MiB, so none of this overflows. */
+    st->tensors = calloc(n_tensors ? n_tensors : 1, sizeof *st->tensors);
+    st->meta = calloc(n_meta ? n_meta : 1, sizeof *st->meta);
+    st->strings = malloc(n_chars ? n_chars : 1);
+    if (!st->tensors || !st->meta || !st->strings)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate the tensor table (%zu tensors)",
+                            label, n_tensors);
+    char *at = st->strings;
+
+    /* Pass 2: every tensor entry. */
+    size_t data_size = st->size - st->data_offset;
+    for (const cJSON *e = root->child; e; e = e->next) {
+        if (e == meta) continue;
+        vkvit__st_tensor *t = &st->tensors[st->n_tensors];
+        vkvit_result r = parse_entry(e, e->string, data_size, st->data_offset, label, t);
+        if (r != VKVIT_OK) return r;
+        t->name = arena_put(&at, e->string);
+        st->n_tensors++;
+    }
+    if (meta) {
+        for (const cJSON *m = meta->child; m; m = m->next) {
+            st->meta[st->n_meta].key = arena_put(&at, m->string);
+            st->meta[st->n_meta].value = arena_put(&at, m->valuestring);
+            st->n_meta++;
+        }
+    }
+
+    /* Metadata keys must be unique too (sorted by key, so lookups can bisect). */
+    qsort(st->meta, st->n_meta, sizeof *st->meta, cmp_meta);
+    for (uint32_t i = 1; i < st->n_meta; i++)
+        if (strcmp(st->meta[i - 1].key, st->meta[i].key) == 0)
+            return fail(label, "__metadata__ has the key '%s' twice",
+                        vkvit__st_format_name(nm, sizeof nm, st->meta[i].key));
+
+    /* Names must be unique: sort by name and compare neighbours. */
+    qsort(st->tensors, st->n_tensors, sizeof *st->tensors, cmp_name);
+    for (uint32_t i = 1; i < st->n_tensors; i++)
+        if (strcmp(st->tensors[i - 1].name, st->tensors[i].name) == 0)
+            return fail(label, "tensor '%s' appears twice in the header",
+                        vkvit__st_format_name(nm, sizeof nm, st->tensors[i].name));
+
+    /* Byte ranges must not overlap: sort the non-empty ones by offset; an overlap shows up between neighbours. */
+    if (st->n_tensors > 1) {
+        const vkvit__st_tensor **by_off = malloc(st->n_tensors * sizeof *by_off);
+        if (!by_off)
+            return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %u tensor pointers",
+                                label, st->n_tensors);
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < st->n_tensors; i++)
+            if (st->tensors[i].size) by_off[n++] = &st->tensors[i];
+        qsort(by_off, n, sizeof *by_off, cmp_offset);
+        for (uint32_t i = 1; i < n; i++) {
+            const vkvit__st_tensor *p = by_off[i - 1], *q = by_off[i];
+            if (q->offset < p->offset + p->size) {
+                char nm2[96];
+                size_t base = st->data_offset;
+                vkvit_result r = fail(label, "tensors '%s' and '%s' have overlapping byte ranges [%zu, %zu) and [%zu, %zu)",
+                                      vkvit__st_format_name(nm, sizeof nm, p->name),
+                                      vkvit__st_format_name(nm2, sizeof nm2, q->name), p->offset - base,
+                                      p->offset - base + p->size, q->offset - base, q->offset - base + q->size);
+                free(by_off);
+                return r;
+            }
+        }
+        free(by_off);
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const char *label, vkvit__safetensors *out) {
+    memset(out, 0, sizeof *out);
+    if (size < 8) return fail(label, "the file is %zu bytes long, too short for the 8-byte header length", size);
+    uint64_t n = read_le64(data);
+    if (n < 2) return fail(label, "the header length %llu is below the minimum of 2 bytes", (unsigned long long)n);
+    if (n > VKVIT_ST_MAX_HEADER)
+        return fail(label, "the header length %llu is above the limit of %llu bytes", (unsigned long long)n,
+                    (unsigned long long)VKVIT_ST_MAX_HEADER);
+    if (n > size - 8)
+        return fail(label, "the header length %llu runs past the end of the file (%zu bytes)", (unsigned long long)n,
+                    size);
+    size_t hn = (size_t)n;
+
+    /* cJSON gets its own NUL-terminated copy, so no reading past the header can reach tensor bytes. */
+    char *text = malloc(hn + 1);
+    if (!text)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu bytes for the header",
+                            label, hn + 1);
+    memcpy(text, data + 8, hn);
+    text[hn] = '\0';
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, hn, &end, 0);
+    vkvit_result r = VKVIT_OK;
+    if (!root) {
+        size_t pos = (end && end >= text && end <= text + hn) ? (size_t)(end - text) : 0;
+        r = fail(label, "the header is not valid JSON (parse error at byte %zu of %zu)", pos, hn);
+        free(text);
+        return r;
+    }
+    for (const char *p = end; p < text + hn; p++) {
+        if (!json_space(*p)) {
+            r = fail(label, "the header has bytes other than whitespace after its JSON value (at byte %zu of %zu)",
+                     (size_t)(p - text), hn);
+            break;
+        }
+    }
+    if (r == VKVIT_OK) {
+        out->data = data;
+        out->size = size;
+        out->header_size = hn;
+        out->data_offset = 8 + hn;
+        r = parse_header(root, out, label);
+    }
+    cJSON_Delete(root);
+    free(text);
+    if (r != VKVIT_OK) vkvit__safetensors_free(out);
+    return r;
+}
+
+void vkvit__safetensors_free(vkvit__safetensors *st) {
+    if (!st) return;
+    free(st->tensors);
+    free(st->meta);
+    free(st->strings);
+    memset(st, 0, sizeof *st);
+}
+
+const vkvit__st_tensor *vkvit__safetensors_find(const vkvit__safetensors *st, const char *name) {
+    uint32_t lo = 0, hi = st->n_tensors;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(st->tensors[mid].name, name);
+        if (c == 0) return &st->tensors[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+const char *vkvit__safetensors_meta(const vkvit__safetensors *st, const char *key) {
+    uint32_t lo = 0, hi = st->n_meta;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(st->meta[mid].key, key);
+        if (c == 0) return st->meta[mid].value;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}

@@ -1,0 +1,294 @@
+/* vkvit inspect FILE [--json]: what a model file holds — architecture, shapes, parameters, FLOPs, classes,
+ * preprocessing, dtypes. Reads and validates the whole file (src/model/); needs no GPU. */
+#include "cli.h"
+#include "model/model_file.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SHOW_LABELS 5
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: vkvit inspect FILE [--json]\n"
+            "\n"
+            "Reads a vkvit model file (safetensors + `vkvit` metadata, docs/model-format.md), checks it completely\n"
+            "and describes it: architecture and flavour, input size, patch grid and token count, width / depth /\n"
+            "heads, parameter count, FLOPs per image (the seed flop_count formulas, SPEC.md section 8), classes and\n"
+            "the first labels, preprocessing, the dtype mix and the file size. No GPU is used.\n"
+            "\n"
+            "options:\n"
+            "  --json       print one JSON object instead of text (default: text)\n"
+            "  -h, --help   this help\n"
+            "\n"
+            "exit codes: 0 success, 1 usage error, 2 bad, unreadable or unsupported model file (the reason is one\n"
+            "sentence on stderr), 4 out of memory or an internal inconsistency\n");
+}
+
+/* 9412799616 -> "9,412,799,616" */
+static const char *thousands(uint64_t v, char *buf, size_t cap) {
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
+    size_t at = 0;
+    for (int i = 0; i < n && at + 2 < cap; i++) {
+        if (i > 0 && (n - i) % 3 == 0) buf[at++] = ',';
+        buf[at++] = digits[i];
+    }
+    buf[at] = '\0';
+    return buf;
+}
+
+/* A label or name for the terminal: control bytes become '?', long strings are cut. */
+static void put_clean(FILE *f, const char *s, size_t max) {
+    size_t i = 0;
+    for (; s[i] && i < max; i++) {
+        unsigned char c = (unsigned char)s[i];
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+    }
+    if (s[i]) fputs("...", f);
+}
+
+typedef struct summary {
+    uint64_t params;                        /* from the file's tensors */
+    uint32_t count[VKVIT_ST_DTYPE_COUNT];
+    uint64_t data_bytes;
+    vkvit__flops flops;
+} summary;
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Text
+ * --------------------------------------------------------------------------------------------------------------- */
+
+static void print_text(const char *path, const vkvit__model_file *mf, const summary *s) {
+    const vkvit__model_config *c = &mf->cfg;
+    const vkvit__preprocess *pp = &c->preprocess;
+    char a[32], b[32];
+    printf("file           %s (%s bytes, format_version %u)\n", path, thousands(mf->size, a, sizeof a),
+           c->format_version);
+    printf("name           ");
+    put_clean(stdout, c->name[0] ? c->name : "(none)", 120);
+    printf("\n");
+
+    uint32_t classes = vkvit__model_num_classes(c);
+    if (c->arch == VKVIT_ARCH_VIT5) {
+        const vkvit__vit5_config *v = &c->vit5;
+        bool nv = c->flavour == VKVIT_FLAVOUR_NVSUBQ;
+        printf("architecture   vit5, flavour %s (%s RoPE, tokens [%s])\n", vkvit__flavour_name(c->flavour),
+               nv ? "split_half" : "adjacent", nv ? "patches, CLS, registers" : "CLS, patches, registers");
+        printf("input          %u x %u RGB, patch %u -> %u x %u grid = %u patches\n", v->image_size[0],
+               v->image_size[1], v->patch_size, v->grid[0], v->grid[1], v->num_patches);
+        printf("tokens         %u (%u patches%s + %u registers)\n", v->num_tokens, v->num_patches,
+               v->has_cls ? " + CLS" : "", v->num_registers);
+        printf("width          %u, depth %u, heads %u (head dim %u), MLP %u (gelu)\n", v->dim, v->depth, v->num_heads,
+               v->head_dim, v->mlp_hidden);
+        printf("blocks         QK-norm %s, layer scale %s, GRN %s; biases: patch_embed %s, qkv %s, proj %s, mlp %s, "
+               "head %s\n", v->qk_norm ? "yes" : "no", v->layer_scale ? "yes" : "no", v->grn ? "yes" : "no",
+               v->bias.patch_embed ? "yes" : "no", v->bias.qkv ? "yes" : "no", v->bias.proj ? "yes" : "no",
+               v->bias.mlp ? "yes" : "no", v->bias.head ? "yes" : "no");
+        if (v->readout == VKVIT_READOUT_REGISTER_CONCAT)
+            printf("readout        register_concat (%u registers x neck %u) -> out_norm -> out_proj (%u -> %u)\n",
+                   v->num_registers, v->neck_dim, v->head_in, classes);
+        else
+            printf("readout        %s -> out_norm -> out_proj (%u -> %u)\n", vkvit__readout_name(v->readout),
+                   v->head_in, classes);
+    } else {
+        const vkvit__vil_config *v = &c->vil;
+        printf("architecture   vil, flavour %s (%s numerics)\n", vkvit__flavour_name(c->flavour),
+               c->flavour == VKVIT_FLAVOUR_SEED ? "seed-004" : "official NX-AI v1");
+        printf("input          %u x %u RGB, patch %u -> %u x %u grid\n", v->image_size[0], v->image_size[1],
+               v->patch_size, v->grid[0], v->grid[1]);
+        printf("tokens         %u (patches only; odd blocks run the sequence reversed)\n", v->num_tokens);
+        printf("width          %u, depth %u, inner %u, memory heads %u (head dim %u), q/k/v %u blocks of %ux%u, "
+               "conv kernel %u\n", v->dim, v->depth, v->inner_dim, v->num_heads, v->head_dim, v->num_proj_heads,
+               v->qkv_block_size, v->qkv_block_size, v->conv_kernel);
+        printf("readout        bilateral_avg -> LayerNorm -> head (%u -> %u)\n", v->dim, classes);
+    }
+
+    printf("parameters     %s\n", thousands(s->params, a, sizeof a));
+    double f = (double)s->flops.total;
+    const char *unit = f >= 1e9 ? "GFLOPs" : f >= 1e6 ? "MFLOPs" : "kFLOPs";
+    printf("FLOPs          %s per image (%.2f %s; %s %s and block %s per block)\n",
+           thousands(s->flops.total, a, sizeof a), f >= 1e9 ? f * 1e-9 : f >= 1e6 ? f * 1e-6 : f * 1e-3, unit,
+           c->arch == VKVIT_ARCH_VIT5 ? "attention" : "mLSTM cell (parallel form)",
+           thousands(s->flops.mixer_per_block, b, sizeof b), thousands(s->flops.block, (char[32]){0}, 32));
+
+    printf("classes        %u", classes);
+    if (c->n_labels) {
+        printf(": ");
+        for (uint32_t i = 0; i < c->n_labels && i < SHOW_LABELS; i++) {
+            if (i) printf(", ");
+            put_clean(stdout, c->labels[i], 40);
+        }
+        if (c->n_labels > SHOW_LABELS) printf(", ...");
+    } else {
+        printf(" (no labels in the file)");
+    }
+    printf("\n");
+    printf("preprocess     shorter side -> %u (%s), centre crop %u x %u, mean [%.4g, %.4g, %.4g], std [%.4g, %.4g, "
+           "%.4g]\n", pp->resize_shorter, vkvit__interp_name(pp->interpolation), pp->image_size[0], pp->image_size[1],
+           pp->mean[0], pp->mean[1], pp->mean[2], pp->std[0], pp->std[1], pp->std[2]);
+
+    printf("tensors        %u (", mf->st.n_tensors);
+    bool first = true;
+    for (int d = 0; d < VKVIT_ST_DTYPE_COUNT; d++) {
+        if (!s->count[d]) continue;
+        printf("%s%u %s", first ? "" : ", ", s->count[d], vkvit__st_dtype_name((vkvit__st_dtype)d));
+        first = false;
+    }
+    printf("), %s bytes of data\n", thousands(s->data_bytes, a, sizeof a));
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * JSON
+ * --------------------------------------------------------------------------------------------------------------- */
+
+static cJSON *pair(uint32_t a, uint32_t b) {
+    const double v[2] = {a, b};
+    return cJSON_CreateDoubleArray(v, 2);
+}
+
+static int print_json(const char *path, const vkvit__model_file *mf, const summary *s) {
+    const vkvit__model_config *c = &mf->cfg;
+    const vkvit__preprocess *pp = &c->preprocess;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", path);
+    cJSON_AddNumberToObject(o, "file_size", (double)mf->size);
+    cJSON_AddNumberToObject(o, "format_version", c->format_version);
+    cJSON_AddStringToObject(o, "name", c->name);
+    cJSON_AddStringToObject(o, "architecture", vkvit__arch_name(c->arch));
+    cJSON_AddStringToObject(o, "flavour", vkvit__flavour_name(c->flavour));
+    if (c->arch == VKVIT_ARCH_VIT5) {
+        const vkvit__vit5_config *v = &c->vit5;
+        cJSON_AddItemToObject(o, "image_size", pair(v->image_size[0], v->image_size[1]));
+        cJSON_AddNumberToObject(o, "patch_size", v->patch_size);
+        cJSON_AddItemToObject(o, "grid", pair(v->grid[0], v->grid[1]));
+        cJSON_AddNumberToObject(o, "patches", v->num_patches);
+        cJSON_AddNumberToObject(o, "tokens", v->num_tokens);
+        cJSON_AddNumberToObject(o, "dim", v->dim);
+        cJSON_AddNumberToObject(o, "depth", v->depth);
+        cJSON_AddNumberToObject(o, "num_heads", v->num_heads);
+        cJSON_AddNumberToObject(o, "head_dim", v->head_dim);
+        cJSON_AddNumberToObject(o, "mlp_hidden", v->mlp_hidden);
+        cJSON_AddNumberToObject(o, "num_registers", v->num_registers);
+        cJSON_AddBoolToObject(o, "has_cls", v->has_cls);
+        cJSON_AddStringToObject(o, "readout", vkvit__readout_name(v->readout));
+        cJSON_AddNumberToObject(o, "neck_dim", v->neck_dim);
+        cJSON_AddNumberToObject(o, "head_in", v->head_in);
+        cJSON_AddBoolToObject(o, "qk_norm", v->qk_norm);
+        cJSON_AddBoolToObject(o, "layer_scale", v->layer_scale);
+        cJSON_AddBoolToObject(o, "grn", v->grn);
+    } else {
+        const vkvit__vil_config *v = &c->vil;
+        cJSON_AddItemToObject(o, "image_size", pair(v->image_size[0], v->image_size[1]));
+        cJSON_AddNumberToObject(o, "patch_size", v->patch_size);
+        cJSON_AddItemToObject(o, "grid", pair(v->grid[0], v->grid[1]));
+        cJSON_AddNumberToObject(o, "tokens", v->num_tokens);
+        cJSON_AddNumberToObject(o, "dim", v->dim);
+        cJSON_AddNumberToObject(o, "depth", v->depth);
+        cJSON_AddNumberToObject(o, "inner_dim", v->inner_dim);
+        cJSON_AddNumberToObject(o, "num_heads", v->num_heads);
+        cJSON_AddNumberToObject(o, "head_dim", v->head_dim);
+        cJSON_AddNumberToObject(o, "num_proj_heads", v->num_proj_heads);
+        cJSON_AddNumberToObject(o, "conv_kernel", v->conv_kernel);
+        cJSON_AddStringToObject(o, "pooling", "bilateral_avg");
+    }
+    cJSON_AddNumberToObject(o, "params", (double)s->params);
+    cJSON_AddNumberToObject(o, "flops", (double)s->flops.total);
+    cJSON *fb = cJSON_AddObjectToObject(o, "flops_breakdown");
+    cJSON_AddNumberToObject(fb, "patch_embed", (double)s->flops.patch_embed);
+    cJSON_AddNumberToObject(fb, "pos_embed", (double)s->flops.pos_embed);
+    cJSON_AddNumberToObject(fb, c->arch == VKVIT_ARCH_VIT5 ? "attention_per_block" : "cell_per_block",
+                            (double)s->flops.mixer_per_block);
+    cJSON_AddNumberToObject(fb, "block", (double)s->flops.block);
+    cJSON_AddNumberToObject(fb, "blocks", (double)s->flops.blocks);
+    cJSON_AddNumberToObject(fb, "readout", (double)s->flops.readout);
+    cJSON_AddNumberToObject(fb, "out_norm", (double)s->flops.out_norm);
+    cJSON_AddNumberToObject(fb, "head", (double)s->flops.head);
+    cJSON_AddNumberToObject(o, "num_classes", vkvit__model_num_classes(c));
+    cJSON *labels = cJSON_AddArrayToObject(o, "labels");
+    for (uint32_t i = 0; i < c->n_labels && i < SHOW_LABELS; i++)
+        cJSON_AddItemToArray(labels, cJSON_CreateString(c->labels[i]));
+    cJSON *p = cJSON_AddObjectToObject(o, "preprocess");
+    cJSON_AddItemToObject(p, "image_size", pair(pp->image_size[0], pp->image_size[1]));
+    cJSON_AddNumberToObject(p, "resize_shorter", pp->resize_shorter);
+    cJSON_AddStringToObject(p, "interpolation", vkvit__interp_name(pp->interpolation));
+    cJSON_AddItemToObject(p, "mean", cJSON_CreateDoubleArray(pp->mean, 3));
+    cJSON_AddItemToObject(p, "std", cJSON_CreateDoubleArray(pp->std, 3));
+    cJSON *t = cJSON_AddObjectToObject(o, "tensors");
+    cJSON_AddNumberToObject(t, "count", mf->st.n_tensors);
+    for (int d = 0; d < VKVIT_ST_DTYPE_COUNT; d++)
+        cJSON_AddNumberToObject(t, vkvit__st_dtype_name((vkvit__st_dtype)d), s->count[d]);
+    cJSON_AddNumberToObject(t, "data_bytes", (double)s->data_bytes);
+
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text) {
+        fprintf(stderr, "vkvit inspect: out of memory while printing JSON\n");
+        return CLI_FAILURE;
+    }
+    printf("%s\n", text);
+    cJSON_free(text);
+    return CLI_OK;
+}
+
+/* --------------------------------------------------------------------------------------------------------------- */
+
+int vkvit_cli_inspect(int argc, char **argv) {
+    const char *path = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return CLI_OK;
+        }
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "vkvit inspect: unknown option '%s' (see vkvit inspect --help)\n", argv[i]);
+            return CLI_USAGE;
+        } else if (path) {
+            fprintf(stderr, "vkvit inspect: one FILE only (got '%s' and '%s')\n", path, argv[i]);
+            return CLI_USAGE;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "vkvit inspect: no FILE given\n");
+        usage(stderr);
+        return CLI_USAGE;
+    }
+
+    vkvit__model_file mf;
+    vkvit_result r = vkvit__model_file_open(path, &mf);
+    if (r != VKVIT_OK) {
+        fprintf(stderr, "vkvit inspect: %s\n", vkvit_last_error());
+        return r == VKVIT_ERROR_OUT_OF_HOST_MEMORY ? CLI_FAILURE : CLI_BAD_INPUT;
+    }
+
+    summary s = {0};
+    for (uint32_t i = 0; i < mf.st.n_tensors; i++) {
+        const vkvit__st_tensor *t = &mf.st.tensors[i];
+        s.params += t->numel;
+        s.count[t->dtype]++;
+        s.data_bytes += t->size;
+    }
+    vkvit__model_flops_breakdown(&mf.cfg, &s.flops);
+    uint64_t formula = vkvit__model_param_count(&mf.cfg);
+    int rc;
+    if (s.params != formula) {
+        /* Cannot happen once the tensor table matched; say so loudly rather than print a wrong number. */
+        fprintf(stderr, "vkvit inspect: internal error: the file's tensors hold %llu parameters, the config's "
+                        "formula says %llu\n", (unsigned long long)s.params, (unsigned long long)formula);
+        rc = CLI_FAILURE;
+    } else if (json) {
+        rc = print_json(path, &mf, &s);
+    } else {
+        print_text(path, &mf, &s);
+        rc = CLI_OK;
+    }
+    vkvit__model_file_close(&mf);
+    return rc;
+}
