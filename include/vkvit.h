@@ -195,6 +195,113 @@ VKVIT_API vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t 
  * always 0 when validation is off. Tests assert it stays 0. */
 VKVIT_API uint32_t vkvit_ctx_validation_messages(const vkvit_ctx *ctx, int reset);
 
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Model: an architecture and its weights on the device
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct vkvit_model vkvit_model;
+
+/* Defaults: label = the path. */
+typedef struct vkvit_model_desc {
+    const char *path;                       /* required: a vkvit model file (docs/model-format.md) */
+    const char *label;
+} vkvit_model_desc;
+
+/* Reads and validates the model file (hostile input: every length, offset, dtype, shape and hyperparameter is
+ * checked) and uploads its weights (converted to fp32) into one device buffer. `ctx` must outlive the model.
+ * Errors: VKVIT_ERROR_IO, _BAD_MODEL_FILE (with a sentence naming the tensor or field), _UNSUPPORTED,
+ * _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _VULKAN. */
+VKVIT_API vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out);
+VKVIT_API void vkvit_model_destroy(vkvit_model *model);
+
+typedef struct vkvit_model_info {
+    const char *architecture;               /* "vit5", "vil" */
+    const char *flavour;                    /* "nvsubq", "paper", "seed", "nxai" */
+    const char *name;
+    uint32_t image_height, image_width;     /* network input */
+    uint32_t num_classes;
+    uint32_t num_labels;                    /* 0 or num_classes; see vkvit_model_label */
+    uint64_t parameters;
+    uint64_t flops;                         /* per image, by the seeds' flop_count formulas */
+    uint64_t weight_bytes;                  /* device bytes of the weight buffer */
+    /* preprocessing the model was trained with */
+    uint32_t resize_shorter;
+    int bicubic;                            /* 1 bicubic, 0 bilinear */
+    float mean[3], std[3];
+} vkvit_model_info;
+
+/* Strings in the info point into the model and live as long as it. */
+VKVIT_API vkvit_result vkvit_model_get_info(const vkvit_model *model, vkvit_model_info *out);
+/* The label of class i, or NULL when the file has no labels or i is out of range. */
+VKVIT_API const char *vkvit_model_label(const vkvit_model *model, uint32_t i);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Session: one planned and recorded graph for a fixed batch size and precision
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct vkvit_session vkvit_session;
+
+typedef enum vkvit_precision {
+    VKVIT_PRECISION_DEFAULT = 0,            /* fp32 (fp16 storage arrives with the fp16 kernels) */
+    VKVIT_PRECISION_FP32 = 1,
+    VKVIT_PRECISION_FP16 = 2,               /* not supported yet: VKVIT_ERROR_UNSUPPORTED */
+} vkvit_precision;
+
+/* Defaults: label "vkvit session", batch 1, precision DEFAULT, profile 0 (1 = per-node GPU timestamps, read with
+ * vkvit_session_profile). */
+typedef struct vkvit_session_desc {
+    const char *label;
+    uint32_t batch;
+    vkvit_precision precision;
+    int profile;
+} vkvit_session_desc;
+
+/* Builds the graph, plans one activation arena, creates every pipeline and descriptor set and records the whole
+ * inference into one command buffer. Nothing is allocated or created after this returns. `model` must outlive
+ * the session. */
+VKVIT_API vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *desc, vkvit_session **out);
+VKVIT_API void vkvit_session_destroy(vkvit_session *session);
+
+typedef struct vkvit_shape {
+    uint32_t ndim;
+    uint32_t dims[4];
+} vkvit_shape;
+
+/* The input is a float tensor [B, H, W, 3], channels-last, already normalised; the output [B, num_classes] logits. */
+VKVIT_API vkvit_shape vkvit_session_input_shape(const vkvit_session *session);
+VKVIT_API vkvit_shape vkvit_session_output_shape(const vkvit_session *session);
+
+/* Copies `count` floats (exactly the input's element count) into the session's input. */
+VKVIT_API vkvit_result vkvit_session_set_input(vkvit_session *session, const float *src, size_t count);
+/* One inference: one queue submission of the recorded command buffer, then a wait for it. */
+VKVIT_API vkvit_result vkvit_session_run(vkvit_session *session);
+/* Copies the output (exactly `count` floats) out after a run. */
+VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *dst, size_t count);
+
+typedef struct vkvit_session_stats {
+    uint64_t arena_bytes;                   /* the planned activation arena (inputs and outputs included) */
+    uint64_t sum_activation_bytes;          /* all intermediates added up (what a naive runtime would allocate) */
+    uint64_t largest_activation_bytes;
+    uint64_t weight_bytes;
+    uint32_t nodes;                         /* dispatches per inference */
+    uint32_t barriers;                      /* pipeline barriers between them */
+    uint32_t pipelines;
+} vkvit_session_stats;
+
+VKVIT_API vkvit_result vkvit_session_get_stats(const vkvit_session *session, vkvit_session_stats *out);
+
+/* Per-node GPU time of the last run (sessions created with profile = 1). */
+typedef struct vkvit_profile_entry {
+    const char *label;                      /* e.g. "blocks.3.mlp.layer1" */
+    const char *kind;                       /* e.g. "gemm", "attention", "norm" */
+    double ms;
+} vkvit_profile_entry;
+
+/* Writes up to `cap` entries (in execution order) and the total count. */
+VKVIT_API vkvit_result vkvit_session_profile(const vkvit_session *session, vkvit_profile_entry *out, uint32_t cap,
+                                             uint32_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
 // Tiled GEMM in the nn.Linear layout, batched:
-//     D[b][m][n] = sum_k A[b][m][k] * B[b][n][k]  (+ bias[n])            A: (M, K)  B: (N, K)  D: (M, N)
+//     D[b][m][n] = epilogue( sum_k A[b][m][k] * B[b][n][k] )             A: (M, K)  B: (N, K)  D: (M, N)
+// (epilogue: + bias, activation, * per-column scale, + residual; see gemm_epilogue.glsl)
 // Both operands are K-contiguous (row-major activations times a PyTorch weight matrix), so each workgroup
 // stages a BM x BK tile of A and a BN x BK tile of B in shared memory, transposed to [k][m] / [k][n] so the
 // inner product loop reads contiguous rows, and each invocation accumulates a TM x TN register tile.
@@ -18,19 +19,25 @@ layout(constant_id = 3) const uint TM = 4;
 layout(constant_id = 4) const uint TN = 4;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 6) const uint WG_SIZE = 256;   // must equal (BM/TM) * (BN/TN)
+layout(constant_id = 7) const uint ACT = 0;         // epilogue (gemm_epilogue.glsl)
+layout(constant_id = 8) const bool HAS_SCALE = false;
+layout(constant_id = 9) const bool HAS_RESIDUAL = false;
 
 layout(local_size_x_id = 6) in;
 
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
 layout(binding = 1, std430) readonly buffer B { B_TYPE data_b[]; };
-layout(binding = 2, std430) readonly buffer Bias { float data_bias[]; };
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 
 layout(push_constant) uniform Push {
     uint M, N, K;
     uint stride_a, stride_b, stride_d;              // row strides in elements
     uint batch_stride_a, batch_stride_b, batch_stride_d;
+    uint a_offset, d_offset;                        // element offsets of A and D in their buffers
+    uint r_offset, r_stride, r_batch_stride;        // the residual matrix (epilogue)
 } p;
+
+#include "gemm_epilogue.glsl"
 
 // Sized for the largest tiles any variant uses (BK*BM + BK*BN floats).
 shared float sh_a[16 * 128];
@@ -46,9 +53,9 @@ void main() {
     const uint tm0 = (tid / threads_n) * TM;         // and first row
     const uint m_base = gl_WorkGroupID.y * BM;
     const uint n_base = gl_WorkGroupID.x * BN;
-    const uint a_off = gl_WorkGroupID.z * p.batch_stride_a;
+    const uint a_off = p.a_offset + gl_WorkGroupID.z * p.batch_stride_a;
     const uint b_off = gl_WorkGroupID.z * p.batch_stride_b;
-    const uint d_off = gl_WorkGroupID.z * p.batch_stride_d;
+    const uint d_off = p.d_offset + gl_WorkGroupID.z * p.batch_stride_d;
 
     ACC_TYPE acc[MAX_TM][MAX_TN];
     [[unroll]] for (uint i = 0; i < MAX_TM; i++)
@@ -84,9 +91,7 @@ void main() {
         [[unroll]] for (uint j = 0; j < TN; j++) {
             const uint n = n_base + tn0 + j;
             if (n < p.N) {
-                ACC_TYPE v = acc[i][j];
-                if (HAS_BIAS) v += data_bias[n];
-                data_d[d_off + m * p.stride_d + n] = D_TYPE(v);
+                data_d[d_off + m * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], gl_WorkGroupID.z, m, n));
             }
         }
     }

@@ -159,11 +159,11 @@ static void adopt_runs_gemm(host *h) {
     MUST(vkvit__buffer_fill(ctx, &bd, 0, sizeof d, VT_NAN_BITS));
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, M, N, K);
     vkvit__kernel k;
-    MUST(vkvit__gemm_kernel_create(ctx, &cfg, true, "gemm", &k));
+    MUST(vkvit__gemm_kernel_create(ctx, &cfg, &(vkvit__gemm_epilogue){.bias = true}, "gemm", &k));
     VkDescriptorPool pool;
     VkDescriptorSet set;
     MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
-    vkvit__binding binds[4] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}};
+    vkvit__binding binds[6] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}};
     MUST(vkvit__descriptor_set_create(ctx, pool, &k, binds, &set));
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));

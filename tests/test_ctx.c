@@ -44,7 +44,7 @@ static void use_cache(const char *dir) {
     vkvit_ctx *ctx = vt_ctx_with((vkvit_ctx_desc){.pipeline_cache_dir = dir, .log = count_log});
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, 64, 64, 64);
     vkvit__kernel k;
-    MUST(vkvit__gemm_kernel_create(ctx, &cfg, false, "cached gemm", &k));
+    MUST(vkvit__gemm_kernel_create(ctx, &cfg, &(vkvit__gemm_epilogue){0}, "cached gemm", &k));
     vkvit__kernel_destroy(ctx, &k);
     CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
     vkvit_ctx_destroy(ctx);

@@ -1,6 +1,7 @@
 /* GEMM (nn.Linear layout) and elementwise add against double-precision CPU loops.
  *
- * Each case draws fresh random inputs, poisons the output buffer (and the row padding past N) with NaN, runs the
+ * Every GEMM case runs on every GEMM variant (the shared-memory GPU kernel and the llvmpipe kernel), whichever one
+ * vkvit__gemm_pick would choose for this device. Each case draws fresh random inputs, poisons the output buffer (and the row padding past N) with NaN, runs the
  * kernel under the validation layer, and checks max |got - want| / max |want| <= 1e-5. The padding must still be
  * NaN afterwards: a kernel that writes outside its output is caught. */
 #include "test_util.h"
@@ -11,56 +12,93 @@ typedef struct gemm_case {
     bool bias;
     uint32_t pad_d;          /* extra elements per output row (stride_d = N + pad_d) */
     bool shared_weights;     /* batch stride of B = 0 */
+    uint32_t act;            /* epilogue: 0 none, 1 GELU (erf), 2 ReLU, 3 SiLU */
+    bool scale;              /* epilogue: * scale[n] */
+    bool residual;           /* epilogue: + D's previous content (in place, as the residual stream is updated) */
+    uint32_t a_offset, d_offset; /* leading elements before A and D in their buffers */
 } gemm_case;
 
-static void cpu_gemm(const gemm_case *c, const float *a, const float *b, const float *bias, double *d,
-                     uint32_t stride_d) {
+static double act_ref(uint32_t act, double x) {
+    switch (act) {
+    case 1: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case 2: return x > 0 ? x : 0;
+    case 3: return x / (1.0 + exp(-x));
+    default: return x;
+    }
+}
+
+/* want = act(A·Bᵀ + bias) * scale + residual, laid out like D (d_offset leading elements, padded rows). */
+static void cpu_gemm(const gemm_case *c, const float *a, const float *b, const float *bias, const float *scale,
+                     const float *d_init, double *want, uint32_t stride_d) {
+    for (size_t i = 0; i < c->d_offset; i++) want[i] = NAN;
     for (uint32_t z = 0; z < c->batch; z++) {
-        const float *az = a + (size_t)z * c->M * c->K;
+        const float *az = a + c->a_offset + (size_t)z * c->M * c->K;
         const float *bz = b + (c->shared_weights ? 0 : (size_t)z * c->N * c->K);
         for (uint32_t m = 0; m < c->M; m++)
-            for (uint32_t n = 0; n < c->N; n++) {
+            for (uint32_t n = 0; n < stride_d; n++) {
+                size_t i = c->d_offset + ((size_t)z * c->M + m) * stride_d + n;
+                if (n >= c->N) {
+                    want[i] = NAN;
+                    continue;
+                }
                 double s = c->bias ? bias[n] : 0.0;
                 for (uint32_t k = 0; k < c->K; k++) s += (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
-                d[((size_t)z * c->M + m) * stride_d + n] = s;
+                s = act_ref(c->act, s);
+                if (c->scale) s *= scale[n];
+                if (c->residual) s += d_init[i];
+                want[i] = s;
             }
     }
 }
 
-static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c) {
+static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant) {
     const uint32_t stride_d = c->N + c->pad_d;
-    const size_t na = (size_t)c->batch * c->M * c->K;
+    const size_t na = c->a_offset + (size_t)c->batch * c->M * c->K;
     const size_t nb = (size_t)(c->shared_weights ? 1 : c->batch) * c->N * c->K;
-    const size_t nd = (size_t)c->batch * c->M * stride_d;
-    float *a = malloc(na * 4), *b = malloc(nb * 4), *bias = malloc((size_t)c->N * 4), *d = malloc(nd * 4);
+    const size_t nd = c->d_offset + (size_t)c->batch * c->M * stride_d;
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *bias = malloc((size_t)c->N * 4), *scale = malloc((size_t)c->N * 4);
+    float *d = malloc(nd * 4), *d_init = malloc(nd * 4);
     double *want = malloc(nd * sizeof(double));
     vt_fill_rand(a, na);
     vt_fill_rand(b, nb);
     vt_fill_rand(bias, c->N);
+    vt_fill_rand(scale, c->N);
+    /* D starts as NaN everywhere, except the valid region of a residual case, which holds the residual. */
+    uint32_t nan_bits = VT_NAN_BITS;
+    for (size_t i = 0; i < nd; i++) memcpy(&d_init[i], &nan_bits, 4);
+    if (c->residual)
+        for (size_t row = 0; row < (size_t)c->batch * c->M; row++)
+            for (uint32_t n = 0; n < c->N; n++) d_init[c->d_offset + row * stride_d + n] = vt_rand_f();
 
-    vkvit__buffer ba, bb, bbias, bd;
+    vkvit__buffer ba, bb, bbias, bscale, bd;
     MUST(vkvit__buffer_create(ctx, na * 4, VKVIT_MEM_DEVICE, "A", &ba));
     MUST(vkvit__buffer_create(ctx, nb * 4, VKVIT_MEM_DEVICE, "B", &bb));
     MUST(vkvit__buffer_create(ctx, (size_t)c->N * 4, VKVIT_MEM_DEVICE, "bias", &bbias));
+    MUST(vkvit__buffer_create(ctx, (size_t)c->N * 4, VKVIT_MEM_DEVICE, "scale", &bscale));
     MUST(vkvit__buffer_create(ctx, nd * 4, VKVIT_MEM_DEVICE, "D", &bd));
     MUST(vkvit__buffer_upload(ctx, &ba, 0, a, na * 4));
     MUST(vkvit__buffer_upload(ctx, &bb, 0, b, nb * 4));
     MUST(vkvit__buffer_upload(ctx, &bbias, 0, bias, (size_t)c->N * 4));
-    MUST(vkvit__buffer_fill(ctx, &bd, 0, nd * 4, VT_NAN_BITS));
+    MUST(vkvit__buffer_upload(ctx, &bscale, 0, scale, (size_t)c->N * 4));
+    MUST(vkvit__buffer_upload(ctx, &bd, 0, d_init, nd * 4));
 
-    vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, c->M, c->N, c->K);
+    vkvit__gemm_config cfg = vkvit__gemm_pick_variant(ctx, variant, c->M, c->N, c->K);
+    CHECK(cfg.variant == variant, "pick_variant returned variant %d for %d", (int)cfg.variant, (int)variant);
+    vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
     vkvit__kernel k;
-    MUST(vkvit__gemm_kernel_create(ctx, &cfg, c->bias, "gemm", &k));
+    MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
     VkDescriptorPool pool;
     VkDescriptorSet set;
     MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
-    vkvit__binding binds[4] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}};
+    vkvit__binding binds[6] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}, {&bscale, 0, 0}, {&bd, 0, 0}};
     MUST(vkvit__descriptor_set_create(ctx, pool, &k, binds, &set));
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
         .stride_a = c->K, .stride_b = c->K, .stride_d = stride_d,
         .batch_stride_a = c->M * c->K, .batch_stride_b = c->shared_weights ? 0 : c->N * c->K,
         .batch_stride_d = c->M * stride_d,
+        .a_offset = c->a_offset, .d_offset = c->d_offset,
+        .r_offset = c->d_offset, .r_stride = stride_d, .r_batch_stride = c->M * stride_d,
     };
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));
@@ -68,36 +106,39 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c) {
     MUST(vkvit__cmd_submit_wait(ctx, cmd));
     MUST(vkvit__buffer_download(ctx, &bd, 0, d, nd * 4));
 
-    cpu_gemm(c, a, b, bias, want, stride_d);
-    /* Compare the valid part; the padding must be untouched NaN. */
-    size_t n_valid = (size_t)c->batch * c->M * c->N, vi = 0, pad_written = 0;
-    float *got = malloc(n_valid * 4);
-    double *ref = malloc(n_valid * sizeof(double));
-    for (size_t row = 0; row < (size_t)c->batch * c->M; row++)
-        for (uint32_t col = 0; col < stride_d; col++) {
-            size_t i = row * stride_d + col;
-            if (col < c->N) {
-                got[vi] = d[i];
-                ref[vi++] = want[i];
-            } else if (!isnan(d[i])) {
-                pad_written++;
-            }
+    cpu_gemm(c, a, b, bias, scale, d_init, want, stride_d);
+    /* Compare the valid part; everything else (leading offset, row padding) must be untouched NaN. */
+    size_t vi = 0, stray = 0;
+    float *got = malloc(nd * 4);
+    double *ref = malloc(nd * sizeof(double));
+    for (size_t i = 0; i < nd; i++) {
+        if (isnan(want[i])) {
+            stray += !isnan(d[i]);
+        } else {
+            got[vi] = d[i];
+            ref[vi++] = want[i];
         }
+    }
     size_t worst = 0;
-    double err = vt_max_rel_err(got, ref, n_valid, &worst);
-    printf("gemm M=%-5u N=%-5u K=%-5u batch=%u bias=%d pad=%u shared_w=%d  max rel err %.3g\n", c->M, c->N, c->K,
-           c->batch, c->bias, c->pad_d, c->shared_weights, err);
-    CHECK(err <= 1e-5, "M=%u N=%u K=%u: max rel err %.3g at %zu (got %.9g, want %.9g)", c->M, c->N, c->K, err, worst,
-          got[worst], ref[worst]);
-    CHECK(pad_written == 0, "M=%u N=%u K=%u: %zu padding elements were overwritten", c->M, c->N, c->K, pad_written);
+    double err = vt_max_rel_err(got, ref, vi, &worst);
+    const char *vname = vkvit__gemm_variant_name(variant);
+    printf("gemm %-6s M=%-5u N=%-5u K=%-5u batch=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u shared_w=%d "
+           "tile %ux%u  max rel err %.3g\n",
+           vname, c->M, c->N, c->K, c->batch, c->bias, c->act, c->scale, c->residual, c->pad_d, c->a_offset,
+           c->d_offset, c->shared_weights, cfg.bm, cfg.bn, err);
+    CHECK(err <= 1e-5, "%s M=%u N=%u K=%u: max rel err %.3g at %zu (got %.9g, want %.9g)", vname, c->M, c->N, c->K, err,
+          worst, got[worst], ref[worst]);
+    CHECK(stray == 0, "%s M=%u N=%u K=%u: %zu elements outside the output were overwritten", vname, c->M, c->N, c->K,
+          stray);
 
     ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
     vkvit__kernel_destroy(ctx, &k);
     vkvit__buffer_destroy(ctx, &ba);
     vkvit__buffer_destroy(ctx, &bb);
     vkvit__buffer_destroy(ctx, &bbias);
+    vkvit__buffer_destroy(ctx, &bscale);
     vkvit__buffer_destroy(ctx, &bd);
-    free(a), free(b), free(bias), free(d), free(want), free(got), free(ref);
+    free(a), free(b), free(bias), free(scale), free(d), free(d_init), free(want), free(got), free(ref);
 }
 
 static void run_add_case(vkvit_ctx *ctx, uint32_t n, uint32_t n_b) {
@@ -139,20 +180,38 @@ static void run_add_case(vkvit_ctx *ctx, uint32_t n, uint32_t n_b) {
 int main(void) {
     vkvit_ctx *ctx = vt_ctx();
     static const gemm_case cases[] = {
-        {1, 1, 1, 1, false, 0, false},
-        {7, 13, 5, 1, false, 0, false},
-        {7, 13, 5, 1, true, 3, false},
-        {1, 64, 64, 1, true, 0, false},
-        {64, 64, 64, 1, false, 0, false},
-        {65, 63, 17, 1, true, 1, false},
-        {127, 131, 137, 1, false, 0, false},      /* primes */
-        {3, 5, 7, 4, true, 2, false},             /* batched */
-        {37, 29, 19, 3, false, 0, true},          /* batched, shared weights */
-        {201, 1152, 384, 1, false, 0, false},     /* ViT-5-S qkv */
-        {201, 384, 1536, 1, true, 0, false},      /* ViT-5-S mlp.layer2 */
-        {1000, 1000, 1000, 1, false, 0, false},
+        {1, 1, 1, 1, false, 0, false, 0, false, false, 0, 0},
+        {7, 13, 5, 1, false, 0, false, 0, false, false, 0, 0},
+        {7, 13, 5, 1, true, 3, false, 0, false, false, 0, 0},
+        {1, 64, 64, 1, true, 0, false, 0, false, false, 0, 0},
+        {64, 64, 64, 1, false, 0, false, 0, false, false, 0, 0},
+        {65, 63, 17, 1, true, 1, false, 0, false, false, 0, 0},
+        {127, 131, 137, 1, false, 0, false, 0, false, false, 0, 0},      /* primes */
+        {3, 5, 7, 4, true, 2, false, 0, false, false, 0, 0},             /* batched */
+        {37, 29, 19, 3, false, 0, true, 0, false, false, 0, 0},          /* batched, shared weights */
+        {201, 1152, 384, 1, false, 0, false, 0, false, false, 0, 0},     /* ViT-5-S qkv */
+        {201, 384, 1536, 1, true, 0, false, 0, false, false, 0, 0},      /* ViT-5-S mlp.layer2 */
+        {1000, 1000, 1000, 1, false, 0, false, 0, false, false, 0, 0},
+        {300, 520, 36, 2, true, 5, true, 0, false, false, 0, 0},         /* several row and column tiles, vec4 loads, batched */
+        {33, 300, 130, 1, true, 0, false, 0, false, false, 0, 0},        /* K % 4 == 2: scalar-load path with partial K chunk */
+        {9, 70, 4, 1, false, 1, false, 0, false, false, 0, 0},           /* K = 4: a single partial K chunk */
+        /* Epilogues, as the ViT-5 block uses them: GELU (mlp.layer1), LayerScale + in-place residual (proj, layer2) */
+        {201, 96, 64, 1, true, 0, false, 1, false, false, 0, 0},
+        {37, 50, 29, 1, false, 3, false, 1, true, true, 0, 0},
+        {201, 64, 128, 2, true, 0, true, 0, true, true, 0, 0},
+        {13, 19, 11, 1, true, 2, false, 2, true, false, 0, 0},     /* ReLU */
+        {13, 19, 11, 1, false, 0, false, 3, false, true, 0, 0},    /* SiLU */
+        /* Offsets into A and D (e.g. the patch embedding writing into token rows), aligned and not */
+        {16, 40, 24, 3, true, 8, true, 0, false, true, 8, 40},
+        {5, 9, 7, 2, false, 1, true, 1, true, false, 3, 5},
     };
-    for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i]);
+    /* The variant this device would use first, then the others. */
+    const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
+    printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
+    for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
+        const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
+        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant);
+    }
     run_add_case(ctx, 1, 1);
     run_add_case(ctx, 1000, 1000);
     run_add_case(ctx, 201 * 384, 384);

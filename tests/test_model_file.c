@@ -442,7 +442,7 @@ static void model_parses_small_vit5(void) {
         CHECK(c->vit5.grid[0] == 2 && c->vit5.grid[1] == 2 && c->vit5.num_patches == 4);
         CHECK_EQ_U64(c->vit5.num_tokens, 6); /* 4 patches + CLS + 1 register */
         CHECK(c->vit5.readout == VKVIT_READOUT_CLS && c->vit5.head_in == 8);
-        CHECK(c->vit5.rope_pairing == VKVIT_ROPE_SPLIT_HALF && c->vit5.token_layout == VKVIT_LAYOUT_PATCHES_CLS_REGS);
+        CHECK(c->vit5.rope_pairing == VKVIT_ROPE_SPLIT_HALF && c->vit5.token_layout == VKVIT_TOKENS_PATCHES_CLS_REGS);
         CHECK(c->vit5.bias.patch_embed && !c->vit5.bias.qkv && c->vit5.bias.proj && c->vit5.bias.head);
         CHECK(c->vit5.norm_eps == 1e-6 && c->vit5.rope_base == 10000.0 && c->vit5.reg_rope_base == 100.0);
         CHECK(c->preprocess.resize_shorter == 8 && c->preprocess.interpolation == VKVIT_INTERP_BICUBIC);

@@ -227,7 +227,8 @@ static vkvit_result check_keys(const parser *p, const cJSON *obj, const char *wh
 static const char *const ARCH_NAMES[] = {"vit5", "vil", "resnet"};
 static const char *const FLAVOUR_NAMES[] = {"nvsubq", "paper", "seed", "nxai"};
 static const char *const READOUT_NAMES[] = {"cls", "gap", "register_concat"};
-static const char *const PAIRING_NAMES[] = {"split_half", "adjacent"};
+/* Indexed by vkvit__rope_pairing (model/rope.h): 0 is "no RoPE", which a vit5 config cannot ask for. */
+static const char *const PAIRING_NAMES[] = {"none", "split_half", "adjacent"};
 static const char *const LAYOUT_NAMES[] = {"patches_cls_regs", "cls_patches_regs"};
 static const char *const INTERP_NAMES[] = {"bicubic", "bilinear"};
 
@@ -326,13 +327,13 @@ static vkvit_result parse_vit5(const parser *p, const cJSON *c, vkvit__flavour f
     TRY(get_positive(p, c, "config", "qk_norm_eps", &v->qk_norm_eps));
     TRY(get_positive(p, c, "config", "rope_base", &v->rope_base));
     TRY(get_positive(p, c, "config", "reg_rope_base", &v->reg_rope_base));
-    TRY(get_enum(p, c, "config", "rope_pairing", PAIRING_NAMES, 2, "split_half, adjacent", &e));
-    v->rope_pairing = (vkvit__rope_pairing)e;
+    TRY(get_enum(p, c, "config", "rope_pairing", PAIRING_NAMES + 1, 2, "split_half, adjacent", &e));
+    v->rope_pairing = (vkvit__rope_pairing)(e + 1);
     TRY(get_enum(p, c, "config", "token_layout", LAYOUT_NAMES, 2, "patches_cls_regs, cls_patches_regs", &e));
     v->token_layout = (vkvit__token_layout)e;
     vkvit__rope_pairing want_pairing = flavour == VKVIT_FLAVOUR_NVSUBQ ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_ADJACENT;
     vkvit__token_layout want_layout =
-        flavour == VKVIT_FLAVOUR_NVSUBQ ? VKVIT_LAYOUT_PATCHES_CLS_REGS : VKVIT_LAYOUT_CLS_PATCHES_REGS;
+        flavour == VKVIT_FLAVOUR_NVSUBQ ? VKVIT_TOKENS_PATCHES_CLS_REGS : VKVIT_TOKENS_CLS_PATCHES_REGS;
     if (v->rope_pairing != want_pairing)
         return BAD(p, "config.rope_pairing = '%s' does not match flavour %s, which needs '%s'",
                    PAIRING_NAMES[v->rope_pairing], FLAVOUR_NAMES[flavour], PAIRING_NAMES[want_pairing]);

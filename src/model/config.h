@@ -14,6 +14,7 @@
 #define VKVIT_MODEL_CONFIG_H
 
 #include "common.h"
+#include "model/rope.h"
 
 #define VKVIT_FORMAT_VERSION 1
 #define VKVIT_MODEL_MAX_DIM 65536u          /* any width, depth, head count, class count, ... */
@@ -40,15 +41,8 @@ typedef enum vkvit__readout {
     VKVIT_READOUT_REGISTER_CONCAT
 } vkvit__readout;
 
-typedef enum vkvit__rope_pairing {
-    VKVIT_ROPE_SPLIT_HALF,                  /* nvsubq: c pairs c + dk/4 inside each axis half */
-    VKVIT_ROPE_ADJACENT                     /* paper: pairs (2i, 2i+1) */
-} vkvit__rope_pairing;
+/* vkvit__rope_pairing and vkvit__token_layout come from model/rope.h (one definition for config and kernels). */
 
-typedef enum vkvit__token_layout {
-    VKVIT_LAYOUT_PATCHES_CLS_REGS,          /* nvsubq */
-    VKVIT_LAYOUT_CLS_PATCHES_REGS           /* paper */
-} vkvit__token_layout;
 
 typedef enum vkvit__interp {
     VKVIT_INTERP_BICUBIC,

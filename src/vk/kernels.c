@@ -1,33 +1,97 @@
 /* Tile choice and dispatch geometry for each shader family (see kernels.h). */
 #include "vk/kernels.h"
 
-vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    (void)K;
-    /* One configuration for now; the per-device table grows with measurements (tools/bench, `vkvit bench gemm`). */
-    vkvit__gemm_config c = {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4};
-    (void)ctx;
-    (void)M;
-    (void)N;
+#include <string.h>
+
+/* CPU variant (llvmpipe, see shaders/gemm_cpu.comp): each workgroup is one 8-lane subgroup computing bm rows x
+ * (8 * tn) columns. Every SSBO float costs ~20-40 cycles per lane to load, so reuse decides the speed: a loaded B
+ * float feeds bm FMAs and a loaded A float 8 * tn. bm is a dynamic row loop (no cost past M), so it stays at 256 and
+ * is halved only when there would be a single workgroup for the 2+ CPU threads. tn is the widest of 32/16/8 whose
+ * column padding stays under 10% (ViT-5-S, 201 rows, measured: N 384 -> 16, N 1536 -> 32; see docs). */
+static vkvit__gemm_config gemm_pick_cpu(uint32_t M, uint32_t N) {
+    vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .tn = 8, .variant = VKVIT_GEMM_CPU};
+    for (uint32_t tn = 32; tn > 8; tn /= 2)
+        if ((uint64_t)VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn * 10 <= (uint64_t)N * 11) {
+            c.tn = tn;
+            break;
+        }
+    c.bn = 8 * c.tn;
+    while (c.bm > 32 && VKVIT_CEIL_DIV(N, c.bn) * VKVIT_CEIL_DIV(M, c.bm) < 2) c.bm /= 2;
     return c;
 }
 
-vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config *cfg, bool bias, const char *label,
-                                       vkvit__kernel *out) {
+vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
+                                            uint32_t K) {
+    (void)ctx;
+    (void)K;
+    if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(M, N);
+    /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
+    return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
+}
+
+vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
+    const bool cpu = (ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED, M, N, K);
+}
+
+const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant) {
+    switch (variant) {
+    case VKVIT_GEMM_SHARED: return "shared";
+    case VKVIT_GEMM_CPU: return "cpu";
+    default: return "?";
+    }
+}
+
+vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep, const char *label,
+                                     vkvit__kernel_desc *out) {
     vkvit__kernel_desc d = {
-        .shader = VKVIT_SHADER_GEMM_F32_F32,
-        .n_buffers = 4,
+        .n_buffers = VKVIT_GEMM_BINDINGS,
         .push_size = sizeof(vkvit__gemm_push),
-        .n_spec = 7,
-        .spec = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, bias, (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn)},
         .label = label,
     };
-    return vkvit__kernel_create(ctx, &d, out);
+    if (ep->act > 3) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown activation %u", label, ep->act);
+    if (cfg->variant == VKVIT_GEMM_CPU) {
+        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL; workgroup = one subgroup of 8. */
+        if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%u (tn %u)",
+                                label ? label : "?", cfg->bm, cfg->bn, cfg->tn);
+        d.shader = VKVIT_SHADER_GEMM_CPU_F32_F32;
+        const uint32_t spec[6] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual};
+        d.n_spec = 6;
+        memcpy(d.spec, spec, sizeof spec);
+    } else {
+        /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL. */
+        if (!cfg->tm || !cfg->tn || cfg->bm % cfg->tm || cfg->bn % cfg->tn || cfg->bk * (cfg->bm + cfg->bn) > 16 * 256)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad gemm tile %ux%ux%u / %ux%u",
+                                label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn);
+        d.shader = VKVIT_SHADER_GEMM_F32_F32;
+        const uint32_t spec[10] = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, ep->bias,
+                                   (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn), ep->act, ep->scale, ep->residual};
+        d.n_spec = 10;
+        memcpy(d.spec, spec, sizeof spec);
+    }
+    *out = d;
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep,
+                                       const char *label, vkvit__kernel *out) {
+    vkvit__kernel_desc d;
+    vkvit_result res = vkvit__gemm_kernel_desc(cfg, ep, label, &d);
+    return res != VKVIT_OK ? res : vkvit__kernel_create(ctx, &d, out);
+}
+
+void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]) {
+    groups[0] = VKVIT_CEIL_DIV(push->N, cfg->bn);
+    groups[1] = VKVIT_CEIL_DIV(push->M, cfg->bm);
+    groups[2] = batch;
 }
 
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch) {
-    vkvit__cmd_dispatch(ctx, cmd, k, set, push, VKVIT_CEIL_DIV(push->N, cfg->bn), VKVIT_CEIL_DIV(push->M, cfg->bm),
-                        batch);
+    uint32_t g[3];
+    vkvit__gemm_groups(cfg, push, batch, g);
+    vkvit__cmd_dispatch(ctx, cmd, k, set, push, g[0], g[1], g[2]);
 }
 
 vkvit_result vkvit__add_kernel_create(vkvit_ctx *ctx, const char *label, vkvit__kernel *out) {

@@ -7,27 +7,61 @@
 #include "vk/vk.h"
 
 /* ------------------------------------------------------------------------------------------------------------
- * GEMM (shaders/gemm.comp): D[b] = A[b] (M,K) * B[b] (N,K)^T (+ bias[N])
+ * GEMM: D[b] = epilogue(A[b] (M,K) * B[b] (N,K)^T), two kernels with one push-constant block and binding set
+ * (epilogue: + bias[N], activation, * scale[N], + residual; shaders/gemm_epilogue.glsl):
+ *   VKVIT_GEMM_SHARED  shaders/gemm.comp      shared-memory tiles, for GPUs
+ *   VKVIT_GEMM_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
  * ------------------------------------------------------------------------------------------------------------ */
 
 typedef struct vkvit__gemm_push {
     uint32_t M, N, K;
     uint32_t stride_a, stride_b, stride_d;           /* row strides in elements */
     uint32_t batch_stride_a, batch_stride_b, batch_stride_d;
+    uint32_t a_offset, d_offset;                     /* element offsets of A and D in their buffers */
+    uint32_t r_offset, r_stride, r_batch_stride;     /* the residual matrix */
 } vkvit__gemm_push;
 _Static_assert(sizeof(vkvit__gemm_push) <= VKVIT_MAX_PUSH, "gemm push constants exceed 128 bytes");
 
+typedef enum vkvit__gemm_variant {
+    VKVIT_GEMM_SHARED = 0,                           /* the default of a zero-initialised config */
+    VKVIT_GEMM_CPU = 1,
+    VKVIT_GEMM_VARIANT_COUNT
+} vkvit__gemm_variant;
+
 typedef struct vkvit__gemm_config {
-    uint32_t bm, bn, bk;                             /* workgroup tile */
-    uint32_t tm, tn;                                 /* register tile per invocation */
+    uint32_t bm, bn, bk;                             /* workgroup tile (CPU: bk is the K chunk, 32) */
+    uint32_t tm, tn;                                 /* register tile per invocation (CPU: tm 1, tn columns/lane) */
+    vkvit__gemm_variant variant;
 } vkvit__gemm_config;
 
-/* The tile configuration for this device and problem size. */
+/* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_CPU on CPU devices
+ * (VKVIT_QUIRK_CPU_DEVICE), VKVIT_GEMM_SHARED elsewhere. */
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K);
+/* The tile configuration of one given variant for this problem size (tests run every variant). */
+vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
+                                            uint32_t K);
+/* "shared", "cpu". */
+const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 
-/* Bindings: 0 A, 1 B, 2 bias (any buffer when !bias), 3 D. */
-vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config *cfg, bool bias, const char *label,
-                                       vkvit__kernel *out);
+/* What the epilogue applies (specialization constants). act: 0 none, 1 GELU (erf), 2 ReLU, 3 SiLU. */
+typedef struct vkvit__gemm_epilogue {
+    bool bias;
+    uint32_t act;
+    bool scale;
+    bool residual;
+} vkvit__gemm_epilogue;
+
+/* Bindings: 0 A, 1 B, 2 bias, 3 D, 4 scale, 5 residual (any buffer for a disabled term; the residual may be D). */
+#define VKVIT_GEMM_BINDINGS 6
+
+/* The kernel description (shader + specialization constants) for a tile configuration and epilogue. Fails only
+ * for a malformed configuration. */
+vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep, const char *label,
+                                     vkvit__kernel_desc *out);
+vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep,
+                                       const char *label, vkvit__kernel *out);
+/* Workgroup counts: one workgroup per bm x bn output tile, batch in z. */
+void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]);
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch);
 

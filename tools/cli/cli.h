@@ -14,5 +14,6 @@ int vkvit_cli_exit_code(vkvit_result r);
 int vkvit_cli_info(int argc, char **argv);
 int vkvit_cli_bench(int argc, char **argv);
 int vkvit_cli_inspect(int argc, char **argv);
+int vkvit_cli_run(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ typedef struct command {
 static const command k_commands[] = {
     {"info", vkvit_cli_info, "list Vulkan devices, their features and the workarounds in force"},
     {"inspect", vkvit_cli_inspect, "describe a model file: architecture, parameters, FLOPs"},
+    {"run", vkvit_cli_run, "run a model on a tensor from a safetensors file, write the logits"},
     {"bench", vkvit_cli_bench, "measure kernels or a model (GPU timestamps, median of repeats)"},
 };
 

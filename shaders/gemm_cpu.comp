@@ -1,0 +1,147 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+// ---------------------------------------------------------------------------------------------------------------
+// GEMM for CPU Vulkan devices (Mesa llvmpipe/lavapipe), same contract as gemm.comp:
+//     D[b][m][n] = epilogue( sum_k A[b][m][k] * B[b][n][k] )             A: (M, K)  B: (N, K)  D: (M, N)
+//
+// Why this layout (measured on Mesa 22.3 llvmpipe, AVX2, subgroup size 8; see docs in the GEMM report):
+//   * Every SSBO (and shared-memory) load is a per-lane scalar loop with a bounds check and a variable-index
+//     vector insert that LLVM lowers through the stack (a store-forwarding stall per element): ~20-40 CPU cycles
+//     per float per lane, whether the address is uniform or not. A vector FMA costs ~0.5 cycle. So the kernel is
+//     built to load each float exactly once per subgroup and reuse it as often as possible:
+//       - lane l owns the output columns n0 + l + 8j (j < TN): B is loaded per lane (its own rows of B, vec4 along
+//         K) and each loaded B float feeds one FMA per output row of the tile;
+//       - A is loaded with the 8 lanes spread along K (lane l holds A[m][k0+4l .. k0+4l+3]) and each float is
+//         handed to all lanes with subgroupShuffle(x, constant) (cheaper than subgroupBroadcast on llvmpipe),
+//         feeding TN FMAs per lane.
+//   * No shared memory and no barrier (barriers turn the shader into coroutines that spill state).
+//   * The output rows are a *dynamic* loop over the accumulator array acc[i][*] (a private array: gathers and
+//     scatters with constant lane indices, cheap), so the unrolled code is one row x one 32-wide K chunk: the
+//     pipeline compiles in about a second, and rows past M cost nothing (no M padding waste).
+//
+// Tile: one subgroup (= one workgroup of 8 invocations) computes BM rows x (8*TN) columns, K in chunks of 32.
+// Grid: (ceil(N / (8*TN)), ceil(M / BM), batch). Any M, N, K: vec4 loads when K and all A/B strides are
+// multiples of 4, otherwise a scalar-load path (same structure); columns past N clamp their loads and skip stores.
+// ---------------------------------------------------------------------------------------------------------------
+#include "types.glsl"
+
+layout(constant_id = 0) const uint BM = 256;        // output rows per workgroup (<= MAX_BM)
+layout(constant_id = 1) const uint TN = 32;         // output columns per lane (<= MAX_TN); workgroup: 8*TN columns
+layout(constant_id = 2) const bool HAS_BIAS = false;
+layout(constant_id = 3) const uint ACT = 0;         // epilogue (gemm_epilogue.glsl)
+layout(constant_id = 4) const bool HAS_SCALE = false;
+layout(constant_id = 5) const bool HAS_RESIDUAL = false;
+
+layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)
+
+layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
+layout(binding = 0, std430) readonly buffer A4 { vec4 data_a4[]; };
+layout(binding = 1, std430) readonly buffer B { B_TYPE data_b[]; };
+layout(binding = 1, std430) readonly buffer B4 { vec4 data_b4[]; };
+layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
+
+layout(push_constant) uniform Push {
+    uint M, N, K;
+    uint stride_a, stride_b, stride_d;              // row strides in elements
+    uint batch_stride_a, batch_stride_b, batch_stride_d;
+    uint a_offset, d_offset;                        // element offsets of A and D in their buffers
+    uint r_offset, r_stride, r_batch_stride;        // the residual matrix (epilogue)
+} p;
+
+#include "gemm_epilogue.glsl"
+
+#define MAX_BM 256
+#define MAX_TN 32
+#define KC4 8                                       // K chunk in vec4s: 8 lanes x vec4 = 32 k
+
+ACC_TYPE acc[MAX_BM][MAX_TN];
+
+// Four consecutive k of row `row_off` (element offset of the row), starting at k = 4*k4; zeros past K.
+// VEC: the row start and K are multiples of 4, so one vec4 load (clamped to the row, masked) does it.
+vec4 load_a(const bool VEC, uint row_off, uint k4) {
+    if (VEC) {
+        const uint kq = p.K / 4;
+        const vec4 v = data_a4[row_off / 4 + min(k4, kq - 1)];
+        return k4 < kq ? v : vec4(0.0);
+    }
+    vec4 v;
+    [[unroll]] for (uint c = 0; c < 4; c++) {
+        const uint k = 4 * k4 + c;
+        const float x = float(data_a[row_off + min(k, p.K - 1)]);
+        v[c] = k < p.K ? x : 0.0;
+    }
+    return v;
+}
+
+vec4 load_b(const bool VEC, uint row_off, uint k4) {
+    if (VEC) {
+        const uint kq = p.K / 4;
+        const vec4 v = data_b4[row_off / 4 + min(k4, kq - 1)];
+        return k4 < kq ? v : vec4(0.0);
+    }
+    vec4 v;
+    [[unroll]] for (uint c = 0; c < 4; c++) {
+        const uint k = 4 * k4 + c;
+        const float x = float(data_b[row_off + min(k, p.K - 1)]);
+        v[c] = k < p.K ? x : 0.0;
+    }
+    return v;
+}
+
+// Accumulates this workgroup's tile over all of K into acc[0..m_count)[0..TN).
+void accumulate(const bool VEC, uint a_off, uint m0, uint m_count, uint b_rows[MAX_TN]) {
+    const uint lane = gl_SubgroupInvocationID;
+    const uint k4_end = (p.K + 3) / 4;
+    for (uint c0 = 0; c0 < k4_end; c0 += KC4) {
+        // This lane's B rows for the 32-k chunk: TN x 8 vec4, loaded once, reused by every output row below.
+        vec4 b[MAX_TN][KC4];
+        [[unroll]] for (uint j = 0; j < TN; j++)
+            [[unroll]] for (uint c = 0; c < KC4; c++) b[j][c] = load_b(VEC, b_rows[j], c0 + c);
+        [[dont_unroll]] for (uint i = 0; i < m_count; i++) {
+            // Lane l holds A[m0+i][k0+4l .. k0+4l+3]; row element (lane L, component kk) is k = k0 + 4L + kk.
+            const vec4 av = load_a(VEC, a_off + (m0 + i) * p.stride_a, c0 + lane);
+            ACC_TYPE t[MAX_TN];
+            [[unroll]] for (uint j = 0; j < TN; j++) t[j] = acc[i][j];
+#define VKVIT_GEMM_CPU_LANE(L)                                                                    \
+            [[unroll]] for (uint kk = 0; kk < 4; kk++) {                                          \
+                const float s = subgroupShuffle(av[kk], L);                                       \
+                [[unroll]] for (uint j = 0; j < TN; j++) t[j] = fma(s, b[j][L][kk], t[j]);        \
+            }
+            VKVIT_GEMM_CPU_LANE(0) VKVIT_GEMM_CPU_LANE(1) VKVIT_GEMM_CPU_LANE(2) VKVIT_GEMM_CPU_LANE(3)
+            VKVIT_GEMM_CPU_LANE(4) VKVIT_GEMM_CPU_LANE(5) VKVIT_GEMM_CPU_LANE(6) VKVIT_GEMM_CPU_LANE(7)
+#undef VKVIT_GEMM_CPU_LANE
+            [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = t[j];
+        }
+    }
+}
+
+void main() {
+    const uint lane = gl_SubgroupInvocationID;
+    const uint m0 = gl_WorkGroupID.y * BM;
+    const uint n0 = gl_WorkGroupID.x * 8 * TN;
+    const uint m_count = min(BM, p.M - m0);
+    const uint a_off = p.a_offset + gl_WorkGroupID.z * p.batch_stride_a;
+    const uint b_off = gl_WorkGroupID.z * p.batch_stride_b;
+    const uint d_off = p.d_offset + gl_WorkGroupID.z * p.batch_stride_d;
+
+    uint b_rows[MAX_TN];                            // element offset of each of this lane's B rows (clamped to N)
+    [[unroll]] for (uint j = 0; j < TN; j++) b_rows[j] = b_off + min(n0 + 8 * j + lane, p.N - 1) * p.stride_b;
+    for (uint i = 0; i < m_count; i++)
+        [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = 0.0;
+
+    if (((p.K | p.stride_a | p.stride_b | p.batch_stride_a | p.batch_stride_b | p.a_offset) & 3u) == 0)
+        accumulate(true, a_off, m0, m_count, b_rows);
+    else
+        accumulate(false, a_off, m0, m_count, b_rows);
+
+    for (uint i = 0; i < m_count; i++) {
+        [[unroll]] for (uint j = 0; j < TN; j++) {
+            const uint n = n0 + 8 * j + lane;
+            if (n < p.N) {
+                data_d[d_off + (m0 + i) * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], gl_WorkGroupID.z, m0 + i, n));
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// ---------------------------------------------------------------------------------------------------------------
+// GRN apply, step 2 of 2, fused with the block's LayerScale and residual add (SPEC 2.2, 2.5):
+//   y          = gamma[c] * (a[b,t,c] * nx[b,c]) + beta[c] + a[b,t,c]          (GRN on the mixer output a)
+//   d[b,t,c]  += ls[c] * y        (HAS_LS)            or      d[b,t,c] += y   (LayerScale disabled)
+// a: (B, T, C) mixer output; nx: (B, C) from grn_stats; d: the residual stream, updated in place.
+// ---------------------------------------------------------------------------------------------------------------
+#include "types.glsl"
+
+layout(constant_id = 0) const bool HAS_LS = true;
+layout(local_size_x = 256) in;
+
+layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
+layout(binding = 1, std430) readonly buffer NX { float data_nx[]; };
+layout(binding = 2, std430) readonly buffer G { float data_gamma[]; }; // [C]
+layout(binding = 3, std430) readonly buffer Be { float data_beta[]; }; // [C]
+layout(binding = 4, std430) readonly buffer LS { float data_ls[]; };   // [C] (any buffer when !HAS_LS)
+layout(binding = 5, std430) buffer D { D_TYPE data_d[]; };
+
+layout(push_constant) uniform Push {
+    uint B, T, C;
+} p;
+
+void main() {
+    const uint total = p.B * p.T * p.C;
+    const uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint i = gl_GlobalInvocationID.x; i < total; i += stride) {
+        const uint c = i % p.C, b = i / (p.T * p.C);
+        const float a = float(data_a[i]);
+        float y = data_gamma[c] * (a * data_nx[b * p.C + c]) + data_beta[c] + a;
+        if (HAS_LS) y *= data_ls[c];
+        data_d[i] = D_TYPE(float(data_d[i]) + y);
+    }
+}

@@ -1,0 +1,180 @@
+/* Graph tables and builder calls (see graph.h). */
+#include "graph/graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx) {
+    memset(g, 0, sizeof *g);
+    g->ctx = ctx;
+}
+
+void vkvit__graph_free(vkvit__graph *g) {
+    free(g->tensors);
+    free(g->nodes);
+    free(g->kernels);
+    memset(g, 0, sizeof *g);
+}
+
+uint32_t vkvit__graph_fail(vkvit__graph *g, vkvit_result code, const char *fmt, ...) {
+    if (g->error == VKVIT_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->error_msg, sizeof g->error_msg, fmt, ap);
+        va_end(ap);
+        g->error = code;
+    }
+    return VKVIT_NONE;
+}
+
+vkvit_result vkvit__graph_error(const vkvit__graph *g) {
+    if (g->error != VKVIT_OK) return vkvit__error(g->error, "%s", g->error_msg);
+    return VKVIT_OK;
+}
+
+/* Grows an array of `size`-byte elements to hold at least `need`. */
+static bool grow(vkvit__graph *g, void **arr, uint32_t *cap, uint32_t need, size_t size) {
+    if (need <= *cap) return true;
+    uint32_t ncap = *cap ? *cap * 2 : 64;
+    while (ncap < need) ncap *= 2;
+    void *p = realloc(*arr, (size_t)ncap * size);
+    if (!p) {
+        vkvit__graph_fail(g, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "graph: out of host memory growing to %u entries", ncap);
+        return false;
+    }
+    *arr = p;
+    *cap = ncap;
+    return true;
+}
+
+/* dst = "scope.name" (or "name"), truncated to cap - 1 bytes. */
+static void join_label(char *dst, size_t cap, const char *scope, const char *name) {
+    size_t n = 0;
+    for (const char *s = scope; s && *s && n + 1 < cap; s++) dst[n++] = *s;
+    if (scope && scope[0] && n + 1 < cap) dst[n++] = '.';
+    for (const char *s = name; *s && n + 1 < cap; s++) dst[n++] = *s;
+    dst[n] = '\0';
+}
+
+static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
+                           const uint32_t *shape) {
+    if (g->error) return VKVIT_NONE;
+    if (ndim == 0 || ndim > VKVIT_MAX_DIMS)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' has %u dims", name, ndim);
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' has a zero dimension", name);
+        n *= shape[i];
+        if (n > (1ull << 34))
+            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' is too large", name);
+    }
+    if (!grow(g, (void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof *g->tensors)) return VKVIT_NONE;
+    vkvit__tensor *t = &g->tensors[g->n_tensors];
+    memset(t, 0, sizeof *t);
+    join_label(t->name, sizeof t->name, kind != VKVIT_TENSOR_WEIGHT ? g->scope : NULL, name);
+    t->kind = kind;
+    t->ndim = ndim;
+    memcpy(t->shape, shape, ndim * sizeof *shape);
+    t->bytes = n * 4;
+    t->view_of = VKVIT_NONE;
+    t->first_use = t->last_use = VKVIT_NONE;
+    return g->n_tensors++;
+}
+
+uint32_t vkvit__graph_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
+                             const uint32_t *shape) {
+    return add_tensor(g, kind, name, ndim, shape);
+}
+
+uint32_t vkvit__graph_weight_at(vkvit__graph *g, const char *name, uint64_t offset, uint32_t ndim,
+                                const uint32_t *shape) {
+    uint32_t t = add_tensor(g, VKVIT_TENSOR_WEIGHT, name, ndim, shape);
+    if (t != VKVIT_NONE) g->tensors[t].offset = offset;
+    return t;
+}
+
+uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, uint64_t elem_offset, uint32_t ndim,
+                           const uint32_t *shape) {
+    if (g->error) return VKVIT_NONE;
+    if (parent >= g->n_tensors)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: view '%s' of an invalid tensor", name);
+    uint32_t t = add_tensor(g, g->tensors[parent].kind, name, ndim, shape);
+    if (t == VKVIT_NONE) return t;
+    vkvit__tensor *v = &g->tensors[t], *p = &g->tensors[parent];
+    if (elem_offset * 4 + v->bytes > p->bytes)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                 "graph: view '%s' (%llu bytes at +%llu) does not fit in '%s' (%llu bytes)", v->name,
+                                 (unsigned long long)v->bytes, (unsigned long long)elem_offset * 4, p->name,
+                                 (unsigned long long)p->bytes);
+    v->view_of = parent;
+    v->view_offset = elem_offset * 4;
+    if (p->kind == VKVIT_TENSOR_WEIGHT) v->offset = p->offset + v->view_offset;
+    return t;
+}
+
+uint32_t vkvit__graph_root(const vkvit__graph *g, uint32_t t, uint64_t *offset_in_root) {
+    uint64_t off = 0;
+    while (g->tensors[t].view_of != VKVIT_NONE) {
+        off += g->tensors[t].view_offset;
+        t = g->tensors[t].view_of;
+    }
+    if (offset_in_root) *offset_in_root = off;
+    return t;
+}
+
+void vkvit__graph_scope(vkvit__graph *g, const char *fmt, ...) {
+    if (!fmt) {
+        g->scope[0] = '\0';
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->scope, sizeof g->scope, fmt, ap);
+    va_end(ap);
+}
+
+static bool same_kernel(const vkvit__kernel_desc *a, const vkvit__kernel_desc *b) {
+    return a->shader == b->shader && a->n_buffers == b->n_buffers && a->push_size == b->push_size &&
+           a->n_spec == b->n_spec && memcmp(a->spec, b->spec, a->n_spec * sizeof a->spec[0]) == 0;
+}
+
+uint32_t vkvit__graph_node(vkvit__graph *g, const char *name, const char *kind, const vkvit__kernel_desc *kdesc,
+                           const vkvit__node_binding *bindings, uint32_t n_bindings, const void *push,
+                           uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
+    if (g->error) return VKVIT_NONE;
+    if (n_bindings != kdesc->n_buffers || n_bindings > VKVIT_MAX_BINDINGS || push_size != kdesc->push_size ||
+        push_size > VKVIT_MAX_PUSH)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                 "graph: node '%s': %u bindings / %u push bytes do not match its kernel (%u / %u)", name,
+                                 n_bindings, push_size, kdesc->n_buffers, kdesc->push_size);
+    for (uint32_t i = 0; i < n_bindings; i++)
+        if (bindings[i].tensor >= g->n_tensors)
+            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: node '%s': binding %u has no tensor", name, i);
+    if (gx == 0 || gy == 0 || gz == 0 || gx > g->ctx->limits.maxComputeWorkGroupCount[0] ||
+        gy > g->ctx->limits.maxComputeWorkGroupCount[1] || gz > g->ctx->limits.maxComputeWorkGroupCount[2])
+        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED,
+                                 "graph: node '%s' needs %u x %u x %u workgroups; the device allows %u x %u x %u", name,
+                                 gx, gy, gz, g->ctx->limits.maxComputeWorkGroupCount[0],
+                                 g->ctx->limits.maxComputeWorkGroupCount[1], g->ctx->limits.maxComputeWorkGroupCount[2]);
+    uint32_t k = 0;
+    while (k < g->n_kernels && !same_kernel(&g->kernels[k], kdesc)) k++;
+    if (k == g->n_kernels) {
+        if (!grow(g, (void **)&g->kernels, &g->cap_kernels, g->n_kernels + 1, sizeof *g->kernels)) return VKVIT_NONE;
+        g->kernels[g->n_kernels++] = *kdesc;
+    }
+    if (!grow(g, (void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes)) return VKVIT_NONE;
+    vkvit__node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    join_label(n->label, sizeof n->label, g->scope, name);
+    n->kind = kind;
+    n->kernel = k;
+    n->n_bindings = n_bindings;
+    memcpy(n->bindings, bindings, n_bindings * sizeof *bindings);
+    if (push_size) memcpy(n->push, push, push_size);
+    n->groups[0] = gx;
+    n->groups[1] = gy;
+    n->groups[2] = gz;
+    return g->n_nodes++;
+}

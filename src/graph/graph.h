@@ -1,0 +1,150 @@
+/* src/graph — build, plan, record (ggml's three phases).
+ *
+ *   graph.c   tensor and node tables and the builder calls. Modules add tensors and nodes; every id is a uint32_t
+ *             index, never a pointer. Errors are sticky: after the first failure every builder call returns
+ *             VKVIT_NONE and does nothing, and vkvit__graph_error() reports the first sentence — so module code
+ *             reads top to bottom like the PyTorch forward without an error check per line.
+ *   plan.c    liveness -> one arena: best-fit free list sorted by offset, freed ranges reused, inputs and outputs
+ *             never aliased; a measuring pass gives the arena size before anything is allocated.
+ *   record.c  pipelines, descriptor sets, push constants and barriers fixed once at session creation; barriers
+ *             come from data flow (a read or write after a write of an overlapping range, a write after a read).
+ *
+ * A node is one compute dispatch: a kernel (shader + specialization constants, de-duplicated per graph), its
+ * bindings (tensor + read/write), its push constants and its workgroup count. */
+#ifndef VKVIT_GRAPH_H
+#define VKVIT_GRAPH_H
+
+#include "vk/vk.h"
+
+#define VKVIT_NONE UINT32_MAX
+#define VKVIT_MAX_DIMS 4
+#define VKVIT_ARENA_ALIGN 256u /* >= minStorageBufferOffsetAlignment on every device we know */
+
+typedef enum vkvit__tensor_kind {
+    VKVIT_TENSOR_ACTIVATION,                /* placed in the session arena by the planner */
+    VKVIT_TENSOR_INPUT,                     /* arena, never aliased; written by the host before a run */
+    VKVIT_TENSOR_OUTPUT,                    /* arena, never aliased; read by the host after a run */
+    VKVIT_TENSOR_WEIGHT,                    /* the model's weight buffer, at a fixed offset */
+} vkvit__tensor_kind;
+
+typedef struct vkvit__tensor {
+    char name[64];
+    vkvit__tensor_kind kind;
+    uint32_t ndim;
+    uint32_t shape[VKVIT_MAX_DIMS];
+    uint64_t bytes;
+    uint32_t view_of;                       /* VKVIT_NONE, or the tensor whose storage this one shares */
+    uint64_t view_offset;                   /* bytes into the parent */
+    uint64_t offset;                        /* weights: offset in the weight buffer; else in the arena (plan.c) */
+    uint32_t first_use, last_use;           /* node indices (plan.c); VKVIT_NONE when unused */
+} vkvit__tensor;
+
+enum { VKVIT_READ = 1, VKVIT_WRITE = 2 };
+
+typedef struct vkvit__node_binding {
+    uint32_t tensor;
+    uint32_t access;                        /* VKVIT_READ | VKVIT_WRITE */
+} vkvit__node_binding;
+
+typedef struct vkvit__node {
+    char label[64];                         /* e.g. "blocks.3.mlp.layer1" — dispatch debug label and profile row */
+    const char *kind;                       /* static string grouping nodes for profiles: "gemm", "attention"... */
+    uint32_t kernel;                        /* index into graph.kernels */
+    uint32_t n_bindings;
+    vkvit__node_binding bindings[VKVIT_MAX_BINDINGS];
+    uint8_t push[VKVIT_MAX_PUSH];
+    uint32_t groups[3];
+} vkvit__node;
+
+typedef struct vkvit__graph {
+    vkvit_ctx *ctx;
+    vkvit__tensor *tensors;
+    uint32_t n_tensors, cap_tensors;
+    vkvit__node *nodes;
+    uint32_t n_nodes, cap_nodes;
+    vkvit__kernel_desc *kernels;            /* unique kernel descs; labels point at static strings */
+    uint32_t n_kernels, cap_kernels;
+    vkvit_result error;                     /* first failure (sticky) */
+    char error_msg[512];
+    char scope[64];                         /* name prefix for labels, e.g. "blocks.3" */
+} vkvit__graph;
+
+void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx);
+void vkvit__graph_free(vkvit__graph *g);
+
+/* Records the first error (sticky) and returns VKVIT_NONE, so a builder can `return vkvit__graph_fail(...)`. */
+uint32_t vkvit__graph_fail(vkvit__graph *g, vkvit_result code, const char *fmt, ...) VKVIT_PRINTF(3, 4);
+/* VKVIT_OK, or the first error with its sentence restored into vkvit_last_error(). */
+vkvit_result vkvit__graph_error(const vkvit__graph *g);
+
+/* A new tensor of `kind` with fp32 elements and the given shape. */
+uint32_t vkvit__graph_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
+                             const uint32_t *shape);
+/* A weight tensor at `offset` bytes in the model's weight buffer. */
+uint32_t vkvit__graph_weight_at(vkvit__graph *g, const char *name, uint64_t offset, uint32_t ndim,
+                                const uint32_t *shape);
+/* A view: `ndim`/`shape` elements starting `elem_offset` fp32 elements into `parent` (must fit inside it). */
+uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, uint64_t elem_offset, uint32_t ndim,
+                           const uint32_t *shape);
+
+static inline uint64_t vkvit__numel(const vkvit__tensor *t) {
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+    return n;
+}
+
+/* Adds a node. `kdesc` is de-duplicated against earlier kernels of the graph. Returns the node index or
+ * VKVIT_NONE. The label is "<scope>.<name>" (or just name without a scope). */
+uint32_t vkvit__graph_node(vkvit__graph *g, const char *name, const char *kind, const vkvit__kernel_desc *kdesc,
+                           const vkvit__node_binding *bindings, uint32_t n_bindings, const void *push,
+                           uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz);
+
+/* Scoped labels: vkvit__graph_scope(g, "blocks.%u", i) ... vkvit__graph_scope(g, NULL). */
+void vkvit__graph_scope(vkvit__graph *g, const char *fmt, ...) VKVIT_PRINTF(2, 3);
+
+/* The tensor that owns the storage of `t` (follows views), and the byte offset of `t` inside it. */
+uint32_t vkvit__graph_root(const vkvit__graph *g, uint32_t t, uint64_t *offset_in_root);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Planning (plan.c)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct vkvit__plan_stats {
+    uint64_t arena_bytes;                   /* the planned arena */
+    uint64_t sum_activation_bytes;          /* what a one-buffer-per-tensor runtime would allocate */
+    uint64_t largest_activation_bytes;
+    uint32_t n_activations;
+} vkvit__plan_stats;
+
+/* Computes liveness and arena offsets for every non-weight root tensor. */
+vkvit_result vkvit__plan(vkvit__graph *g, vkvit__plan_stats *stats);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Recording (record.c)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct vkvit__recording {
+    vkvit__kernel *kernels;                 /* one per graph kernel */
+    uint32_t n_kernels;
+    VkDescriptorPool pool;
+    VkDescriptorSet *sets;                  /* one per node */
+    uint32_t n_barriers;                    /* vkCmdPipelineBarrier calls between nodes */
+    bool profiled;
+    vkvit__timer timer;                     /* 2 timestamps per node when profiled */
+} vkvit__recording;
+
+typedef struct vkvit__record_target {
+    const vkvit__buffer *weights;           /* WEIGHT tensors */
+    const vkvit__buffer *arena;             /* everything else */
+} vkvit__record_target;
+
+/* Creates every pipeline and descriptor set (no Vulkan object is created later). */
+vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
+                                   bool profile, vkvit__recording *rec);
+/* Records all nodes into `cmd` with data-flow barriers. The caller adds what surrounds it (input copies, the
+ * dependency on earlier submissions, output visibility). */
+void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
+                         vkvit__recording *rec, VkCommandBuffer cmd);
+void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec);
+
+#endif /* VKVIT_GRAPH_H */

@@ -1,0 +1,137 @@
+/* Recording: every pipeline and descriptor set is created once (vkvit__record_prepare); the node sequence is then
+ * recorded with barriers derived from data flow (vkvit__record_nodes).
+ *
+ * Barrier rule. Between barriers the recorder keeps the byte ranges written ("pending writes") and read ("pending
+ * reads") by the nodes recorded so far. Before a node, a barrier is needed when
+ *   - the node reads or writes a range overlapping a pending write (read-after-write, write-after-write), or
+ *   - the node writes a range overlapping a pending read (write-after-read: the planner reuses freed memory).
+ * The barrier then carries one buffer-range memory barrier per pending write (making those writes visible) and,
+ * for write-after-read, the execution dependency of the call itself; both pending lists are cleared. Nodes with
+ * no such conflict are recorded back to back and may overlap on the GPU. */
+#include "graph/graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct range {
+    VkBuffer buffer;
+    uint64_t offset, size;
+} range;
+
+static range binding_range(const vkvit__graph *g, const vkvit__record_target *tg, uint32_t tensor) {
+    const vkvit__tensor *t = &g->tensors[tensor];
+    uint32_t root = vkvit__graph_root(g, tensor, NULL);
+    const vkvit__buffer *buf = g->tensors[root].kind == VKVIT_TENSOR_WEIGHT ? tg->weights : tg->arena;
+    return (range){buf->buffer, t->offset, t->bytes};
+}
+
+static bool overlaps(const range *a, const range *b) {
+    return a->buffer == b->buffer && a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+}
+
+vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                                   bool profile, vkvit__recording *rec) {
+    vkvit_result res = vkvit__graph_error(g);
+    memset(rec, 0, sizeof *rec);
+    if (res != VKVIT_OK) return res;
+    rec->kernels = calloc(g->n_kernels ? g->n_kernels : 1, sizeof *rec->kernels);
+    rec->sets = calloc(g->n_nodes ? g->n_nodes : 1, sizeof *rec->sets);
+    if (!rec->kernels || !rec->sets) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "record: out of host memory");
+        goto fail;
+    }
+    for (uint32_t k = 0; k < g->n_kernels; k++) {
+        if ((res = vkvit__kernel_create(ctx, &g->kernels[k], &rec->kernels[k])) != VKVIT_OK) goto fail;
+        rec->n_kernels++;
+    }
+    if ((res = vkvit__descriptor_pool_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->pool)) != VKVIT_OK) goto fail;
+    uint64_t align = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, 4);
+    for (uint32_t n = 0; n < g->n_nodes; n++) {
+        const vkvit__node *node = &g->nodes[n];
+        vkvit__binding binds[VKVIT_MAX_BINDINGS];
+        for (uint32_t b = 0; b < node->n_bindings; b++) {
+            uint32_t t = node->bindings[b].tensor;
+            uint32_t root = vkvit__graph_root(g, t, NULL);
+            const vkvit__tensor *x = &g->tensors[t];
+            if (x->offset % align) {
+                res = vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                                   "record: node '%s' binds '%s' at byte offset %llu, not a multiple of the device's "
+                                   "storage-buffer offset alignment %llu",
+                                   node->label, x->name, (unsigned long long)x->offset, (unsigned long long)align);
+                goto fail;
+            }
+            binds[b] = (vkvit__binding){g->tensors[root].kind == VKVIT_TENSOR_WEIGHT ? tg->weights : tg->arena,
+                                        x->offset, x->bytes};
+        }
+        if ((res = vkvit__descriptor_set_create(ctx, rec->pool, &rec->kernels[node->kernel], binds, &rec->sets[n])) !=
+            VKVIT_OK)
+            goto fail;
+    }
+    if (profile) {
+        if ((res = vkvit__timer_create(ctx, 2 * VKVIT_MAX(g->n_nodes, 1u), &rec->timer)) != VKVIT_OK) goto fail;
+        rec->profiled = true;
+    }
+    return VKVIT_OK;
+fail:
+    vkvit__record_free(ctx, rec);
+    return res;
+}
+
+void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
+    for (uint32_t k = 0; k < rec->n_kernels; k++) vkvit__kernel_destroy(ctx, &rec->kernels[k]);
+    if (rec->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, rec->pool, NULL);
+    if (rec->timer.pool) vkvit__timer_destroy(ctx, &rec->timer);
+    free(rec->kernels);
+    free(rec->sets);
+    memset(rec, 0, sizeof *rec);
+}
+
+/* The pending lists hold at most a few dozen ranges between barriers; fixed arrays keep recording allocation-free.
+ * When one fills up a barrier is forced, which is always correct. */
+#define MAX_PENDING 64
+
+void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                         vkvit__recording *rec, VkCommandBuffer cmd) {
+    range writes[MAX_PENDING], reads[MAX_PENDING];
+    uint32_t n_writes = 0, n_reads = 0;
+    rec->n_barriers = 0;
+    if (rec->profiled) vkvit__cmd_timer_reset(ctx, cmd, &rec->timer);
+
+    for (uint32_t n = 0; n < g->n_nodes; n++) {
+        const vkvit__node *node = &g->nodes[n];
+        bool need = n_writes + node->n_bindings > MAX_PENDING || n_reads + node->n_bindings > MAX_PENDING;
+        for (uint32_t b = 0; b < node->n_bindings && !need; b++) {
+            range r = binding_range(g, tg, node->bindings[b].tensor);
+            for (uint32_t i = 0; i < n_writes && !need; i++) need = overlaps(&r, &writes[i]);
+            if (node->bindings[b].access & VKVIT_WRITE)
+                for (uint32_t i = 0; i < n_reads && !need; i++) need = overlaps(&r, &reads[i]);
+        }
+        if (need) {
+            VkBufferMemoryBarrier bars[MAX_PENDING];
+            for (uint32_t i = 0; i < n_writes; i++)
+                bars[i] = (VkBufferMemoryBarrier){
+                    .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                    .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                    .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                    .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                    .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                    .buffer = writes[i].buffer,
+                    .offset = writes[i].offset,
+                    .size = writes[i].size,
+                };
+            ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                         0, 0, NULL, n_writes, bars, 0, NULL);
+            rec->n_barriers++;
+            n_writes = n_reads = 0;
+        }
+        for (uint32_t b = 0; b < node->n_bindings; b++) {
+            range r = binding_range(g, tg, node->bindings[b].tensor);
+            if (node->bindings[b].access & VKVIT_WRITE) writes[n_writes++] = r;
+            if (node->bindings[b].access & VKVIT_READ) reads[n_reads++] = r;
+        }
+        if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n);
+        vkvit__cmd_dispatch(ctx, cmd, &rec->kernels[node->kernel], rec->sets[n], node->push, node->groups[0],
+                            node->groups[1], node->groups[2]);
+        if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n + 1);
+    }
+}

@@ -1,0 +1,205 @@
+/* vkvit_model: read + validate the file (model_file.c), convert every tensor to fp32 into one host image, add the
+ * architecture's constant tables, upload once. */
+#include "model/model.h"
+
+#include "model/model_file.h"
+#include "modules/modules.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_weight(const void *a, const void *b) {
+    return strcmp(((const vkvit__weight *)a)->name, ((const vkvit__weight *)b)->name);
+}
+
+static const vkvit__weight *find_weight(const vkvit_model *m, const char *name) {
+    vkvit__weight key = {.name = name};
+    return bsearch(&key, m->weights, m->n_weights, sizeof key, cmp_weight);
+}
+
+bool vkvit__model_has(const vkvit_model *m, const char *name) { return find_weight(m, name) != NULL; }
+
+uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *name) {
+    if (g->error) return VKVIT_NONE;
+    const vkvit__weight *w = find_weight(m, name);
+    if (!w)
+        return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);
+    return vkvit__graph_weight_at(g, w->name, w->offset, w->ndim, w->shape);
+}
+
+uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) {
+    char name[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return vkvit__model_weight(g, m, name);
+}
+
+static uint64_t align_up(uint64_t x) { return (x + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN; }
+
+static vkvit_result architecture_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n) {
+    *out = NULL;
+    *n = 0;
+    switch (mf->cfg.arch) {
+    case VKVIT_ARCH_VIT5: return vkvit__vit5_constants(mf, out, n);
+    default: return VKVIT_OK;
+    }
+}
+
+static void free_constants(vkvit__constant *c, uint32_t n) {
+    for (uint32_t i = 0; c && i < n; i++) free(c[i].data);
+    free(c);
+}
+
+vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out) {
+    vkvit__error_clear();
+    if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: out is NULL");
+    *out = NULL;
+    if (!ctx || !desc || !desc->path)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: ctx, desc and desc->path are required");
+    vkvit__model_file mf;
+    vkvit_result res = vkvit__model_file_open(desc->path, &mf);
+    if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
+    if (mf.cfg.arch != VKVIT_ARCH_VIT5 && mf.cfg.arch != VKVIT_ARCH_VIL) {
+        vkvit__model_file_close(&mf);
+        return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': architecture %s is not supported yet",
+                                                 desc->path, vkvit__arch_name(mf.cfg.arch)));
+    }
+
+    vkvit_model *m = calloc(1, sizeof *m);
+    vkvit__constant *consts = NULL;
+    uint32_t n_consts = 0;
+    float *image = NULL;
+    if (!m) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
+        goto fail;
+    }
+    m->ctx = ctx;
+    snprintf(m->label, sizeof m->label, "%s", desc->label ? desc->label : desc->path);
+    m->params = vkvit__model_param_count(&mf.cfg);
+    m->flops = vkvit__model_flops(&mf.cfg);
+    if ((res = architecture_constants(&mf, &consts, &n_consts)) != VKVIT_OK) goto fail;
+
+    /* Layout: file tensors in name order, then the constants; each at a VKVIT_ARENA_ALIGN boundary. */
+    uint32_t n = mf.st.n_tensors + n_consts;
+    size_t names_bytes = 0;
+    for (uint32_t i = 0; i < mf.st.n_tensors; i++) names_bytes += strlen(mf.st.tensors[i].name) + 1;
+    for (uint32_t i = 0; i < n_consts; i++) names_bytes += strlen(consts[i].name) + 1;
+    m->weights = calloc(n ? n : 1, sizeof *m->weights);
+    m->names = malloc(names_bytes ? names_bytes : 1);
+    if (!m->weights || !m->names) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
+        goto fail;
+    }
+    uint64_t total = 0;
+    char *np = m->names;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name;
+        uint32_t ndim;
+        uint64_t shape[VKVIT_ST_MAX_DIMS] = {0}, numel = 1;
+        if (i < mf.st.n_tensors) {
+            const vkvit__st_tensor *t = &mf.st.tensors[i];
+            name = t->name;
+            ndim = t->ndim;
+            memcpy(shape, t->shape, sizeof t->shape);
+        } else {
+            const vkvit__constant *c = &consts[i - mf.st.n_tensors];
+            name = c->name;
+            ndim = c->ndim;
+            for (uint32_t d = 0; d < ndim; d++) shape[d] = c->shape[d];
+        }
+        if (ndim > VKVIT_MAX_DIMS) { /* no architecture uses more; the reader already checked the table */
+            res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' has %u dims", desc->path, name, ndim);
+            goto fail;
+        }
+        vkvit__weight *w = &m->weights[i];
+        size_t len = strlen(name) + 1;
+        memcpy(np, name, len);
+        w->name = np;
+        np += len;
+        w->ndim = ndim ? ndim : 1;
+        for (uint32_t d = 0; d < ndim; d++) {
+            w->shape[d] = (uint32_t)shape[d];
+            numel *= shape[d];
+        }
+        if (!ndim) w->shape[0] = 1;
+        w->offset = total;
+        total += align_up(numel * 4);
+    }
+    m->n_weights = n;
+
+    image = calloc(total ? total / 4 : 1, sizeof(float));
+    if (!image) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
+                           desc->path, (unsigned long long)total);
+        goto fail;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        vkvit__weight *w = &m->weights[i];
+        uint64_t numel = 1;
+        for (uint32_t d = 0; d < w->ndim; d++) numel *= w->shape[d];
+        float *dst = image + w->offset / 4;
+        if (i < mf.st.n_tensors) {
+            if ((res = vkvit__model_file_tensor_f32(&mf, &mf.st.tensors[i], dst, (size_t)numel)) != VKVIT_OK) goto fail;
+        } else {
+            memcpy(dst, consts[i - mf.st.n_tensors].data, (size_t)numel * 4);
+        }
+    }
+    qsort(m->weights, m->n_weights, sizeof *m->weights, cmp_weight);
+
+    if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
+        (res = vkvit__buffer_upload(ctx, &m->buffer, 0, image, total)) != VKVIT_OK)
+        goto fail;
+    free(image);
+    free_constants(consts, n_consts);
+    m->cfg = mf.cfg; /* take ownership of the config's strings */
+    memset(&mf.cfg, 0, sizeof mf.cfg);
+    vkvit__model_file_close(&mf);
+    *out = m;
+    return VKVIT_OK;
+fail:
+    free(image);
+    free_constants(consts, n_consts);
+    vkvit__model_file_close(&mf);
+    vkvit_model_destroy(m);
+    return vkvit__ctx_fail(ctx, res);
+}
+
+void vkvit_model_destroy(vkvit_model *m) {
+    if (!m) return;
+    if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer);
+    vkvit__model_config_free(&m->cfg);
+    free(m->weights);
+    free(m->names);
+    free(m);
+}
+
+vkvit_result vkvit_model_get_info(const vkvit_model *m, vkvit_model_info *out) {
+    if (!m || !out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_get_info: NULL argument");
+    memset(out, 0, sizeof *out);
+    const vkvit__model_config *c = &m->cfg;
+    out->architecture = vkvit__arch_name(c->arch);
+    out->flavour = vkvit__flavour_name(c->flavour);
+    out->name = c->name ? c->name : "";
+    out->image_height = c->preprocess.image_size[0];
+    out->image_width = c->preprocess.image_size[1];
+    out->num_classes = vkvit__model_num_classes(c);
+    out->num_labels = c->n_labels;
+    out->parameters = m->params;
+    out->flops = m->flops;
+    out->weight_bytes = m->buffer.size;
+    out->resize_shorter = c->preprocess.resize_shorter;
+    out->bicubic = c->preprocess.interpolation == VKVIT_INTERP_BICUBIC;
+    for (int i = 0; i < 3; i++) {
+        out->mean[i] = (float)c->preprocess.mean[i];
+        out->std[i] = (float)c->preprocess.std[i];
+    }
+    return VKVIT_OK;
+}
+
+const char *vkvit_model_label(const vkvit_model *m, uint32_t i) {
+    if (!m || i >= m->cfg.n_labels) return NULL;
+    return m->cfg.labels[i];
+}

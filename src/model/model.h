@@ -1,0 +1,43 @@
+/* The vkvit_model object: a validated model file's config plus every weight (converted to fp32) in one device
+ * buffer, looked up by state_dict name. Architecture code may add constant tensors (host-precomputed tables such as
+ * the RoPE cos/sin) that live in the same buffer under names starting with "const.". */
+#ifndef VKVIT_MODEL_MODEL_H
+#define VKVIT_MODEL_MODEL_H
+
+#include "graph/graph.h"
+#include "model/config.h"
+
+typedef struct vkvit__weight {
+    const char *name;                       /* in the model's name arena */
+    uint64_t offset;                        /* bytes into the weight buffer (VKVIT_ARENA_ALIGN aligned) */
+    uint32_t ndim;
+    uint32_t shape[VKVIT_MAX_DIMS];
+} vkvit__weight;
+
+struct vkvit_model {
+    vkvit_ctx *ctx;
+    char label[256];
+    vkvit__model_config cfg;
+    vkvit__weight *weights;                 /* sorted by name */
+    uint32_t n_weights;
+    char *names;
+    vkvit__buffer buffer;
+    uint64_t params, flops;
+};
+
+/* A constant tensor an architecture adds at model creation (owned data, freed by the model loader). */
+typedef struct vkvit__constant {
+    char name[64];                          /* "const.<something>" */
+    uint32_t ndim;
+    uint32_t shape[VKVIT_MAX_DIMS];
+    float *data;                            /* malloc'ed, numel floats */
+} vkvit__constant;
+
+/* The weight called `name` added to graph g as a WEIGHT tensor; a missing name fails the graph (sticky). */
+uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *name);
+/* Same with printf-style name formatting, e.g. vkvit__model_weightf(g, m, "blocks.%u.mlp_norm.weight", i). */
+uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) VKVIT_PRINTF(3, 4);
+/* True when the model has a weight called `name`. */
+bool vkvit__model_has(const vkvit_model *m, const char *name);
+
+#endif /* VKVIT_MODEL_MODEL_H */

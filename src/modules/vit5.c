@@ -1,0 +1,158 @@
+/* ViT5ClassificationNet (SPEC 5.1; both flavours, SPEC 6):
+ *
+ *   img [B, H, W, 3] --patchify + GEMM(patch_embed) + pos_embed--> patch rows of x [B, T, C]
+ *   x[cls row] = cls_token, x[register rows] = reg_token
+ *   x = block_i(x), i = 0 .. depth-1
+ *   v = readout(x): CLS row | mean of the patch rows | neck(registers) flattened
+ *   logits = out_proj(out_norm(v))
+ *
+ * Token layout: nvsubq [patches, CLS, regs], paper [CLS, patches, regs]; registers always last. */
+#include "modules/modules.h"
+
+#include "model/rope.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Row indices of the token groups inside one image's T rows. */
+typedef struct token_rows {
+    uint32_t patch0, cls, reg0;
+} token_rows;
+
+static token_rows rows_of(const vkvit__vit5_config *c) {
+    token_rows r;
+    if (c->token_layout == VKVIT_TOKENS_CLS_PATCHES_REGS) {
+        r.cls = 0;
+        r.patch0 = c->has_cls ? 1 : 0;
+    } else {
+        r.patch0 = 0;
+        r.cls = c->num_patches;
+    }
+    r.reg0 = c->num_patches + (c->has_cls ? 1 : 0);
+    return r;
+}
+
+vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n) {
+    const vkvit__vit5_config *c = &mf->cfg.vit5;
+    const uint32_t dk = c->head_dim;
+    uint32_t count = 1 + (c->qk_norm ? c->depth : 0);
+    vkvit__constant *k = calloc(count, sizeof *k);
+    if (!k) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vit5: out of host memory for constants");
+    *out = k;
+
+    /* RoPE: [T, dk/2, 2] (cos, sin) of the angle shared by channels 2i and 2i+1 (SPEC 1.4, compact form). */
+    snprintf(k[0].name, sizeof k[0].name, "const.rope");
+    k[0].ndim = 3;
+    k[0].shape[0] = c->num_tokens;
+    k[0].shape[1] = dk / 2;
+    k[0].shape[2] = 2;
+    k[0].data = malloc((size_t)c->num_tokens * dk * sizeof(float));
+    *n = 1;
+    if (!k[0].data) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vit5: out of host memory for the RoPE table");
+    vkvit__vit5_rope_desc spec = {
+        .head_dim = dk, .grid_h = c->grid[0], .grid_w = c->grid[1], .num_registers = c->num_registers,
+        .has_cls = c->has_cls, .rope_base = (float)c->rope_base, .reg_rope_base = (float)c->reg_rope_base,
+        .layout = c->token_layout,
+    };
+    vkvit_result res = vkvit__rope_vit5_table(&spec, k[0].data);
+    if (res != VKVIT_OK) return res;
+
+    /* QK-norm weights side by side, as the attention kernel reads them. */
+    for (uint32_t i = 0; c->qk_norm && i < c->depth; i++) {
+        vkvit__constant *q = &k[1 + i];
+        snprintf(q->name, sizeof q->name, "const.blocks.%u.qk_norm", i);
+        q->ndim = 2;
+        q->shape[0] = 2;
+        q->shape[1] = dk;
+        q->data = malloc(2 * dk * sizeof(float));
+        *n = 2 + i;
+        if (!q->data) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vit5: out of host memory for constants");
+        for (uint32_t s = 0; s < 2; s++) {
+            char name[96];
+            snprintf(name, sizeof name, "blocks.%u.sequence_mixer.%s_norm.weight", i, s ? "k" : "q");
+            const vkvit__st_tensor *t = vkvit__model_file_tensor(mf, name);
+            if (!t) return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", mf->label, name);
+            if ((res = vkvit__model_file_tensor_f32(mf, t, q->data + s * dk, dk)) != VKVIT_OK) return res;
+        }
+    }
+    return VKVIT_OK;
+}
+
+void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *output) {
+    const vkvit__vit5_config *c = &m->cfg.vit5;
+    const uint32_t C = c->dim, T = c->num_tokens, Np = c->num_patches, P = c->patch_size, R = c->num_registers;
+    const uint32_t H = c->image_size[0], W = c->image_size[1], Cin = c->in_chans;
+    const token_rows rows = rows_of(c);
+    const float eps = (float)c->norm_eps;
+
+    uint32_t img_shape[4] = {B, H, W, Cin};
+    uint32_t img = vkvit__graph_tensor(g, VKVIT_TENSOR_INPUT, "input", 4, img_shape);
+    uint32_t x_shape[3] = {B, T, C};
+    uint32_t x = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "x", 3, x_shape);
+
+    /* Patch embedding: Conv2d(P, stride P) as im2col + GEMM against weight [C, Cin*P*P], + bias, + pos_embed,
+     * written straight into the patch rows of x. */
+    uint32_t cols = vkvit__op_patchify(g, "patch_embed.im2col", img, B, H, W, Cin, P);
+    uint32_t pe_w = vkvit__model_weight(g, m, "patch_embed.weight");
+    uint32_t w2d_shape[2] = {C, Cin * P * P};
+    uint32_t pe_w2d = vkvit__graph_view(g, pe_w, "patch_embed.weight[2d]", 0, 2, w2d_shape);
+    vkvit__gemm_op pe = {
+        .a = vkvit__mat_dense(cols, Np, Cin * P * P),
+        .w = pe_w2d,
+        .bias = c->bias.patch_embed ? vkvit__model_weight(g, m, "patch_embed.bias") : VKVIT_NONE,
+        .d = {x, rows.patch0 * C, C, T * C},
+        .M = Np, .N = C, .K = Cin * P * P, .batch = B,
+        .scale = VKVIT_NONE,
+        .residual = {vkvit__model_weight(g, m, "pos_embed"), 0, C, 0}, /* [1, Np, C], shared by the batch */
+    };
+    vkvit__op_gemm(g, "patch_embed", &pe);
+
+    /* Learned tokens, broadcast to every image. */
+    if (c->has_cls)
+        vkvit__op_copy_rows(g, "cls_token", (vkvit__mat){vkvit__model_weight(g, m, "cls_token"), 0, C, 0},
+                            (vkvit__mat){x, rows.cls * C, C, T * C}, B, 1, C);
+    if (R > 0)
+        vkvit__op_copy_rows(g, "reg_token", (vkvit__mat){vkvit__model_weight(g, m, "reg_token"), 0, C, 0},
+                            (vkvit__mat){x, rows.reg0 * C, C, T * C}, B, R, C);
+
+    for (uint32_t i = 0; i < c->depth; i++) vkvit__vit5_block(g, m, i, x, B);
+
+    /* Readout, then out_norm on the pooled vector (SPEC 5.1: norm after readout; for GAP, norm(mean(x))). */
+    uint32_t head_in = c->head_in;
+    uint32_t v_shape[2] = {B, head_in};
+    uint32_t v = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "readout", 2, v_shape);
+    uint32_t out_norm = vkvit__model_weight(g, m, "out_norm.weight");
+    vkvit__norm_op norm = {.kind = VKVIT_NORM_RMS, .C = head_in, .group = head_in, .rows = B, .rows_per_batch = 1,
+                           .out = {v, 0, 0, head_in}, .weight = out_norm, .bias = VKVIT_NONE, .eps = eps};
+    if (c->readout == VKVIT_READOUT_CLS) {
+        norm.in = (vkvit__mat){x, rows.cls * C, 0, T * C};
+    } else if (c->readout == VKVIT_READOUT_GAP) {
+        uint32_t mean = vkvit__op_mean_rows(g, "gap", (vkvit__mat){x, rows.patch0 * C, C, T * C}, B, Np, C);
+        norm.in = (vkvit__mat){mean, 0, 0, C};
+    } else { /* register_concat: neck [c', C] on each register, flattened to [B, R*c'] */
+        uint32_t nd = c->neck_dim;
+        uint32_t neck_shape[2] = {B * R, nd};
+        uint32_t neck = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "neck", 2, neck_shape);
+        vkvit__gemm_op op = {
+            .a = {x, rows.reg0 * C, C, T * C}, .w = vkvit__model_weight(g, m, "neck.weight"), .bias = VKVIT_NONE,
+            .d = {neck, 0, nd, R * nd}, .M = R, .N = nd, .K = C, .batch = B, .scale = VKVIT_NONE,
+            .residual = {VKVIT_NONE, 0, 0, 0},
+        };
+        vkvit__op_gemm(g, "neck", &op);
+        norm.in = (vkvit__mat){neck, 0, 0, head_in};
+    }
+    vkvit__op_norm(g, "out_norm", &norm);
+
+    uint32_t logits_shape[2] = {B, c->num_classes};
+    uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, logits_shape);
+    vkvit__gemm_op head = {
+        .a = vkvit__mat_dense(v, B, head_in), .w = vkvit__model_weight(g, m, "out_proj.weight"),
+        .bias = c->bias.head ? vkvit__model_weight(g, m, "out_proj.bias") : VKVIT_NONE,
+        .d = vkvit__mat_dense(logits, B, c->num_classes), .M = B, .N = c->num_classes, .K = head_in, .batch = 1,
+        .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
+    };
+    vkvit__op_gemm(g, "out_proj", &head);
+    *input = img;
+    *output = logits;
+}

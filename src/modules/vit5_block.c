@@ -1,0 +1,69 @@
+/* ViT5ResidualBlock with ViT5Attention (SPEC 1.3, 2.2), updating the residual stream x [B, T, C] in place:
+ *
+ *   xn  = input_norm(x)                                  RMSNorm
+ *   qkv = xn · Wqkvᵀ (+b)                                [B*T, 3C], channel s*C + h*dk + d
+ *   o   = attention(qkv)                                 QK-RMSNorm, then RoPE, then softmax(q·k·scale)·v
+ *   y   = o · Wprojᵀ (+b)
+ *   x  += ls_attn ⊙ y                or, with GRN:       x += ls_attn ⊙ grn(y)
+ *   x  += ls_mlp ⊙ (gelu(mlp_norm(x) · W1ᵀ (+b1)) · W2ᵀ (+b2))
+ *
+ * LayerScale, bias and residual add are GEMM epilogues; DropPath is the identity at inference. */
+#include "modules/modules.h"
+
+void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t B) {
+    const vkvit__vit5_config *c = &m->cfg.vit5;
+    const uint32_t C = c->dim, T = c->num_tokens, rows = B * T, Hd = c->mlp_hidden;
+    const float eps = (float)c->norm_eps;
+    vkvit__graph_scope(g, "blocks.%u", i);
+#define WEIGHT(name) vkvit__model_weightf(g, m, "blocks.%u." name, i)
+#define OPTIONAL(cond, name) ((cond) ? WEIGHT(name) : VKVIT_NONE)
+
+    /* ---- attention branch ---- */
+    uint32_t x2d_shape[2] = {rows, C};
+    uint32_t x2d = vkvit__graph_view(g, x, "x", 0, 2, x2d_shape);
+    uint32_t xn = vkvit__op_rmsnorm(g, "input_norm", x2d, WEIGHT("input_norm.weight"), eps);
+    uint32_t qkv = vkvit__op_linear(g, "sequence_mixer.qkv", xn, WEIGHT("sequence_mixer.qkv.weight"),
+                                    OPTIONAL(c->bias.qkv, "sequence_mixer.qkv.bias"), VKVIT_ACT_NONE);
+    vkvit__vit5_attention_op att = {
+        .qkv = qkv, .B = B, .T = T, .C = C, .heads = c->num_heads,
+        .rope = vkvit__model_weight(g, m, "const.rope"),
+        .pairing = c->rope_pairing,
+        .qk_norm = c->qk_norm ? vkvit__model_weightf(g, m, "const.blocks.%u.qk_norm", i) : VKVIT_NONE,
+        .qk_norm_eps = (float)c->qk_norm_eps,
+    };
+    uint32_t o = vkvit__op_vit5_attention(g, "sequence_mixer.attention", &att);
+    uint32_t ls_attn = OPTIONAL(c->layer_scale, "ls_attn.gamma");
+    vkvit__gemm_op proj = {
+        .a = vkvit__mat_dense(o, rows, C), .w = WEIGHT("sequence_mixer.proj.weight"),
+        .bias = OPTIONAL(c->bias.proj, "sequence_mixer.proj.bias"),
+        .M = rows, .N = C, .K = C, .batch = 1,
+    };
+    if (c->grn) { /* GRN needs statistics over all tokens of y before LayerScale: y is materialised */
+        uint32_t y_shape[2] = {rows, C};
+        uint32_t y = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "sequence_mixer.proj", 2, y_shape);
+        proj.d = vkvit__mat_dense(y, rows, C);
+        proj.scale = VKVIT_NONE;
+        proj.residual = (vkvit__mat){VKVIT_NONE, 0, 0, 0};
+        vkvit__op_gemm(g, "sequence_mixer.proj", &proj);
+        vkvit__op_grn_residual(g, "grn", y, WEIGHT("grn.gamma"), WEIGHT("grn.beta"), ls_attn, x2d, B, T, C, 1e-6f);
+    } else {
+        proj.d = vkvit__mat_dense(x2d, rows, C);
+        proj.scale = ls_attn;
+        proj.residual = vkvit__mat_dense(x2d, rows, C);
+        vkvit__op_gemm(g, "sequence_mixer.proj", &proj);
+    }
+
+    /* ---- MLP branch ---- */
+    uint32_t xn2 = vkvit__op_rmsnorm(g, "mlp_norm", x2d, WEIGHT("mlp_norm.weight"), eps);
+    uint32_t h = vkvit__op_linear(g, "mlp.layer1", xn2, WEIGHT("mlp.layer1.weight"), OPTIONAL(c->bias.mlp, "mlp.layer1.bias"),
+                                  VKVIT_ACT_GELU);
+    vkvit__gemm_op l2 = {
+        .a = vkvit__mat_dense(h, rows, Hd), .w = WEIGHT("mlp.layer2.weight"), .bias = OPTIONAL(c->bias.mlp, "mlp.layer2.bias"),
+        .d = vkvit__mat_dense(x2d, rows, C), .M = rows, .N = C, .K = Hd, .batch = 1,
+        .scale = OPTIONAL(c->layer_scale, "ls_mlp.gamma"), .residual = vkvit__mat_dense(x2d, rows, C),
+    };
+    vkvit__op_gemm(g, "mlp.layer2", &l2);
+#undef WEIGHT
+#undef OPTIONAL
+    vkvit__graph_scope(g, NULL);
+}

@@ -1,0 +1,154 @@
+/* Graph builder and memory planner: deterministic CPU logic, exact expectations, one behaviour per test.
+ * No GPU: the graph only needs the device limits, so a zeroed ctx with limits filled in stands in. */
+#include "test_util.h"
+#include "graph/graph.h"
+
+static vkvit_ctx fake_ctx;
+
+static void init_graph(vkvit__graph *g) {
+    memset(&fake_ctx, 0, sizeof fake_ctx);
+    for (int i = 0; i < 3; i++) fake_ctx.limits.maxComputeWorkGroupCount[i] = 65535;
+    vkvit__graph_init(g, &fake_ctx);
+}
+
+/* A node reading `in` (may be VKVIT_NONE) and writing `out`, with a fake one-binding-per-tensor kernel. */
+static void node(vkvit__graph *g, const char *name, uint32_t in, uint32_t out) {
+    vkvit__kernel_desc kd = {.shader = 0, .n_buffers = in == VKVIT_NONE ? 1 : 2};
+    vkvit__node_binding b[2];
+    uint32_t n = 0;
+    if (in != VKVIT_NONE) b[n++] = (vkvit__node_binding){in, VKVIT_READ};
+    b[n++] = (vkvit__node_binding){out, VKVIT_WRITE};
+    vkvit__graph_node(g, name, "test", &kd, b, n, NULL, 0, 1, 1, 1);
+}
+
+static uint32_t act(vkvit__graph *g, const char *name, uint32_t floats) {
+    uint32_t shape[1] = {floats};
+    return vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 1, shape);
+}
+
+static void plan_reuses_freed_block(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t a = act(&g, "a", 1024), b = act(&g, "b", 1024), c = act(&g, "c", 1024), d = act(&g, "d", 1024);
+    node(&g, "write a", VKVIT_NONE, a);
+    node(&g, "a->b", a, b); /* a dies here */
+    node(&g, "b->c", b, c); /* c may take a's place */
+    node(&g, "c->d", c, d);
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    CHECK(g.tensors[c].offset == g.tensors[a].offset, "c at %llu, a at %llu", (unsigned long long)g.tensors[c].offset,
+          (unsigned long long)g.tensors[a].offset);
+    CHECK(st.arena_bytes == 2 * 4096, "arena %llu, want two 4 KiB blocks", (unsigned long long)st.arena_bytes);
+    CHECK(st.sum_activation_bytes == 4 * 4096, "sum %llu", (unsigned long long)st.sum_activation_bytes);
+    vkvit__graph_free(&g);
+}
+
+static void plan_never_aliases_live_tensors(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t t[6];
+    for (int i = 0; i < 6; i++) t[i] = act(&g, "t", 100 + 37 * i);
+    node(&g, "0", VKVIT_NONE, t[0]);
+    node(&g, "1", t[0], t[1]);
+    node(&g, "2", t[0], t[2]); /* t0 lives until here */
+    node(&g, "3", t[1], t[3]);
+    node(&g, "4", t[2], t[4]);
+    node(&g, "5", t[3], t[5]);
+    node(&g, "6", t[4], t[5]);
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    for (int i = 0; i < 6; i++)
+        for (int j = i + 1; j < 6; j++) {
+            const vkvit__tensor *x = &g.tensors[t[i]], *y = &g.tensors[t[j]];
+            bool live_together = x->first_use <= y->last_use && y->first_use <= x->last_use;
+            bool overlap = x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+            CHECK(!(live_together && overlap), "t%d and t%d are live together and overlap", i, j);
+        }
+    vkvit__graph_free(&g);
+}
+
+static void plan_keeps_inputs_and_outputs_apart(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t shape[1] = {256};
+    uint32_t in = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "in", 1, shape);
+    uint32_t mid = act(&g, "mid", 256);
+    uint32_t out = vkvit__graph_tensor(&g, VKVIT_TENSOR_OUTPUT, "out", 1, shape);
+    node(&g, "in->mid", in, mid); /* `in` is never read again, yet its block must not be reused */
+    uint32_t mid2 = act(&g, "mid2", 256);
+    node(&g, "mid->mid2", mid, mid2);
+    node(&g, "mid2->out", mid2, out);
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    const vkvit__tensor *ti = &g.tensors[in], *to = &g.tensors[out], *tm2 = &g.tensors[mid2];
+    CHECK(tm2->offset != ti->offset && tm2->offset != to->offset, "mid2 reused an input/output block");
+    CHECK(ti->offset != to->offset, "input and output alias");
+    vkvit__graph_free(&g);
+}
+
+static void plan_places_views_inside_their_parent(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t x = act(&g, "x", 1000);
+    uint32_t shape[1] = {100};
+    uint32_t v = vkvit__graph_view(&g, x, "x[500:600]", 500, 1, shape);
+    uint32_t y = act(&g, "y", 100);
+    node(&g, "write x", VKVIT_NONE, x);
+    node(&g, "v->y", v, y);
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    CHECK(g.tensors[v].offset == g.tensors[x].offset + 2000, "view at %llu, parent at %llu",
+          (unsigned long long)g.tensors[v].offset, (unsigned long long)g.tensors[x].offset);
+    CHECK(g.tensors[x].last_use == 1, "a view's use extends its parent's life (last_use %u)", g.tensors[x].last_use);
+    vkvit__graph_free(&g);
+}
+
+static void graph_rejects_view_past_parent(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t x = act(&g, "x", 10);
+    uint32_t shape[1] = {8};
+    uint32_t v = vkvit__graph_view(&g, x, "too far", 5, 1, shape);
+    CHECK(v == VKVIT_NONE, "view accepted");
+    vkvit_result r = vkvit__graph_error(&g);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "does not fit"), "%s: %s",
+          vkvit_result_name(r), vkvit_last_error());
+    /* Errors are sticky: later calls do nothing and the first sentence survives. */
+    CHECK(act(&g, "later", 4) == VKVIT_NONE, "builder kept going after an error");
+    CHECK(strstr(g.error_msg, "too far") != NULL, "first error lost: %s", g.error_msg);
+    vkvit__graph_free(&g);
+}
+
+static void graph_deduplicates_kernels(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t a = act(&g, "a", 4), b = act(&g, "b", 4), c = act(&g, "c", 4);
+    node(&g, "1", VKVIT_NONE, a);
+    node(&g, "2", a, b);
+    node(&g, "3", b, c);
+    CHECK(g.n_nodes == 3 && g.n_kernels == 2, "%u nodes, %u kernels (want 3, 2)", g.n_nodes, g.n_kernels);
+    vkvit__graph_free(&g);
+}
+
+static void graph_rejects_oversized_dispatch(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t a = act(&g, "a", 4);
+    vkvit__kernel_desc kd = {.n_buffers = 1};
+    vkvit__node_binding b = {a, VKVIT_WRITE};
+    CHECK(vkvit__graph_node(&g, "huge", "test", &kd, &b, 1, NULL, 0, 70000, 1, 1) == VKVIT_NONE, "accepted");
+    CHECK(vkvit__graph_error(&g) == VKVIT_ERROR_UNSUPPORTED, "%s", vkvit_last_error());
+    vkvit__graph_free(&g);
+}
+
+int main(void) {
+    plan_reuses_freed_block();
+    plan_never_aliases_live_tensors();
+    plan_keeps_inputs_and_outputs_apart();
+    plan_places_views_inside_their_parent();
+    graph_rejects_view_past_parent();
+    graph_deduplicates_kernels();
+    graph_rejects_oversized_dispatch();
+    printf("%d passed, %d failed\n", vt_passed, vt_failed);
+    return vt_failed ? 1 : 0;
+}

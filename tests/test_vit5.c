@@ -1,0 +1,127 @@
+/* Whole ViT-5 networks of both flavours against PyTorch: every tests/golden/models/vit5_*.vkvit runs through the
+ * public API (model -> session -> set_input -> run -> get_output) and its logits must match the golden's within
+ * 1e-4 relative to their scale (fp32). Also: arena planning is far below the sum of all intermediates, a second
+ * run on the same session gives identical logits, and validation stays silent. */
+#include "test_util.h"
+#include "model/safetensors.h"
+
+#include <dirent.h>
+
+#define GOLDEN_DIR VKVIT_SOURCE_DIR "/tests/golden/models"
+
+/* Loads tensor `name` of a safetensors file as fp32 (malloc'ed); *n receives the element count. */
+static float *load_tensor(const char *path, const char *name, size_t *n, uint32_t *shape, uint32_t *ndim) {
+    uint8_t *data;
+    size_t size;
+    MUST(vkvit__read_file(path, 1u << 30, &data, &size));
+    vkvit__safetensors st;
+    MUST(vkvit__safetensors_parse(data, size, path, &st));
+    const vkvit__st_tensor *t = vkvit__safetensors_find(&st, name);
+    if (!t) {
+        fprintf(stderr, "FATAL: %s has no tensor %s\n", path, name);
+        exit(1);
+    }
+    float *out = malloc(t->numel * sizeof(float));
+    vkvit__st_convert_f32(t->dtype, data + t->offset, t->numel, out);
+    *n = t->numel;
+    if (shape) {
+        *ndim = t->ndim;
+        for (uint32_t i = 0; i < t->ndim; i++) shape[i] = (uint32_t)t->shape[i];
+    }
+    vkvit__safetensors_free(&st);
+    free(data);
+    return out;
+}
+
+static void run_golden(vkvit_ctx *ctx, const char *stem) {
+    char model_path[4608], io_path[4608];
+    snprintf(model_path, sizeof model_path, "%s/%s.vkvit", GOLDEN_DIR, stem);
+    snprintf(io_path, sizeof io_path, "%s/%s.io.safetensors", GOLDEN_DIR, stem);
+    size_t n_in, n_out;
+    uint32_t in_shape[8], in_ndim, out_shape[8], out_ndim;
+    float *input = load_tensor(io_path, "input", &n_in, in_shape, &in_ndim);
+    float *want = load_tensor(io_path, "logits", &n_out, out_shape, &out_ndim);
+
+    vkvit_model *model = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));
+    vkvit_session *s = NULL;
+    MUST(vkvit_session_create(model, &(vkvit_session_desc){.batch = in_shape[0]}, &s));
+    vkvit_shape is = vkvit_session_input_shape(s), os = vkvit_session_output_shape(s);
+    CHECK(is.ndim == 4 && is.dims[0] == in_shape[0] && is.dims[1] == in_shape[1] && is.dims[2] == in_shape[2] &&
+              is.dims[3] == 3,
+          "%s: input shape [%u, %u, %u, %u]", stem, is.dims[0], is.dims[1], is.dims[2], is.dims[3]);
+    CHECK(os.ndim == 2 && os.dims[0] * os.dims[1] == n_out, "%s: output shape", stem);
+
+    float *got = malloc(n_out * sizeof(float));
+    double *ref = malloc(n_out * sizeof(double));
+    for (size_t i = 0; i < n_out; i++) {
+        ref[i] = want[i];
+        got[i] = NAN;
+    }
+    MUST(vkvit_session_set_input(s, input, n_in));
+    MUST(vkvit_session_run(s));
+    MUST(vkvit_session_get_output(s, got, n_out));
+    size_t worst = 0;
+    double err = vt_max_rel_err(got, ref, n_out, &worst);
+    vkvit_session_stats st;
+    MUST(vkvit_session_get_stats(s, &st));
+    printf("%-28s batch %u  logits max rel err %.3g  (%u nodes, %u barriers, %u pipelines, arena %.1f KiB, "
+           "sum of intermediates %.1f KiB)\n",
+           stem, in_shape[0], err, st.nodes, st.barriers, st.pipelines, st.arena_bytes / 1024.0,
+           st.sum_activation_bytes / 1024.0);
+    CHECK(err <= 1e-4, "%s: max rel err %.3g at %zu (got %.7g, want %.7g)", stem, err, worst, got[worst], ref[worst]);
+    CHECK(st.arena_bytes < st.sum_activation_bytes, "%s: the planner reused nothing", stem);
+
+    /* Replaying the recorded command buffer gives the same logits. */
+    float *again = malloc(n_out * sizeof(float));
+    MUST(vkvit_session_run(s));
+    MUST(vkvit_session_get_output(s, again, n_out));
+    CHECK(memcmp(again, got, n_out * sizeof(float)) == 0, "%s: second run differs", stem);
+
+    free(again), free(got), free(ref), free(input), free(want);
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(model);
+}
+
+static void session_rejects_bad_input_count(vkvit_ctx *ctx, const char *stem) {
+    char path[4608];
+    snprintf(path, sizeof path, "%s/%s.vkvit", GOLDEN_DIR, stem);
+    vkvit_model *model = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = path}, &model));
+    vkvit_session *s = NULL;
+    MUST(vkvit_session_create(model, NULL, &s));
+    float x[7] = {0};
+    vkvit_result r = vkvit_session_set_input(s, x, 7);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "7 floats"), "%s", vkvit_last_error());
+    r = vkvit_session_get_output(s, x, 7);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT, "get_output with a wrong count: %s", vkvit_result_name(r));
+    vkvit_session *s2 = (vkvit_session *)1;
+    r = vkvit_session_create(model, &(vkvit_session_desc){.precision = VKVIT_PRECISION_FP16}, &s2);
+    CHECK(r == VKVIT_ERROR_UNSUPPORTED && s2 == NULL, "fp16 session: %s", vkvit_result_name(r));
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(model);
+}
+
+int main(int argc, char **argv) {
+    vkvit_ctx *ctx = vt_ctx();
+    DIR *d = opendir(GOLDEN_DIR);
+    if (!d) {
+        fprintf(stderr, "FATAL: no %s\n", GOLDEN_DIR);
+        return 1;
+    }
+    char stems[32][128];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 32) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "vit5", 4) == 0 && len > 6 && !strcmp(e->d_name + len - 6, ".vkvit")) {
+            snprintf(stems[n], sizeof stems[n], "%.*s", (int)(len - 6), e->d_name);
+            if (argc < 2 || strstr(stems[n], argv[1])) n++;
+        }
+    }
+    closedir(d);
+    CHECK(n >= 4, "found %d vit5 golden models", n);
+    for (int i = 0; i < n; i++) run_golden(ctx, stems[i]);
+    if (n) session_rejects_bad_input_count(ctx, stems[0]);
+    return vt_finish(ctx);
+}
