@@ -276,6 +276,17 @@ VKVIT_API vkvit_shape vkvit_session_output_shape(const vkvit_session *session);
 VKVIT_API vkvit_result vkvit_session_set_input(vkvit_session *session, const float *src, size_t count);
 /* One inference: one queue submission of the recorded command buffer, then a wait for it. */
 VKVIT_API vkvit_result vkvit_session_run(vkvit_session *session);
+/* Records one inference into the caller's command buffer instead of submitting it: `cmd` must be a primary command
+ * buffer in the recording state, allocated from a pool of the ctx's queue family (vkvit_ctx_queue_family). The
+ * recorded commands begin with a memory dependency on all earlier compute/transfer work and end with the output made
+ * visible to the host. Call set_input before submitting `cmd`; call get_output only after the caller has waited for
+ * the submission (a fence or semaphore of its own). vkvit creates nothing here. The same session must not be in
+ * flight twice at once (its arena is shared by every recording). */
+VKVIT_API vkvit_result vkvit_session_record(vkvit_session *session, VkCommandBuffer cmd);
+
+/* The queue family a caller's command buffers for vkvit_session_record must come from. */
+VKVIT_API uint32_t vkvit_ctx_queue_family(const vkvit_ctx *ctx);
+
 /* Copies the output (exactly `count` floats) out after a run. */
 VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *dst, size_t count);
 

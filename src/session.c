@@ -209,6 +209,16 @@ fail:
     return vkvit__ctx_fail(ctx, res);
 }
 
+vkvit_result vkvit_session_record(vkvit_session *s, VkCommandBuffer cmd) {
+    if (!s || !cmd) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_record: NULL argument");
+    VkCommandBuffer own = s->cmd;
+    s->cmd = cmd;
+    record(s);
+    s->cmd = own;
+    s->ran = true; /* the caller waits for its own submission before reading the output */
+    return VKVIT_OK;
+}
+
 vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count) {
     if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_output: NULL argument");
     vkvit_result res = check_count(s, s->output, count, "vkvit_session_get_output");

@@ -2,45 +2,25 @@
  * public API (model -> session -> set_input -> run -> get_output) and its logits must match the golden's within
  * 1e-4 relative to their scale (fp32). Also: arena planning is far below the sum of all intermediates, a second
  * run on the same session gives identical logits, and validation stays silent. */
+#include "golden_util.h"
 #include "test_util.h"
-#include "model/safetensors.h"
 
 #include <dirent.h>
 
 #define GOLDEN_DIR VKVIT_SOURCE_DIR "/tests/golden/models"
-
-/* Loads tensor `name` of a safetensors file as fp32 (malloc'ed); *n receives the element count. */
-static float *load_tensor(const char *path, const char *name, size_t *n, uint32_t *shape, uint32_t *ndim) {
-    uint8_t *data;
-    size_t size;
-    MUST(vkvit__read_file(path, 1u << 30, &data, &size));
-    vkvit__safetensors st;
-    MUST(vkvit__safetensors_parse(data, size, path, &st));
-    const vkvit__st_tensor *t = vkvit__safetensors_find(&st, name);
-    if (!t) {
-        fprintf(stderr, "FATAL: %s has no tensor %s\n", path, name);
-        exit(1);
-    }
-    float *out = malloc(t->numel * sizeof(float));
-    vkvit__st_convert_f32(t->dtype, data + t->offset, t->numel, out);
-    *n = t->numel;
-    if (shape) {
-        *ndim = t->ndim;
-        for (uint32_t i = 0; i < t->ndim; i++) shape[i] = (uint32_t)t->shape[i];
-    }
-    vkvit__safetensors_free(&st);
-    free(data);
-    return out;
-}
 
 static void run_golden(vkvit_ctx *ctx, const char *stem) {
     char model_path[4608], io_path[4608];
     snprintf(model_path, sizeof model_path, "%s/%s.vkvit", GOLDEN_DIR, stem);
     snprintf(io_path, sizeof io_path, "%s/%s.io.safetensors", GOLDEN_DIR, stem);
     size_t n_in, n_out;
-    uint32_t in_shape[8], in_ndim, out_shape[8], out_ndim;
-    float *input = load_tensor(io_path, "input", &n_in, in_shape, &in_ndim);
-    float *want = load_tensor(io_path, "logits", &n_out, out_shape, &out_ndim);
+    vt_golden io;
+    vt_golden_open(io_path, &io);
+    float *input = vt_golden_f32_req(&io, "input", &n_in);
+    float *want = vt_golden_f32_req(&io, "logits", &n_out);
+    uint32_t in_shape[4];
+    for (int i = 0; i < 4; i++) in_shape[i] = (uint32_t)vt_golden_shape(&io, "input")->shape[i];
+    vt_golden_close(&io);
 
     vkvit_model *model = NULL;
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));
