@@ -28,7 +28,7 @@
 #endif
 
 typedef struct vt_golden {
-    char path[1024];
+    char path[4608];
     uint8_t *data;                          /* the file image */
     size_t size;
     vkvit__safetensors st;                  /* tensor table into `data` */
