@@ -382,7 +382,7 @@ def schema_rejects_bad_document():
     d = vit5_doc()
     d["architecture"] = "resnet"
     d["flavour"] = "generic"
-    raises(lambda: vf.expected_tensors(d), "architecture resnet is not supported yet")
+    raises(lambda: vf.expected_tensors(d), "config has an unknown key")   # a vit5 config is no resnet config
     d = vit5_doc(flavour="seed")
     raises(lambda: vf.expected_tensors(d), "flavour \"seed\"", "vit5")
     d = vit5_doc()
@@ -851,6 +851,174 @@ def plain_vit5_with_nvsubq_source():
     assert doc["flavour"] == "nvsubq"
     assert_same(tensors, sd, what="unprefixed nvsubq")
     convert_fails(save(sd, "plain_as_nxai.pt"), "--source", "nxai", expect="not --source nxai")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# resnet: schema, counts and plain ClassificationResNet state_dicts
+# ---------------------------------------------------------------------------------------------------------------
+
+RN_RMS = {"type": "rmsnorm", "eps": 1e-6}
+RN_ID = {"type": "identity"}
+
+
+def resnet_doc(seq=True, cond=True, mlp="swiglu", tc=4, pos=True, cond_norm=None, out_norm=None, **over):
+    blk = {
+        "input_norm": RN_RMS if seq else RN_ID,
+        "sequence_mixer": {"type": "attention", "num_heads": 2, "qk_norm": True, "rope": True, "rope_base": 10000.0,
+                           "causal": True, "bias": True} if seq else RN_ID,
+        "condition_mixer_norm": (cond_norm or {"type": "layernorm", "eps": 1e-5, "bias": True}) if cond else RN_ID,
+        "condition_mixer": {"type": "attention", "num_heads": 2, "qk_norm": False, "causal": True} if cond else RN_ID,
+        "mlp_norm": RN_RMS if mlp else RN_ID,
+        "mlp": {"type": "mlp", "activation": mlp, "hidden": 24, "bias": False} if mlp else RN_ID,
+    }
+    cfg = {"image_size": [IMG, IMG], "patch_size": 4, "in_chans": 3, "dim": 32, "depth": 2, "pos_embed": pos,
+           "block": blk, "condition_tokens": tc if cond else 0, "condition_dim": 32 if cond else 0,
+           "readout": "gap", "out_norm": out_norm or RN_RMS, "bias": {"patch_embed": True, "head": False},
+           "num_classes": NCLS}
+    cfg.update(over)
+    cfg = json.loads(json.dumps(cfg))                                         # no shared norm dicts
+    return {"format_version": 1, "architecture": "resnet", "flavour": "generic", "name": "rn", "config": cfg,
+            "preprocess": {"image_size": list(cfg["image_size"]), "resize_shorter": max(cfg["image_size"]),
+                           "interpolation": "bicubic", "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}
+
+
+def resnet_sd(doc):
+    return {k: rand(*v) for k, v in vf.expected_tensors(doc).items()}
+
+
+@test
+def flops_resnet_derived_formula():
+    doc = resnet_doc()
+    T, C, Tc, Hd = 4, 32, 4, 24                                               # 8x8 image, patch 4
+    seq = 2 * T * C * 3 * C + 4 * T * T * C + 2 * T * C * C
+    cond = 2 * T * C * C + 4 * Tc * C * C + 4 * T * Tc * C + 2 * T * C * C
+    mlp = 2 * T * C * 2 * Hd + T * 2 * Hd + 2 * T * Hd * C                      # swiglu: gf 2
+    block = 3 * T * C + seq + 5 * T * C + cond + 3 * T * C + mlp
+    want = 2 * 3 * C * 16 * T + T * C + 2 * block + T * C + 3 * C + 2 * C * NCLS
+    fb = vf.flops_breakdown(doc)
+    assert fb["sequence_mixer_per_block"] == seq and fb["condition_mixer_per_block"] == cond, fb
+    assert fb["block"] == block and fb["total"] == want, f"{fb['total']:,} != {want:,}"
+    # global condition: Tc = 1
+    g = vf.flops_breakdown(resnet_doc(tc=0))
+    assert g["condition_mixer_per_block"] == 2 * T * C * C + 4 * C * C + 4 * T * C + 2 * T * C * C
+    assert vf.count_params(doc) == sum(t.numel() for t in resnet_sd(doc).values())
+
+
+@test
+def schema_rejects_inconsistent_resnet():
+    def bad(mutate, *expect):
+        doc = resnet_doc()
+        mutate(doc["config"])
+        raises(lambda: vf.expected_tensors(doc), *expect)
+
+    blk = "block"
+    bad(lambda c: c[blk].update(sequence_mixer=RN_ID), "config.block.sequence_mixer is identity",
+        "config.block.input_norm must be identity too")
+    bad(lambda c: c[blk].update(mlp=RN_ID), "config.block.mlp_norm must be identity too")
+    bad(lambda c: c[blk].update(condition_mixer=RN_ID, condition_mixer_norm=RN_ID),
+        "config.condition_tokens 4 and config.condition_dim 32 must be 0")
+    bad(lambda c: c.update(condition_dim=16), "config.condition_dim 16 must equal config.dim 32")
+    bad(lambda c: c.update(condition_tokens=-1), "config.condition_tokens must be an integer >= 0")
+    bad(lambda c: c.update(spatial=2), "config has an unknown key 'spatial'")
+    bad(lambda c: c[blk]["sequence_mixer"].update(rope_pairing="split_half"),
+        "config.block.sequence_mixer has an unknown key 'rope_pairing'")
+    bad(lambda c: c[blk]["condition_mixer"].update(num_heads=3), "config.block.condition_mixer.num_heads 3")
+    bad(lambda c: c[blk]["sequence_mixer"].update(num_heads=16), "config.block.sequence_mixer.rope")
+    bad(lambda c: c[blk]["mlp"].update(activation="tanh"), "config.block.mlp.activation")
+    bad(lambda c: c[blk]["mlp_norm"].update(type="batchnorm"), "config.block.mlp_norm.type")
+    bad(lambda c: c.update(readout="cls"), "config.readout")
+    bad(lambda c: c.update(image_size=[8, 6]), "not divisible")
+    bad(lambda c: c[blk].pop("mlp"), "config.block is missing the key 'mlp'")
+    # the converse of the identity rule is allowed
+    doc = resnet_doc()
+    doc["config"]["block"]["input_norm"] = RN_ID
+    assert "blocks.0.input_norm.weight" not in vf.expected_tensors(doc)
+
+
+@test
+def plain_resnet_all_branches():
+    doc = resnet_doc()
+    sd = resnet_sd(doc)
+    flags = ["--num-heads", 2, "--activation", "swiglu", "--rope", "--qk-norm", "--causal", "--condition-causal",
+             "--condition-tokens", 4]
+    tensors, got, out = convert_ok(save({"state_dict": sd}, "plain_resnet.pt"), "--source", "plain", *flags)
+    assert got["architecture"] == "resnet" and got["flavour"] == "generic"
+    assert got["config"] == doc["config"], f"inferred {json.dumps(got['config'])}"
+    assert_same(tensors, sd, what="plain resnet")
+    assert "ClassificationResNet" in out and "condition [B, 4, 32]" in out, out
+    # a global condition, and a vkvit resnet file as the source (re-conversion to bf16)
+    tensors, got, _ = convert_ok(tmp("plain_resnet.pt.vkvit"), *flags[:-2], "--dtype", "bf16", out=tmp("rn16.vkvit"))
+    assert got["config"]["condition_tokens"] == 0
+    assert_same(tensors, sd, dtype=torch.bfloat16, what="resnet bf16")
+
+
+@test
+def plain_resnet_flags_that_cannot_be_inferred():
+    doc = resnet_doc()
+    src = save(resnet_sd(doc), "plain_resnet_flags.pt")
+    convert_fails(src, "--activation", "swiglu", expect="pass --num-heads N")
+    convert_fails(src, "--num-heads", 2, expect=["MLP activation cannot be inferred", "glu or swiglu"])
+    convert_fails(src, "--num-heads", 2, "--activation", "gelu", expect="does not fit blocks.0.mlp.layer1.weight")
+    convert_fails(src, "--num-heads", 3, "--activation", "glu", expect="num_heads 3 does not divide config.dim 32")
+    convert_fails(src, "--num-heads", 2, "--activation", "glu", "--flavour", "paper",
+                  expect="not a resnet flavour")
+    convert_fails(src, "--num-heads", 2, "--activation", "glu", "--preset", "vit5_small",
+                  expect="is a vit5 preset but the checkpoint is a resnet model")
+
+
+@test
+def plain_resnet_mlp_only_without_pos_embed():
+    doc = resnet_doc(seq=False, cond=False, mlp="gelu", pos=False, out_norm=RN_ID)
+    sd = resnet_sd(doc)
+    src = save(sd, "plain_resnet_mlp.pt")
+    convert_fails(src, "--activation", "gelu", expect="pass --image-size H W")
+    convert_fails(src, "--activation", "gelu", "--condition-tokens", 2, "--image-size", IMG, IMG,
+                  expect="has no condition mixer")
+    tensors, got, _ = convert_ok(src, "--activation", "gelu", "--image-size", IMG, IMG)
+    assert got["config"] == doc["config"], f"inferred {json.dumps(got['config'])}"
+    assert_same(tensors, sd, what="mlp-only resnet")
+
+
+@test
+def plain_resnet_layernorm_without_bias_needs_norm_flag():
+    ln = {"type": "layernorm", "eps": 1e-5, "bias": False}
+    doc = resnet_doc(seq=False, mlp="relu", cond_norm=ln, tc=0)
+    doc["config"]["block"]["mlp_norm"] = dict(ln)
+    doc["config"]["out_norm"] = dict(ln)
+    sd = resnet_sd(doc)
+    tensors, got, _ = convert_ok(save(sd, "plain_resnet_ln.pt"), "--num-heads", 2, "--activation", "relu",
+                                 "--norm", "layernorm", "--condition-causal")
+    assert got["config"] == doc["config"], f"inferred {json.dumps(got['config'])}"
+    tensors, got, _ = convert_ok(tmp("plain_resnet_ln.pt"), "--num-heads", 2, "--activation", "relu",
+                                 "--condition-causal", out=tmp("rn_rms.vkvit"))
+    assert got["config"]["out_norm"] == RN_RMS, "weight-only norms default to rmsnorm"
+
+
+@test
+def nvsubq_prefixed_resnet():
+    doc = resnet_doc(tc=0)
+    sd = resnet_sd(doc)
+    tensors, got, _ = convert_ok(save(lightning_ckpt(sd), "nvsubq_resnet.ckpt"), "--num-heads", 2, "--activation",
+                                 "swiglu", "--rope", "--qk-norm", "--causal", "--condition-causal")
+    assert got["architecture"] == "resnet" and got["config"] == doc["config"]
+    assert_same(tensors, sd, what="nvsubq resnet")
+
+
+@test
+def resnet_goldens_read_back():
+    gdir = os.path.join(ROOT, "tests", "golden", "models")
+    files = sorted(f for f in os.listdir(gdir) if f.startswith("resnet_") and f.endswith(".vkvit")) \
+        if os.path.isdir(gdir) else []
+    for f in files:
+        tensors, doc = vf.read_model(os.path.join(gdir, f))
+        io_t, _ = vf.read_safetensors(os.path.join(gdir, f.replace(".vkvit", ".io.safetensors")))
+        c = doc["config"]
+        has_cond = c["block"]["condition_mixer"]["type"] != "identity"
+        assert ("condition" in io_t) == has_cond, f"{f}: condition tensor presence"
+        if has_cond:
+            B = io_t["input"].shape[0]
+            want = (B, c["dim"]) if c["condition_tokens"] == 0 else (B, c["condition_tokens"], c["dim"])
+            assert tuple(io_t["condition"].shape) == want, f"{f}: condition {tuple(io_t['condition'].shape)}"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -381,6 +381,53 @@ static void make_vil(builder *b, bool seed) {
 #define VIL_SMALL_SEED_PARAMS 12882u /* 768+16+64 + 2*5976 + 16+16+16+32+2 */
 #define VIL_SMALL_NXAI_PARAMS (12882u - 4 * 64)
 
+/* resnet: all three branches, LayerNorm with bias before the condition mixer, swiglu MLP, Tc = 3 tokens. */
+static const char *RESNET_DOC =
+    "{\"format_version\":1,\"architecture\":\"resnet\",\"flavour\":\"generic\",\"name\":\"resnet-small-test\","
+    "\"config\":{\"image_size\":[8,8],\"patch_size\":4,\"in_chans\":3,\"dim\":8,\"depth\":2,\"pos_embed\":true,"
+    "\"block\":{\"input_norm\":{\"type\":\"rmsnorm\",\"eps\":1e-6},"
+    "\"sequence_mixer\":{\"type\":\"attention\",\"num_heads\":2,\"qk_norm\":true,\"rope\":true,\"rope_base\":10000,"
+    "\"causal\":false,\"bias\":true},"
+    "\"condition_mixer_norm\":{\"type\":\"layernorm\",\"eps\":1e-5,\"bias\":true},"
+    "\"condition_mixer\":{\"type\":\"attention\",\"num_heads\":2,\"qk_norm\":false,\"causal\":true},"
+    "\"mlp_norm\":{\"type\":\"rmsnorm\",\"eps\":1e-6},"
+    "\"mlp\":{\"type\":\"mlp\",\"activation\":\"swiglu\",\"hidden\":12,\"bias\":false}},"
+    "\"condition_tokens\":3,\"condition_dim\":8,\"readout\":\"gap\","
+    "\"out_norm\":{\"type\":\"layernorm\",\"eps\":1e-6,\"bias\":false},"
+    "\"bias\":{\"patch_embed\":false,\"head\":true},\"num_classes\":3},"
+    "\"preprocess\":{\"image_size\":[8,8],\"resize_shorter\":8,\"interpolation\":\"bicubic\","
+    "\"mean\":[0.485,0.456,0.406],\"std\":[0.229,0.224,0.225]}}";
+
+static void make_resnet(builder *b) {
+    memset(b, 0, sizeof *b);
+    b->doc = cJSON_Parse(RESNET_DOC);
+    T(b, "F32", "patch_embed.weight", 8, 3, 4, 4);
+    T(b, "F32", "pos_embed", 1, 2, 2, 8);
+    for (int i = 0; i < 2; i++) {
+        char n[96];
+#define BT(dtype, suffix, ...) (snprintf(n, sizeof n, "blocks.%d.%s", i, suffix), T(b, dtype, n, __VA_ARGS__))
+        BT("F32", "input_norm.weight", 8);
+        BT("F16", "sequence_mixer.qkv_proj.weight", 24, 8);
+        BT("F32", "sequence_mixer.qkv_proj.bias", 24);
+        BT("F32", "sequence_mixer.out_proj.weight", 8, 8);
+        BT("F32", "sequence_mixer.out_proj.bias", 8);
+        BT("F32", "condition_mixer_norm.weight", 8);
+        BT("F32", "condition_mixer_norm.bias", 8);
+        BT("BF16", "condition_mixer.kv_proj.weight", 16, 8);
+        BT("F32", "condition_mixer.q_proj.weight", 8, 8);
+        BT("F32", "condition_mixer.out_proj.weight", 8, 8);
+        BT("F32", "mlp_norm.weight", 8);
+        BT("F32", "mlp.layer1.weight", 24, 8);
+        BT("F32", "mlp.layer2.weight", 8, 12);
+#undef BT
+    }
+    T(b, "F32", "out_norm.weight", 8);
+    T(b, "F32", "out_proj.weight", 3, 8);
+    T(b, "F32", "out_proj.bias", 3);
+}
+/* 384 + 32 + 2 * (8 + 192+24 + 64+8 + 8+8 + 128+64+64 + 8 + 192+96) + 8 + 24+3; tools/vkvit_file.py agrees */
+#define RESNET_SMALL_PARAMS 2179u
+
 static vkvit_result parse_builder(builder *b, vkvit__model_file *mf, uint8_t **img) {
     size_t size;
     *img = build(b, &size);
@@ -462,6 +509,108 @@ static void model_parses_small_vit5(void) {
     }
     free(img);
     builder_free(&b);
+}
+
+static void model_parses_small_resnet(void) {
+    builder b;
+    make_resnet(&b);
+    vkvit__model_file mf;
+    uint8_t *img;
+    vkvit_result r = parse_builder(&b, &mf, &img);
+    CHECK(r == VKVIT_OK);
+    if (r != VKVIT_OK) fprintf(stderr, "    %s\n", vkvit_last_error());
+    if (r == VKVIT_OK) {
+        const vkvit__model_config *c = &mf.cfg;
+        const vkvit__resnet_config *v = &c->resnet;
+        CHECK(c->arch == VKVIT_ARCH_RESNET && c->flavour == VKVIT_FLAVOUR_GENERIC);
+        CHECK(strcmp(vkvit__arch_name(c->arch), "resnet") == 0 && strcmp(vkvit__flavour_name(c->flavour), "generic") == 0);
+        CHECK(v->dim == 8 && v->depth == 2 && v->pos_embed && v->grid[0] == 2 && v->grid[1] == 2);
+        CHECK_EQ_U64(v->num_tokens, 4);
+        CHECK(v->input_norm.kind == VKVIT_RN_NORM_RMSNORM && v->input_norm.eps == 1e-6);
+        CHECK(v->seq.enabled && v->seq.num_heads == 2 && v->seq_head_dim == 4 && v->seq.qk_norm && v->seq.rope &&
+              !v->seq.causal && v->seq.bias && v->seq.rope_base == 10000.0);
+        CHECK(v->condition_mixer_norm.kind == VKVIT_RN_NORM_LAYERNORM && v->condition_mixer_norm.bias &&
+              v->condition_mixer_norm.eps == 1e-5);
+        CHECK(v->cond.enabled && v->cond.num_heads == 2 && v->cond_head_dim == 4 && !v->cond.qk_norm && v->cond.causal);
+        CHECK(v->mlp.enabled && v->mlp.activation == VKVIT_RN_ACT_SWIGLU && v->mlp.hidden == 12 &&
+              v->mlp_glu_factor == 2 && !v->mlp.bias);
+        CHECK(v->condition_tokens == 3 && v->condition_dim == 8);
+        CHECK(v->out_norm.kind == VKVIT_RN_NORM_LAYERNORM && !v->out_norm.bias);
+        CHECK(!v->bias.patch_embed && v->bias.head && v->num_classes == 3);
+        CHECK_EQ_U64(vkvit__model_num_classes(c), 3);
+        CHECK_EQ_U64(vkvit__model_param_count(c), RESNET_SMALL_PARAMS);
+        table_walk w = {&b, 0, true};
+        vkvit__model_tensor_table(c, walk_compare, &w);
+        CHECK(w.ok && w.i == b.n);
+        /* tools/vkvit_file.py flops_breakdown() of the same document */
+        vkvit__flops f;
+        vkvit__model_flops_breakdown(c, &f);
+        CHECK_EQ_U64(f.patch_embed, 3072);
+        CHECK_EQ_U64(f.pos_embed, 32);
+        CHECK_EQ_U64(f.mixer_per_block, 2560);
+        CHECK_EQ_U64(f.cond_mixer_per_block, 2176);
+        CHECK_EQ_U64(f.block, 7488);
+        CHECK_EQ_U64(f.blocks, 14976);
+        CHECK_EQ_U64(f.readout, 32);
+        CHECK_EQ_U64(f.out_norm, 40);
+        CHECK_EQ_U64(f.head, 48);
+        CHECK_EQ_U64(f.total, 18200);
+        vkvit__model_file_close(&mf);
+    }
+    free(img);
+    builder_free(&b);
+}
+
+/* A resnet document edited with (path, JSON) pairs (NULL-terminated), printed, parsed as a config alone. */
+static vkvit_result parse_resnet_doc(const char *const *sets, vkvit__model_config *cfg) {
+    cJSON *doc = cJSON_Parse(RESNET_DOC);
+    for (int i = 0; sets[i]; i += 2) set_path(doc, sets[i], sets[i + 1]);
+    char *text = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    vkvit_result r = parse_doc(text, cfg);
+    free(text);
+    return r;
+}
+
+/* FLOPs and parameters of an ImageNet-sized resnet, cross-checked against tools/vkvit_file.py. */
+static void flops_and_params_match_python_for_resnet(void) {
+    static const char *const BIG[] = {
+        "config.image_size", "[224,224]", "preprocess.image_size", "[224,224]", "preprocess.resize_shorter", "256",
+        "config.patch_size", "16", "config.dim", "384", "config.depth", "12", "config.condition_tokens", "77",
+        "config.condition_dim", "384", "config.num_classes", "1000", "config.block.sequence_mixer.num_heads", "6",
+        "config.block.condition_mixer.num_heads", "6", "config.block.mlp.activation", "\"gelu\"",
+        "config.block.mlp.hidden", "1536", NULL};
+    vkvit__model_config cfg;
+    vkvit_result r = parse_resnet_doc(BIG, &cfg);
+    CHECK(r == VKVIT_OK);
+    if (r != VKVIT_OK) fprintf(stderr, "    %s\n", vkvit_last_error());
+    vkvit__flops f;
+    vkvit__model_flops_breakdown(&cfg, &f);
+    CHECK_EQ_U64(f.mixer_per_block, 290217984);
+    CHECK_EQ_U64(f.cond_mixer_per_block, 184203264);
+    CHECK_EQ_U64(f.block, 937972224);
+    CHECK_EQ_U64(f.total, 11372192640ull);
+    CHECK_EQ_U64(vkvit__model_param_count(&cfg), 29103976);
+    vkvit__model_config_free(&cfg);
+
+    /* The same with a global [B, C] condition and no MLP branch. */
+    const char *global[64];
+    int n = 0;
+    for (; BIG[n]; n++) global[n] = BIG[n];
+    const char *more[] = {"config.condition_tokens", "0", "config.block.mlp", "{\"type\":\"identity\"}",
+                          "config.block.mlp_norm", "{\"type\":\"identity\"}", NULL};
+    for (int i = 0; more[i]; i++) global[n++] = more[i];
+    global[n] = NULL;
+    r = parse_resnet_doc(global, &cfg);
+    CHECK(r == VKVIT_OK);
+    if (r != VKVIT_OK) fprintf(stderr, "    %s\n", vkvit_last_error());
+    vkvit__model_flops_breakdown(&cfg, &f);
+    CHECK_EQ_U64(f.cond_mixer_per_block, 116496384);
+    CHECK_EQ_U64(f.block, 407316480);
+    CHECK_EQ_U64(f.total, 5004323712ull);
+    CHECK_EQ_U64(vkvit__model_param_count(&cfg), 14943592);
+    CHECK(!cfg.resnet.mlp.enabled && cfg.resnet.mlp_norm.kind == VKVIT_RN_NORM_IDENTITY);
+    vkvit__model_config_free(&cfg);
 }
 
 static void model_parses_small_vil_in_both_flavours(void) {
@@ -954,7 +1103,7 @@ static void model_survives_every_single_byte_corruption_of_the_header(void) {
  * The hostile sweep: one valid file, one mutation, one specific error.
  * --------------------------------------------------------------------------------------------------------------- */
 
-enum { VIT5, VIL_SEED, VIL_NXAI };
+enum { VIT5, VIL_SEED, VIL_NXAI, RESNET };
 
 typedef struct mutation {
     const char *name;                       /* the behaviour */
@@ -1034,6 +1183,11 @@ static void e_transposed(builder *b) {
     tensor_def *t = find_t(b, "blocks.0.mlp.layer1.weight");
     t->shape[0] = 8, t->shape[1] = 16;
 }
+static void e_rn_missing_kv(builder *b) { remove_t(b, "blocks.1.condition_mixer.kv_proj.weight"); }
+static void e_rn_vit5_names(builder *b) {
+    snprintf(find_t(b, "blocks.0.sequence_mixer.qkv_proj.weight")->name, 96, "blocks.0.sequence_mixer.qkv.weight");
+}
+static void e_rn_layer1_not_doubled(builder *b) { find_t(b, "blocks.0.mlp.layer1.weight")->shape[0] = 12; }
 static void e_vil_layerscale_in_nxai(builder *b) { T(b, "F32", "blocks.0.mlstm.layerscale", 64); }
 static void e_vil_conv_shape(builder *b) { find_t(b, "blocks.1.mlstm.conv1d.weight")->shape[2] = 3; }
 static void e_vil_missing_head(builder *b) { remove_t(b, "head.bias"); }
@@ -1110,8 +1264,10 @@ static const mutation MUTATIONS[] = {
      "format_version = '1' is not a version number"},
     {"model_reports_newer_format_version_as_unsupported", VIT5, {"format_version", "2"}, NULL,
      VKVIT_ERROR_UNSUPPORTED, "format_version = 2 is newer than this vkvit reads (1)"},
-    {"model_reports_resnet_as_unsupported", VIT5, {"architecture", "\"resnet\"", "flavour", "\"generic\""}, NULL,
-     VKVIT_ERROR_UNSUPPORTED, "architecture resnet is not supported yet"},
+    {"model_rejects_vit5_file_labelled_resnet", VIT5, {"architecture", "\"resnet\"", "flavour", "\"generic\""},
+     NULL, VKVIT_ERROR_BAD_MODEL_FILE, "config has an unknown key 'num_heads'"},
+    {"model_rejects_vit5_flavour_on_resnet", RESNET, {"flavour", "\"nvsubq\""}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "flavour = 'nvsubq' is not one of generic"},
     {"model_rejects_unknown_architecture", VIT5, {"architecture", "\"vit6\""}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
      "architecture 'vit6' is unknown"},
     {"model_rejects_missing_architecture", VIT5, {"architecture", NULL}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
@@ -1240,6 +1396,85 @@ static const mutation MUTATIONS[] = {
     {"model_rejects_vit5_key_in_vil", VIL_NXAI, {"config.has_cls", "true"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
      "config has an unknown key 'has_cls'"},
 
+    /* resnet config */
+    {"model_rejects_norm_before_identity_sequence_mixer", RESNET, {"config.block.sequence_mixer",
+     "{\"type\":\"identity\"}"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block.sequence_mixer is identity, so config.block.input_norm must be identity too (seed 002: a "
+     "bypassed branch has no norm), not rmsnorm"},
+    {"model_rejects_norm_before_identity_condition_mixer", RESNET, {"config.block.condition_mixer",
+     "{\"type\":\"identity\"}"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block.condition_mixer is identity, so config.block.condition_mixer_norm must be identity too"},
+    {"model_rejects_norm_before_identity_mlp", RESNET, {"config.block.mlp", "{\"type\":\"identity\"}"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.mlp is identity, so config.block.mlp_norm must be identity too"},
+    {"model_rejects_condition_tokens_without_condition_mixer", RESNET,
+     {"config.block.condition_mixer", "{\"type\":\"identity\"}", "config.block.condition_mixer_norm",
+      "{\"type\":\"identity\"}"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.condition_tokens = 3 and config.condition_dim = 8 must be 0 when config.block.condition_mixer is "
+     "identity"},
+    {"model_rejects_condition_dim_other_than_dim", RESNET, {"config.condition_dim", "4"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.condition_dim = 4 must equal config.dim = 8"},
+    {"model_rejects_negative_condition_tokens", RESNET, {"config.condition_tokens", "-1"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.condition_tokens = -1 is out of range [0, 65536]"},
+    {"model_rejects_huge_condition_tokens", RESNET, {"config.condition_tokens", "70000"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.condition_tokens = 70000 is out of range [0, 65536]"},
+    {"model_rejects_fractional_condition_tokens", RESNET, {"config.condition_tokens", "2.5"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.condition_tokens = 2.5 is not an integer"},
+    {"model_rejects_missing_condition_tokens", RESNET, {"config.condition_tokens", NULL}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.condition_tokens is missing"},
+    {"model_rejects_unknown_resnet_key", RESNET, {"config.spatial", "1"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config has an unknown key 'spatial'"},
+    {"model_rejects_unknown_block_key", RESNET, {"config.block.dropout", "0.1"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block has an unknown key 'dropout'"},
+    {"model_rejects_unknown_mixer_key", RESNET, {"config.block.sequence_mixer.rope_pairing", "\"split_half\""},
+     NULL, VKVIT_ERROR_BAD_MODEL_FILE, "config.block.sequence_mixer has an unknown key 'rope_pairing'"},
+    {"model_rejects_rope_key_on_condition_mixer", RESNET, {"config.block.condition_mixer.rope", "false"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.condition_mixer has an unknown key 'rope'"},
+    {"model_rejects_options_on_identity", RESNET, {"config.block.mlp", "{\"type\":\"identity\",\"hidden\":4}"},
+     NULL, VKVIT_ERROR_BAD_MODEL_FILE, "config.block.mlp has an unknown key 'hidden'"},
+    {"model_rejects_missing_block", RESNET, {"config.block", NULL}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block is missing"},
+    {"model_rejects_block_that_is_not_an_object", RESNET, {"config.block", "[]"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block is an array, not an object"},
+    {"model_rejects_mixer_without_type", RESNET, {"config.block.sequence_mixer.type", NULL}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.sequence_mixer.type is missing"},
+    {"model_rejects_unknown_mixer_type", RESNET, {"config.block.sequence_mixer.type", "\"hyena\""}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.sequence_mixer.type = 'hyena' is not one of attention, identity"},
+    {"model_rejects_sequence_heads_not_dividing_dim", RESNET, {"config.block.sequence_mixer.num_heads", "3"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.sequence_mixer.num_heads = 3 does not divide config.dim = 8"},
+    {"model_rejects_condition_heads_not_dividing_dim", RESNET, {"config.block.condition_mixer.num_heads", "5"},
+     NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block.condition_mixer.num_heads = 5 does not divide config.dim = 8"},
+    {"model_rejects_rope_with_head_dim_2", RESNET, {"config.block.sequence_mixer.num_heads", "4"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.sequence_mixer.rope needs a head dim divisible by 4"},
+    {"model_rejects_unknown_norm_type", RESNET, {"config.block.mlp_norm.type", "\"batchnorm\""}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.mlp_norm.type = 'batchnorm' is not one of rmsnorm, layernorm, identity"},
+    {"model_rejects_layernorm_without_bias_key", RESNET, {"config.block.condition_mixer_norm.bias", NULL}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.condition_mixer_norm.bias is missing"},
+    {"model_rejects_bias_key_on_rmsnorm", RESNET, {"config.block.input_norm.bias", "true"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.input_norm has an unknown key 'bias'"},
+    {"model_rejects_zero_norm_eps", RESNET, {"config.out_norm.eps", "0"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.out_norm.eps = 0 is not a positive finite number"},
+    {"model_rejects_unknown_mlp_activation", RESNET, {"config.block.mlp.activation", "\"tanh\""}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.block.mlp.activation = 'tanh' is not one of relu, gelu, silu, glu, swiglu"},
+    {"model_rejects_zero_mlp_hidden", RESNET, {"config.block.mlp.hidden", "0"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.block.mlp.hidden = 0 is out of range [1, 65536]"},
+    {"model_rejects_cls_readout_on_resnet", RESNET, {"config.readout", "\"cls\""}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.readout = 'cls' is not one of gap"},
+    {"model_rejects_unknown_resnet_bias_key", RESNET, {"config.bias.qkv", "true"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
+     "config.bias has an unknown key 'qkv'"},
+    {"model_rejects_resnet_image_not_divisible", RESNET, {"config.image_size", "[8,6]"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.image_size [8, 6] is not divisible by config.patch_size = 4"},
+    {"model_rejects_missing_condition_kv_proj", RESNET, NO_SET, e_rn_missing_kv, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'blocks.1.condition_mixer.kv_proj.weight' is missing (expected shape [16, 8])"},
+    {"model_rejects_pos_embed_the_config_disables", RESNET, {"config.pos_embed", "false"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "tensor 'pos_embed' is not used by architecture resnet (flavour generic)"},
+    {"model_rejects_vit5_names_in_resnet_file", RESNET, NO_SET, e_rn_vit5_names, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'blocks.0.sequence_mixer.qkv_proj.weight' is missing (expected shape [24, 8])"},
+    {"model_rejects_swiglu_layer1_not_doubled", RESNET, NO_SET, e_rn_layer1_not_doubled, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'blocks.0.mlp.layer1.weight' has shape [12, 8], expected [24, 8]"},
+    {"model_rejects_layernorm_bias_the_file_lacks", RESNET, {"config.out_norm.bias", "true"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "tensor 'out_norm.bias' is missing (expected shape [8])"},
+
     /* the tensor table */
     {"model_rejects_missing_tensor", VIT5, NO_SET, e_missing_tensor, VKVIT_ERROR_BAD_MODEL_FILE,
      "tensor 'blocks.1.mlp.layer2.weight' is missing (expected shape [8, 16])"},
@@ -1275,6 +1510,7 @@ static void run_mutation(void) {
     const mutation *m = g_mutation;
     builder b;
     if (m->model == VIT5) make_vit5(&b);
+    else if (m->model == RESNET) make_resnet(&b);
     else make_vil(&b, m->model == VIL_SEED);
     for (int i = 0; i < 6 && m->set[i]; i += 2) set_path(b.doc, m->set[i], m->set[i + 1]);
     if (m->edit) m->edit(&b);
@@ -1331,6 +1567,7 @@ static int parse_golden_models(void) {
 int main(void) {
     RUN(model_parses_small_vit5);
     RUN(model_parses_small_vil_in_both_flavours);
+    RUN(model_parses_small_resnet);
     RUN(model_converts_f32_f16_bf16_tensors_to_f32);
     RUN(model_open_reads_a_file_from_disk);
     RUN(model_accepts_a_header_with_nothing_but_braces);
@@ -1340,6 +1577,7 @@ int main(void) {
     RUN(flops_vit5_small_match_the_seed_numbers);
     RUN(flops_and_params_match_spec_for_other_configs);
     RUN(flops_and_params_match_spec_for_vil);
+    RUN(flops_and_params_match_python_for_resnet);
     RUN(flops_saturate_instead_of_wrapping);
     RUN(config_rejects_infinite_and_huge_numbers);
     RUN(model_rejects_file_shorter_than_the_length_prefix);

@@ -3,7 +3,8 @@
 
     /usr/bin/python3 tools/convert.py SRC -o OUT.vkvit [--source auto|nvsubq|paper|nxai|plain] [--preset NAME]
         [--num-heads N] [--flavour F] [--ema | --live] [--labels FILE] [--image-size H W] [--dtype f32|f16|bf16]
-        [--name STR]
+        [--name STR] [resnet: --activation A --rope --qk-norm --causal --rope-base B --condition-qk-norm
+        --condition-causal --condition-tokens N --norm rmsnorm|layernorm --norm-eps E]
 
 Sources (SPEC.md sections 5.3, 6 and 7.2):
 
@@ -19,7 +20,13 @@ Sources (SPEC.md sections 5.3, 6 and 7.2):
           already remapped `VisionLSTM` state_dict (`blocks.{i}.layer.*`).  Written as flavour `nxai` with the raw
           official weights (the runtime applies the `1 + w`).  ViL v2 is rejected.
 * plain   a dict of tensors (possibly under `state_dict` / `model`) already using vkvit names, e.g. saved from
-          tools/reference/.  A safetensors or vkvit file is accepted too.
+          tools/reference/.  A safetensors or vkvit file is accepted too.  This includes `resnet`
+          (ClassificationResNet of generic ResidualBlocks, docs/model-format.md): its branches, biases, widths,
+          MLP hidden size and GLU factor, image size (from pos_embed) and class count come from the tensors; what
+          the weights cannot show comes from flags: --num-heads (both attentions), --activation, --rope,
+          --qk-norm, --causal, --rope-base (sequence mixer), --condition-qk-norm, --condition-causal,
+          --condition-tokens, --norm rmsnorm|layernorm (norms that have a weight but no bias; default rmsnorm),
+          --norm-eps, and --image-size when the model has no pos_embed.
 
 Hyperparameters are inferred from tensor shapes; the ViT-5 head count comes from `--num-heads`, a preset, or the
 QK-norm / RoPE tensors (head dim).  Every failure prints one sentence to stderr and exits with status 2.
@@ -237,11 +244,26 @@ def _layout(sd):
     if any(re.match(r"blocks\.\d+\.(attn\.|gamma_1$|norm1\.)", k) for k in keys) and \
             not any(re.match(r"blocks\.\d+\.mlstm\.", k) for k in keys):
         return "paper"
+    if _is_resnet(sd):
+        return "plain_resnet"
     if any(re.match(r"blocks\.\d+\.sequence_mixer\.", k) for k in keys) or "out_proj.weight" in sd:
         return "plain_vit5"
     if any(re.match(r"blocks\.\d+\.mlstm\.", k) for k in keys) or "pos_embed.embed" in sd:
         return "plain_vil"
     return None
+
+
+def _is_resnet(sd):
+    """A ClassificationResNet state_dict (vkvit names): QKV-mixer names, a 4-D pos_embed, or a head with no ViT-5
+    attention at all (an MLP-only network)."""
+    keys = list(sd)
+    if any(re.match(r"blocks\.\d+\.(sequence_mixer\.(qkv_proj|out_proj)\.|condition_mixer(_norm)?\.)", k)
+           for k in keys):
+        return True
+    if "pos_embed" in sd and sd["pos_embed"].dim() == 4:
+        return True
+    return "out_proj.weight" in sd and "patch_embed.weight" in sd and \
+        not any(re.match(r"blocks\.\d+\.sequence_mixer\.", k) for k in keys)
 
 
 def find_weights(obj, args, path):
@@ -293,7 +315,7 @@ def find_weights(obj, args, path):
         keys = ", ".join(sorted(sd)[:5])
         raise ConvertError(f"cannot recognise the checkpoint layout of {path} (first keys: {keys})")
     kind = {"nvsubq": "nvsubq", "nxai_raw": "nxai", "nxai": "nxai", "paper": "paper", "plain_vit5": "plain",
-            "plain_vil": "plain"}[layout]
+            "plain_vil": "plain", "plain_resnet": "plain"}[layout]
     if (args.ema or args.live) and not selected:
         flag = "--ema" if args.ema else "--live"
         if args.live and where != "state_dict":
@@ -589,6 +611,104 @@ def infer_vil(sd, args):
     return cfg
 
 
+def _resnet_norm(sd, name, args):
+    """The norm at `name` from its tensors: none -> identity, weight + bias -> layernorm with bias, weight only ->
+    --norm (rmsnorm by default, or layernorm without bias)."""
+    if name + ".weight" not in sd:
+        if name + ".bias" in sd:
+            raise ConvertError(f"tensor {name}.bias exists without {name}.weight")
+        return {"type": "identity"}
+    kind = "layernorm" if name + ".bias" in sd else args.norm
+    eps = args.norm_eps if args.norm_eps is not None else (1e-6 if kind == "rmsnorm" else 1e-5)
+    return {"type": "rmsnorm", "eps": eps} if kind == "rmsnorm" else \
+        {"type": "layernorm", "eps": eps, "bias": name + ".bias" in sd}
+
+
+def infer_resnet(sd, args):
+    if args.preset:
+        raise ConvertError(f"--preset {args.preset} is a {PRESETS[args.preset][0]} preset but the checkpoint is a "
+                           f"resnet model")
+    pe = _need(sd, "patch_embed.weight", 4, "width and patch size")
+    C, in_chans, P, P2 = (int(d) for d in pe.shape)
+    if P != P2:
+        raise ConvertError(f"patch_embed.weight has a {P}x{P2} kernel; vkvit needs square patches")
+    if "pos_embed" in sd:
+        pos = _need(sd, "pos_embed", 4, "patch grid")
+        hp, wp = int(pos.shape[1]), int(pos.shape[2])
+        if args.image_size is not None and list(args.image_size) != [hp * P, wp * P]:
+            h, w = args.image_size
+            raise ConvertError(f"--image-size {h} {w} does not match pos_embed's {hp}x{wp} grid of {P}-pixel "
+                               f"patches ({hp * P}x{wp * P}); vkvit does not interpolate position embeddings")
+        H, W = hp * P, wp * P
+    elif args.image_size is not None:
+        H, W = args.image_size
+        if H % P or W % P:
+            raise ConvertError(f"--image-size {H} {W} is not divisible by the patch size {P}")
+    else:
+        raise ConvertError("this resnet has no pos_embed, so the input size cannot be inferred; pass --image-size H W")
+    depth = _depth(sd)
+    b0 = "blocks.0."
+    heads_needed = []
+    if b0 + "sequence_mixer.qkv_proj.weight" in sd:
+        heads_needed.append("sequence_mixer")
+        seq = {"type": "attention", "num_heads": args.num_heads, "qk_norm": args.qk_norm, "rope": args.rope,
+               "rope_base": args.rope_base, "causal": args.causal,
+               "bias": b0 + "sequence_mixer.qkv_proj.bias" in sd}
+    else:
+        seq = {"type": "identity"}
+    if b0 + "condition_mixer.kv_proj.weight" in sd:
+        heads_needed.append("condition_mixer")
+        cond = {"type": "attention", "num_heads": args.num_heads, "qk_norm": args.condition_qk_norm,
+                "causal": args.condition_causal}
+    else:
+        cond = {"type": "identity"}
+    if heads_needed and not args.num_heads:
+        raise ConvertError(f"the number of attention heads of the {' and '.join(heads_needed)} cannot be inferred "
+                           f"from the weights; pass --num-heads N")
+    if b0 + "mlp.layer1.weight" in sd:
+        l1 = _need(sd, b0 + "mlp.layer1.weight", 2, "MLP width")
+        l2 = _need(sd, b0 + "mlp.layer2.weight", 2, "MLP hidden width")
+        hidden = int(l2.shape[1])
+        gf = int(l1.shape[0]) // hidden if hidden else 0
+        if gf not in (1, 2) or gf * hidden != int(l1.shape[0]):
+            raise ConvertError(f"blocks.0.mlp.layer1.weight has {int(l1.shape[0])} outputs for a hidden width of "
+                               f"{hidden} (layer2); expected {hidden} or {2 * hidden} (glu / swiglu)")
+        gated = ("glu", "swiglu") if gf == 2 else ("relu", "gelu", "silu")
+        if args.activation is None:
+            raise ConvertError(f"the MLP activation cannot be inferred from the weights; pass --activation "
+                               f"({' or '.join(gated)} for this layer1 shape)")
+        if args.activation not in gated:
+            raise ConvertError(f"--activation {args.activation} does not fit blocks.0.mlp.layer1.weight "
+                               f"({int(l1.shape[0])} outputs for hidden {hidden}: expected {' or '.join(gated)})")
+        mlp = {"type": "mlp", "activation": args.activation, "hidden": hidden,
+               "bias": b0 + "mlp.layer1.bias" in sd or b0 + "mlp.layer2.bias" in sd}
+    else:
+        mlp = {"type": "identity"}
+    cond_on = cond["type"] != "identity"
+    if not cond_on and args.condition_tokens:
+        raise ConvertError(f"--condition-tokens {args.condition_tokens} given, but the checkpoint has no condition "
+                           f"mixer (no blocks.0.condition_mixer.kv_proj.weight)")
+    head = _need(sd, "out_proj.weight", 2, "number of classes")
+    cfg = {
+        "image_size": [H, W], "patch_size": P, "in_chans": in_chans, "dim": C, "depth": depth,
+        "pos_embed": "pos_embed" in sd,
+        "block": {
+            "input_norm": _resnet_norm(sd, b0 + "input_norm", args), "sequence_mixer": seq,
+            "condition_mixer_norm": _resnet_norm(sd, b0 + "condition_mixer_norm", args), "condition_mixer": cond,
+            "mlp_norm": _resnet_norm(sd, b0 + "mlp_norm", args), "mlp": mlp,
+        },
+        "condition_tokens": args.condition_tokens if cond_on else 0, "condition_dim": C if cond_on else 0,
+        "readout": "gap", "out_norm": _resnet_norm(sd, "out_norm", args),
+        "bias": {"patch_embed": "patch_embed.bias" in sd, "head": "out_proj.bias" in sd},
+        "num_classes": int(head.shape[0]),
+    }
+    try:
+        vf.check_resnet_config(cfg)
+    except vf.FormatError as e:
+        raise ConvertError(f"the inferred resnet config is inconsistent: {e}") from None
+    return cfg, "--num-heads" if heads_needed else "n/a (no attention)"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Conversion
 # ---------------------------------------------------------------------------------------------------------------
@@ -646,6 +766,28 @@ def _default_name(args, arch, cfg):
 
 
 def _describe(arch, flavour, cfg):
+    if arch == "resnet":
+        blk, C = cfg["block"], cfg["dim"]
+        T = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
+
+        def norm(n):
+            return n["type"] + (f" eps {n['eps']:g}" if n["type"] != "identity" else "") + \
+                (" +bias" if n.get("bias") else "")
+        seq, cond, mlp = blk["sequence_mixer"], blk["condition_mixer"], blk["mlp"]
+        lines = [f"ClassificationResNet: dim {C}, depth {cfg['depth']}, patch {cfg['patch_size']}, image "
+                 f"{cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens {T}, pos_embed "
+                 f"{'yes' if cfg['pos_embed'] else 'no'}"]
+        lines.append("sequence mixer " + ("identity" if seq["type"] == "identity" else
+                     f"{norm(blk['input_norm'])} -> attention heads {seq['num_heads']}, rope {seq['rope']}, "
+                     f"qk_norm {seq['qk_norm']}, causal {seq['causal']}, bias {seq['bias']}"))
+        lines.append("condition mixer " + ("identity (no condition input)" if cond["type"] == "identity" else
+                     f"{norm(blk['condition_mixer_norm'])} -> cross-attention heads {cond['num_heads']}, qk_norm "
+                     f"{cond['qk_norm']}, causal {cond['causal']}; condition "
+                     + (f"[B, {cfg['condition_tokens']}, {C}]" if cfg["condition_tokens"] else f"[B, {C}]")))
+        lines.append("mlp " + ("identity" if mlp["type"] == "identity" else
+                     f"{norm(blk['mlp_norm'])} -> {mlp['activation']} hidden {mlp['hidden']}, bias {mlp['bias']}"))
+        lines.append(f"readout gap -> out_norm {norm(cfg['out_norm'])} -> head")
+        return lines
     if arch == "vit5":
         C, H = cfg["dim"], cfg["num_heads"]
         np_ = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
@@ -679,7 +821,14 @@ def convert(args):
     kind, layout, sd, note = find_weights(obj, args, args.src)
     dropped = ""
     dk_hint = None
-    if kind in ("nvsubq", "paper", "plain") and layout != "plain_vil":
+    if kind == "nvsubq" and layout == "nvsubq" and _is_resnet(map_nvsubq(sd)):
+        sd, layout = map_nvsubq(sd), "plain_resnet"
+    if layout == "plain_resnet":
+        arch, flavour = "resnet", "generic"
+        if args.flavour and args.flavour != "generic":
+            raise ConvertError(f"--flavour {args.flavour} is not a resnet flavour (generic)")
+        cfg, heads_from = infer_resnet(sd, args)
+    elif kind in ("nvsubq", "paper", "plain") and layout != "plain_vil":
         arch = "vit5"
         if kind == "nvsubq":
             sd = map_nvsubq(sd) if layout == "nvsubq" else sd
@@ -750,7 +899,7 @@ def convert(args):
     nbytes = sum(t.numel() * t.element_size() for t in tensors.values())
     print(f"source        {args.src}: {SOURCE_TEXT[kind]}" + (f", {note}" if note else ""))
     print(f"model         {arch} flavour {flavour}, name {vkvit['name']!r}" +
-          (f", heads from {heads_from}" if arch == "vit5" else ""))
+          (f", heads from {heads_from}" if arch in ("vit5", "resnet") else ""))
     for line in _describe(arch, flavour, cfg):
         print(f"              {line}")
     print(f"classes       {cfg['num_classes']}, labels " + (f"from {args.labels}" if args.labels else "none"))
@@ -778,7 +927,7 @@ def parse_args(argv):
     p.add_argument("--source", default="auto", choices=("auto", "nvsubq", "paper", "nxai", "plain"))
     p.add_argument("--preset", type=lambda s: s.replace("-", "_"), choices=sorted(PRESETS))
     p.add_argument("--num-heads", type=int, metavar="N", help="ViT-5 attention heads")
-    p.add_argument("--flavour", choices=("nvsubq", "paper", "seed", "nxai"),
+    p.add_argument("--flavour", choices=("nvsubq", "paper", "seed", "nxai", "generic"),
                    help="for plain state_dicts: vit5 nvsubq (default) or paper; vil seed or nxai (default: "
                         "inferred from outnorm.bias / layerscale)")
     g = p.add_mutually_exclusive_group()
@@ -789,7 +938,23 @@ def parse_args(argv):
     p.add_argument("--image-size", type=int, nargs=2, metavar=("H", "W"))
     p.add_argument("--dtype", default="f32", choices=("f32", "f16", "bf16"))
     p.add_argument("--name", metavar="STR")
+    r = p.add_argument_group("resnet options (what the weights cannot show)")
+    r.add_argument("--activation", choices=("relu", "gelu", "silu", "glu", "swiglu"), help="MLP activation")
+    r.add_argument("--rope", action="store_true", help="sequence mixer: 2-D RoPE")
+    r.add_argument("--rope-base", type=float, default=10000.0, metavar="B", help="sequence mixer RoPE base")
+    r.add_argument("--qk-norm", action="store_true", help="sequence mixer: L2 QK norm (cosine attention)")
+    r.add_argument("--causal", action="store_true", help="sequence mixer: causal mask")
+    r.add_argument("--condition-qk-norm", action="store_true", help="condition mixer: L2 QK norm")
+    r.add_argument("--condition-causal", action="store_true", help="condition mixer: causal mask")
+    r.add_argument("--condition-tokens", type=int, default=0, metavar="N",
+                   help="condition tokens Tc (0: a [B, C] vector; default 0)")
+    r.add_argument("--norm", choices=("rmsnorm", "layernorm"), default="rmsnorm",
+                   help="kind of a norm that has a weight but no bias (default rmsnorm)")
+    r.add_argument("--norm-eps", type=float, metavar="E",
+                   help="eps of every norm (default 1e-6 for rmsnorm, 1e-5 for layernorm)")
     args = p.parse_args(argv)
+    if args.condition_tokens < 0:
+        p.error("--condition-tokens must be 0 or more")
     if args.num_heads is not None and args.num_heads < 1:
         p.error("--num-heads must be at least 1")
     if args.image_size is not None and min(args.image_size) < 1:

@@ -20,6 +20,7 @@ Public API (other tools import it; keep it stable):
     flops_breakdown(vkvit) -> {term: int}  (the same number, itemised; `vkvit inspect` prints these)
     check_vkvit(vkvit) -> config           (validates the document without the tensors)
     vil_inner_dim(dim) -> int              (E = ceil(2·D/64)·64)
+    check_resnet_config(config) -> config  (the `resnet` config rules alone; tools/reference uses it)
 
 Every failure raises `FormatError` (a ValueError) whose message is one sentence naming the tensor or field.
 Only `torch`, `numpy` and the standard library are used (Debian's python3-torch; there is no safetensors package).
@@ -389,6 +390,105 @@ def _check_vil(cfg, flavour):
     _int(cfg, "num_classes", "config")
 
 
+# `resnet` (docs/model-format.md): one block config shared by all blocks; each branch is a typed object.
+RESNET_KEYS = (
+    "image_size", "patch_size", "in_chans", "dim", "depth", "pos_embed", "block", "condition_tokens",
+    "condition_dim", "readout", "out_norm", "bias", "num_classes",
+)
+RESNET_BLOCK_KEYS = ("input_norm", "sequence_mixer", "condition_mixer_norm", "condition_mixer", "mlp_norm", "mlp")
+RESNET_BIAS_KEYS = ("patch_embed", "head")
+RESNET_NORM_KEYS = {"rmsnorm": ("type", "eps"), "layernorm": ("type", "eps", "bias"), "identity": ("type",)}
+RESNET_MIXER_KEYS = {
+    "sequence_mixer": {"attention": ("type", "num_heads", "qk_norm", "rope", "rope_base", "causal", "bias"),
+                       "identity": ("type",)},
+    "condition_mixer": {"attention": ("type", "num_heads", "qk_norm", "causal"), "identity": ("type",)},
+    "mlp": {"mlp": ("type", "activation", "hidden", "bias"), "identity": ("type",)},
+}
+RESNET_NORM_OF = {"sequence_mixer": "input_norm", "condition_mixer": "condition_mixer_norm", "mlp": "mlp_norm"}
+MLP_ACTIVATIONS = ("relu", "gelu", "silu", "glu", "swiglu")
+
+
+def _typed(obj, where, kinds):
+    """A JSON object whose "type" is one of `kinds` (a dict type -> allowed keys); all of that type's keys."""
+    if not isinstance(obj, dict):
+        raise FormatError(f"{where} must be an object with a \"type\" key, got {json.dumps(obj)}")
+    kind = _choice(obj, "type", where, tuple(kinds))
+    _check_keys(obj, kinds[kind], where)
+    return kind
+
+
+def _check_norm(obj, where):
+    kind = _typed(obj, where, RESNET_NORM_KEYS)
+    if kind != "identity":
+        _num(obj, "eps", where)
+    if kind == "layernorm":
+        _bool(obj, "bias", where)
+    return kind
+
+
+def check_resnet_config(cfg):
+    """Validate a `resnet` config dict (docs/model-format.md); FormatError with one sentence otherwise."""
+    if not isinstance(cfg, dict):
+        raise FormatError("config must be a JSON object")
+    _check_keys(cfg, RESNET_KEYS, "config")
+    _check_image(cfg)
+    c = _int(cfg, "dim", "config")
+    _int(cfg, "depth", "config")
+    _bool(cfg, "pos_embed", "config")
+    blk = cfg.get("block")
+    if not isinstance(blk, dict):
+        raise FormatError(f"config.block must be an object with keys {', '.join(RESNET_BLOCK_KEYS)}")
+    _check_keys(blk, RESNET_BLOCK_KEYS, "config.block")
+    kinds = {}
+    for name in RESNET_BLOCK_KEYS:
+        where = f"config.block.{name}"
+        kinds[name] = _check_norm(blk[name], where) if name.endswith("norm") else \
+            _typed(blk[name], where, RESNET_MIXER_KEYS[name])
+    for name, norm in RESNET_NORM_OF.items():
+        if kinds[name] == "identity" and kinds[norm] != "identity":
+            raise FormatError(f"config.block.{name} is identity, so config.block.{norm} must be identity too "
+                              f"(seed 002: a bypassed branch has no norm), got {kinds[norm]}")
+    for name in ("sequence_mixer", "condition_mixer"):
+        if kinds[name] != "attention":
+            continue
+        m, where = blk[name], f"config.block.{name}"
+        h = _int(m, "num_heads", where)
+        if c % h:
+            raise FormatError(f"{where}.num_heads {h} does not divide config.dim {c}")
+        _bool(m, "qk_norm", where)
+        _bool(m, "causal", where)
+        if name == "sequence_mixer":
+            _bool(m, "bias", where)
+            _num(m, "rope_base", where)
+            if _bool(m, "rope", where) and (c // h) % 4:
+                raise FormatError(f"{where}.rope needs a head dim divisible by 4 (2-D RoPE rotates quarters), but "
+                                  f"config.dim {c} / num_heads {h} = {c // h}")
+    if kinds["mlp"] == "mlp":
+        m = blk["mlp"]
+        _choice(m, "activation", "config.block.mlp", MLP_ACTIVATIONS)
+        _int(m, "hidden", "config.block.mlp")
+        _bool(m, "bias", "config.block.mlp")
+    tc = _int(cfg, "condition_tokens", "config", lo=0)
+    cd = _int(cfg, "condition_dim", "config", lo=0)
+    if kinds["condition_mixer"] != "identity":
+        if cd != c:
+            raise FormatError(f"config.condition_dim {cd} must equal config.dim {c} (the condition mixer projects "
+                              f"C-channel conditions)")
+    elif tc or cd:
+        raise FormatError(f"config.condition_tokens {tc} and config.condition_dim {cd} must be 0 when "
+                          f"config.block.condition_mixer is identity (the network takes no condition)")
+    _choice(cfg, "readout", "config", ("gap",))
+    _check_norm(cfg.get("out_norm"), "config.out_norm")
+    bias = cfg.get("bias")
+    if not isinstance(bias, dict):
+        raise FormatError(f"config.bias must be an object with keys {', '.join(RESNET_BIAS_KEYS)}")
+    _check_keys(bias, RESNET_BIAS_KEYS, "config.bias")
+    for k in RESNET_BIAS_KEYS:
+        _bool(bias, k, "config.bias")
+    _int(cfg, "num_classes", "config")
+    return cfg
+
+
 def _check_preprocess(pp, cfg):
     if not isinstance(pp, dict):
         raise FormatError("preprocess must be a JSON object")
@@ -427,8 +527,6 @@ def check_vkvit(vkvit):
     if not isinstance(flavour, str) or flavour not in ARCHITECTURES[arch]:
         raise FormatError(f"flavour {json.dumps(flavour)} is unknown for architecture {arch} "
                           f"(expected {' or '.join(ARCHITECTURES[arch])})")
-    if arch == "resnet":
-        raise FormatError("architecture resnet is not supported yet")
     if "name" in vkvit and not isinstance(vkvit["name"], str):
         raise FormatError("name must be a string")
     cfg = vkvit.get("config")
@@ -436,8 +534,10 @@ def check_vkvit(vkvit):
         raise FormatError("config must be a JSON object")
     if arch == "vit5":
         _check_vit5(cfg, flavour)
-    else:
+    elif arch == "vil":
         _check_vil(cfg, flavour)
+    else:
+        check_resnet_config(cfg)
     if "preprocess" not in vkvit:
         raise FormatError("the vkvit entry is missing the key 'preprocess'")
     _check_preprocess(vkvit["preprocess"], cfg)
@@ -536,6 +636,55 @@ def _vil_tensors(c, flavour):
     return t
 
 
+def _resnet_norm_tensors(t, name, spec, C):
+    if spec["type"] != "identity":
+        t[name + ".weight"] = (C,)
+    if spec["type"] == "layernorm" and spec["bias"]:
+        t[name + ".bias"] = (C,)
+
+
+def _resnet_tensors(c):
+    C, P, L = c["dim"], c["patch_size"], c["depth"]
+    hp, wp = c["image_size"][0] // P, c["image_size"][1] // P
+    blk, b = c["block"], c["bias"]
+    t = {"patch_embed.weight": (C, c["in_chans"], P, P)}
+    if b["patch_embed"]:
+        t["patch_embed.bias"] = (C,)
+    if c["pos_embed"]:
+        t["pos_embed"] = (1, hp, wp, C)
+    seq, cond, mlp = blk["sequence_mixer"], blk["condition_mixer"], blk["mlp"]
+    for i in range(L):
+        p = f"blocks.{i}."
+        _resnet_norm_tensors(t, p + "input_norm", blk["input_norm"], C)
+        if seq["type"] == "attention":
+            t[p + "sequence_mixer.qkv_proj.weight"] = (3 * C, C)
+            if seq["bias"]:
+                t[p + "sequence_mixer.qkv_proj.bias"] = (3 * C,)
+            t[p + "sequence_mixer.out_proj.weight"] = (C, C)
+            if seq["bias"]:
+                t[p + "sequence_mixer.out_proj.bias"] = (C,)
+        _resnet_norm_tensors(t, p + "condition_mixer_norm", blk["condition_mixer_norm"], C)
+        if cond["type"] == "attention":
+            t[p + "condition_mixer.kv_proj.weight"] = (2 * C, C)
+            t[p + "condition_mixer.q_proj.weight"] = (C, C)
+            t[p + "condition_mixer.out_proj.weight"] = (C, C)
+        _resnet_norm_tensors(t, p + "mlp_norm", blk["mlp_norm"], C)
+        if mlp["type"] == "mlp":
+            hd = mlp["hidden"]
+            gf = 2 if mlp["activation"] in ("glu", "swiglu") else 1
+            t[p + "mlp.layer1.weight"] = (gf * hd, C)
+            if mlp["bias"]:
+                t[p + "mlp.layer1.bias"] = (gf * hd,)
+            t[p + "mlp.layer2.weight"] = (C, hd)
+            if mlp["bias"]:
+                t[p + "mlp.layer2.bias"] = (C,)
+    _resnet_norm_tensors(t, "out_norm", c["out_norm"], C)
+    t["out_proj.weight"] = (c["num_classes"], C)
+    if b["head"]:
+        t["out_proj.bias"] = (c["num_classes"],)
+    return t
+
+
 def expected_tensors(vkvit):
     """The exact tensor table of docs/model-format.md for this `vkvit` document: {name: shape tuple}.
 
@@ -545,6 +694,8 @@ def expected_tensors(vkvit):
     cfg = check_vkvit(vkvit)
     if vkvit["architecture"] == "vit5":
         return _vit5_tensors(cfg)
+    if vkvit["architecture"] == "resnet":
+        return _resnet_tensors(cfg)
     return _vil_tensors(cfg, vkvit["flavour"])
 
 
@@ -668,11 +819,57 @@ def _vil_flops(c, flavour):
     return out
 
 
+def _norm_flops(spec, T, C):
+    return {"rmsnorm": 3 * T * C, "layernorm": 5 * T * C, "identity": 0}[spec["type"]]
+
+
+def _resnet_flops(c):
+    # Derived (SPEC.md 8; seeds 002/003 define none), one image, T = Hp·Wp tokens, Tc = max(condition_tokens, 1):
+    #   norms: RMSNorm 3·T·C, LayerNorm 5·T·C, identity 0 (each counted only where its branch is active)
+    #   QKVSequenceMixer 2T·C·3C + 4·T·T·C (generic Attention: QKᵀ and AV; RoPE and L2 norm not counted) + 2T·C²
+    #   QKVConditionMixer 2T·C² (q) + 4·Tc·C² (kv) + 4·T·Tc·C (attention) + 2T·C² (out)
+    #   MLP 2·T·C·(Hd·gf) + T·Hd·(2 if glu/swiglu else 1) + 2·T·Hd·C
+    # Network: patch embed 2·in_chans·C·P²·T, pos-embed add T·C, GAP T·C, out_norm(1), head 2·C·classes.
+    C, P, L = c["dim"], c["patch_size"], c["depth"]
+    T = (c["image_size"][0] // P) * (c["image_size"][1] // P)
+    Tc = max(c["condition_tokens"], 1)
+    blk = c["block"]
+    seq = cond = 0
+    block = 0
+    if blk["sequence_mixer"]["type"] == "attention":
+        seq = 2 * T * C * 3 * C + 4 * T * T * C + 2 * T * C * C
+        block += _norm_flops(blk["input_norm"], T, C) + seq
+    if blk["condition_mixer"]["type"] == "attention":
+        cond = 2 * T * C * C + 4 * Tc * C * C + 4 * T * Tc * C + 2 * T * C * C
+        block += _norm_flops(blk["condition_mixer_norm"], T, C) + cond
+    if blk["mlp"]["type"] == "mlp":
+        hd = blk["mlp"]["hidden"]
+        glu = blk["mlp"]["activation"] in ("glu", "swiglu")
+        gf = 2 if glu else 1
+        block += _norm_flops(blk["mlp_norm"], T, C) + 2 * T * C * hd * gf + T * hd * gf + 2 * T * hd * C
+    out = {
+        "patch_embed": 2 * c["in_chans"] * C * P * P * T,
+        "pos_embed": T * C if c["pos_embed"] else 0,
+        "sequence_mixer_per_block": seq,
+        "condition_mixer_per_block": cond,
+        "block": block,
+        "blocks": L * block,
+        "readout": T * C,
+        "out_norm": _norm_flops(c["out_norm"], 1, C),
+        "head": 2 * C * c["num_classes"],
+    }
+    out["total"] = sum(v for k, v in out.items()
+                       if k not in ("sequence_mixer_per_block", "condition_mixer_per_block", "block"))
+    return out
+
+
 def flops_breakdown(vkvit):
     """FLOPs of one image, itemised; `total` is what `flops` returns."""
     cfg = check_vkvit(vkvit)
     if vkvit["architecture"] == "vit5":
         return _vit5_flops(cfg)
+    if vkvit["architecture"] == "resnet":
+        return _resnet_flops(cfg)
     return _vil_flops(cfg, vkvit["flavour"])
 
 

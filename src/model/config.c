@@ -225,7 +225,7 @@ static vkvit_result check_keys(const parser *p, const cJSON *obj, const char *wh
  * --------------------------------------------------------------------------------------------------------------- */
 
 static const char *const ARCH_NAMES[] = {"vit5", "vil", "resnet"};
-static const char *const FLAVOUR_NAMES[] = {"nvsubq", "paper", "seed", "nxai"};
+static const char *const FLAVOUR_NAMES[] = {"nvsubq", "paper", "seed", "nxai", "generic"};
 static const char *const READOUT_NAMES[] = {"cls", "gap", "register_concat"};
 /* Indexed by vkvit__rope_pairing (model/rope.h): 0 is "no RoPE", which a vit5 config cannot ask for. */
 static const char *const PAIRING_NAMES[] = {"none", "split_half", "adjacent"};
@@ -238,9 +238,19 @@ const char *vkvit__flavour_name(vkvit__flavour f) {
 }
 const char *vkvit__readout_name(vkvit__readout r) { return (unsigned)r < 3 ? READOUT_NAMES[r] : "?"; }
 const char *vkvit__interp_name(vkvit__interp i) { return (unsigned)i < 2 ? INTERP_NAMES[i] : "?"; }
+/* Indexed by vkvit__rn_norm / vkvit__rn_activation. */
+static const char *const RN_NORM_NAMES[] = {"identity", "rmsnorm", "layernorm"};
+static const char *const RN_ACT_NAMES[] = {"relu", "gelu", "silu", "glu", "swiglu"};
+const char *vkvit__rn_norm_name(vkvit__rn_norm n) { return (unsigned)n < 3 ? RN_NORM_NAMES[n] : "?"; }
+const char *vkvit__rn_activation_name(vkvit__rn_activation a) { return (unsigned)a < 5 ? RN_ACT_NAMES[a] : "?"; }
 
 uint32_t vkvit__model_num_classes(const vkvit__model_config *cfg) {
-    return cfg->arch == VKVIT_ARCH_VIT5 ? cfg->vit5.num_classes : cfg->arch == VKVIT_ARCH_VIL ? cfg->vil.num_classes : 0;
+    switch (cfg->arch) {
+    case VKVIT_ARCH_VIT5: return cfg->vit5.num_classes;
+    case VKVIT_ARCH_VIL: return cfg->vil.num_classes;
+    case VKVIT_ARCH_RESNET: return cfg->resnet.num_classes;
+    default: return 0;
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -401,6 +411,172 @@ static vkvit_result parse_vil(const parser *p, const cJSON *c, vkvit__vil_config
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
+ * resnet
+ * --------------------------------------------------------------------------------------------------------------- */
+
+static const char *const RESNET_KEYS[] = {
+    "image_size", "patch_size", "in_chans", "dim", "depth", "pos_embed", "block", "condition_tokens",
+    "condition_dim", "readout", "out_norm", "bias", "num_classes",
+};
+static const char *const RESNET_BLOCK_KEYS[] = {
+    "input_norm", "sequence_mixer", "condition_mixer_norm", "condition_mixer", "mlp_norm", "mlp",
+};
+static const char *const RESNET_BIAS_KEYS[] = {"patch_embed", "head"};
+
+/* obj[key] is a JSON object (stored in *out); `f` receives "where.key" for the sentences about it. */
+static vkvit_result get_object(const parser *p, const cJSON *obj, const char *where, const char *key, char *f,
+                               size_t cap, const cJSON **out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    field(f, cap, where, key);
+    if (!v) return BAD(p, "%s is missing", f);
+    if (!cJSON_IsObject(v)) return BAD(p, "%s is %s, not an object", f, kind(v));
+    *out = v;
+    return VKVIT_OK;
+}
+
+/* A typed object {"type": names[i], ...}: *kind_out = i, and only keys[i][0 .. nkeys[i]) may appear. */
+static vkvit_result get_typed(const parser *p, const cJSON *obj, const char *where, const char *key,
+                              const char *const *names, int n, const char *choices,
+                              const char *const *const *keys, const int *nkeys, char *f, size_t cap,
+                              const cJSON **out, int *kind_out) {
+    TRY(get_object(p, obj, where, key, f, cap, out));
+    TRY(get_enum(p, *out, f, "type", names, n, choices, kind_out));
+    return check_keys(p, *out, f, keys[*kind_out], nkeys[*kind_out]);
+}
+
+static vkvit_result parse_rn_norm(const parser *p, const cJSON *obj, const char *where, const char *key,
+                                  vkvit__rn_norm_config *out) {
+    static const char *const K_ID[] = {"type"}, *const K_RMS[] = {"type", "eps"},
+                             *const K_LN[] = {"type", "eps", "bias"};
+    static const char *const *const KEYS[] = {K_ID, K_RMS, K_LN};
+    static const int NKEYS[] = {1, 2, 3};
+    char f[64];
+    const cJSON *o = NULL;
+    int k = 0;
+    TRY(get_typed(p, obj, where, key, RN_NORM_NAMES, 3, "rmsnorm, layernorm, identity", KEYS, NKEYS, f, sizeof f,
+                  &o, &k));
+    memset(out, 0, sizeof *out);
+    out->kind = (vkvit__rn_norm)k;
+    if (out->kind != VKVIT_RN_NORM_IDENTITY) TRY(get_positive(p, o, f, "eps", &out->eps));
+    if (out->kind == VKVIT_RN_NORM_LAYERNORM) TRY(get_bool(p, o, f, "bias", &out->bias));
+    return VKVIT_OK;
+}
+
+/* num_heads of an attention mixer: in [1, 65536] and dividing C; returns the head dim. */
+static vkvit_result get_heads(const parser *p, const cJSON *o, const char *f, uint32_t dim, uint32_t *heads,
+                              uint32_t *head_dim) {
+    TRY(get_uint(p, o, f, "num_heads", 1, VKVIT_MODEL_MAX_DIM, heads));
+    if (dim % *heads) return BAD(p, "%s.num_heads = %u does not divide config.dim = %u", f, *heads, dim);
+    *head_dim = dim / *heads;
+    return VKVIT_OK;
+}
+
+static vkvit_result parse_resnet_block(const parser *p, const cJSON *b, vkvit__resnet_config *v) {
+    static const char *const MIXER_NAMES[] = {"identity", "attention"};
+    static const char *const MLP_NAMES[] = {"identity", "mlp"};
+    static const char *const K_ID[] = {"type"};
+    static const char *const K_SEQ[] = {"type", "num_heads", "qk_norm", "rope", "rope_base", "causal", "bias"};
+    static const char *const K_COND[] = {"type", "num_heads", "qk_norm", "causal"};
+    static const char *const K_MLP[] = {"type", "activation", "hidden", "bias"};
+    static const char *const *const SEQ_KEYS[] = {K_ID, K_SEQ}, *const *const COND_KEYS[] = {K_ID, K_COND},
+                                    *const *const MLP_KEYS[] = {K_ID, K_MLP};
+    static const int SEQ_N[] = {1, 7}, COND_N[] = {1, 4}, MLP_N[] = {1, 4};
+    const char *W = "config.block";
+    char f[64];
+    const cJSON *o = NULL;
+    int k = 0;
+    TRY(check_keys(p, b, W, RESNET_BLOCK_KEYS, (int)VKVIT_ARRAY_LEN(RESNET_BLOCK_KEYS)));
+
+    TRY(parse_rn_norm(p, b, W, "input_norm", &v->input_norm));
+    TRY(get_typed(p, b, W, "sequence_mixer", MIXER_NAMES, 2, "attention, identity", SEQ_KEYS, SEQ_N, f, sizeof f, &o,
+                  &k));
+    v->seq.enabled = k == 1;
+    if (v->seq.enabled) {
+        TRY(get_heads(p, o, f, v->dim, &v->seq.num_heads, &v->seq_head_dim));
+        TRY(get_bool(p, o, f, "qk_norm", &v->seq.qk_norm));
+        TRY(get_bool(p, o, f, "rope", &v->seq.rope));
+        TRY(get_positive(p, o, f, "rope_base", &v->seq.rope_base));
+        TRY(get_bool(p, o, f, "causal", &v->seq.causal));
+        TRY(get_bool(p, o, f, "bias", &v->seq.bias));
+        if (v->seq.rope && v->seq_head_dim % 4)
+            return BAD(p, "%s.rope needs a head dim divisible by 4 (2-D RoPE rotates quarters), but config.dim / "
+                          "num_heads = %u / %u = %u", f, v->dim, v->seq.num_heads, v->seq_head_dim);
+    }
+
+    TRY(parse_rn_norm(p, b, W, "condition_mixer_norm", &v->condition_mixer_norm));
+    TRY(get_typed(p, b, W, "condition_mixer", MIXER_NAMES, 2, "attention, identity", COND_KEYS, COND_N, f, sizeof f,
+                  &o, &k));
+    v->cond.enabled = k == 1;
+    if (v->cond.enabled) {
+        TRY(get_heads(p, o, f, v->dim, &v->cond.num_heads, &v->cond_head_dim));
+        TRY(get_bool(p, o, f, "qk_norm", &v->cond.qk_norm));
+        TRY(get_bool(p, o, f, "causal", &v->cond.causal));
+    }
+
+    TRY(parse_rn_norm(p, b, W, "mlp_norm", &v->mlp_norm));
+    TRY(get_typed(p, b, W, "mlp", MLP_NAMES, 2, "mlp, identity", MLP_KEYS, MLP_N, f, sizeof f, &o, &k));
+    v->mlp.enabled = k == 1;
+    if (v->mlp.enabled) {
+        TRY(get_enum(p, o, f, "activation", RN_ACT_NAMES, 5, "relu, gelu, silu, glu, swiglu", &k));
+        v->mlp.activation = (vkvit__rn_activation)k;
+        TRY(get_uint(p, o, f, "hidden", 1, VKVIT_MODEL_MAX_DIM, &v->mlp.hidden));
+        TRY(get_bool(p, o, f, "bias", &v->mlp.bias));
+        v->mlp_glu_factor =
+            (v->mlp.activation == VKVIT_RN_ACT_GLU || v->mlp.activation == VKVIT_RN_ACT_SWIGLU) ? 2u : 1u;
+    }
+
+    /* Seed 002's one-way rule: a bypassed branch has no norm. */
+    const struct { bool enabled; const char *mixer, *norm; vkvit__rn_norm kind; } rule[3] = {
+        {v->seq.enabled, "sequence_mixer", "input_norm", v->input_norm.kind},
+        {v->cond.enabled, "condition_mixer", "condition_mixer_norm", v->condition_mixer_norm.kind},
+        {v->mlp.enabled, "mlp", "mlp_norm", v->mlp_norm.kind},
+    };
+    for (int i = 0; i < 3; i++)
+        if (!rule[i].enabled && rule[i].kind != VKVIT_RN_NORM_IDENTITY)
+            return BAD(p, "config.block.%s is identity, so config.block.%s must be identity too (seed 002: a "
+                          "bypassed branch has no norm), not %s", rule[i].mixer, rule[i].norm,
+                       RN_NORM_NAMES[rule[i].kind]);
+    return VKVIT_OK;
+}
+
+static vkvit_result parse_resnet(const parser *p, const cJSON *c, vkvit__resnet_config *v) {
+    const uint32_t MAXD = VKVIT_MODEL_MAX_DIM;
+    char f[64];
+    int e = 0;
+    TRY(check_keys(p, c, "config", RESNET_KEYS, (int)VKVIT_ARRAY_LEN(RESNET_KEYS)));
+    TRY(parse_image(p, c, v->image_size, &v->patch_size, &v->in_chans, v->grid));
+    TRY(get_uint(p, c, "config", "dim", 1, MAXD, &v->dim));
+    TRY(get_uint(p, c, "config", "depth", 1, MAXD, &v->depth));
+    TRY(get_bool(p, c, "config", "pos_embed", &v->pos_embed));
+    const cJSON *b = NULL;
+    TRY(get_object(p, c, "config", "block", f, sizeof f, &b));
+    TRY(parse_resnet_block(p, b, v));
+
+    TRY(get_uint(p, c, "config", "condition_tokens", 0, MAXD, &v->condition_tokens));
+    TRY(get_uint(p, c, "config", "condition_dim", 0, MAXD, &v->condition_dim));
+    if (v->cond.enabled) {
+        if (v->condition_dim != v->dim)
+            return BAD(p, "config.condition_dim = %u must equal config.dim = %u (the condition mixer projects "
+                          "C-channel conditions, seed 003)", v->condition_dim, v->dim);
+    } else if (v->condition_tokens != 0 || v->condition_dim != 0) {
+        return BAD(p, "config.condition_tokens = %u and config.condition_dim = %u must be 0 when "
+                      "config.block.condition_mixer is identity (the network takes no condition)",
+                   v->condition_tokens, v->condition_dim);
+    }
+    static const char *const READOUT[] = {"gap"};
+    TRY(get_enum(p, c, "config", "readout", READOUT, 1, "gap", &e));
+    TRY(parse_rn_norm(p, c, "config", "out_norm", &v->out_norm));
+    TRY(get_object(p, c, "config", "bias", f, sizeof f, &b));
+    TRY(check_keys(p, b, "config.bias", RESNET_BIAS_KEYS, 2));
+    TRY(get_bool(p, b, "config.bias", "patch_embed", &v->bias.patch_embed));
+    TRY(get_bool(p, b, "config.bias", "head", &v->bias.head));
+    TRY(get_uint(p, c, "config", "num_classes", 1, MAXD, &v->num_classes));
+
+    v->num_tokens = v->grid[0] * v->grid[1];
+    return VKVIT_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
  * preprocess, labels
  * --------------------------------------------------------------------------------------------------------------- */
 
@@ -479,20 +655,23 @@ static vkvit_result parse_root(const parser *p, const cJSON *root, vkvit__model_
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(root, "architecture");
     if (!arch) return BAD(p, "the vkvit entry has no architecture");
     if (!cJSON_IsString(arch)) return BAD(p, "architecture is %s, not a string", kind(arch));
-    if (strcmp(arch->valuestring, "resnet") == 0)
-        return bad_code(p, VKVIT_ERROR_UNSUPPORTED, "architecture resnet is not supported yet");
     if (strcmp(arch->valuestring, "vit5") == 0) cfg->arch = VKVIT_ARCH_VIT5;
     else if (strcmp(arch->valuestring, "vil") == 0) cfg->arch = VKVIT_ARCH_VIL;
+    else if (strcmp(arch->valuestring, "resnet") == 0) cfg->arch = VKVIT_ARCH_RESNET;
     else return BAD(p, "architecture %s is unknown (expected vit5, vil or resnet)", describe(arch, a, sizeof a));
 
     if (cfg->arch == VKVIT_ARCH_VIT5) {
         static const char *const F[] = {"nvsubq", "paper"};
         TRY(get_enum(p, root, "", "flavour", F, 2, "nvsubq, paper (for vit5)", &e));
         cfg->flavour = e == 0 ? VKVIT_FLAVOUR_NVSUBQ : VKVIT_FLAVOUR_PAPER;
-    } else {
+    } else if (cfg->arch == VKVIT_ARCH_VIL) {
         static const char *const F[] = {"seed", "nxai"};
         TRY(get_enum(p, root, "", "flavour", F, 2, "seed, nxai (for vil)", &e));
         cfg->flavour = e == 0 ? VKVIT_FLAVOUR_SEED : VKVIT_FLAVOUR_NXAI;
+    } else {
+        static const char *const F[] = {"generic"};
+        TRY(get_enum(p, root, "", "flavour", F, 1, "generic (for resnet)", &e));
+        cfg->flavour = VKVIT_FLAVOUR_GENERIC;
     }
 
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
@@ -512,10 +691,14 @@ static vkvit_result parse_root(const parser *p, const cJSON *root, vkvit__model_
         TRY(parse_vit5(p, c, cfg->flavour, &cfg->vit5));
         image = cfg->vit5.image_size;
         classes = cfg->vit5.num_classes;
-    } else {
+    } else if (cfg->arch == VKVIT_ARCH_VIL) {
         TRY(parse_vil(p, c, &cfg->vil));
         image = cfg->vil.image_size;
         classes = cfg->vil.num_classes;
+    } else {
+        TRY(parse_resnet(p, c, &cfg->resnet));
+        image = cfg->resnet.image_size;
+        classes = cfg->resnet.num_classes;
     }
     TRY(parse_preprocess(p, cJSON_GetObjectItemCaseSensitive(root, "preprocess"), image, &cfg->preprocess));
     TRY(parse_labels(p, cJSON_GetObjectItemCaseSensitive(root, "labels"), classes, cfg));

@@ -9,7 +9,7 @@
  *
  * Failures are one sentence naming the field, e.g.
  *     model 'x.vkvit': config.num_heads = 5 does not divide config.dim = 384
- * with VKVIT_ERROR_BAD_MODEL_FILE, or VKVIT_ERROR_UNSUPPORTED for `resnet` and for a format_version above 1. */
+ * with VKVIT_ERROR_BAD_MODEL_FILE, or VKVIT_ERROR_UNSUPPORTED for a format_version above 1. */
 #ifndef VKVIT_MODEL_CONFIG_H
 #define VKVIT_MODEL_CONFIG_H
 
@@ -23,7 +23,8 @@
 typedef enum vkvit__arch {
     VKVIT_ARCH_VIT5,                        /* ViT5ClassificationNet (SPEC.md 1, 2, 5, 6) */
     VKVIT_ARCH_VIL,                         /* VisionLSTM v1 (SPEC.md 7) */
-    VKVIT_ARCH_RESNET,                      /* reserved: rejected as unsupported for now */
+    VKVIT_ARCH_RESNET,                      /* conditioned ClassificationResNet (seeds 002, 003); model.c has no GPU
+                                               path for it yet and rejects it as unsupported */
     VKVIT_ARCH_COUNT
 } vkvit__arch;
 
@@ -32,6 +33,7 @@ typedef enum vkvit__flavour {
     VKVIT_FLAVOUR_PAPER,                    /* vit5: adjacent RoPE, [CLS, patches, regs] */
     VKVIT_FLAVOUR_SEED,                     /* vil: seed-004 numerics (SPEC.md 7.1) */
     VKVIT_FLAVOUR_NXAI,                     /* vil: official NX-AI numerics (SPEC.md 7.2) */
+    VKVIT_FLAVOUR_GENERIC,                  /* resnet: the only flavour */
     VKVIT_FLAVOUR_COUNT
 } vkvit__flavour;
 
@@ -102,6 +104,70 @@ typedef struct vkvit__vil_config {
     uint32_t num_proj_heads;                /* NP = E / qkv_block_size */
 } vkvit__vil_config;
 
+/* `resnet` norms and MLP activations (docs/model-format.md `resnet`). Named apart from graph/ops.h's kernel enums. */
+typedef enum vkvit__rn_norm {
+    VKVIT_RN_NORM_IDENTITY,
+    VKVIT_RN_NORM_RMSNORM,                  /* w * x * rsqrt(mean(x^2) + eps) */
+    VKVIT_RN_NORM_LAYERNORM                 /* biased variance; scale = weight (+ bias when `bias`) */
+} vkvit__rn_norm;
+
+typedef struct vkvit__rn_norm_config {
+    vkvit__rn_norm kind;
+    double eps;                             /* 0 for identity */
+    bool bias;                              /* layernorm only */
+} vkvit__rn_norm_config;
+
+typedef enum vkvit__rn_activation {
+    VKVIT_RN_ACT_RELU,
+    VKVIT_RN_ACT_GELU,                      /* exact erf */
+    VKVIT_RN_ACT_SILU,
+    VKVIT_RN_ACT_GLU,                       /* a[:h] * sigmoid(a[h:]) */
+    VKVIT_RN_ACT_SWIGLU                     /* a[h:] * silu(a[:h]) */
+} vkvit__rn_activation;
+
+/* `resnet` config: patch embed -> depth x ResidualBlock (all blocks share this block config) -> GAP -> out_norm ->
+ * out_proj. A branch with enabled == false is identity (its norm is then identity too). */
+typedef struct vkvit__resnet_config {
+    uint32_t image_size[2];                 /* [H, W] */
+    uint32_t patch_size;                    /* P */
+    uint32_t in_chans;                      /* 3 */
+    uint32_t dim;                           /* C */
+    uint32_t depth;
+    bool pos_embed;                         /* pos_embed [1, Hp, Wp, C] */
+    vkvit__rn_norm_config input_norm;
+    struct {
+        bool enabled;                       /* QKVSequenceMixer + generic Attention */
+        uint32_t num_heads;
+        bool qk_norm, rope, causal, bias;
+        double rope_base;
+    } seq;
+    vkvit__rn_norm_config condition_mixer_norm;
+    struct {
+        bool enabled;                       /* QKVConditionMixer + generic Attention (no RoPE, no biases) */
+        uint32_t num_heads;
+        bool qk_norm, causal;
+    } cond;
+    vkvit__rn_norm_config mlp_norm;
+    struct {
+        bool enabled;
+        vkvit__rn_activation activation;
+        uint32_t hidden;                    /* Hd */
+        bool bias;
+    } mlp;
+    uint32_t condition_tokens;              /* 0: condition [B, C]; Tc >= 1: [B, Tc, C]; 0 when !cond.enabled */
+    uint32_t condition_dim;                 /* == dim when cond.enabled, else 0 */
+    /* readout: "gap" is the only value */
+    vkvit__rn_norm_config out_norm;
+    struct { bool patch_embed, head; } bias;
+    uint32_t num_classes;
+
+    /* derived */
+    uint32_t grid[2];                       /* [Hp, Wp] */
+    uint32_t num_tokens;                    /* T = Hp * Wp */
+    uint32_t seq_head_dim, cond_head_dim;   /* C / num_heads of each active attention, else 0 */
+    uint32_t mlp_glu_factor;                /* 2 for glu / swiglu, else 1 (0 when the MLP is identity) */
+} vkvit__resnet_config;
+
 typedef struct vkvit__preprocess {
     uint32_t image_size[2];                 /* [H, W] = config.image_size */
     uint32_t resize_shorter;                /* >= max(H, W) */
@@ -119,6 +185,7 @@ typedef struct vkvit__model_config {
     uint32_t n_labels;
     vkvit__vit5_config vit5;                /* valid when arch == VKVIT_ARCH_VIT5 (zeroed otherwise) */
     vkvit__vil_config vil;                  /* valid when arch == VKVIT_ARCH_VIL (zeroed otherwise) */
+    vkvit__resnet_config resnet;            /* valid when arch == VKVIT_ARCH_RESNET (zeroed otherwise) */
 } vkvit__model_config;
 
 /* Parses the `vkvit` JSON document json[0 .. len). `label` names the file in error sentences. On success *out is
@@ -135,8 +202,10 @@ const char *vkvit__arch_name(vkvit__arch arch);
 const char *vkvit__flavour_name(vkvit__flavour flavour);
 const char *vkvit__readout_name(vkvit__readout readout);
 const char *vkvit__interp_name(vkvit__interp interp);
+const char *vkvit__rn_norm_name(vkvit__rn_norm norm);             /* "rmsnorm", "layernorm", "identity" */
+const char *vkvit__rn_activation_name(vkvit__rn_activation act);  /* "relu", ..., "swiglu" */
 
-/* Shared by both architectures: the class count and the patch grid of a parsed config. */
+/* Shared by all architectures: the class count of a parsed config. */
 uint32_t vkvit__model_num_classes(const vkvit__model_config *cfg);
 
 #endif /* VKVIT_MODEL_CONFIG_H */

@@ -99,10 +99,55 @@ static void vil_table(const vkvit__vil_config *v, bool seed, table *t) {
     put(t, "head.bias", 1, v->num_classes, 0, 0, 0);
 }
 
+/* A resnet norm: "<name>.weight" [C] unless identity, "<name>.bias" [C] for a layernorm with bias. */
+static void put_norm(table *t, int64_t block, const char *name, const vkvit__rn_norm_config *n, uint64_t C) {
+    char nm[96];
+    if (n->kind == VKVIT_RN_NORM_IDENTITY || t->stopped) return;
+    for (int b = 0; b < 2; b++) {
+        if (b == 1 && !(n->kind == VKVIT_RN_NORM_LAYERNORM && n->bias)) break;
+        snprintf(nm, sizeof nm, "%s.%s", name, b ? "bias" : "weight");
+        if (block >= 0) put_block(t, (uint32_t)block, nm, 1, C, 0, 0);
+        else put(t, nm, 1, C, 0, 0, 0);
+    }
+}
+
+static void resnet_table(const vkvit__resnet_config *v, table *t) {
+    const uint64_t C = v->dim, P = v->patch_size, Hd = v->mlp.hidden, gf = v->mlp_glu_factor;
+    put(t, "patch_embed.weight", 4, C, v->in_chans, P, P);
+    if (v->bias.patch_embed) put(t, "patch_embed.bias", 1, C, 0, 0, 0);
+    if (v->pos_embed) put(t, "pos_embed", 4, 1, v->grid[0], v->grid[1], C);
+    for (uint32_t i = 0; i < v->depth && !t->stopped; i++) {
+        put_norm(t, i, "input_norm", &v->input_norm, C);
+        if (v->seq.enabled) {
+            put_block(t, i, "sequence_mixer.qkv_proj.weight", 2, 3 * C, C, 0);
+            if (v->seq.bias) put_block(t, i, "sequence_mixer.qkv_proj.bias", 1, 3 * C, 0, 0);
+            put_block(t, i, "sequence_mixer.out_proj.weight", 2, C, C, 0);
+            if (v->seq.bias) put_block(t, i, "sequence_mixer.out_proj.bias", 1, C, 0, 0);
+        }
+        put_norm(t, i, "condition_mixer_norm", &v->condition_mixer_norm, C);
+        if (v->cond.enabled) {
+            put_block(t, i, "condition_mixer.kv_proj.weight", 2, 2 * C, C, 0);
+            put_block(t, i, "condition_mixer.q_proj.weight", 2, C, C, 0);
+            put_block(t, i, "condition_mixer.out_proj.weight", 2, C, C, 0);
+        }
+        put_norm(t, i, "mlp_norm", &v->mlp_norm, C);
+        if (v->mlp.enabled) {
+            put_block(t, i, "mlp.layer1.weight", 2, gf * Hd, C, 0);
+            if (v->mlp.bias) put_block(t, i, "mlp.layer1.bias", 1, gf * Hd, 0, 0);
+            put_block(t, i, "mlp.layer2.weight", 2, C, Hd, 0);
+            if (v->mlp.bias) put_block(t, i, "mlp.layer2.bias", 1, C, 0, 0);
+        }
+    }
+    put_norm(t, -1, "out_norm", &v->out_norm, C);
+    put(t, "out_proj.weight", 2, v->num_classes, C, 0, 0);
+    if (v->bias.head) put(t, "out_proj.bias", 1, v->num_classes, 0, 0, 0);
+}
+
 bool vkvit__model_tensor_table(const vkvit__model_config *cfg, vkvit__tensor_visit_fn visit, void *user) {
     table t = {visit, user, false, {0}};
     if (cfg->arch == VKVIT_ARCH_VIT5) vit5_table(&cfg->vit5, &t);
     else if (cfg->arch == VKVIT_ARCH_VIL) vil_table(&cfg->vil, cfg->flavour == VKVIT_FLAVOUR_SEED, &t);
+    else if (cfg->arch == VKVIT_ARCH_RESNET) resnet_table(&cfg->resnet, &t);
     return !t.stopped;
 }
 
@@ -199,10 +244,42 @@ static void vil_flops(const vkvit__vil_config *v, bool seed, vkvit__flops *f) {
     f->head = MUL(2, D, v->num_classes);
 }
 
+/* A resnet norm on T rows of width C: RMSNorm 3·T·C, LayerNorm 5·T·C, identity 0. */
+static uint64_t rn_norm_flops(const vkvit__rn_norm_config *n, uint64_t T, uint64_t C) {
+    return n->kind == VKVIT_RN_NORM_RMSNORM ? MUL(3, T, C) : n->kind == VKVIT_RN_NORM_LAYERNORM ? MUL(5, T, C) : 0;
+}
+
+/* ClassificationResNet, derived counts (SPEC.md 8; seeds 002 / 003 define none), T = Hp·Wp, Tc = max(Tc, 1):
+ *   QKVSequenceMixer 2T·C·3C + 4·T²·C (generic Attention; RoPE and the L2 norm not counted) + 2T·C²
+ *   QKVConditionMixer 2T·C² (q) + 4·Tc·C² (kv) + 4·T·Tc·C (attention) + 2T·C² (out)
+ *   MLP 2·T·C·gf·Hd + T·gf·Hd + 2·T·Hd·C; each norm only where its branch is active; block = sum of active branches.
+ * Network: patch embed 2·in_chans·C·P²·T, pos-embed add T·C (if present), GAP T·C, out_norm(1), head 2·C·classes.
+ * tools/vkvit_file.py flops() uses the same terms. */
+static void resnet_flops(const vkvit__resnet_config *v, vkvit__flops *f) {
+    const uint64_t T = v->num_tokens, C = v->dim, P = v->patch_size, Hd = v->mlp.hidden, gf = v->mlp_glu_factor,
+                   Tc = v->condition_tokens ? v->condition_tokens : 1;
+    uint64_t seq = 0, cond = 0, mlp = 0;
+    if (v->seq.enabled) seq = ADD(MUL(2, T, C, 3, C), MUL(4, T, T, C), MUL(2, T, C, C));
+    if (v->cond.enabled) cond = ADD(MUL(2, T, C, C), MUL(4, Tc, C, C), MUL(4, T, Tc, C), MUL(2, T, C, C));
+    if (v->mlp.enabled) mlp = ADD(MUL(2, T, C, gf, Hd), MUL(T, gf, Hd), MUL(2, T, Hd, C));
+    f->mixer_per_block = seq;
+    f->cond_mixer_per_block = cond;
+    f->block = ADD(v->seq.enabled ? ADD(rn_norm_flops(&v->input_norm, T, C), seq) : 0,
+                   v->cond.enabled ? ADD(rn_norm_flops(&v->condition_mixer_norm, T, C), cond) : 0,
+                   v->mlp.enabled ? ADD(rn_norm_flops(&v->mlp_norm, T, C), mlp) : 0);
+    f->blocks = MUL(v->depth, f->block);
+    f->patch_embed = MUL(2, v->in_chans, C, P, P, T);
+    f->pos_embed = v->pos_embed ? MUL(T, C) : 0;
+    f->readout = MUL(T, C);
+    f->out_norm = rn_norm_flops(&v->out_norm, 1, C);
+    f->head = MUL(2, C, v->num_classes);
+}
+
 void vkvit__model_flops_breakdown(const vkvit__model_config *cfg, vkvit__flops *out) {
     memset(out, 0, sizeof *out);
     if (cfg->arch == VKVIT_ARCH_VIT5) vit5_flops(&cfg->vit5, out);
     else if (cfg->arch == VKVIT_ARCH_VIL) vil_flops(&cfg->vil, cfg->flavour == VKVIT_FLAVOUR_SEED, out);
+    else if (cfg->arch == VKVIT_ARCH_RESNET) resnet_flops(&cfg->resnet, out);
     else return;
     out->total = ADD(out->patch_embed, out->pos_embed, out->blocks, out->readout, out->out_norm, out->head);
 }

@@ -63,11 +63,14 @@ uint64_t vkvit__model_param_count(const vkvit__model_config *cfg);
 typedef struct vkvit__flops {
     uint64_t patch_embed;                   /* 2 * in_chans * width * P^2 * Np */
     uint64_t pos_embed;                     /* Np * width */
-    uint64_t mixer_per_block;               /* vit5: ViT5Attention; vil: the mLSTM cell (parallel form) */
+    uint64_t mixer_per_block;               /* vit5: ViT5Attention; vil: the mLSTM cell (parallel form);
+                                               resnet: the QKVSequenceMixer (0 when identity) */
+    uint64_t cond_mixer_per_block;          /* resnet: the QKVConditionMixer (0 when identity); 0 otherwise */
     uint64_t block;                         /* one whole block */
     uint64_t blocks;                        /* depth * block */
-    uint64_t readout;                       /* vit5: GAP / register_concat; vil: legacy_norm + bilateral_avg */
-    uint64_t out_norm;                      /* vit5: out_norm; vil: the head LayerNorm */
+    uint64_t readout;                       /* vit5: GAP / register_concat; vil: legacy_norm + bilateral_avg;
+                                               resnet: GAP */
+    uint64_t out_norm;                      /* vit5, resnet: out_norm; vil: the head LayerNorm */
     uint64_t head;                          /* 2 * head_in * classes */
     uint64_t total;                         /* patch_embed + pos_embed + blocks + readout + out_norm + head */
 } vkvit__flops;

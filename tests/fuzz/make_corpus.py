@@ -89,6 +89,43 @@ def vil_tensors(c, seed):
     return t
 
 
+def resnet_doc():
+    c = {"image_size": [8, 8], "patch_size": 4, "in_chans": 3, "dim": 8, "depth": 1, "pos_embed": True,
+         "block": {"input_norm": {"type": "rmsnorm", "eps": 1e-6},
+                   "sequence_mixer": {"type": "attention", "num_heads": 2, "qk_norm": True, "rope": True,
+                                      "rope_base": 10000, "causal": True, "bias": True},
+                   "condition_mixer_norm": {"type": "layernorm", "eps": 1e-5, "bias": True},
+                   "condition_mixer": {"type": "attention", "num_heads": 2, "qk_norm": True, "causal": False},
+                   "mlp_norm": {"type": "rmsnorm", "eps": 1e-6},
+                   "mlp": {"type": "mlp", "activation": "swiglu", "hidden": 4, "bias": True}},
+         "condition_tokens": 3, "condition_dim": 8, "readout": "gap",
+         "out_norm": {"type": "layernorm", "eps": 1e-6, "bias": False},
+         "bias": {"patch_embed": True, "head": True}, "num_classes": 2}
+    return {"format_version": 1, "architecture": "resnet", "flavour": "generic", "name": "seed-resnet",
+            "config": c, "preprocess": PREPROCESS, "labels": ["cat", "dog"]}
+
+
+def resnet_tensors(c):
+    C, P, hd = c["dim"], c["patch_size"], c["block"]["mlp"]["hidden"]
+    t = [("patch_embed.weight", "F32", [C, 3, P, P]), ("patch_embed.bias", "F32", [C]),
+         ("pos_embed", "F32", [1, 2, 2, C])]
+    for i in range(c["depth"]):
+        p = "blocks.%d." % i
+        t += [(p + "input_norm.weight", "F32", [C]),
+              (p + "sequence_mixer.qkv_proj.weight", "F16", [3 * C, C]),
+              (p + "sequence_mixer.qkv_proj.bias", "F32", [3 * C]),
+              (p + "sequence_mixer.out_proj.weight", "F32", [C, C]),
+              (p + "sequence_mixer.out_proj.bias", "F32", [C]),
+              (p + "condition_mixer_norm.weight", "F32", [C]), (p + "condition_mixer_norm.bias", "F32", [C]),
+              (p + "condition_mixer.kv_proj.weight", "BF16", [2 * C, C]),
+              (p + "condition_mixer.q_proj.weight", "F32", [C, C]),
+              (p + "condition_mixer.out_proj.weight", "F32", [C, C]),
+              (p + "mlp_norm.weight", "F32", [C]), (p + "mlp.layer1.weight", "F32", [2 * hd, C]),
+              (p + "mlp.layer1.bias", "F32", [2 * hd]), (p + "mlp.layer2.weight", "F32", [C, hd]),
+              (p + "mlp.layer2.bias", "F32", [C])]
+    return t + [("out_norm.weight", "F32", [C]), ("out_proj.weight", "F32", [2, C]), ("out_proj.bias", "F32", [2])]
+
+
 def safetensors(tensors, doc):
     header, data = {}, bytearray()
     if doc is not None:
@@ -120,6 +157,9 @@ def main():
     for flavour in ("seed", "nxai"):
         d = vil_doc(flavour)
         files["vil_%s.vkvit" % flavour] = safetensors(vil_tensors(d["config"], flavour == "seed"), d)
+    d = resnet_doc()
+    files["resnet_generic.vkvit"] = safetensors(resnet_tensors(d["config"]), d)
+    files["config_resnet.json"] = json.dumps(resnet_doc()).encode()
     files["config_vit5.json"] = json.dumps(vit5_doc("nvsubq", readout="gap", has_cls=False)).encode()
     files["config_vil.json"] = json.dumps(vil_doc("seed")).encode()
     files["empty_header.safetensors"] = safetensors([], None)

@@ -61,6 +61,14 @@ typedef struct summary {
  * Text
  * --------------------------------------------------------------------------------------------------------------- */
 
+/* "rmsnorm (eps 1e-06)", "layernorm (eps 1e-05, bias)", "identity" (no norm) */
+static const char *rn_norm_text(const vkvit__rn_norm_config *n, char *buf, size_t cap) {
+    if (n->kind == VKVIT_RN_NORM_IDENTITY) snprintf(buf, cap, "identity");
+    else snprintf(buf, cap, "%s (eps %g%s)", vkvit__rn_norm_name(n->kind), n->eps,
+                  n->kind == VKVIT_RN_NORM_LAYERNORM && n->bias ? ", bias" : "");
+    return buf;
+}
+
 static void print_text(const char *path, const vkvit__model_file *mf, const summary *s) {
     const vkvit__model_config *c = &mf->cfg;
     const vkvit__preprocess *pp = &c->preprocess;
@@ -93,6 +101,40 @@ static void print_text(const char *path, const vkvit__model_file *mf, const summ
         else
             printf("readout        %s -> out_norm -> out_proj (%u -> %u)\n", vkvit__readout_name(v->readout),
                    v->head_in, classes);
+    } else if (c->arch == VKVIT_ARCH_RESNET) {
+        const vkvit__resnet_config *v = &c->resnet;
+        char n1[48], n2[48], n3[48];
+        printf("architecture   resnet, flavour %s (ClassificationResNet of generic ResidualBlocks)\n",
+               vkvit__flavour_name(c->flavour));
+        printf("input          %u x %u RGB, patch %u -> %u x %u grid = %u tokens%s\n", v->image_size[0],
+               v->image_size[1], v->patch_size, v->grid[0], v->grid[1], v->num_tokens,
+               v->pos_embed ? " (+ pos_embed)" : "");
+        printf("width          %u, depth %u (every block alike)\n", v->dim, v->depth);
+        if (v->seq.enabled)
+            printf("sequence mixer %s -> attention, heads %u (head dim %u), RoPE %s, qk-norm %s, causal %s, "
+                   "bias %s\n", rn_norm_text(&v->input_norm, n1, sizeof n1), v->seq.num_heads, v->seq_head_dim,
+                   v->seq.rope ? "yes" : "no", v->seq.qk_norm ? "yes" : "no", v->seq.causal ? "yes" : "no",
+                   v->seq.bias ? "yes" : "no");
+        else
+            printf("sequence mixer identity\n");
+        if (v->cond.enabled)
+            printf("condition      %s -> cross-attention, heads %u (head dim %u), qk-norm %s, causal %s; "
+                   "condition %s\n", rn_norm_text(&v->condition_mixer_norm, n2, sizeof n2), v->cond.num_heads,
+                   v->cond_head_dim, v->cond.qk_norm ? "yes" : "no", v->cond.causal ? "yes" : "no",
+                   v->condition_tokens ? "[B, Tc, C] tokens" : "[B, C] (one global token)");
+        else
+            printf("condition      identity (the network takes no condition)\n");
+        if (v->condition_tokens) printf("               Tc = %u condition tokens of width %u\n",
+                                        v->condition_tokens, v->condition_dim);
+        if (v->mlp.enabled)
+            printf("mlp            %s -> MLP %u (%s%s), bias %s\n", rn_norm_text(&v->mlp_norm, n3, sizeof n3),
+                   v->mlp.hidden, vkvit__rn_activation_name(v->mlp.activation),
+                   v->mlp_glu_factor == 2 ? ", layer1 doubled" : "", v->mlp.bias ? "yes" : "no");
+        else
+            printf("mlp            identity\n");
+        printf("readout        gap -> out_norm %s -> out_proj (%u -> %u); biases: patch_embed %s, head %s\n",
+               rn_norm_text(&v->out_norm, n1, sizeof n1), v->dim, classes, v->bias.patch_embed ? "yes" : "no",
+               v->bias.head ? "yes" : "no");
     } else {
         const vkvit__vil_config *v = &c->vil;
         printf("architecture   vil, flavour %s (%s numerics)\n", vkvit__flavour_name(c->flavour),
@@ -109,10 +151,17 @@ static void print_text(const char *path, const vkvit__model_file *mf, const summ
     printf("parameters     %s\n", thousands(s->params, a, sizeof a));
     double f = (double)s->flops.total;
     const char *unit = f >= 1e9 ? "GFLOPs" : f >= 1e6 ? "MFLOPs" : "kFLOPs";
-    printf("FLOPs          %s per image (%.2f %s; %s %s and block %s per block)\n",
-           thousands(s->flops.total, a, sizeof a), f >= 1e9 ? f * 1e-9 : f >= 1e6 ? f * 1e-6 : f * 1e-3, unit,
-           c->arch == VKVIT_ARCH_VIT5 ? "attention" : "mLSTM cell (parallel form)",
-           thousands(s->flops.mixer_per_block, b, sizeof b), thousands(s->flops.block, (char[32]){0}, 32));
+    if (c->arch == VKVIT_ARCH_RESNET)
+        printf("FLOPs          %s per image (%.2f %s; sequence mixer %s, condition mixer %s and block %s per "
+               "block)\n", thousands(s->flops.total, a, sizeof a), f >= 1e9 ? f * 1e-9 : f >= 1e6 ? f * 1e-6 : f * 1e-3,
+               unit, thousands(s->flops.mixer_per_block, b, sizeof b),
+               thousands(s->flops.cond_mixer_per_block, (char[32]){0}, 32),
+               thousands(s->flops.block, (char[32]){0}, 32));
+    else
+        printf("FLOPs          %s per image (%.2f %s; %s %s and block %s per block)\n",
+               thousands(s->flops.total, a, sizeof a), f >= 1e9 ? f * 1e-9 : f >= 1e6 ? f * 1e-6 : f * 1e-3, unit,
+               c->arch == VKVIT_ARCH_VIT5 ? "attention" : "mLSTM cell (parallel form)",
+               thousands(s->flops.mixer_per_block, b, sizeof b), thousands(s->flops.block, (char[32]){0}, 32));
 
     printf("classes        %u", classes);
     if (c->n_labels) {
@@ -179,6 +228,46 @@ static int print_json(const char *path, const vkvit__model_file *mf, const summa
         cJSON_AddBoolToObject(o, "qk_norm", v->qk_norm);
         cJSON_AddBoolToObject(o, "layer_scale", v->layer_scale);
         cJSON_AddBoolToObject(o, "grn", v->grn);
+    } else if (c->arch == VKVIT_ARCH_RESNET) {
+        const vkvit__resnet_config *v = &c->resnet;
+        cJSON_AddItemToObject(o, "image_size", pair(v->image_size[0], v->image_size[1]));
+        cJSON_AddNumberToObject(o, "patch_size", v->patch_size);
+        cJSON_AddItemToObject(o, "grid", pair(v->grid[0], v->grid[1]));
+        cJSON_AddNumberToObject(o, "tokens", v->num_tokens);
+        cJSON_AddNumberToObject(o, "dim", v->dim);
+        cJSON_AddNumberToObject(o, "depth", v->depth);
+        cJSON_AddBoolToObject(o, "pos_embed", v->pos_embed);
+        cJSON *blk = cJSON_AddObjectToObject(o, "block");
+        cJSON_AddStringToObject(blk, "input_norm", vkvit__rn_norm_name(v->input_norm.kind));
+        cJSON *sm = cJSON_AddObjectToObject(blk, "sequence_mixer");
+        cJSON_AddStringToObject(sm, "type", v->seq.enabled ? "attention" : "identity");
+        if (v->seq.enabled) {
+            cJSON_AddNumberToObject(sm, "num_heads", v->seq.num_heads);
+            cJSON_AddBoolToObject(sm, "rope", v->seq.rope);
+            cJSON_AddBoolToObject(sm, "qk_norm", v->seq.qk_norm);
+            cJSON_AddBoolToObject(sm, "causal", v->seq.causal);
+            cJSON_AddBoolToObject(sm, "bias", v->seq.bias);
+        }
+        cJSON_AddStringToObject(blk, "condition_mixer_norm", vkvit__rn_norm_name(v->condition_mixer_norm.kind));
+        cJSON *cm = cJSON_AddObjectToObject(blk, "condition_mixer");
+        cJSON_AddStringToObject(cm, "type", v->cond.enabled ? "attention" : "identity");
+        if (v->cond.enabled) {
+            cJSON_AddNumberToObject(cm, "num_heads", v->cond.num_heads);
+            cJSON_AddBoolToObject(cm, "qk_norm", v->cond.qk_norm);
+            cJSON_AddBoolToObject(cm, "causal", v->cond.causal);
+        }
+        cJSON_AddStringToObject(blk, "mlp_norm", vkvit__rn_norm_name(v->mlp_norm.kind));
+        cJSON *mm = cJSON_AddObjectToObject(blk, "mlp");
+        cJSON_AddStringToObject(mm, "type", v->mlp.enabled ? "mlp" : "identity");
+        if (v->mlp.enabled) {
+            cJSON_AddStringToObject(mm, "activation", vkvit__rn_activation_name(v->mlp.activation));
+            cJSON_AddNumberToObject(mm, "hidden", v->mlp.hidden);
+            cJSON_AddBoolToObject(mm, "bias", v->mlp.bias);
+        }
+        cJSON_AddNumberToObject(o, "condition_tokens", v->condition_tokens);
+        cJSON_AddNumberToObject(o, "condition_dim", v->condition_dim);
+        cJSON_AddStringToObject(o, "readout", "gap");
+        cJSON_AddStringToObject(o, "out_norm", vkvit__rn_norm_name(v->out_norm.kind));
     } else {
         const vkvit__vil_config *v = &c->vil;
         cJSON_AddItemToObject(o, "image_size", pair(v->image_size[0], v->image_size[1]));
@@ -199,8 +288,13 @@ static int print_json(const char *path, const vkvit__model_file *mf, const summa
     cJSON *fb = cJSON_AddObjectToObject(o, "flops_breakdown");
     cJSON_AddNumberToObject(fb, "patch_embed", (double)s->flops.patch_embed);
     cJSON_AddNumberToObject(fb, "pos_embed", (double)s->flops.pos_embed);
-    cJSON_AddNumberToObject(fb, c->arch == VKVIT_ARCH_VIT5 ? "attention_per_block" : "cell_per_block",
-                            (double)s->flops.mixer_per_block);
+    if (c->arch == VKVIT_ARCH_RESNET) {
+        cJSON_AddNumberToObject(fb, "sequence_mixer_per_block", (double)s->flops.mixer_per_block);
+        cJSON_AddNumberToObject(fb, "condition_mixer_per_block", (double)s->flops.cond_mixer_per_block);
+    } else {
+        cJSON_AddNumberToObject(fb, c->arch == VKVIT_ARCH_VIT5 ? "attention_per_block" : "cell_per_block",
+                                (double)s->flops.mixer_per_block);
+    }
     cJSON_AddNumberToObject(fb, "block", (double)s->flops.block);
     cJSON_AddNumberToObject(fb, "blocks", (double)s->flops.blocks);
     cJSON_AddNumberToObject(fb, "readout", (double)s->flops.readout);

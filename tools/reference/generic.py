@@ -1,5 +1,6 @@
 """Generic nvSubquadratic blocks: Attention (inner mixer), QKVSequenceMixer, QKVConditionMixer (seed 003),
-ResidualBlock (seed 002). SPEC.md section 3, 9.13.
+ResidualBlock (seed 002), and the conditioned ClassificationResNet built from them (docs/model-format.md `resnet`).
+SPEC.md section 3, 8, 9.13.
 
 All tensors are channels-last ``(B, *spatial, C)`` with 1 to 3 spatial dims; spatial dims are flattened row-major
 into tokens wherever tokens interact.
@@ -203,3 +204,145 @@ class ResidualBlock(nn.Module):
         if not isinstance(self.mlp, nn.Identity):
             total += norm_flops(self.mlp_norm) + self.mlp.flop_count(num_tokens)
         return total
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# ClassificationResNet (docs/model-format.md `resnet`): patch embed -> ResidualBlocks -> GAP -> out_norm -> out_proj
+# ------------------------------------------------------------------------------------------------------------------
+
+RESNET_CONFIG_KEYS = ("image_size", "patch_size", "in_chans", "dim", "depth", "pos_embed", "block",
+                      "condition_tokens", "condition_dim", "readout", "out_norm", "bias", "num_classes")
+RESNET_BLOCK_KEYS = ("input_norm", "sequence_mixer", "condition_mixer_norm", "condition_mixer", "mlp_norm", "mlp")
+RESNET_BIAS_KEYS = ("patch_embed", "head")
+NORM_KINDS = ("rmsnorm", "layernorm", "identity")
+
+
+def make_norm(spec: dict, dim: int):
+    """``{"type": "rmsnorm", "eps"}`` | ``{"type": "layernorm", "eps", "bias"}`` | ``{"type": "identity"}``."""
+    kind = spec["type"]
+    if kind == "rmsnorm":
+        from common import RMSNorm
+        return RMSNorm(dim, spec["eps"])
+    if kind == "layernorm":
+        from common import LayerNorm
+        return LayerNorm(dim, spec["eps"], bias=spec["bias"])
+    if kind == "identity":
+        return nn.Identity()
+    raise ValueError(f"unknown norm type {kind!r}; expected one of {NORM_KINDS}")
+
+
+class ClassificationResNet(nn.Module):
+    """Conditioned classifier built from generic ResidualBlocks (docs/model-format.md `resnet`, seeds 002 / 003).
+
+    ``forward(img, condition)``: ``img`` channels-last ``[B, H, W, in_chans]``; ``condition`` ``[B, C]`` when
+    ``condition_tokens == 0``, ``[B, Tc, C]`` when ``condition_tokens == Tc >= 1``, and ignored (may be None) when the
+    condition mixer is Identity. Flow: ``patch_embed`` Conv2d(P, stride P) -> ``(B, Hp, Wp, C)`` (+ ``pos_embed``
+    ``[1, Hp, Wp, C]``) -> ``depth`` ResidualBlocks on the 2-D grid (a ``[B, Tc, C]`` condition is passed as
+    ``[B, 1, Tc, C]`` so it has x's rank; a ``[B, C]`` one as is) -> GAP over all Hp*Wp positions -> ``out_norm`` ->
+    ``out_proj``. Every block has the same config. State-dict keys are the docs/model-format.md `resnet` table.
+    """
+
+    def __init__(self, image_size=(16, 16), patch_size=4, in_chans=3, dim=32, depth=2, pos_embed=True,
+                 block=None, condition_tokens=0, condition_dim=0, readout="gap", out_norm=None, bias=None,
+                 num_classes=10):
+        super().__init__()
+        from common import MLP
+        block = block or {}
+        bias = dict.fromkeys(RESNET_BIAS_KEYS, False) if bias is None else dict(bias)
+        out_norm = out_norm or {"type": "rmsnorm", "eps": 1e-6}
+        img_h, img_w = image_size
+        if img_h % patch_size or img_w % patch_size:
+            raise ValueError(f"image_size {image_size} not divisible by patch_size {patch_size}")
+        if readout != "gap":
+            raise ValueError(f"unknown readout {readout!r}; expected 'gap'")
+        self.grid = (img_h // patch_size, img_w // patch_size)
+        self.num_patches = self.grid[0] * self.grid[1]
+        self.dim, self.patch_size, self.in_chans, self.depth = dim, patch_size, in_chans, depth
+        self.condition_tokens = condition_tokens
+        self.block_cfg = block
+
+        def identity_spec(name):
+            spec = block.get(name) or {"type": "identity"}
+            return spec
+
+        seq = identity_spec("sequence_mixer")
+        cond = identity_spec("condition_mixer")
+        mlp = identity_spec("mlp")
+        self.has_condition = cond["type"] != "identity"
+        if self.has_condition and condition_dim != dim:
+            raise ValueError(f"condition_dim {condition_dim} must equal dim {dim} (seed 003)")
+        if not self.has_condition and (condition_dim or condition_tokens):
+            raise ValueError("condition_dim and condition_tokens must be 0 when the condition mixer is identity")
+
+        def make_block():
+            seq_mod = None
+            if seq["type"] == "attention":
+                seq_mod = QKVSequenceMixer(dim, Attention(dim, seq["num_heads"], seq["qk_norm"], seq["rope"],
+                                                          seq["causal"], seq["rope_base"]), bias=seq["bias"])
+            cond_mod = None
+            if cond["type"] == "attention":
+                cond_mod = QKVConditionMixer(dim, Attention(dim, cond["num_heads"], cond["qk_norm"], False,
+                                                            cond["causal"]))
+            mlp_mod = None
+            if mlp["type"] == "mlp":
+                mlp_mod = MLP(dim, mlp["activation"], bias=mlp["bias"], hidden_dim=mlp["hidden"])
+            norms = [make_norm(identity_spec(k), dim) for k in ("input_norm", "condition_mixer_norm", "mlp_norm")]
+            return ResidualBlock(seq_mod, norms[0], cond_mod, norms[1], mlp_mod, norms[2])
+
+        self.patch_embed = nn.Conv2d(in_chans, dim, patch_size, stride=patch_size, bias=bias["patch_embed"])
+        self.pos_embed = nn.Parameter(torch.zeros(1, *self.grid, dim)) if pos_embed else None
+        self.blocks = nn.ModuleList([make_block() for _ in range(depth)])
+        self.out_norm = make_norm(out_norm, dim)
+        self.out_proj = nn.Linear(dim, num_classes, bias=bias["head"])
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "ClassificationResNet":
+        """Build from the `resnet` ``config`` dict (or the whole ``vkvit`` document); validates it first with
+        tools/vkvit_file.py when that is importable (the same rules the C reader applies)."""
+        if "config" in cfg:
+            if cfg.get("architecture") != "resnet" or cfg.get("flavour") != "generic":
+                raise ValueError("not a resnet/generic document")
+            config = cfg["config"]
+        else:
+            config = cfg
+        try:
+            import vkvit_file
+        except ImportError:
+            vkvit_file = None
+        if vkvit_file is not None:
+            vkvit_file.check_resnet_config(config)
+        return cls(**{k: (tuple(v) if k == "image_size" else v) for k, v in config.items()})
+
+    def forward(self, img: torch.Tensor, condition=None) -> torch.Tensor:
+        B = img.shape[0]
+        x = self.patch_embed(img.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)      # (B, Hp, Wp, C)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed
+        if self.has_condition:
+            want = (B, self.dim) if self.condition_tokens == 0 else (B, self.condition_tokens, self.dim)
+            if condition is None or tuple(condition.shape) != want:
+                got = None if condition is None else tuple(condition.shape)
+                raise ValueError(f"condition must have shape {want}; got {got}")
+            if condition.ndim == 3:
+                condition = condition[:, None]                                 # (B, 1, Tc, C): x's rank
+        else:
+            condition = None
+        for block in self.blocks:
+            x = block(x, condition)
+        v = x.mean(dim=(1, 2))                                                 # (B, C), GAP over Hp*Wp
+        return self.out_proj(self.out_norm(v))                                 # (B, classes)
+
+    def flop_count(self) -> int:
+        """One sample (docs/model-format.md `resnet`): patch embed ``2 in_chans C P^2 T`` + pos add ``T C`` + blocks
+        (``ResidualBlock.flop_count(T, max(Tc, 1))``) + GAP ``T C`` + ``out_norm.flop_count(1)`` + head
+        ``2 C classes``."""
+        t, d = self.num_patches, self.dim
+        total = 2 * self.in_chans * d * self.patch_size ** 2 * t
+        total += t * d if self.pos_embed is not None else 0
+        total += sum(b.flop_count(t, max(self.condition_tokens, 1)) for b in self.blocks)
+        total += t * d
+        total += self.out_norm.flop_count(1) if hasattr(self.out_norm, "flop_count") else 0
+        return total + 2 * d * self.out_proj.out_features
+
+    def param_count(self) -> int:
+        return sum(p.numel() for p in self.parameters())

@@ -10,7 +10,8 @@ Layout (all tensors float32, written with tools/vkvit_file.py):
 * ``ops/<case>.safetensors``: ``in.<name>`` inputs, ``w.<state_dict name>`` module weights, ``out.<name>`` expected
   outputs; ``__metadata__`` = ``{"op": <op kind>, "params": <JSON of constructor args and shapes>}``.
 * ``models/<case>.vkvit``: a model file (docs/model-format.md) and ``models/<case>.io.safetensors`` with ``input``
-  ``[B, H, W, 3]`` and ``logits`` ``[B, classes]``.
+  ``[B, H, W, 3]`` and ``logits`` ``[B, classes]``, plus ``condition`` (``[B, C]`` or ``[B, Tc, C]``) for ``resnet``
+  models whose condition mixer is active.
 
 Determinism: every case draws from its own numpy PCG64 stream seeded by the CRC32 of its name (numpy streams are
 bit-stable across machines); weights and inputs are drawn in float64 and stored as float32; the reference then runs
@@ -42,7 +43,8 @@ import flops  # noqa: E402
 import vkvit_file  # noqa: E402
 from common import (GRN, MLP, LayerNorm, LayerScale, MultiHeadLayerNorm, RegisterCompressConcat,  # noqa: E402
                     RegisterPooling, RMSNorm, SequenceGroupNorm)
-from generic import Attention, QKVConditionMixer, QKVSequenceMixer, ResidualBlock  # noqa: E402
+from generic import (Attention, ClassificationResNet, QKVConditionMixer, QKVSequenceMixer,  # noqa: E402
+                     ResidualBlock)
 from mlstm import (LearnedPosEmbed2d, LinearHeadwiseExpand, VisionLSTM, mLSTMBlock, mLSTMCell,  # noqa: E402
                    mlstm_scan)
 from vit5 import ViT5Attention, ViT5ClassificationNet, ViT5ResidualBlock  # noqa: E402
@@ -88,7 +90,7 @@ def param_distribution(module: nn.Module, pname: str, shape):
         return (0.0, 1.0 / math.sqrt(fan_in)) if pname == "weight" else (0.0, 0.1)
     if isinstance(module, mLSTMCell):                                  # learnable_skip, layerscale
         return 1.0, 0.1
-    if isinstance(module, (ViT5ClassificationNet, LearnedPosEmbed2d)):  # pos_embed, cls_token, reg_token
+    if isinstance(module, (ViT5ClassificationNet, LearnedPosEmbed2d, ClassificationResNet)):  # pos_embed, cls, regs
         return 0.0, 0.5
     raise KeyError(f"no distribution for {type(module).__name__}.{pname}")
 
@@ -152,20 +154,30 @@ class Writer:
                                      {"op": op, "params": json.dumps(params, sort_keys=True)})
         self.index.append((rel, op, params))
 
-    def model(self, name: str, vkvit: dict, net: nn.Module, image: torch.Tensor, subdir: str = "models"):
-        """Write ``<subdir>/<name>.vkvit`` and ``<subdir>/<name>.io.safetensors``."""
+    def model(self, name: str, vkvit: dict, net: nn.Module, image: torch.Tensor, subdir: str = "models",
+              condition: torch.Tensor = None):
+        """Write ``<subdir>/<name>.vkvit`` and ``<subdir>/<name>.io.safetensors`` (with ``condition`` when the
+        network takes one: ``resnet`` with an active condition mixer)."""
         os.makedirs(os.path.join(self.out_dir, subdir), exist_ok=True)
         tensors = {k: v.float().contiguous() for k, v in net.state_dict().items()}
+
+        def run(dtype):
+            args = (image.to(dtype),) if condition is None else (image.to(dtype), condition.to(dtype))
+            return net.to(dtype).eval()(*args)
+
         with torch.no_grad():
-            logits = net.double().eval()(image.double()).float()
+            logits = run(torch.float64).float()
         assert torch.isfinite(logits).all(), f"{name}: logits are not finite"
         if self.report:
             with torch.no_grad():
-                self.print_fp32_error(name, {"logits": logits}, {"logits": net.float()(image.float())})
+                self.print_fp32_error(name, {"logits": logits}, {"logits": run(torch.float32)})
         rel = f"{subdir}/{name}.vkvit"
         vkvit_file.write_model(os.path.join(self.out_dir, rel), tensors, vkvit)
-        vkvit_file.write_safetensors(os.path.join(self.out_dir, f"{subdir}/{name}.io.safetensors"),
-                                     {"input": image.float(), "logits": logits}, {"model": f"{name}.vkvit"})
+        io = {"input": image.float(), "logits": logits}
+        if condition is not None:
+            io["condition"] = condition.float()
+        vkvit_file.write_safetensors(os.path.join(self.out_dir, f"{subdir}/{name}.io.safetensors"), io,
+                                     {"model": f"{name}.vkvit"})
         self.index.append((rel, vkvit["architecture"] + "/" + vkvit["flavour"], vkvit["config"]))
 
     @staticmethod
@@ -184,7 +196,8 @@ class Writer:
                  "`--check` verifies these files byte for byte.", "",
                  "* `ops/<case>.safetensors`: `in.*` inputs, `w.*` module weights (state_dict names), `out.*` "
                  "expected outputs; metadata `op` and `params` (JSON).",
-                 "* `models/<case>.vkvit` + `models/<case>.io.safetensors` (`input` [B,H,W,3], `logits`).",
+                 "* `models/<case>.vkvit` + `models/<case>.io.safetensors` (`input` [B,H,W,3], `logits`; "
+                 "`condition` [B,C] or [B,Tc,C] for resnet models with an active condition mixer).",
                  "* Expected outputs were computed in float64 from the stored float32 inputs and weights, then "
                  "rounded to float32.", "", "| file | op | params |", "|---|---|---|"]
         for rel, op, params in self.index:
@@ -608,8 +621,71 @@ MODEL_CASES = [
 ]
 
 
+RMS = {"type": "rmsnorm", "eps": 1e-6}
+LN = {"type": "layernorm", "eps": 1e-5, "bias": True}
+LN_NOBIAS = {"type": "layernorm", "eps": 1e-6, "bias": False}
+IDENTITY = {"type": "identity"}
+
+
+def seq_attention(heads, qk_norm=False, rope=False, causal=False, bias=False):
+    return {"type": "attention", "num_heads": heads, "qk_norm": qk_norm, "rope": rope, "rope_base": 10000.0,
+            "causal": causal, "bias": bias}
+
+
+def cond_attention(heads, qk_norm=False, causal=False):
+    return {"type": "attention", "num_heads": heads, "qk_norm": qk_norm, "causal": causal}
+
+
+def mlp_spec(activation, hidden, bias=False):
+    return {"type": "mlp", "activation": activation, "hidden": hidden, "bias": bias}
+
+
+def small_resnet(dim=32, image_size=(16, 16), patch_size=4, depth=2, pos_embed=True, seq=None, cond=None, mlp=None,
+                 norm=RMS, input_norm=None, condition_tokens=0, out_norm=RMS, bias=None, num_classes=10) -> dict:
+    """A `resnet` config; a branch given as None is identity (and so is its norm)."""
+    block = {"input_norm": IDENTITY if seq is None else (input_norm or norm),
+             "sequence_mixer": seq or IDENTITY,
+             "condition_mixer_norm": IDENTITY if cond is None else norm,
+             "condition_mixer": cond or IDENTITY,
+             "mlp_norm": IDENTITY if mlp is None else norm,
+             "mlp": mlp or IDENTITY}
+    return {"image_size": list(image_size), "patch_size": patch_size, "in_chans": 3, "dim": dim, "depth": depth,
+            "pos_embed": pos_embed, "block": block, "condition_tokens": condition_tokens if cond else 0,
+            "condition_dim": dim if cond else 0, "readout": "gap", "out_norm": out_norm,
+            "bias": bias or {"patch_embed": False, "head": False}, "num_classes": num_classes}
+
+
+BIASES = {"patch_embed": True, "head": True}
+
+RESNET_CASES = [
+    # name, config, batch: every branch combination that matters, all MLP activations, (B, C) and (B, Tc, C)
+    # conditions with Tc != T, causal / RoPE / qk-norm on and off, RMSNorm / LayerNorm / identity norms.
+    ("resnet_seq_only_rope", small_resnet(seq=seq_attention(2, rope=True)), 2),
+    ("resnet_seq_cond_global_qkn_causal",
+     small_resnet(image_size=(8, 8), patch_size=2, depth=1, seq=seq_attention(2, qk_norm=True, causal=True),
+                  cond=cond_attention(2, qk_norm=True), bias=BIASES), 2),
+    ("resnet_cond_mlp_tc5_relu_layernorm",
+     small_resnet(image_size=(12, 16), seq=None, cond=cond_attention(4, qk_norm=True, causal=True),
+                  mlp=mlp_spec("relu", 48, bias=True), norm=LN, condition_tokens=5, out_norm=LN_NOBIAS), 1),
+    ("resnet_mlp_only_gelu_nopos",
+     small_resnet(image_size=(8, 8), patch_size=2, pos_embed=False, mlp=mlp_spec("gelu", 64), out_norm=IDENTITY),
+     1),
+    ("resnet_all_swiglu_tc3_rope_qkn_causal",
+     small_resnet(seq=seq_attention(2, qk_norm=True, rope=True, causal=True, bias=True), cond=cond_attention(2),
+                  mlp=mlp_spec("swiglu", 48, bias=True), condition_tokens=3, bias=BIASES), 2),
+    ("resnet_all_glu_global_c48",
+     small_resnet(dim=48, image_size=(12, 12), patch_size=3, depth=1, seq=seq_attention(3, causal=True),
+                  cond=cond_attention(3, qk_norm=True), mlp=mlp_spec("glu", 32), norm=LN), 1),
+    ("resnet_seq_mlp_silu_noinputnorm_c64",
+     small_resnet(dim=64, image_size=(8, 16), depth=1, seq=seq_attention(4, rope=True, bias=True),
+                  mlp=mlp_spec("silu", 64, bias=True), input_norm=IDENTITY, bias=BIASES), 2),
+]
+
+
 def build_model(architecture: str, flavour: str, config: dict) -> nn.Module:
     doc = {"architecture": architecture, "flavour": flavour, "config": config}
+    if architecture == "resnet":
+        return ClassificationResNet.from_config(doc)
     return ViT5ClassificationNet.from_config(doc) if architecture == "vit5" else VisionLSTM.from_config(doc)
 
 
@@ -623,12 +699,18 @@ def model_case(w: Writer, name: str, architecture: str, flavour: str, config: di
             set_mlstm_gate_biases_(block.mlstm, rng)
     h, w_ = config["image_size"]
     image = randn(rng, batch, h, w_, config["in_chans"])
-    w.model(name, vkvit_doc(architecture, flavour, name, config), net, image, subdir)
+    condition = None
+    if architecture == "resnet" and config["block"]["condition_mixer"]["type"] != "identity":
+        tc = config["condition_tokens"]
+        condition = randn(rng, batch, config["dim"]) if tc == 0 else randn(rng, batch, tc, config["dim"])
+    w.model(name, vkvit_doc(architecture, flavour, name, config), net, image, subdir, condition)
 
 
 def model_cases(w: Writer):
     for name, architecture, flavour, config, batch in MODEL_CASES:
         model_case(w, name, architecture, flavour, config, batch)
+    for name, config, batch in RESNET_CASES:
+        model_case(w, name, "resnet", "generic", config, batch)
 
 
 def big_cases(w: Writer):

@@ -5,7 +5,9 @@
 Checks: chunkwise mLSTM == parallel form (float64, both numerics, several gate regimes); RoPE theta tables,
 CLS identity rows and register positions (SPEC 1.4); pairing norm behaviour (SPEC 6.1, Appendix A); FLOP and
 parameter counts (SPEC 5.2, 8); state_dict keys == docs/model-format.md tables; seed contract details (ViT5
-register pooling rejected, ResidualBlock identity assertion, QKVConditionMixer ndim errors, gate floor).
+register pooling rejected, ResidualBlock identity assertion, QKVConditionMixer ndim errors, gate floor); resnet
+(ClassificationResNet) state_dict == the `resnet` table, counts == tools/vkvit_file.py, identity bypass, condition
+shapes, the one-way identity rule and the other config rules as load-time errors.
 """
 
 import math
@@ -24,8 +26,8 @@ import torch.nn.functional as F  # noqa: E402
 
 import flops  # noqa: E402
 from common import GRN, MLP, RMSNorm, RegisterPooling  # noqa: E402
-from generic import (Attention, QKVConditionMixer, QKVSequenceMixer, ResidualBlock,  # noqa: E402
-                     build_grid_rope_tables)
+from generic import (Attention, ClassificationResNet, QKVConditionMixer, QKVSequenceMixer,  # noqa: E402
+                     ResidualBlock, build_grid_rope_tables)
 from mlstm import (VisionLSTM, mLSTMCell, mlstm_chunkwise, mlstm_parallel_official,  # noqa: E402
                    mlstm_parallel_seed, seed_log_input_gate)
 from vit5 import (ViT5Attention, ViT5ClassificationNet, ViT5ResidualBlock, apply_rope,  # noqa: E402
@@ -504,6 +506,165 @@ def check_layout_equivariance():
         check(f"ViT5Attention layouts agree up to the CLS move ({pairing})", diff <= 1e-12, f"max |diff| {diff:.1e}")
 
 
+# ------------------------------------------------------------------------------------------------------------------
+# resnet: state_dict == docs/model-format.md table, counts, identity bypass, the load-time rule
+# ------------------------------------------------------------------------------------------------------------------
+
+RN_RMS = {"type": "rmsnorm", "eps": 1e-6}
+RN_LN = {"type": "layernorm", "eps": 1e-5, "bias": True}
+RN_LN_NOBIAS = {"type": "layernorm", "eps": 1e-5, "bias": False}
+RN_ID = {"type": "identity"}
+
+
+def resnet_cfg(seq=True, cond=False, mlp="gelu", norm=RN_RMS, tc=0, pos=True, bias=False, dim=32, depth=2,
+               out_norm=RN_RMS, input_norm=None):
+    blk = {
+        "input_norm": (input_norm or norm) if seq else RN_ID,
+        "sequence_mixer": {"type": "attention", "num_heads": 2, "qk_norm": False, "rope": True, "rope_base": 10000.0,
+                           "causal": False, "bias": bias} if seq else RN_ID,
+        "condition_mixer_norm": norm if cond else RN_ID,
+        "condition_mixer": {"type": "attention", "num_heads": 4, "qk_norm": True, "causal": False} if cond else RN_ID,
+        "mlp_norm": norm if mlp else RN_ID,
+        "mlp": {"type": "mlp", "activation": mlp, "hidden": 48, "bias": bias} if mlp else RN_ID,
+    }
+    return {"image_size": [16, 8], "patch_size": 4, "in_chans": 3, "dim": dim, "depth": depth, "pos_embed": pos,
+            "block": blk, "condition_tokens": tc if cond else 0, "condition_dim": dim if cond else 0,
+            "readout": "gap", "out_norm": out_norm, "bias": {"patch_embed": bias, "head": not bias},
+            "num_classes": 5}
+
+
+def doc_resnet_table(c):
+    """docs/model-format.md `resnet` tensor table, transcribed independently of tools/vkvit_file.py."""
+    C, P, blk = c["dim"], c["patch_size"], c["block"]
+    hp, wp = c["image_size"][0] // P, c["image_size"][1] // P
+
+    def norm(name, spec):
+        return [(name + ".weight", (C,), spec["type"] != "identity"),
+                (name + ".bias", (C,), spec["type"] == "layernorm" and spec["bias"])]
+    seq, cond, mlp = (blk[k]["type"] != "identity" for k in ("sequence_mixer", "condition_mixer", "mlp"))
+    sb = seq and blk["sequence_mixer"]["bias"]
+    mb = mlp and blk["mlp"]["bias"]
+    gf = 2 if mlp and blk["mlp"]["activation"] in ("glu", "swiglu") else 1
+    hd = blk["mlp"]["hidden"] if mlp else 0
+    rows = [("patch_embed.weight", (C, 3, P, P), True), ("patch_embed.bias", (C,), c["bias"]["patch_embed"]),
+            ("pos_embed", (1, hp, wp, C), c["pos_embed"])]
+    for i in range(c["depth"]):
+        p = f"blocks.{i}."
+        rows += norm(p + "input_norm", blk["input_norm"])
+        rows += [(p + "sequence_mixer.qkv_proj.weight", (3 * C, C), seq), (p + "sequence_mixer.qkv_proj.bias",
+                 (3 * C,), sb), (p + "sequence_mixer.out_proj.weight", (C, C), seq),
+                 (p + "sequence_mixer.out_proj.bias", (C,), sb)]
+        rows += norm(p + "condition_mixer_norm", blk["condition_mixer_norm"])
+        rows += [(p + "condition_mixer.kv_proj.weight", (2 * C, C), cond),
+                 (p + "condition_mixer.q_proj.weight", (C, C), cond),
+                 (p + "condition_mixer.out_proj.weight", (C, C), cond)]
+        rows += norm(p + "mlp_norm", blk["mlp_norm"])
+        rows += [(p + "mlp.layer1.weight", (gf * hd, C), mlp), (p + "mlp.layer1.bias", (gf * hd,), mb),
+                 (p + "mlp.layer2.weight", (C, hd), mlp), (p + "mlp.layer2.bias", (C,), mb)]
+    rows += norm("out_norm", c["out_norm"])
+    rows += [("out_proj.weight", (c["num_classes"], C), True), ("out_proj.bias", (c["num_classes"],),
+             c["bias"]["head"])]
+    return {name: shape for name, shape, present in rows if present}
+
+
+def resnet_doc(cfg, name="resnet"):
+    return {"format_version": 1, "architecture": "resnet", "flavour": "generic", "name": name, "config": cfg,
+            "preprocess": {"image_size": cfg["image_size"], "resize_shorter": max(cfg["image_size"]),
+                           "interpolation": "bicubic", "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}}
+
+
+def resnet_configs():
+    return {
+        "seq only": resnet_cfg(mlp=None),
+        "seq+cond global": resnet_cfg(cond=True, mlp=None),
+        "cond+mlp Tc=5 layernorm swiglu": resnet_cfg(seq=False, cond=True, tc=5, norm=RN_LN, mlp="swiglu"),
+        "mlp only glu no pos biases": resnet_cfg(seq=False, mlp="glu", pos=False, bias=True, out_norm=RN_ID),
+        "all three relu LN no bias": resnet_cfg(cond=True, tc=3, mlp="relu", norm=RN_LN_NOBIAS, bias=True),
+        "seq identity input norm + silu": resnet_cfg(mlp="silu", input_norm=RN_ID, depth=1, dim=64),
+        "all identity": resnet_cfg(seq=False, mlp=None),
+    }
+
+
+def check_resnet():
+    import vkvit_file
+    bad = []
+    for name, cfg in resnet_configs().items():
+        net = ClassificationResNet.from_config(resnet_doc(cfg))
+        got = compare_keys(f"resnet {name}", net, doc_resnet_table(cfg))
+        doc = resnet_doc(cfg, name)
+        if {k: tuple(v) for k, v in vkvit_file.expected_tensors(doc).items()} != got:
+            bad.append(f"{name}: expected_tensors")
+        if vkvit_file.flops(doc) != net.flop_count() or vkvit_file.count_params(doc) != net.param_count():
+            bad.append(f"{name}: flops {vkvit_file.flops(doc):,} vs {net.flop_count():,}")
+    check("resnet: tools/vkvit_file.py expected_tensors / flops / count_params == reference", not bad,
+          f"{len(resnet_configs())} configs" + (f"; differ: {bad}" if bad else ""))
+
+    # Identity bypass: an all-identity network is patch embed + pos + GAP + out_norm + head.
+    rng = np.random.default_rng(11)
+    net = ClassificationResNet.from_config(resnet_cfg(seq=False, mlp=None)).double()
+    img = torch.from_numpy(rng.standard_normal((2, 16, 8, 3)))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
+        x = net.patch_embed(img.permute(0, 3, 1, 2)).permute(0, 2, 3, 1) + net.pos_embed
+        manual = net.out_proj(net.out_norm(x.mean(dim=(1, 2))))
+        diff = (net(img) - manual).abs().max().item()
+    check("resnet: identity blocks are bypassed (no residual add, no parameters)",
+          diff <= 1e-12 and all(not list(b.parameters()) for b in net.blocks), f"max |diff| {diff:.1e}")
+
+    # Condition handling: (B, C) global vs (B, Tc, C) tokens; Tc = 1 tokens == the global vector.
+    cfg_g = resnet_cfg(cond=True, mlp="gelu", tc=0)
+    cfg_1 = resnet_cfg(cond=True, mlp="gelu", tc=1)
+    ng, n1 = (ClassificationResNet.from_config(c).double() for c in (cfg_g, cfg_1))
+    with torch.no_grad():
+        for p in ng.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))) * 0.2)
+        n1.load_state_dict(ng.state_dict())
+        cond = torch.from_numpy(rng.standard_normal((2, 32)))
+        diff = (ng(img, cond) - n1(img, cond[:, None])).abs().max().item()
+    ok_shape = raises(ValueError, lambda: ng(img, cond[:, None])) and raises(ValueError, lambda: ng(img, None))
+    check("resnet: condition [B, C] == one token [B, 1, C]; wrong condition shapes rejected",
+          diff <= 1e-12 and ok_shape, f"max |diff| {diff:.1e}")
+
+    # The one-way load-time rule, in the schema (FormatError sentence) and in the reference block (assertion).
+    sentences = []
+    for branch, norm in (("sequence_mixer", "input_norm"), ("condition_mixer", "condition_mixer_norm"),
+                         ("mlp", "mlp_norm")):
+        cfg = resnet_cfg(mlp="gelu")
+        cfg["block"][branch] = RN_ID
+        cfg["block"][norm] = RN_RMS
+        try:
+            vkvit_file.check_resnet_config(cfg)
+        except vkvit_file.FormatError as e:
+            sentences.append(str(e))
+    converse = resnet_cfg(mlp="gelu", input_norm=RN_ID)
+    vkvit_file.check_resnet_config(converse)
+    check("resnet: mixer identity => norm identity is a load-time error (3 branches), converse allowed",
+          len(sentences) == 3 and all("must be identity too" in m for m in sentences), sentences[0] if sentences
+          else "no error")
+    bad_cfgs = {
+        "num_heads": lambda c: c["block"]["sequence_mixer"].update(num_heads=3),
+        "condition_dim": lambda c: c.update(condition_dim=16),
+        "condition_tokens": lambda c: (c["block"].update(condition_mixer=RN_ID, condition_mixer_norm=RN_ID),
+                                       c.update(condition_tokens=4, condition_dim=0)),
+        "unknown key 'heads'": lambda c: c["block"]["mlp"].update(heads=2),
+        "rope": lambda c: c["block"]["sequence_mixer"].update(num_heads=16),
+        "not divisible": lambda c: c.update(image_size=[16, 10]),
+    }
+    missing = []
+    for want, mutate in bad_cfgs.items():
+        cfg = resnet_cfg(cond=True, mlp="gelu")
+        mutate(cfg)
+        try:
+            vkvit_file.check_resnet_config(cfg)
+            missing.append(f"{want}: accepted")
+        except vkvit_file.FormatError as e:
+            if want not in str(e):
+                missing.append(f"{want}: {e}")
+    check("resnet: inconsistent configs rejected with a sentence naming the field", not missing,
+          f"{len(bad_cfgs)} cases" + (f"; {missing}" if missing else ""))
+
+
 def check_golden_models():
     """The committed model goldens reload into the reference (from_config on the vkvit document) and reproduce
     their logits exactly; skipped when tests/golden/models/ is absent."""
@@ -515,10 +676,11 @@ def check_golden_models():
     for fname in sorted(f for f in os.listdir(models) if f.endswith(".vkvit")):
         tensors, doc = vkvit_file.read_model(os.path.join(models, fname))
         io, _ = vkvit_file.read_safetensors(os.path.join(models, fname.replace(".vkvit", ".io.safetensors")))
-        build = ViT5ClassificationNet if doc["architecture"] == "vit5" else VisionLSTM
-        net = build.from_config(doc)
+        build = {"vit5": ViT5ClassificationNet, "vil": VisionLSTM, "resnet": ClassificationResNet}
+        net = build[doc["architecture"]].from_config(doc)
         net.load_state_dict(tensors, strict=True)
-        logits = net.double().eval()(io["input"].double()).float()
+        args = [io["input"].double()] + ([io["condition"].double()] if "condition" in io else [])
+        logits = net.double().eval()(*args).float()
         check(f"golden model {fname} reloads and reproduces its logits", torch.equal(logits, io["logits"]),
               f"{doc['architecture']}/{doc['flavour']}, logits {tuple(logits.shape)}")
 
@@ -531,7 +693,8 @@ def main() -> int:
                      ("rope rows", check_rope_rows), ("pairings", check_pairings), ("flops", check_flops),
                      ("state dicts", check_state_dicts), ("contracts", check_contracts),
                      ("literal seed cell", check_literal_seed_cell), ("SPEC 1.5", check_spec_pseudocode),
-                     ("layouts", check_layout_equivariance), ("golden models", check_golden_models)):
+                     ("layouts", check_layout_equivariance), ("resnet", check_resnet),
+                     ("golden models", check_golden_models)):
         run(name, fn)
     failed = RESULTS.count(False)
     print(f"{len(RESULTS) - failed} passed, {failed} failed")
