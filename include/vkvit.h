@@ -243,9 +243,12 @@ VKVIT_API const char *vkvit_model_label(const vkvit_model *model, uint32_t i);
 typedef struct vkvit_session vkvit_session;
 
 typedef enum vkvit_precision {
-    VKVIT_PRECISION_DEFAULT = 0,            /* fp32 (fp16 storage arrives with the fp16 kernels) */
-    VKVIT_PRECISION_FP32 = 1,
-    VKVIT_PRECISION_FP16 = 2,               /* not supported yet: VKVIT_ERROR_UNSUPPORTED */
+    VKVIT_PRECISION_DEFAULT = 0,            /* fp32 */
+    VKVIT_PRECISION_FP32 = 1,               /* everything fp32: the reference path */
+    VKVIT_PRECISION_FP16 = 2,               /* GEMM weights stored as fp16 (half the weight traffic); activations,
+                                               accumulation and statistics stay fp32. Needs storageBuffer16BitAccess
+                                               (VKVIT_ERROR_UNSUPPORTED without it). The first fp16 session of a
+                                               model creates the fp16 weight copy. */
 } vkvit_precision;
 
 /* Defaults: label "vkvit session", batch 1, precision DEFAULT, profile 0 (1 = per-node GPU timestamps, read with

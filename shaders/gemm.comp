@@ -8,8 +8,18 @@
 // stages a BM x BK tile of A and a BN x BK tile of B in shared memory, transposed to [k][m] / [k][n] so the
 // inner product loop reads contiguous rows, and each invocation accumulates a TM x TN register tile.
 // Any M, N, K: loads outside the matrix read 0, stores outside are skipped.
-// Workgroup: (BM/TM) * (BN/TN) invocations; grid: (ceil(N/BN), ceil(M/BM), batch).
+// Workgroup: (BM/TM) * (BN/TN) invocations; grid: (ceil(N/BN), ceil(M/BM), batch). The batch index z is split as
+// z = outer * n_inner + inner, each level with its own element strides (kernels.h, vkvit__gemm_push).
 // ---------------------------------------------------------------------------------------------------------------
+// B_F16: the B operand (the weights) is stored as fp16 (GL_EXT_shader_16bit_storage: storage and conversion only,
+// no fp16 arithmetic, so only storageBuffer16BitAccess is required); accumulation stays fp32.
+#if defined(B_F16) && B_F16
+#extension GL_EXT_shader_16bit_storage : require
+#define B_TYPE float16_t
+#define B4_TYPE f16vec4
+#else
+#define B4_TYPE vec4
+#endif
 #include "types.glsl"
 
 layout(constant_id = 0) const uint BM = 64;
@@ -35,6 +45,9 @@ layout(push_constant) uniform Push {
     uint batch_stride_a, batch_stride_b, batch_stride_d;
     uint a_offset, d_offset;                        // element offsets of A and D in their buffers
     uint r_offset, r_stride, r_batch_stride;        // the residual matrix (epilogue)
+    uint n_inner;                                   // two-level batch: z = outer * n_inner + inner (0 = 1)
+    uint inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;
+    uint b_offset;                                  // element offset of B in its buffer
 } p;
 
 #include "gemm_epilogue.glsl"
@@ -53,9 +66,12 @@ void main() {
     const uint tm0 = (tid / threads_n) * TM;         // and first row
     const uint m_base = gl_WorkGroupID.y * BM;
     const uint n_base = gl_WorkGroupID.x * BN;
-    const uint a_off = p.a_offset + gl_WorkGroupID.z * p.batch_stride_a;
-    const uint b_off = gl_WorkGroupID.z * p.batch_stride_b;
-    const uint d_off = p.d_offset + gl_WorkGroupID.z * p.batch_stride_d;
+    // Two-level batch (push constants): z = outer * n_inner + inner.
+    const uint n_inner = max(p.n_inner, 1u);
+    const uint outer = gl_WorkGroupID.z / n_inner, inner = gl_WorkGroupID.z % n_inner;
+    const uint a_off = p.a_offset + outer * p.batch_stride_a + inner * p.inner_stride_a;
+    const uint b_off = p.b_offset + outer * p.batch_stride_b + inner * p.inner_stride_b;
+    const uint d_off = p.d_offset + outer * p.batch_stride_d + inner * p.inner_stride_d;
 
     ACC_TYPE acc[MAX_TM][MAX_TN];
     [[unroll]] for (uint i = 0; i < MAX_TM; i++)
@@ -91,7 +107,7 @@ void main() {
         [[unroll]] for (uint j = 0; j < TN; j++) {
             const uint n = n_base + tn0 + j;
             if (n < p.N) {
-                data_d[d_off + m * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], gl_WorkGroupID.z, m, n));
+                data_d[d_off + m * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], outer, inner, m, n));
             }
         }
     }

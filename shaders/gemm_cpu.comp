@@ -22,9 +22,19 @@
 //     pipeline compiles in about a second, and rows past M cost nothing (no M padding waste).
 //
 // Tile: one subgroup (= one workgroup of 8 invocations) computes BM rows x (8*TN) columns, K in chunks of 32.
-// Grid: (ceil(N / (8*TN)), ceil(M / BM), batch). Any M, N, K: vec4 loads when K and all A/B strides are
-// multiples of 4, otherwise a scalar-load path (same structure); columns past N clamp their loads and skip stores.
+// Grid: (ceil(N / (8*TN)), ceil(M / BM), batch), z = outer * n_inner + inner (two-level batch, kernels.h).
+// Any M, N, K: vec4 loads when K, the A/B row strides and this batch's A/B start offsets are multiples of 4,
+// otherwise a scalar-load path (same structure); columns past N clamp their loads and skip stores.
 // ---------------------------------------------------------------------------------------------------------------
+// B_F16: the B operand (the weights) is stored as fp16 (GL_EXT_shader_16bit_storage: storage and conversion only,
+// no fp16 arithmetic, so only storageBuffer16BitAccess is required); accumulation stays fp32.
+#if defined(B_F16) && B_F16
+#extension GL_EXT_shader_16bit_storage : require
+#define B_TYPE float16_t
+#define B4_TYPE f16vec4
+#else
+#define B4_TYPE vec4
+#endif
 #include "types.glsl"
 
 layout(constant_id = 0) const uint BM = 256;        // output rows per workgroup (<= MAX_BM)
@@ -39,7 +49,7 @@ layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector 
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
 layout(binding = 0, std430) readonly buffer A4 { vec4 data_a4[]; };
 layout(binding = 1, std430) readonly buffer B { B_TYPE data_b[]; };
-layout(binding = 1, std430) readonly buffer B4 { vec4 data_b4[]; };
+layout(binding = 1, std430) readonly buffer B4 { B4_TYPE data_b4[]; };
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 
 layout(push_constant) uniform Push {
@@ -48,6 +58,9 @@ layout(push_constant) uniform Push {
     uint batch_stride_a, batch_stride_b, batch_stride_d;
     uint a_offset, d_offset;                        // element offsets of A and D in their buffers
     uint r_offset, r_stride, r_batch_stride;        // the residual matrix (epilogue)
+    uint n_inner;                                   // two-level batch: z = outer * n_inner + inner (0 = 1)
+    uint inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;
+    uint b_offset;                                  // element offset of B in its buffer
 } p;
 
 #include "gemm_epilogue.glsl"
@@ -78,7 +91,7 @@ vec4 load_a(const bool VEC, uint row_off, uint k4) {
 vec4 load_b(const bool VEC, uint row_off, uint k4) {
     if (VEC) {
         const uint kq = p.K / 4;
-        const vec4 v = data_b4[row_off / 4 + min(k4, kq - 1)];
+        const vec4 v = vec4(data_b4[row_off / 4 + min(k4, kq - 1)]);
         return k4 < kq ? v : vec4(0.0);
     }
     vec4 v;
@@ -122,16 +135,19 @@ void main() {
     const uint m0 = gl_WorkGroupID.y * BM;
     const uint n0 = gl_WorkGroupID.x * 8 * TN;
     const uint m_count = min(BM, p.M - m0);
-    const uint a_off = p.a_offset + gl_WorkGroupID.z * p.batch_stride_a;
-    const uint b_off = gl_WorkGroupID.z * p.batch_stride_b;
-    const uint d_off = p.d_offset + gl_WorkGroupID.z * p.batch_stride_d;
+    // Two-level batch (push constants): z = outer * n_inner + inner.
+    const uint n_inner = max(p.n_inner, 1u);
+    const uint outer = gl_WorkGroupID.z / n_inner, inner = gl_WorkGroupID.z % n_inner;
+    const uint a_off = p.a_offset + outer * p.batch_stride_a + inner * p.inner_stride_a;
+    const uint b_off = p.b_offset + outer * p.batch_stride_b + inner * p.inner_stride_b;
+    const uint d_off = p.d_offset + outer * p.batch_stride_d + inner * p.inner_stride_d;
 
     uint b_rows[MAX_TN];                            // element offset of each of this lane's B rows (clamped to N)
     [[unroll]] for (uint j = 0; j < TN; j++) b_rows[j] = b_off + min(n0 + 8 * j + lane, p.N - 1) * p.stride_b;
     for (uint i = 0; i < m_count; i++)
         [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = 0.0;
 
-    if (((p.K | p.stride_a | p.stride_b | p.batch_stride_a | p.batch_stride_b | p.a_offset) & 3u) == 0)
+    if (((p.K | p.stride_a | p.stride_b | a_off | b_off) & 3u) == 0)
         accumulate(true, a_off, m0, m_count, b_rows);
     else
         accumulate(false, a_off, m0, m_count, b_rows);
@@ -140,7 +156,7 @@ void main() {
         [[unroll]] for (uint j = 0; j < TN; j++) {
             const uint n = n0 + 8 * j + lane;
             if (n < p.N) {
-                data_d[d_off + (m0 + i) * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], gl_WorkGroupID.z, m0 + i, n));
+                data_d[d_off + (m0 + i) * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], outer, inner, m0 + i, n));
             }
         }
     }

@@ -49,11 +49,19 @@ static void build_graph(vkvit_session *s) {
     }
 }
 
+static vkvit__record_target target_of(const vkvit_session *s) {
+    return (vkvit__record_target){
+        .weights = &s->model->buffer,
+        .weights_f16 = s->model->has_f16 ? &s->model->buffer_f16 : NULL,
+        .arena = &s->arena,
+    };
+}
+
 static void record(vkvit_session *s) {
     vkvit_ctx *ctx = s->ctx;
     VkCommandBuffer cmd = s->cmd;
     const vkvit__tensor *in = &s->graph.tensors[s->input], *out = &s->graph.tensors[s->output];
-    vkvit__record_target tg = {&s->model->buffer, &s->arena};
+    vkvit__record_target tg = target_of(s);
 
     /* 1. Order against every earlier submission on the queue that touched the arena. */
     VkMemoryBarrier all = {
@@ -100,10 +108,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     if (desc.batch > 4096)
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                                  "vkvit_session_create: batch %u is above the limit of 4096", desc.batch));
-    if (desc.precision == VKVIT_PRECISION_FP16)
-        return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_UNSUPPORTED,
-                                                 "vkvit_session_create: fp16 precision is not supported yet; use fp32"));
-    if (desc.precision != VKVIT_PRECISION_DEFAULT && desc.precision != VKVIT_PRECISION_FP32)
+    if (desc.precision != VKVIT_PRECISION_DEFAULT && desc.precision != VKVIT_PRECISION_FP32 &&
+        desc.precision != VKVIT_PRECISION_FP16)
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                                  "vkvit_session_create: unknown precision %d", (int)desc.precision));
 
@@ -114,6 +120,11 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->batch = desc.batch;
     snprintf(s->label, sizeof s->label, "%s", desc.label ? desc.label : "vkvit session");
     vkvit__graph_init(&s->graph, ctx);
+    if (desc.precision == VKVIT_PRECISION_FP16) {
+        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy). */
+        if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
+        s->graph.f16_weights = true;
+    }
 
     build_graph(s);
     if ((res = vkvit__plan(&s->graph, &s->plan)) != VKVIT_OK) goto fail;
@@ -126,7 +137,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
             (res = vkvit__buffer_create(ctx, o->bytes, VKVIT_MEM_READBACK, "vkvit output", &s->out_staging)) != VKVIT_OK)
             goto fail;
     }
-    vkvit__record_target tg = {&model->buffer, &s->arena};
+    vkvit__record_target tg = target_of(s);
     if ((res = vkvit__record_prepare(ctx, &s->graph, &tg, desc.profile != 0, &s->rec)) != VKVIT_OK) goto fail;
 
     VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,

@@ -11,9 +11,13 @@
  *               NaN-poisoned outputs whose row padding must stay NaN. Some cases force small tiles and the
  *               subgroup (tpr > 1) variant so tile edges and the shuffle reduction are exercised on any device.
  *   5. perf:    GPU-timestamp time of the ViT-5-S shape (B=1, T=201, C=384, H=6), printed, never asserted.
+ *   6. paths:   vkvit__op_vit5_attention in a one-op graph (planned arena poisoned with NaN, data-flow barriers),
+ *               both the fused path and the unfused GEMM path (prep -> S = q~ k~T -> row softmax -> S vT^T), on random
+ *               shapes (T 1..257, dk 32..128, B 1 and 3, both pairings, qk-norm on/off) against the same reference.
  * Metric: max |got - want| / max |want| over the output. Everything runs under the validation layer (with
  * synchronization validation), which must stay silent. */
 #include "golden_util.h"
+#include "graph/ops.h"
 #include "model/rope.h"
 #include "test_util.h"
 #include "vk/attention.h"
@@ -527,6 +531,98 @@ static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
+ * 6. Both graph paths of vkvit__op_vit5_attention (fused kernel; prep -> GEMM -> softmax -> GEMM) on random shapes
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Builds a graph holding only the attention op on INPUT tensors (qkv [B*T, 3C], the compact RoPE table, the QK-norm
+ * weights), plans it into a NaN-poisoned arena (so every intermediate and padding column the GEMM path relies on
+ * must be written before it is read), runs it, and returns o [B*T, C] (malloc'ed). */
+static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, uint32_t B, uint32_t H, uint32_t dk,
+                                  uint32_t T, bool qk_norm, vkvit__rope_pairing rope, const float *qkv,
+                                  const float *table, const float *w, uint32_t *n_nodes) {
+    const uint32_t C = H * dk;
+    vkvit__graph g;
+    vkvit__graph_init(&g, ctx);
+    uint32_t qkv_shape[2] = {B * T, 3 * C}, rope_shape[2] = {T, dk}, w_shape[2] = {2, dk};
+    const uint32_t tq = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qkv", 2, qkv_shape);
+    const uint32_t tr = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "rope", 2, rope_shape);
+    const uint32_t tw = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qk_norm", 2, w_shape);
+    vkvit__vit5_attention_op op = {.qkv = tq, .B = B, .T = T, .C = C, .heads = H, .rope = tr, .pairing = rope,
+                                   .qk_norm = qk_norm ? tw : VKVIT_NONE, .qk_norm_eps = 1e-6f, .path = path};
+    const uint32_t o = vkvit__op_vit5_attention(&g, "attention", &op);
+    MUST(vkvit__graph_error(&g));
+    g.tensors[o].kind = VKVIT_TENSOR_OUTPUT;
+    *n_nodes = g.n_nodes;
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    vkvit__buffer arena;
+    MUST(vkvit__buffer_create(ctx, st.arena_bytes, VKVIT_MEM_DEVICE, "graph arena", &arena));
+    MUST(vkvit__buffer_fill(ctx, &arena, 0, st.arena_bytes, VT_NAN_BITS));
+    MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tq].offset, qkv, g.tensors[tq].bytes));
+    MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tr].offset, table, g.tensors[tr].bytes));
+    MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tw].offset, w, g.tensors[tw].bytes));
+    vkvit__record_target tg = {.weights = &arena, .arena = &arena};
+    vkvit__recording rec;
+    MUST(vkvit__record_prepare(ctx, &g, &tg, false, &rec));
+    VkCommandBuffer cmd;
+    MUST(vkvit__cmd_begin(ctx, &cmd));
+    vkvit__record_nodes(ctx, &g, &tg, &rec, cmd);
+    MUST(vkvit__cmd_submit_wait(ctx, cmd));
+    float *out = malloc(g.tensors[o].bytes);
+    MUST(vkvit__buffer_download(ctx, &arena, g.tensors[o].offset, out, g.tensors[o].bytes));
+    vkvit__record_free(ctx, &rec);
+    vkvit__buffer_destroy(ctx, &arena);
+    vkvit__graph_free(&g);
+    return out;
+}
+
+/* One shape through both paths against the double reference; returns the worse error. */
+static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, uint32_t T, bool qk_norm,
+                         vkvit__rope_pairing rope) {
+    const uint32_t C = H * dk;
+    const size_t n_qkv = (size_t)B * T * 3 * C, n_o = (size_t)B * T * C;
+    float *qkv = malloc(n_qkv * 4), *w = malloc(2 * (size_t)dk * 4), *table = malloc((size_t)T * dk * 4);
+    float *cos = malloc((size_t)T * dk * 4), *sin = malloc((size_t)T * dk * 4);
+    for (size_t e = 0; e < n_qkv; e++) qkv[e] = 2.0f * vt_rand_f();
+    for (uint32_t c = 0; c < 2 * dk; c++) w[c] = 1.0f + 0.5f * vt_rand_f();
+    vit5_table_for(T, dk, table);
+    vkvit__rope_expand(table, T, dk, cos, sin);
+    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm, .rope = rope,
+                                   .rope_axes = 2};
+    vkvit__attention_push push = {
+        .Tq = T, .Tkv = T,
+        .q_stride = 3 * C, .q_offset = 0, .q_batch_stride = T * 3 * C,
+        .k_stride = 3 * C, .k_offset = C, .k_batch_stride = T * 3 * C,
+        .v_stride = 3 * C, .v_offset = 2 * C, .v_batch_stride = T * 3 * C,
+        .o_stride = C, .o_offset = 0, .o_batch_stride = T * C,
+        .scale = vkvit__attention_default_scale(&cfg), .eps = 1e-6f,
+    };
+    double *want = malloc(n_o * sizeof(double));
+    ref_attention(&cfg, &push, H, B, qkv, qkv, qkv, cos, sin, w, want);
+    static const char *names[] = {"auto", "fused", "gemm"};
+    static const char *rope_names[] = {"none", "split", "adjacent"};
+    double worst_err = 0;
+    uint32_t nodes[3] = {0};
+    for (int path = VKVIT_ATTENTION_PATH_FUSED; path <= VKVIT_ATTENTION_PATH_GEMM; path++) {
+        float *got = run_graph_attention(ctx, (vkvit__attention_path)path, B, H, dk, T, qk_norm, rope, qkv, table, w,
+                                         &nodes[path]);
+        size_t worst;
+        double err = vt_max_rel_err(got, want, n_o, &worst);
+        printf("graph %-5s B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (%u nodes)  max rel err %.3g\n", names[path], B,
+               H, dk, T, qk_norm, rope_names[rope], nodes[path], err);
+        CHECK(err <= RANDOM_TOL, "graph %s B=%u H=%u dk=%u T=%u norm=%d rope=%s: max rel err %.3g at %zu (got %.9g, "
+              "want %.9g)", names[path], B, H, dk, T, qk_norm, rope_names[rope], err, worst, got[worst], want[worst]);
+        worst_err = fmax(worst_err, err);
+        free(got);
+    }
+    CHECK(nodes[VKVIT_ATTENTION_PATH_FUSED] == 1 && nodes[VKVIT_ATTENTION_PATH_GEMM] == 4,
+          "graph paths: %u fused nodes, %u gemm nodes", nodes[VKVIT_ATTENTION_PATH_FUSED],
+          nodes[VKVIT_ATTENTION_PATH_GEMM]);
+    free(qkv), free(w), free(table), free(cos), free(sin), free(want);
+    return worst_err;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
  * 5. Timing of the ViT-5-S attention core (GPU timestamps, median of repeats; informational)
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -675,6 +771,20 @@ int main(void) {
                                       .rope_base = 1e4f, .reg_rope_base = 100.0f};
     float dummy[64 * 8];
     CHECK(vkvit__rope_vit5_table(&bad_rope, dummy) == VKVIT_ERROR_INVALID_ARGUMENT, "R = 3 must be rejected");
+
+    /* Both graph paths: B, H, dk, T, qk_norm, pairing (T in {1, 17, 64, 201, 257, 520}, dk in {32, 64, 128}). */
+    static const struct { uint32_t B, H, dk, T; bool norm; vkvit__rope_pairing rope; } pc[] = {
+        {1, 2, 32, 1, true, VKVIT_ROPE_SPLIT_HALF},   {3, 2, 64, 17, false, VKVIT_ROPE_ADJACENT},
+        {1, 3, 128, 64, true, VKVIT_ROPE_ADJACENT},   {1, 6, 64, 201, true, VKVIT_ROPE_SPLIT_HALF},
+        {3, 1, 32, 257, false, VKVIT_ROPE_SPLIT_HALF}, {1, 2, 128, 201, false, VKVIT_ROPE_SPLIT_HALF},
+        {3, 3, 64, 64, true, VKVIT_ROPE_SPLIT_HALF},  {1, 1, 64, 257, true, VKVIT_ROPE_ADJACENT},
+        {1, 1, 32, 520, false, VKVIT_ROPE_ADJACENT},  /* rows longer than the CPU softmax's private row cache */
+    };
+    double worst_paths = 0;
+    const uint64_t t_paths = vkvit__now_ns();
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(pc); i++)
+        worst_paths = fmax(worst_paths, paths_case(ctx, pc[i].B, pc[i].H, pc[i].dk, pc[i].T, pc[i].norm, pc[i].rope));
+    printf("graph paths: worst max rel err %.3g (%.1f s)\n", worst_paths, (double)(vkvit__now_ns() - t_paths) * 1e-9);
 
     perf_vit5_s(ctx);
     printf("%zu attention pipelines, %.1f s\n", kcache_n, (double)(vkvit__now_ns() - t0) * 1e-9);

@@ -5,6 +5,7 @@
  * kernel under the validation layer, and checks max |got - want| / max |want| <= 1e-5. The padding must still be
  * NaN afterwards: a kernel that writes outside its output is caught. */
 #include "test_util.h"
+#include "model/safetensors.h"
 #include "vk/kernels.h"
 
 typedef struct gemm_case {
@@ -16,7 +17,38 @@ typedef struct gemm_case {
     bool scale;              /* epilogue: * scale[n] */
     bool residual;           /* epilogue: + D's previous content (in place, as the residual stream is updated) */
     uint32_t a_offset, d_offset; /* leading elements before A and D in their buffers */
+    /* Two-level batch (n_inner > 1): batch = n_outer * n_inner, z = outer * n_inner + inner. D is laid out like the
+     * merged heads of attention: row m of batch (outer, inner) holds its N columns at column inner * N of a
+     * [M, n_inner * N (+ pad_d)] matrix per outer index; A and B are [outer][inner] blocks with a gap of 4 (A) or
+     * 8 (B) elements between outer blocks (so the offset is not linear in z). 0 = plain batch. */
+    uint32_t n_inner;
+    uint32_t b_offset;           /* leading elements before B */
 } gemm_case;
+
+/* Element layout of a case: strides per row, per outer and per inner batch index (see gemm_case). */
+typedef struct gemm_layout {
+    uint32_t n_inner, n_outer, stride_d;
+    uint32_t outer_a, inner_a, outer_b, inner_b, outer_d, inner_d;
+    size_t na, nb, nd;
+} gemm_layout;
+
+static gemm_layout layout_of(const gemm_case *c) {
+    gemm_layout l = {.n_inner = c->n_inner > 1 ? c->n_inner : 1};
+    l.n_outer = c->batch / l.n_inner;
+    const bool two = l.n_inner > 1;
+    l.stride_d = l.n_inner * c->N + c->pad_d;
+    l.inner_a = c->M * c->K;
+    l.outer_a = l.n_inner * l.inner_a + (two ? 4 : 0);
+    l.inner_b = c->N * c->K;
+    l.outer_b = c->shared_weights ? 0 : l.n_inner * l.inner_b + (two ? 8 : 0);
+    l.inner_d = c->N;
+    l.outer_d = c->M * l.stride_d;
+    if (!two) l.inner_a = l.inner_b = l.inner_d = 0;
+    l.na = c->a_offset + (size_t)(l.n_outer - 1) * l.outer_a + (size_t)l.n_inner * c->M * c->K;
+    l.nb = c->b_offset + (size_t)(l.n_outer - 1) * l.outer_b + (size_t)l.n_inner * c->N * c->K;
+    l.nd = c->d_offset + (size_t)l.n_outer * l.outer_d;
+    return l;
+}
 
 static double act_ref(uint32_t act, double x) {
     switch (act) {
@@ -27,63 +59,71 @@ static double act_ref(uint32_t act, double x) {
     }
 }
 
-/* want = act(A·Bᵀ + bias) * scale + residual, laid out like D (d_offset leading elements, padded rows). */
-static void cpu_gemm(const gemm_case *c, const float *a, const float *b, const float *bias, const float *scale,
-                     const float *d_init, double *want, uint32_t stride_d) {
-    for (size_t i = 0; i < c->d_offset; i++) want[i] = NAN;
-    for (uint32_t z = 0; z < c->batch; z++) {
-        const float *az = a + c->a_offset + (size_t)z * c->M * c->K;
-        const float *bz = b + (c->shared_weights ? 0 : (size_t)z * c->N * c->K);
-        for (uint32_t m = 0; m < c->M; m++)
-            for (uint32_t n = 0; n < stride_d; n++) {
-                size_t i = c->d_offset + ((size_t)z * c->M + m) * stride_d + n;
-                if (n >= c->N) {
-                    want[i] = NAN;
-                    continue;
+/* want = act(A·Bᵀ + bias) * scale + residual, laid out like D (layout_of); NaN where D must stay untouched. */
+static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, const float *b, const float *bias,
+                     const float *scale, const float *d_init, double *want) {
+    for (size_t i = 0; i < l->nd; i++) want[i] = NAN;
+    for (uint32_t o = 0; o < l->n_outer; o++)
+        for (uint32_t in = 0; in < l->n_inner; in++) {
+            const float *az = a + c->a_offset + (size_t)o * l->outer_a + (size_t)in * l->inner_a;
+            const float *bz = b + c->b_offset + (size_t)o * l->outer_b + (size_t)in * l->inner_b;
+            const size_t dz = c->d_offset + (size_t)o * l->outer_d + (size_t)in * l->inner_d;
+            for (uint32_t m = 0; m < c->M; m++)
+                for (uint32_t n = 0; n < c->N; n++) {
+                    size_t i = dz + (size_t)m * l->stride_d + n;
+                    double s = c->bias ? bias[n] : 0.0;
+                    for (uint32_t k = 0; k < c->K; k++)
+                        s += (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
+                    s = act_ref(c->act, s);
+                    if (c->scale) s *= scale[n];
+                    if (c->residual) s += d_init[i];
+                    want[i] = s;
                 }
-                double s = c->bias ? bias[n] : 0.0;
-                for (uint32_t k = 0; k < c->K; k++) s += (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
-                s = act_ref(c->act, s);
-                if (c->scale) s *= scale[n];
-                if (c->residual) s += d_init[i];
-                want[i] = s;
-            }
-    }
+        }
 }
 
-static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant) {
-    const uint32_t stride_d = c->N + c->pad_d;
-    const size_t na = c->a_offset + (size_t)c->batch * c->M * c->K;
-    const size_t nb = (size_t)(c->shared_weights ? 1 : c->batch) * c->N * c->K;
-    const size_t nd = c->d_offset + (size_t)c->batch * c->M * stride_d;
+/* b_f16: B is stored as fp16 (the *_w16 kernels of fp16 sessions); the reference uses the same rounded values, so
+ * the tolerance is unchanged. */
+static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, bool b_f16) {
+    const gemm_layout l = layout_of(c);
+    const uint32_t stride_d = l.stride_d;
+    const size_t na = l.na, nb = l.nb, nd = l.nd;
     float *a = malloc(na * 4), *b = malloc(nb * 4), *bias = malloc((size_t)c->N * 4), *scale = malloc((size_t)c->N * 4);
     float *d = malloc(nd * 4), *d_init = malloc(nd * 4);
     double *want = malloc(nd * sizeof(double));
     vt_fill_rand(a, na);
     vt_fill_rand(b, nb);
+    uint16_t *b16 = malloc(nb * 2);
+    for (size_t i = 0; b_f16 && i < nb; i++) {
+        b16[i] = vkvit__f32_to_f16(b[i]);
+        b[i] = vkvit__f16_to_f32(b16[i]);
+    }
     vt_fill_rand(bias, c->N);
     vt_fill_rand(scale, c->N);
     /* D starts as NaN everywhere, except the valid region of a residual case, which holds the residual. */
     uint32_t nan_bits = VT_NAN_BITS;
     for (size_t i = 0; i < nd; i++) memcpy(&d_init[i], &nan_bits, 4);
     if (c->residual)
-        for (size_t row = 0; row < (size_t)c->batch * c->M; row++)
-            for (uint32_t n = 0; n < c->N; n++) d_init[c->d_offset + row * stride_d + n] = vt_rand_f();
+        for (size_t row = 0; row < (size_t)l.n_outer * c->M; row++)
+            for (uint32_t n = 0; n < l.n_inner * c->N; n++) d_init[c->d_offset + row * stride_d + n] = vt_rand_f();
 
     vkvit__buffer ba, bb, bbias, bscale, bd;
     MUST(vkvit__buffer_create(ctx, na * 4, VKVIT_MEM_DEVICE, "A", &ba));
-    MUST(vkvit__buffer_create(ctx, nb * 4, VKVIT_MEM_DEVICE, "B", &bb));
+    MUST(vkvit__buffer_create(ctx, nb * (b_f16 ? 2 : 4), VKVIT_MEM_DEVICE, "B", &bb));
     MUST(vkvit__buffer_create(ctx, (size_t)c->N * 4, VKVIT_MEM_DEVICE, "bias", &bbias));
     MUST(vkvit__buffer_create(ctx, (size_t)c->N * 4, VKVIT_MEM_DEVICE, "scale", &bscale));
     MUST(vkvit__buffer_create(ctx, nd * 4, VKVIT_MEM_DEVICE, "D", &bd));
     MUST(vkvit__buffer_upload(ctx, &ba, 0, a, na * 4));
-    MUST(vkvit__buffer_upload(ctx, &bb, 0, b, nb * 4));
+    if (b_f16) MUST(vkvit__buffer_upload(ctx, &bb, 0, b16, nb * 2));
+    else MUST(vkvit__buffer_upload(ctx, &bb, 0, b, nb * 4));
+    free(b16);
     MUST(vkvit__buffer_upload(ctx, &bbias, 0, bias, (size_t)c->N * 4));
     MUST(vkvit__buffer_upload(ctx, &bscale, 0, scale, (size_t)c->N * 4));
     MUST(vkvit__buffer_upload(ctx, &bd, 0, d_init, nd * 4));
 
     vkvit__gemm_config cfg = vkvit__gemm_pick_variant(ctx, variant, c->M, c->N, c->K);
     CHECK(cfg.variant == variant, "pick_variant returned variant %d for %d", (int)cfg.variant, (int)variant);
+    cfg.b_f16 = b_f16;
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
@@ -95,10 +135,11 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
         .stride_a = c->K, .stride_b = c->K, .stride_d = stride_d,
-        .batch_stride_a = c->M * c->K, .batch_stride_b = c->shared_weights ? 0 : c->N * c->K,
-        .batch_stride_d = c->M * stride_d,
+        .batch_stride_a = l.outer_a, .batch_stride_b = l.outer_b, .batch_stride_d = l.outer_d,
         .a_offset = c->a_offset, .d_offset = c->d_offset,
-        .r_offset = c->d_offset, .r_stride = stride_d, .r_batch_stride = c->M * stride_d,
+        .r_offset = c->d_offset, .r_stride = stride_d, .r_batch_stride = l.outer_d,
+        .n_inner = c->n_inner, .inner_stride_a = l.inner_a, .inner_stride_b = l.inner_b, .inner_stride_d = l.inner_d,
+        .r_inner_stride = l.inner_d, .b_offset = c->b_offset,
     };
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));
@@ -106,7 +147,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     MUST(vkvit__cmd_submit_wait(ctx, cmd));
     MUST(vkvit__buffer_download(ctx, &bd, 0, d, nd * 4));
 
-    cpu_gemm(c, a, b, bias, scale, d_init, want, stride_d);
+    cpu_gemm(c, &l, a, b, bias, scale, d_init, want);
     /* Compare the valid part; everything else (leading offset, row padding) must be untouched NaN. */
     size_t vi = 0, stray = 0;
     float *got = malloc(nd * 4);
@@ -121,11 +162,11 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     }
     size_t worst = 0;
     double err = vt_max_rel_err(got, ref, vi, &worst);
-    const char *vname = vkvit__gemm_variant_name(variant);
-    printf("gemm %-6s M=%-5u N=%-5u K=%-5u batch=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u shared_w=%d "
-           "tile %ux%u  max rel err %.3g\n",
-           vname, c->M, c->N, c->K, c->batch, c->bias, c->act, c->scale, c->residual, c->pad_d, c->a_offset,
-           c->d_offset, c->shared_weights, cfg.bm, cfg.bn, err);
+    const char *vname = b_f16 ? (variant == VKVIT_GEMM_CPU ? "cpu-w16" : "shared-w16") : vkvit__gemm_variant_name(variant);
+    printf("gemm %-10s M=%-5u N=%-5u K=%-5u batch=%u inner=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u/%u "
+           "shared_w=%d tile %ux%u  max rel err %.3g\n",
+           vname, c->M, c->N, c->K, c->batch, c->n_inner, c->bias, c->act, c->scale, c->residual, c->pad_d,
+           c->a_offset, c->b_offset, c->d_offset, c->shared_weights, cfg.bm, cfg.bn, err);
     CHECK(err <= 1e-5, "%s M=%u N=%u K=%u: max rel err %.3g at %zu (got %.9g, want %.9g)", vname, c->M, c->N, c->K, err,
           worst, got[worst], ref[worst]);
     CHECK(stray == 0, "%s M=%u N=%u K=%u: %zu elements outside the output were overwritten", vname, c->M, c->N, c->K,
@@ -180,37 +221,47 @@ static void run_add_case(vkvit_ctx *ctx, uint32_t n, uint32_t n_b) {
 int main(void) {
     vkvit_ctx *ctx = vt_ctx();
     static const gemm_case cases[] = {
-        {1, 1, 1, 1, false, 0, false, 0, false, false, 0, 0},
-        {7, 13, 5, 1, false, 0, false, 0, false, false, 0, 0},
-        {7, 13, 5, 1, true, 3, false, 0, false, false, 0, 0},
-        {1, 64, 64, 1, true, 0, false, 0, false, false, 0, 0},
-        {64, 64, 64, 1, false, 0, false, 0, false, false, 0, 0},
-        {65, 63, 17, 1, true, 1, false, 0, false, false, 0, 0},
-        {127, 131, 137, 1, false, 0, false, 0, false, false, 0, 0},      /* primes */
-        {3, 5, 7, 4, true, 2, false, 0, false, false, 0, 0},             /* batched */
-        {37, 29, 19, 3, false, 0, true, 0, false, false, 0, 0},          /* batched, shared weights */
-        {201, 1152, 384, 1, false, 0, false, 0, false, false, 0, 0},     /* ViT-5-S qkv */
-        {201, 384, 1536, 1, true, 0, false, 0, false, false, 0, 0},      /* ViT-5-S mlp.layer2 */
-        {1000, 1000, 1000, 1, false, 0, false, 0, false, false, 0, 0},
-        {300, 520, 36, 2, true, 5, true, 0, false, false, 0, 0},         /* several row and column tiles, vec4 loads, batched */
-        {33, 300, 130, 1, true, 0, false, 0, false, false, 0, 0},        /* K % 4 == 2: scalar-load path with partial K chunk */
-        {9, 70, 4, 1, false, 1, false, 0, false, false, 0, 0},           /* K = 4: a single partial K chunk */
+        {1, 1, 1, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},
+        {7, 13, 5, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},
+        {7, 13, 5, 1, true, 3, false, 0, false, false, 0, 0, 0, 0},
+        {1, 64, 64, 1, true, 0, false, 0, false, false, 0, 0, 0, 0},
+        {64, 64, 64, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},
+        {65, 63, 17, 1, true, 1, false, 0, false, false, 0, 0, 0, 0},
+        {127, 131, 137, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},      /* primes */
+        {3, 5, 7, 4, true, 2, false, 0, false, false, 0, 0, 0, 0},             /* batched */
+        {37, 29, 19, 3, false, 0, true, 0, false, false, 0, 0, 0, 0},          /* batched, shared weights */
+        {201, 1152, 384, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},     /* ViT-5-S qkv */
+        {201, 384, 1536, 1, true, 0, false, 0, false, false, 0, 0, 0, 0},      /* ViT-5-S mlp.layer2 */
+        {1000, 1000, 1000, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},
+        {300, 520, 36, 2, true, 5, true, 0, false, false, 0, 0, 0, 0},         /* several row and column tiles, vec4 loads, batched */
+        {33, 300, 130, 1, true, 0, false, 0, false, false, 0, 0, 0, 0},        /* K % 4 == 2: scalar-load path with partial K chunk */
+        {9, 70, 4, 1, false, 1, false, 0, false, false, 0, 0, 0, 0},           /* K = 4: a single partial K chunk */
         /* Epilogues, as the ViT-5 block uses them: GELU (mlp.layer1), LayerScale + in-place residual (proj, layer2) */
-        {201, 96, 64, 1, true, 0, false, 1, false, false, 0, 0},
-        {37, 50, 29, 1, false, 3, false, 1, true, true, 0, 0},
-        {201, 64, 128, 2, true, 0, true, 0, true, true, 0, 0},
-        {13, 19, 11, 1, true, 2, false, 2, true, false, 0, 0},     /* ReLU */
-        {13, 19, 11, 1, false, 0, false, 3, false, true, 0, 0},    /* SiLU */
+        {201, 96, 64, 1, true, 0, false, 1, false, false, 0, 0, 0, 0},
+        {37, 50, 29, 1, false, 3, false, 1, true, true, 0, 0, 0, 0},
+        {201, 64, 128, 2, true, 0, true, 0, true, true, 0, 0, 0, 0},
+        {13, 19, 11, 1, true, 2, false, 2, true, false, 0, 0, 0, 0},     /* ReLU */
+        {13, 19, 11, 1, false, 0, false, 3, false, true, 0, 0, 0, 0},    /* SiLU */
         /* Offsets into A and D (e.g. the patch embedding writing into token rows), aligned and not */
-        {16, 40, 24, 3, true, 8, true, 0, false, true, 8, 40},
-        {5, 9, 7, 2, false, 1, true, 1, true, false, 3, 5},
+        {16, 40, 24, 3, true, 8, true, 0, false, true, 8, 40, 0, 0},
+        {5, 9, 7, 2, false, 1, true, 1, true, false, 3, 5, 0, 0},
+        /* Two-level batch z = outer * n_inner + inner (M, N, K, batch, ..., a/d offsets, n_inner, b_offset): the
+         * attention S·V product writing head column blocks (outer = image, inner = head), vec4 and scalar paths,
+         * with a residual and shared weights */
+        {201, 64, 204, 6, false, 0, false, 0, false, false, 0, 0, 6, 0},
+        {37, 32, 68, 6, false, 3, false, 0, false, false, 4, 8, 3, 4},
+        {17, 13, 9, 6, true, 2, false, 1, true, true, 1, 3, 2, 5},
+        {9, 24, 16, 4, false, 0, true, 0, false, true, 0, 0, 2, 0},
     };
     /* The variant this device would use first, then the others. */
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
     printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
     for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
         const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
-        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant);
+        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant, false);
+        /* fp16 weights (B), every case but the 1000^3 one */
+        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
+            if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, true);
     }
     run_add_case(ctx, 1, 1);
     run_add_case(ctx, 1000, 1000);

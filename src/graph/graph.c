@@ -73,11 +73,11 @@ static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char 
     if (!grow(g, (void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof *g->tensors)) return VKVIT_NONE;
     vkvit__tensor *t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
-    join_label(t->name, sizeof t->name, kind != VKVIT_TENSOR_WEIGHT ? g->scope : NULL, name);
+    join_label(t->name, sizeof t->name, vkvit__is_weight(kind) ? NULL : g->scope, name);
     t->kind = kind;
     t->ndim = ndim;
     memcpy(t->shape, shape, ndim * sizeof *shape);
-    t->bytes = n * 4;
+    t->bytes = n * vkvit__elem_size(kind);
     t->view_of = VKVIT_NONE;
     t->first_use = t->last_use = VKVIT_NONE;
     return g->n_tensors++;
@@ -88,9 +88,11 @@ uint32_t vkvit__graph_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const cha
     return add_tensor(g, kind, name, ndim, shape);
 }
 
-uint32_t vkvit__graph_weight_at(vkvit__graph *g, const char *name, uint64_t offset, uint32_t ndim,
-                                const uint32_t *shape) {
-    uint32_t t = add_tensor(g, VKVIT_TENSOR_WEIGHT, name, ndim, shape);
+uint32_t vkvit__graph_weight_at(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint64_t offset,
+                                uint32_t ndim, const uint32_t *shape) {
+    if (!vkvit__is_weight(kind))
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: weight '%s' with a non-weight kind", name);
+    uint32_t t = add_tensor(g, kind, name, ndim, shape);
     if (t != VKVIT_NONE) g->tensors[t].offset = offset;
     return t;
 }
@@ -103,14 +105,15 @@ uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, u
     uint32_t t = add_tensor(g, g->tensors[parent].kind, name, ndim, shape);
     if (t == VKVIT_NONE) return t;
     vkvit__tensor *v = &g->tensors[t], *p = &g->tensors[parent];
-    if (elem_offset * 4 + v->bytes > p->bytes)
+    const uint64_t elem = vkvit__elem_size(p->kind);
+    if (elem_offset * elem + v->bytes > p->bytes)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                  "graph: view '%s' (%llu bytes at +%llu) does not fit in '%s' (%llu bytes)", v->name,
-                                 (unsigned long long)v->bytes, (unsigned long long)elem_offset * 4, p->name,
+                                 (unsigned long long)v->bytes, (unsigned long long)(elem_offset * elem), p->name,
                                  (unsigned long long)p->bytes);
     v->view_of = parent;
-    v->view_offset = elem_offset * 4;
-    if (p->kind == VKVIT_TENSOR_WEIGHT) v->offset = p->offset + v->view_offset;
+    v->view_offset = elem_offset * elem;
+    if (vkvit__is_weight(p->kind)) v->offset = p->offset + v->view_offset;
     return t;
 }
 

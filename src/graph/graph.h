@@ -25,7 +25,11 @@ typedef enum vkvit__tensor_kind {
     VKVIT_TENSOR_INPUT,                     /* arena, never aliased; written by the host before a run */
     VKVIT_TENSOR_OUTPUT,                    /* arena, never aliased; read by the host after a run */
     VKVIT_TENSOR_WEIGHT,                    /* the model's weight buffer, at a fixed offset */
+    VKVIT_TENSOR_WEIGHT_F16,                /* the model's fp16 weight buffer (fp16 sessions): 2-byte elements */
 } vkvit__tensor_kind;
+
+static inline bool vkvit__is_weight(vkvit__tensor_kind k) { return k == VKVIT_TENSOR_WEIGHT || k == VKVIT_TENSOR_WEIGHT_F16; }
+static inline uint32_t vkvit__elem_size(vkvit__tensor_kind k) { return k == VKVIT_TENSOR_WEIGHT_F16 ? 2 : 4; }
 
 typedef struct vkvit__tensor {
     char name[64];
@@ -67,6 +71,7 @@ typedef struct vkvit__graph {
     vkvit_result error;                     /* first failure (sticky) */
     char error_msg[512];
     char scope[64];                         /* name prefix for labels, e.g. "blocks.3" */
+    bool f16_weights;                       /* GEMM weights come from the model's fp16 buffer (fp16 sessions) */
 } vkvit__graph;
 
 void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx);
@@ -80,10 +85,10 @@ vkvit_result vkvit__graph_error(const vkvit__graph *g);
 /* A new tensor of `kind` with fp32 elements and the given shape. */
 uint32_t vkvit__graph_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
                              const uint32_t *shape);
-/* A weight tensor at `offset` bytes in the model's weight buffer. */
-uint32_t vkvit__graph_weight_at(vkvit__graph *g, const char *name, uint64_t offset, uint32_t ndim,
-                                const uint32_t *shape);
-/* A view: `ndim`/`shape` elements starting `elem_offset` fp32 elements into `parent` (must fit inside it). */
+/* A weight tensor at `offset` bytes in the model's weight buffer (kind WEIGHT: fp32, WEIGHT_F16: fp16). */
+uint32_t vkvit__graph_weight_at(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint64_t offset,
+                                uint32_t ndim, const uint32_t *shape);
+/* A view: `ndim`/`shape` elements starting `elem_offset` elements into `parent` (must fit inside it). */
 uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, uint64_t elem_offset, uint32_t ndim,
                            const uint32_t *shape);
 
@@ -135,6 +140,7 @@ typedef struct vkvit__recording {
 
 typedef struct vkvit__record_target {
     const vkvit__buffer *weights;           /* WEIGHT tensors */
+    const vkvit__buffer *weights_f16;       /* WEIGHT_F16 tensors (NULL in fp32 sessions) */
     const vkvit__buffer *arena;             /* everything else */
 } vkvit__record_target;
 

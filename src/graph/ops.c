@@ -5,6 +5,7 @@
 #include "vk/kernels.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -27,10 +28,15 @@ static vkvit__node_binding rdwr(uint32_t t) { return (vkvit__node_binding){t, VK
  * GEMM with epilogue (shaders/gemm.comp, gemm_cpu.comp via src/vk/kernels.h)
  * ------------------------------------------------------------------------------------------------------------ */
 
-void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op) {
+/* vkvit__op_gemm with a node kind of the caller's choosing (profiles group nodes by kind). */
+static void gemm_node(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op) {
     if (g->error) return;
     const bool has_res = op->residual.t != VKVIT_NONE;
     vkvit__gemm_config cfg = vkvit__gemm_pick(g->ctx, op->M, op->N, op->K);
+    cfg.b_f16 = g->tensors[vkvit__graph_root(g, op->w, NULL)].kind == VKVIT_TENSOR_WEIGHT_F16;
+    /* The CPU pick halves bm only so that the CPU threads get two workgroups; a batch gives them that already, and
+     * full-height tiles load each B float once per batch (attention: 6 heads of a 201 x 201 product). */
+    if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1) cfg.bm = 256;
     vkvit__gemm_epilogue ep = {.bias = op->bias != VKVIT_NONE, .act = (uint32_t)op->act,
                                .scale = op->scale != VKVIT_NONE, .residual = has_res};
     vkvit__kernel_desc kd;
@@ -39,12 +45,23 @@ void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op)
         vkvit__graph_fail(g, r, "gemm '%s': %s", name, vkvit_last_error());
         return;
     }
+    const uint32_t n_inner = op->n_inner ? op->n_inner : 1;
+    if (op->batch % n_inner) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': batch %u is not a multiple of n_inner %u",
+                          name, op->batch, n_inner);
+        return;
+    }
     vkvit__gemm_push p = {
         .M = op->M, .N = op->N, .K = op->K,
-        .stride_a = op->a.stride, .stride_b = op->K, .stride_d = op->d.stride,
-        .batch_stride_a = op->a.batch_stride, .batch_stride_b = 0, .batch_stride_d = op->d.batch_stride,
+        .stride_a = op->a.stride, .stride_b = op->w_stride ? op->w_stride : op->K, .stride_d = op->d.stride,
+        .batch_stride_a = op->a.batch_stride, .batch_stride_b = op->w_batch_stride,
+        .batch_stride_d = op->d.batch_stride,
         .a_offset = op->a.offset, .d_offset = op->d.offset,
         .r_offset = op->residual.offset, .r_stride = op->residual.stride, .r_batch_stride = op->residual.batch_stride,
+        .n_inner = n_inner,
+        .inner_stride_a = op->inner_stride_a, .inner_stride_b = op->inner_stride_w,
+        .inner_stride_d = op->inner_stride_d, .r_inner_stride = op->inner_stride_r,
+        .b_offset = op->w_offset,
     };
     /* Disabled terms bind some valid tensor; the kernel never reads it. */
     vkvit__node_binding b[VKVIT_GEMM_BINDINGS] = {
@@ -54,8 +71,10 @@ void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op)
     if (has_res && op->residual.t == op->d.t) b[3].access |= VKVIT_READ;
     uint32_t groups[3];
     vkvit__gemm_groups(&cfg, &p, op->batch, groups);
-    vkvit__graph_node(g, name, "gemm", &kd, b, VKVIT_GEMM_BINDINGS, &p, sizeof p, groups[0], groups[1], groups[2]);
+    vkvit__graph_node(g, name, kind, &kd, b, VKVIT_GEMM_BINDINGS, &p, sizeof p, groups[0], groups[1], groups[2]);
 }
+
+void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op) { gemm_node(g, name, "gemm", op); }
 
 uint32_t vkvit__op_linear(vkvit__graph *g, const char *name, uint32_t x, uint32_t w, uint32_t bias, vkvit__act act) {
     if (g->error) return VKVIT_NONE;
@@ -222,8 +241,8 @@ void vkvit__op_grn_residual(vkvit__graph *g, const char *name, uint32_t a, uint3
  * Attention
  * ------------------------------------------------------------------------------------------------------------ */
 
-uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
-    if (g->error) return VKVIT_NONE;
+/* The fused path: one flash-attention dispatch (shaders/attention.comp). */
+static void vit5_attention_fused(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
     const uint32_t C = op->C, dk = C / op->heads;
     vkvit__attention_config cfg = {
         .mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE, .rope = op->pairing,
@@ -232,9 +251,10 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
     vkvit__kernel_desc kd;
     uint32_t groups[3];
     vkvit_result r = vkvit__attention_kernel_desc(g->ctx, &cfg, NULL, &kd);
-    if (r != VKVIT_OK) return vkvit__graph_fail(g, r, "attention '%s': %s", name, vkvit_last_error());
-    uint32_t shape[2] = {op->B * op->T, C};
-    uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    if (r != VKVIT_OK) {
+        vkvit__graph_fail(g, r, "attention '%s': %s", name, vkvit_last_error());
+        return;
+    }
     /* Q, K, V are column blocks 0, C, 2C of the fused qkv rows. */
     vkvit__attention_push p = {
         .Tq = op->T, .Tkv = op->T,
@@ -248,5 +268,128 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
     vkvit__node_binding b[6] = {rd(op->qkv), rd(op->qkv), rd(op->qkv), rd(op->rope), rd(or_dummy(op->qk_norm, op->rope)),
                                 wr(o)};
     vkvit__graph_node(g, name, "attention", &kd, b, 6, &p, sizeof p, groups[0], groups[1], groups[2]);
-    return o;
+}
+
+/* Mirrors the `p` block of shaders/attention_prep.comp (element strides and offsets). */
+typedef struct attention_prep_push {
+    uint32_t Tq, Tkv;
+    uint32_t n_heads;
+    uint32_t q_stride, q_offset, q_batch_stride;
+    uint32_t k_stride, k_offset, k_batch_stride;
+    uint32_t v_stride, v_offset, v_batch_stride;
+    uint32_t vt_stride;
+    float q_scale, eps;
+} attention_prep_push;
+_Static_assert(sizeof(attention_prep_push) <= VKVIT_MAX_PUSH, "attention_prep push constants");
+
+/* Mirrors the `p` block of shaders/softmax_rows.comp. */
+typedef struct softmax_rows_push {
+    uint32_t rows, n, n_pad, stride, offset;
+} softmax_rows_push;
+
+/* The unfused path (for CPU devices, where one fused kernel runs at ~1 GFLOP/s but the GEMM at 10-16): per
+ * (b, h) with Tp = T rounded up to 4 (so both GEMMs take the vec4 path of gemm_cpu.comp):
+ *   prep     qkv [B*T, 3C] -> q~ [B, H, T, dk] (RMSNorm, RoPE, * dk^-0.5), k~ [B, H, T, dk], vT [B, H, dk, Tp]
+ *            (shaders/attention_prep.comp; vT columns T..Tp-1 are zero)
+ *   qk       S [B*H, T, Tp] = q~ k~T                    (GEMM batched over B*H; columns T..Tp-1 untouched)
+ *   softmax  S rows in place, columns T..Tp-1 set to 0   (shaders/softmax_rows.comp)
+ *   pv       o[b*T + i, h*dk + d] = sum_j S[i, j] vT[d, j]   (GEMM, K = Tp, two-level batch z = b*H + h:
+ *            outer b -> T*C, inner h -> dk in o) */
+static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
+    const uint32_t B = op->B, T = op->T, C = op->C, H = op->heads, dk = C / H, Tp = (T + 3) & ~3u;
+    const bool qk_norm = op->qk_norm != VKVIT_NONE;
+    if (dk < 4 || dk % 4 || dk > 256) { /* split_half over 2 axes needs dk % 4 == 0 too */
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': head dim %u must be a multiple of 4 <= 256",
+                          name, dk);
+        return;
+    }
+    if ((uint64_t)B * H * T * Tp > UINT32_MAX / 2) {
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': score matrix of %llu floats is too large",
+                          name, (unsigned long long)B * H * T * Tp);
+        return;
+    }
+    char label[64];
+    uint32_t qk_shape[2] = {B * H * T, dk}, vt_shape[2] = {B * H * dk, Tp}, s_shape[2] = {B * H * T, Tp};
+    snprintf(label, sizeof label, "%s.q", name);
+    const uint32_t qt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qk_shape);
+    snprintf(label, sizeof label, "%s.k", name);
+    const uint32_t kt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qk_shape);
+    snprintf(label, sizeof label, "%s.vT", name);
+    const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
+    snprintf(label, sizeof label, "%s.scores", name);
+    const uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, s_shape);
+    const bool cpu = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    const uint32_t wg = cpu ? 8 : 64; /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
+
+    /* 1. prep */
+    vkvit__kernel_desc kp = {
+        .shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32, .n_buffers = 8, .push_size = sizeof(attention_prep_push),
+        .n_spec = 6, .spec = {dk, wg, VKVIT_ATTENTION_VIT5, qk_norm, op->pairing, 2},
+    };
+    vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm};
+    attention_prep_push pp = {
+        .Tq = T, .Tkv = T, .n_heads = H,
+        .q_stride = 3 * C, .q_offset = 0, .q_batch_stride = T * 3 * C,
+        .k_stride = 3 * C, .k_offset = C, .k_batch_stride = T * 3 * C,
+        .v_stride = 3 * C, .v_offset = 2 * C, .v_batch_stride = T * 3 * C,
+        .vt_stride = Tp, .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps,
+    };
+    const uint32_t rope = or_dummy(op->rope, op->qkv);
+    vkvit__node_binding bp[8] = {rd(op->qkv), rd(op->qkv), rd(op->qkv), rd(rope), rd(or_dummy(op->qk_norm, rope)),
+                                 wr(qt), wr(kt), wr(vt)};
+    snprintf(label, sizeof label, "%s.prep", name);
+    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(Tp, wg), 1, B);
+
+    /* 2. S = q~ k~T per (b, h) */
+    vkvit__gemm_op qk = {
+        .a = {qt, 0, dk, T * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tp, T * Tp},
+        .M = T, .N = T, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = T * dk,
+    };
+    snprintf(label, sizeof label, "%s.qk", name);
+    gemm_node(g, label, "attn_gemm", &qk);
+
+    /* 3. softmax over each row's T scores, in place */
+    vkvit__kernel_desc ks = {.shader = VKVIT_SHADER_SOFTMAX_ROWS_F32_F32, .n_buffers = 1,
+                             .push_size = sizeof(softmax_rows_push), .n_spec = 2, .spec = {wg, cpu ? 512 : 0}};
+    softmax_rows_push ps = {.rows = B * H * T, .n = T, .n_pad = Tp, .stride = Tp, .offset = 0};
+    vkvit__node_binding bs[1] = {rdwr(st)};
+    snprintf(label, sizeof label, "%s.softmax", name);
+    vkvit__graph_node(g, label, "attn_softmax", &ks, bs, 1, &ps, sizeof ps, groups_for(ps.rows, wg), 1, 1);
+
+    /* 4. o[b, :, h*dk:(h+1)*dk] = S vT^T per (b, h): two-level batch (outer b, inner h) */
+    vkvit__gemm_op pv = {
+        .a = {st, 0, Tp, H * T * Tp}, .w = vt, .bias = VKVIT_NONE, .d = {o, 0, C, T * C},
+        .M = T, .N = dk, .K = Tp, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = Tp, .w_batch_stride = H * dk * Tp,
+        .n_inner = H, .inner_stride_a = T * Tp, .inner_stride_w = dk * Tp, .inner_stride_d = dk,
+    };
+    snprintf(label, sizeof label, "%s.pv", name);
+    gemm_node(g, label, "attn_gemm", &pv);
+}
+
+/* Path choice: op->path if set, else the environment variable VKVIT_ATTENTION ("fused" or "gemm"; read at every
+ * graph build, so a session created after setenv() sees the new value), else the GEMM path on CPU devices
+ * (VKVIT_QUIRK_CPU_DEVICE: llvmpipe runs the GEMMs ~10x faster than the fused kernel) and the fused kernel
+ * elsewhere. An unknown VKVIT_ATTENTION value fails the graph build with a sentence. */
+uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
+    if (g->error) return VKVIT_NONE;
+    vkvit__attention_path path = op->path;
+    if (path == VKVIT_ATTENTION_PATH_AUTO) {
+        const char *env = getenv("VKVIT_ATTENTION");
+        if (env && *env) {
+            if (!strcmp(env, "fused")) path = VKVIT_ATTENTION_PATH_FUSED;
+            else if (!strcmp(env, "gemm")) path = VKVIT_ATTENTION_PATH_GEMM;
+            else
+                return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                         "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name, env);
+        } else {
+            path = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
+        }
+    }
+    uint32_t shape[2] = {op->B * op->T, op->C};
+    uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    if (path == VKVIT_ATTENTION_PATH_GEMM) vit5_attention_gemm(g, name, op, o);
+    else vit5_attention_fused(g, name, op, o);
+    return g->error ? VKVIT_NONE : o;
 }

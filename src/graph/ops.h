@@ -42,6 +42,15 @@ typedef struct vkvit__gemm_op {
     vkvit__act act;
     uint32_t scale;                         /* [N] per-column scale (LayerScale) or VKVIT_NONE */
     vkvit__mat residual;                    /* added last; .t = VKVIT_NONE for none. May be d itself (in place). */
+    /* Optional; zero keeps the defaults above. The B operand in general: element (z, n, k) =
+     * w[w_offset + z * w_batch_stride + n * w_stride + k] (w_stride 0 = K; w_batch_stride 0 = shared). */
+    uint32_t w_offset, w_stride, w_batch_stride;
+    /* Two-level batch (n_inner > 1): batch index z = outer * n_inner + inner (batch = n_outer * n_inner); each
+     * operand's `batch_stride` is then its stride per OUTER index and inner_stride_* its stride per INNER index:
+     * e.g. per-(image, head) products writing head column blocks of a [B*T, C] output (outer = image: T*C,
+     * inner = head: dk). n_inner 0 or 1: a plain batch (offset z * batch_stride). */
+    uint32_t n_inner;
+    uint32_t inner_stride_a, inner_stride_w, inner_stride_d, inner_stride_r;
 } vkvit__gemm_op;
 
 void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op);
@@ -94,8 +103,20 @@ void vkvit__op_grn_residual(vkvit__graph *g, const char *name, uint32_t a, uint3
  * Attention (shaders/attention.comp via src/vk/attention.h)
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* How the attention core is computed (vkvit__op_vit5_attention). */
+typedef enum vkvit__attention_path {
+    VKVIT_ATTENTION_PATH_AUTO = 0,          /* VKVIT_ATTENTION=fused|gemm if set, else gemm on CPU devices, fused else */
+    VKVIT_ATTENTION_PATH_FUSED = 1,         /* one flash-attention dispatch (shaders/attention.comp) */
+    VKVIT_ATTENTION_PATH_GEMM = 2,          /* prep -> GEMM -> row softmax -> GEMM (four dispatches) */
+} vkvit__attention_path;
+
 /* ViT5Attention core on the fused qkv [B*T, 3C] (channel s*C + h*dk + d): QK RMSNorm (optional), RoPE, softmax
- * attention with scale dk^-0.5. Returns o [B*T, C] (channel h*dk + d). */
+ * attention with scale dk^-0.5. Returns o [B*T, C] (channel h*dk + d).
+ * Two implementations, same numerics (fp32, ~1e-6 apart): the fused flash-attention kernel (one node) and the GEMM
+ * path (four nodes: prep, S = q~ k~T, row softmax, S vT^T; B*H*T*ceil4(T) floats of scores), which is ~10x faster
+ * on llvmpipe. path AUTO picks: environment variable VKVIT_ATTENTION=fused|gemm (read at every graph build, i.e.
+ * at session creation; another value fails the build), else gemm on CPU devices (VKVIT_QUIRK_CPU_DEVICE) and
+ * fused elsewhere. */
 typedef struct vkvit__vit5_attention_op {
     uint32_t qkv;
     uint32_t B, T, C, heads;
@@ -103,6 +124,7 @@ typedef struct vkvit__vit5_attention_op {
     vkvit__rope_pairing pairing;
     uint32_t qk_norm;                       /* [2, dk]: q_norm.weight then k_norm.weight, or VKVIT_NONE */
     float qk_norm_eps;
+    vkvit__attention_path path;             /* 0 = auto (see vkvit__op_vit5_attention) */
 } vkvit__vit5_attention_op;
 
 uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op);

@@ -18,11 +18,18 @@ typedef struct range {
     uint64_t offset, size;
 } range;
 
+/* The buffer holding a tensor: the model's weights (fp32 or fp16) or the session arena. */
+static const vkvit__buffer *buffer_of(const vkvit__graph *g, const vkvit__record_target *tg, uint32_t tensor) {
+    switch (g->tensors[vkvit__graph_root(g, tensor, NULL)].kind) {
+    case VKVIT_TENSOR_WEIGHT: return tg->weights;
+    case VKVIT_TENSOR_WEIGHT_F16: return tg->weights_f16;
+    default: return tg->arena;
+    }
+}
+
 static range binding_range(const vkvit__graph *g, const vkvit__record_target *tg, uint32_t tensor) {
     const vkvit__tensor *t = &g->tensors[tensor];
-    uint32_t root = vkvit__graph_root(g, tensor, NULL);
-    const vkvit__buffer *buf = g->tensors[root].kind == VKVIT_TENSOR_WEIGHT ? tg->weights : tg->arena;
-    return (range){buf->buffer, t->offset, t->bytes};
+    return (range){buffer_of(g, tg, tensor)->buffer, t->offset, t->bytes};
 }
 
 static bool overlaps(const range *a, const range *b) {
@@ -51,8 +58,8 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         vkvit__binding binds[VKVIT_MAX_BINDINGS];
         for (uint32_t b = 0; b < node->n_bindings; b++) {
             uint32_t t = node->bindings[b].tensor;
-            uint32_t root = vkvit__graph_root(g, t, NULL);
             const vkvit__tensor *x = &g->tensors[t];
+            const vkvit__buffer *buf = buffer_of(g, tg, t);
             if (x->offset % align) {
                 res = vkvit__error(VKVIT_ERROR_UNSUPPORTED,
                                    "record: node '%s' binds '%s' at byte offset %llu, not a multiple of the device's "
@@ -60,8 +67,12 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
                                    node->label, x->name, (unsigned long long)x->offset, (unsigned long long)align);
                 goto fail;
             }
-            binds[b] = (vkvit__binding){g->tensors[root].kind == VKVIT_TENSOR_WEIGHT ? tg->weights : tg->arena,
-                                        x->offset, x->bytes};
+            if (!buf) {
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' binds fp16 weight '%s' but the "
+                                   "session has no fp16 weight buffer", node->label, x->name);
+                goto fail;
+            }
+            binds[b] = (vkvit__binding){buf, x->offset, x->bytes};
         }
         if ((res = vkvit__descriptor_set_create(ctx, rec->pool, &rec->kernels[node->kernel], binds, &rec->sets[n])) !=
             VKVIT_OK)

@@ -5,6 +5,7 @@
 #include "model/model_file.h"
 #include "modules/modules.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,27 @@ uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *
     const vkvit__weight *w = find_weight(m, name);
     if (!w)
         return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);
-    return vkvit__graph_weight_at(g, w->name, w->offset, w->ndim, w->shape);
+    return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT, w->name, w->offset, w->ndim, w->shape);
+}
+
+uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name) {
+    if (g->error) return VKVIT_NONE;
+    if (!g->f16_weights) return vkvit__model_weight(g, m, name);
+    const vkvit__weight *w = find_weight(m, name);
+    if (!w)
+        return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);
+    if (!m->has_f16 || w->ndim != 2)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "model '%s': no fp16 copy of '%s'", m->label, name);
+    return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT_F16, w->name, w->offset_f16, w->ndim, w->shape);
+}
+
+uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) {
+    char name[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return vkvit__model_gemm_weight(g, m, name);
 }
 
 uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) {
@@ -167,9 +188,58 @@ fail:
     return vkvit__ctx_fail(ctx, res);
 }
 
+vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
+    if (m->has_f16) return VKVIT_OK;
+    vkvit_ctx *ctx = m->ctx;
+    if (!ctx->info.fp16_storage)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': fp16 needs storageBuffer16BitAccess, which device '%s' "
+                            "does not offer (or the host did not enable)", m->label, ctx->info.name);
+    /* fp16 copies of the 2-D weights (the GEMM operands), each at a VKVIT_ARENA_ALIGN boundary. */
+    uint64_t total = 0, largest = 0;
+    for (uint32_t i = 0; i < m->n_weights; i++) {
+        vkvit__weight *w = &m->weights[i];
+        if (w->ndim != 2) continue;
+        uint64_t n = (uint64_t)w->shape[0] * w->shape[1];
+        w->offset_f16 = total;
+        total += (n * 2 + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
+        largest = VKVIT_MAX(largest, n);
+    }
+    vkvit_result res = VKVIT_OK;
+    float *f32 = malloc(largest ? largest * sizeof(float) : 4);
+    uint16_t *image = calloc(total ? total / 2 : 2, sizeof(uint16_t));
+    if (!f32 || !image) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for the fp16 weights", m->label);
+        goto done;
+    }
+    for (uint32_t i = 0; i < m->n_weights && res == VKVIT_OK; i++) {
+        const vkvit__weight *w = &m->weights[i];
+        if (w->ndim != 2) continue;
+        uint64_t n = (uint64_t)w->shape[0] * w->shape[1];
+        if ((res = vkvit__buffer_download(ctx, &m->buffer, w->offset, f32, n * 4)) != VKVIT_OK) break;
+        for (uint64_t j = 0; j < n; j++) {
+            if (!(fabsf(f32[j]) <= 65504.0f)) {
+                res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': weight '%s' holds %g, outside the fp16 range; "
+                                   "use fp32", m->label, w->name, (double)f32[j]);
+                break;
+            }
+            image[w->offset_f16 / 2 + j] = vkvit__f32_to_f16(f32[j]);
+        }
+    }
+    if (res == VKVIT_OK &&
+        ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, "vkvit weights fp16", &m->buffer_f16)) != VKVIT_OK ||
+         (res = vkvit__buffer_upload(ctx, &m->buffer_f16, 0, image, total)) != VKVIT_OK))
+        vkvit__buffer_destroy(ctx, &m->buffer_f16);
+    if (res == VKVIT_OK) m->has_f16 = true;
+done:
+    free(f32);
+    free(image);
+    return res;
+}
+
 void vkvit_model_destroy(vkvit_model *m) {
     if (!m) return;
     if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer);
+    if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer_f16);
     vkvit__model_config_free(&m->cfg);
     free(m->weights);
     free(m->names);

@@ -84,6 +84,8 @@ size_t vkvit__st_dtype_size(vkvit__st_dtype dtype);
  * infinities stay infinite and NaNs stay NaN with their payload in the high mantissa bits. */
 float vkvit__f16_to_f32(uint16_t h);
 float vkvit__bf16_to_f32(uint16_t b);
+/* fp32 -> IEEE binary16, round to nearest even; beyond +-65504 gives +-inf (callers range-check first). */
+uint16_t vkvit__f32_to_f16(float f);
 
 /* Converts `count` little-endian elements of `dtype` at src (any alignment) to fp32 in dst. */
 void vkvit__st_convert_f32(vkvit__st_dtype dtype, const uint8_t *src, size_t count, float *dst);

@@ -16,13 +16,14 @@ void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32
     const float eps = (float)c->norm_eps;
     vkvit__graph_scope(g, "blocks.%u", i);
 #define WEIGHT(name) vkvit__model_weightf(g, m, "blocks.%u." name, i)
+#define GEMM_WEIGHT(name) vkvit__model_gemm_weightf(g, m, "blocks.%u." name, i) /* fp16 in fp16 sessions */
 #define OPTIONAL(cond, name) ((cond) ? WEIGHT(name) : VKVIT_NONE)
 
     /* ---- attention branch ---- */
     uint32_t x2d_shape[2] = {rows, C};
     uint32_t x2d = vkvit__graph_view(g, x, "x", 0, 2, x2d_shape);
     uint32_t xn = vkvit__op_rmsnorm(g, "input_norm", x2d, WEIGHT("input_norm.weight"), eps);
-    uint32_t qkv = vkvit__op_linear(g, "sequence_mixer.qkv", xn, WEIGHT("sequence_mixer.qkv.weight"),
+    uint32_t qkv = vkvit__op_linear(g, "sequence_mixer.qkv", xn, GEMM_WEIGHT("sequence_mixer.qkv.weight"),
                                     OPTIONAL(c->bias.qkv, "sequence_mixer.qkv.bias"), VKVIT_ACT_NONE);
     vkvit__vit5_attention_op att = {
         .qkv = qkv, .B = B, .T = T, .C = C, .heads = c->num_heads,
@@ -34,7 +35,7 @@ void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32
     uint32_t o = vkvit__op_vit5_attention(g, "sequence_mixer.attention", &att);
     uint32_t ls_attn = OPTIONAL(c->layer_scale, "ls_attn.gamma");
     vkvit__gemm_op proj = {
-        .a = vkvit__mat_dense(o, rows, C), .w = WEIGHT("sequence_mixer.proj.weight"),
+        .a = vkvit__mat_dense(o, rows, C), .w = GEMM_WEIGHT("sequence_mixer.proj.weight"),
         .bias = OPTIONAL(c->bias.proj, "sequence_mixer.proj.bias"),
         .M = rows, .N = C, .K = C, .batch = 1,
     };
@@ -55,15 +56,16 @@ void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32
 
     /* ---- MLP branch ---- */
     uint32_t xn2 = vkvit__op_rmsnorm(g, "mlp_norm", x2d, WEIGHT("mlp_norm.weight"), eps);
-    uint32_t h = vkvit__op_linear(g, "mlp.layer1", xn2, WEIGHT("mlp.layer1.weight"), OPTIONAL(c->bias.mlp, "mlp.layer1.bias"),
+    uint32_t h = vkvit__op_linear(g, "mlp.layer1", xn2, GEMM_WEIGHT("mlp.layer1.weight"), OPTIONAL(c->bias.mlp, "mlp.layer1.bias"),
                                   VKVIT_ACT_GELU);
     vkvit__gemm_op l2 = {
-        .a = vkvit__mat_dense(h, rows, Hd), .w = WEIGHT("mlp.layer2.weight"), .bias = OPTIONAL(c->bias.mlp, "mlp.layer2.bias"),
+        .a = vkvit__mat_dense(h, rows, Hd), .w = GEMM_WEIGHT("mlp.layer2.weight"), .bias = OPTIONAL(c->bias.mlp, "mlp.layer2.bias"),
         .d = vkvit__mat_dense(x2d, rows, C), .M = rows, .N = C, .K = Hd, .batch = 1,
         .scale = OPTIONAL(c->layer_scale, "ls_mlp.gamma"), .residual = vkvit__mat_dense(x2d, rows, C),
     };
     vkvit__op_gemm(g, "mlp.layer2", &l2);
 #undef WEIGHT
+#undef GEMM_WEIGHT
 #undef OPTIONAL
     vkvit__graph_scope(g, NULL);
 }

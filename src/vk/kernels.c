@@ -7,14 +7,22 @@
  * (8 * tn) columns. Every SSBO float costs ~20-40 cycles per lane to load, so reuse decides the speed: a loaded B
  * float feeds bm FMAs and a loaded A float 8 * tn. bm is a dynamic row loop (no cost past M), so it stays at 256 and
  * is halved only when there would be a single workgroup for the 2+ CPU threads. tn is the widest of 32/16/8 whose
- * column padding stays under 10% (ViT-5-S, 201 rows, measured: N 384 -> 16, N 1536 -> 32; see docs). */
+ * column padding stays under 10% (ViT-5-S, 201 rows, measured: N 384 -> 16, N 1536 -> 32; see docs), else the widest
+ * of those with the least padding (a wider tile loads each A float once for more columns). */
 static vkvit__gemm_config gemm_pick_cpu(uint32_t M, uint32_t N) {
-    vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .tn = 8, .variant = VKVIT_GEMM_CPU};
+    vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .tn = 0, .variant = VKVIT_GEMM_CPU};
     for (uint32_t tn = 32; tn > 8; tn /= 2)
         if ((uint64_t)VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn * 10 <= (uint64_t)N * 11) {
             c.tn = tn;
             break;
         }
+    if (!c.tn) { /* none within 10%: the widest of those with the least padding (N 201 -> 32: all pad to 256) */
+        uint32_t best = UINT32_MAX;
+        for (uint32_t tn = 32; tn >= 8; tn /= 2) {
+            const uint32_t padded = VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn;
+            if (padded < best) best = padded, c.tn = tn;
+        }
+    }
     c.bn = 8 * c.tn;
     while (c.bm > 32 && VKVIT_CEIL_DIV(N, c.bn) * VKVIT_CEIL_DIV(M, c.bm) < 2) c.bm /= 2;
     return c;
@@ -55,7 +63,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%u (tn %u)",
                                 label ? label : "?", cfg->bm, cfg->bn, cfg->tn);
-        d.shader = VKVIT_SHADER_GEMM_CPU_F32_F32;
+        d.shader = cfg->b_f16 ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16 : VKVIT_SHADER_GEMM_CPU_F32_F32;
         const uint32_t spec[6] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual};
         d.n_spec = 6;
         memcpy(d.spec, spec, sizeof spec);
@@ -64,7 +72,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         if (!cfg->tm || !cfg->tn || cfg->bm % cfg->tm || cfg->bn % cfg->tn || cfg->bk * (cfg->bm + cfg->bn) > 16 * 256)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad gemm tile %ux%ux%u / %ux%u",
                                 label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn);
-        d.shader = VKVIT_SHADER_GEMM_F32_F32;
+        d.shader = cfg->b_f16 ? VKVIT_SHADER_GEMM_F32_F32_W16 : VKVIT_SHADER_GEMM_F32_F32;
         const uint32_t spec[10] = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, ep->bias,
                                    (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn), ep->act, ep->scale, ep->residual};
         d.n_spec = 10;

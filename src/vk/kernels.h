@@ -13,12 +13,19 @@
  *   VKVIT_GEMM_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* Batch index z (grid z) is split in two levels, z = outer * n_inner + inner, and every operand X in {A, B, D,
+ * residual} starts at  X_offset + outer * batch_stride_x + inner * inner_stride_x.  n_inner 0 or 1 is a plain batch
+ * (inner = 0, outer = z: offset z * batch_stride_x). Two levels address e.g. per-(image, head) GEMMs whose output
+ * goes to head column blocks of one [B*T, C] matrix (outer = image, inner = head). */
 typedef struct vkvit__gemm_push {
     uint32_t M, N, K;
     uint32_t stride_a, stride_b, stride_d;           /* row strides in elements */
-    uint32_t batch_stride_a, batch_stride_b, batch_stride_d;
+    uint32_t batch_stride_a, batch_stride_b, batch_stride_d;   /* per outer batch index */
     uint32_t a_offset, d_offset;                     /* element offsets of A and D in their buffers */
     uint32_t r_offset, r_stride, r_batch_stride;     /* the residual matrix */
+    uint32_t n_inner;                                /* inner batch count (0 = 1) */
+    uint32_t inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;   /* per inner batch index */
+    uint32_t b_offset;                               /* element offset of B in its buffer */
 } vkvit__gemm_push;
 _Static_assert(sizeof(vkvit__gemm_push) <= VKVIT_MAX_PUSH, "gemm push constants exceed 128 bytes");
 
@@ -32,6 +39,7 @@ typedef struct vkvit__gemm_config {
     uint32_t bm, bn, bk;                             /* workgroup tile (CPU: bk is the K chunk, 32) */
     uint32_t tm, tn;                                 /* register tile per invocation (CPU: tm 1, tn columns/lane) */
     vkvit__gemm_variant variant;
+    bool b_f16;                                      /* B (the weights) stored as fp16: the *_w16 shader variants */
 } vkvit__gemm_config;
 
 /* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_CPU on CPU devices

@@ -38,7 +38,7 @@ static void usage(FILE *f) {
     fprintf(f, "\nexit codes: 0 success, 1 usage error, 2 bad input (file, model, image), 3 no Vulkan device or\n"
                "loader, 4 runtime failure\n"
                "environment: VKVIT_DEVICE (index or name substring), VKVIT_VALIDATION=1, VKVIT_DISABLE_F16=1,\n"
-               "             VKVIT_CACHE_DIR (pipeline cache directory)\n");
+               "             VKVIT_CACHE_DIR (pipeline cache directory), VKVIT_ATTENTION=fused|gemm\n");
 }
 
 int main(int argc, char **argv) {
