@@ -347,7 +347,8 @@ static int bench_model(int argc, char **argv) {
     } else {
         printf("model       %s (%s/%s), %.2f GFLOP per image\n", path, mi.architecture, mi.flavour, mi.flops * 1e-9);
         printf("device      %s\n", ctx->info.name);
-        printf("batch       %u, fp32, %d runs after %d warm-up\n", batch, repeat, warmup);
+        printf("batch       %u, %s, %d runs after %d warm-up\n", batch,
+               precision == VKVIT_PRECISION_FP16 ? "fp16 weights (fp32 activations)" : "fp32", repeat, warmup);
         printf("latency     median %.3f ms, min %.3f ms  (%.2f images/s, %.2f GFLOP/s)\n", median, lat[0], ips, gflops);
         printf("host CPU    %.3f ms per inference (submit + wait)\n", cpu_ms);
         printf("memory      arena %.2f MiB (sum of all intermediates %.2f MiB, largest %.2f MiB), weights %.2f MiB\n",
