@@ -216,8 +216,8 @@ VKVIT_API vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc
 VKVIT_API void vkvit_model_destroy(vkvit_model *model);
 
 typedef struct vkvit_model_info {
-    const char *architecture;               /* "vit5", "vil" */
-    const char *flavour;                    /* "nvsubq", "paper", "seed", "nxai" */
+    const char *architecture;               /* "vit5", "vil", "resnet" */
+    const char *flavour;                    /* "nvsubq", "paper", "seed", "nxai", "generic" */
     const char *name;
     uint32_t image_height, image_width;     /* network input */
     uint32_t num_classes;
@@ -277,14 +277,25 @@ VKVIT_API vkvit_shape vkvit_session_output_shape(const vkvit_session *session);
 
 /* Copies `count` floats (exactly the input's element count) into the session's input. */
 VKVIT_API vkvit_result vkvit_session_set_input(vkvit_session *session, const float *src, size_t count);
+
+/* The condition input of `resnet` models whose blocks have an active condition mixer (docs/model-format.md):
+ * [B, C] for a global condition (config condition_tokens = 0) or [B, Tc, C] (Tc = condition_tokens), float,
+ * row-major. ndim 0 when the model takes no condition (every vit5 model; resnet with an identity condition mixer). */
+VKVIT_API vkvit_shape vkvit_session_condition_shape(const vkvit_session *session);
+/* Copies `count` floats (exactly the condition's element count) into the session's condition. It stays set for
+ * later runs until replaced. A session of a model that takes a condition refuses to run (vkvit_session_run:
+ * VKVIT_ERROR_INVALID_ARGUMENT with a sentence) until this has succeeded once; with vkvit_session_record, set it
+ * before submitting the command buffer, as with set_input. Errors: VKVIT_ERROR_INVALID_ARGUMENT for a NULL
+ * argument, a wrong count, or a model that takes no condition. */
+VKVIT_API vkvit_result vkvit_session_set_condition(vkvit_session *session, const float *src, size_t count);
 /* One inference: one queue submission of the recorded command buffer, then a wait for it. */
 VKVIT_API vkvit_result vkvit_session_run(vkvit_session *session);
 /* Records one inference into the caller's command buffer instead of submitting it: `cmd` must be a primary command
  * buffer in the recording state, allocated from a pool of the ctx's queue family (vkvit_ctx_queue_family). The
  * recorded commands begin with a memory dependency on all earlier compute/transfer work and end with the output made
- * visible to the host. Call set_input before submitting `cmd`; call get_output only after the caller has waited for
- * the submission (a fence or semaphore of its own). vkvit creates nothing here. The same session must not be in
- * flight twice at once (its arena is shared by every recording). */
+ * visible to the host. Call set_input (and set_condition) before submitting `cmd`; call get_output only after the
+ * caller has waited for the submission (a fence or semaphore of its own). vkvit creates nothing here. The same
+ * session must not be in flight twice at once (its arena is shared by every recording). */
 VKVIT_API vkvit_result vkvit_session_record(vkvit_session *session, VkCommandBuffer cmd);
 
 /* The queue family a caller's command buffers for vkvit_session_record must come from. */

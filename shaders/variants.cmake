@@ -16,3 +16,4 @@ vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(softmax_rows_f32_f32 softmax_rows.comp)
+vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)

@@ -3,8 +3,9 @@
  *
  * Recorded command buffer:
  *   1. a memory dependency on everything submitted before (the previous run wrote the arena this one reuses)
- *   2. input: host-visible arena (UMA, CPU devices): the host writes it in place before the submit;
- *      otherwise a copy from a persistent host-visible staging buffer
+ *   2. inputs (the image, and the condition of resnet models with a condition mixer): host-visible arena (UMA,
+ *      CPU devices): the host writes them in place before the submit; otherwise a copy from a persistent
+ *      host-visible staging buffer per input
  *   3. every node, with data-flow barriers (graph/record.c)
  *   4. output: made visible to the host, through a readback buffer when the arena is not host-visible */
 #include "graph/graph.h"
@@ -24,12 +25,15 @@ struct vkvit_session {
     vkvit__plan_stats plan;
     vkvit__buffer arena;
     vkvit__buffer in_staging, out_staging;  /* only when the arena is not host-visible */
+    vkvit__buffer cond_staging;             /* the same for the condition (models that take one) */
     bool direct;                            /* host reads/writes the arena's input/output in place */
     vkvit__recording rec;
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
     uint32_t input, output;                 /* graph tensors */
+    uint32_t condition;                     /* graph tensor, VKVIT_NONE when the model takes no condition */
+    bool condition_set;                     /* vkvit_session_set_condition succeeded at least once */
     bool ran;
 };
 
@@ -41,8 +45,12 @@ static vkvit_shape shape_of(const vkvit__tensor *t) {
 
 static void build_graph(vkvit_session *s) {
     vkvit__graph *g = &s->graph;
+    s->condition = VKVIT_NONE;
     switch (s->model->cfg.arch) {
     case VKVIT_ARCH_VIT5: vkvit__vit5_build(g, s->model, s->batch, &s->input, &s->output); break;
+    case VKVIT_ARCH_RESNET:
+        vkvit__resnet_build(g, s->model, s->batch, &s->input, &s->condition, &s->output);
+        break;
     default:
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: architecture %s has no kernels yet",
                           vkvit__arch_name(s->model->cfg.arch));
@@ -73,12 +81,20 @@ static void record(vkvit_session *s) {
     const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
     ctx->vk.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &all, 0, NULL, 0, NULL);
 
-    /* 2. Input. */
+    /* 2. Inputs. */
     if (!s->direct) {
         VkBufferCopy region = {.srcOffset = 0, .dstOffset = in->offset, .size = in->bytes};
         ctx->vk.vkCmdCopyBuffer(cmd, s->in_staging.buffer, s->arena.buffer, 1, &region);
         vkvit__cmd_barrier(ctx, cmd, &s->arena, in->offset, in->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
                            VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+        if (s->condition != VKVIT_NONE) {
+            const vkvit__tensor *c = &s->graph.tensors[s->condition];
+            VkBufferCopy cr = {.srcOffset = 0, .dstOffset = c->offset, .size = c->bytes};
+            ctx->vk.vkCmdCopyBuffer(cmd, s->cond_staging.buffer, s->arena.buffer, 1, &cr);
+            vkvit__cmd_barrier(ctx, cmd, &s->arena, c->offset, c->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                               VK_ACCESS_SHADER_READ_BIT);
+        }
     }
     /* 3. The graph. */
     vkvit__record_nodes(ctx, &s->graph, &tg, &s->rec, cmd);
@@ -136,6 +152,10 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         if ((res = vkvit__buffer_create(ctx, in->bytes, VKVIT_MEM_UPLOAD, "vkvit input", &s->in_staging)) != VKVIT_OK ||
             (res = vkvit__buffer_create(ctx, o->bytes, VKVIT_MEM_READBACK, "vkvit output", &s->out_staging)) != VKVIT_OK)
             goto fail;
+        if (s->condition != VKVIT_NONE &&
+            (res = vkvit__buffer_create(ctx, s->graph.tensors[s->condition].bytes, VKVIT_MEM_UPLOAD, "vkvit condition",
+                                        &s->cond_staging)) != VKVIT_OK)
+            goto fail;
     }
     vkvit__record_target tg = target_of(s);
     if ((res = vkvit__record_prepare(ctx, &s->graph, &tg, desc.profile != 0, &s->rec)) != VKVIT_OK) goto fail;
@@ -174,12 +194,17 @@ void vkvit_session_destroy(vkvit_session *s) {
     vkvit__buffer_destroy(ctx, &s->arena);
     vkvit__buffer_destroy(ctx, &s->in_staging);
     vkvit__buffer_destroy(ctx, &s->out_staging);
+    vkvit__buffer_destroy(ctx, &s->cond_staging);
     vkvit__graph_free(&s->graph);
     free(s);
 }
 
 vkvit_shape vkvit_session_input_shape(const vkvit_session *s) {
     return s ? shape_of(&s->graph.tensors[s->input]) : (vkvit_shape){0};
+}
+
+vkvit_shape vkvit_session_condition_shape(const vkvit_session *s) {
+    return s && s->condition != VKVIT_NONE ? shape_of(&s->graph.tensors[s->condition]) : (vkvit_shape){0};
 }
 
 vkvit_shape vkvit_session_output_shape(const vkvit_session *s) {
@@ -205,8 +230,33 @@ vkvit_result vkvit_session_set_input(vkvit_session *s, const float *src, size_t 
     return VKVIT_OK;
 }
 
+vkvit_result vkvit_session_set_condition(vkvit_session *s, const float *src, size_t count) {
+    if (!s || !src) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_set_condition: NULL argument");
+    if (s->condition == VKVIT_NONE)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "vkvit_session_set_condition '%s': model '%s' takes no condition (its condition mixer is "
+                            "identity)", s->label, s->model->label);
+    vkvit_result res = check_count(s, s->condition, count, "vkvit_session_set_condition");
+    if (res != VKVIT_OK) return res;
+    const vkvit__tensor *c = &s->graph.tensors[s->condition];
+    void *dst = s->direct ? (uint8_t *)s->arena.mapped + c->offset : s->cond_staging.mapped;
+    memcpy(dst, src, count * sizeof(float));
+    s->condition_set = true;
+    return VKVIT_OK;
+}
+
+/* A model with an active condition mixer cannot run before its condition was set. */
+static vkvit_result check_condition(const vkvit_session *s, const char *fn) {
+    if (s->condition != VKVIT_NONE && !s->condition_set)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "%s '%s': model '%s' needs a condition; call vkvit_session_set_condition first", fn,
+                            s->label, s->model->label);
+    return VKVIT_OK;
+}
+
 vkvit_result vkvit_session_run(vkvit_session *s) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_run: session is NULL");
+    if (check_condition(s, "vkvit_session_run") != VKVIT_OK) return VKVIT_ERROR_INVALID_ARGUMENT;
     vkvit_ctx *ctx = s->ctx;
     vkvit_result res = VKVIT_OK;
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};

@@ -393,3 +393,67 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
     else vit5_attention_fused(g, name, op, o);
     return g->error ? VKVIT_NONE : o;
 }
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Generic attention (fused kernel, VKVIT_ATTENTION_GENERIC)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__attention_op *op) {
+    if (g->error) return VKVIT_NONE;
+    if (op->heads == 0 || op->C % op->heads)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "attention '%s': %u heads do not divide C = %u", name,
+                                 op->heads, op->C);
+    if (op->rope != VKVIT_NONE && op->Tq != op->Tkv)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                 "attention '%s': RoPE needs as many keys as queries (Tq %u, Tkv %u)", name, op->Tq,
+                                 op->Tkv);
+    const uint32_t dk = op->C / op->heads;
+    vkvit__attention_config cfg = {
+        .mode = VKVIT_ATTENTION_GENERIC, .dk = dk, .qk_norm = op->qk_norm,
+        .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,
+        .rope_axes = op->rope != VKVIT_NONE ? op->rope_axes : 0, .causal = op->causal,
+    };
+    vkvit__kernel_desc kd;
+    vkvit_result r = vkvit__attention_kernel_desc(g->ctx, &cfg, NULL, &kd);
+    if (r != VKVIT_OK) return vkvit__graph_fail(g, r, "attention '%s': %s", name, vkvit_last_error());
+    uint32_t shape[2] = {op->B * op->Tq, op->C};
+    uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    vkvit__attention_push p = {
+        .Tq = op->Tq, .Tkv = op->Tkv,
+        .q_stride = op->q.stride, .q_offset = op->q.offset, .q_batch_stride = op->q.batch_stride,
+        .k_stride = op->k.stride, .k_offset = op->k.offset, .k_batch_stride = op->k.batch_stride,
+        .v_stride = op->v.stride, .v_offset = op->v.offset, .v_batch_stride = op->v.batch_stride,
+        .o_stride = op->C, .o_offset = 0, .o_batch_stride = op->Tq * op->C,
+        .scale = vkvit__attention_default_scale(&cfg), .eps = 1e-12f,
+    };
+    uint32_t groups[3];
+    vkvit__attention_groups(g->ctx, &cfg, &p, op->heads, op->B, groups);
+    const uint32_t rope = or_dummy(op->rope, op->q.t);
+    vkvit__node_binding b[6] = {rd(op->q.t), rd(op->k.t), rd(op->v.t), rd(rope), rd(rope), wr(o)};
+    vkvit__graph_node(g, name, "attention", &kd, b, 6, &p, sizeof p, groups[0], groups[1], groups[2]);
+    return g->error ? VKVIT_NONE : o;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * glu / swiglu (shaders/glu.comp)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct glu_push {
+    uint32_t rows, Hd;
+} glu_push;
+
+uint32_t vkvit__op_glu(vkvit__graph *g, const char *name, uint32_t a, vkvit__glu_kind kind) {
+    if (g->error) return VKVIT_NONE;
+    const vkvit__tensor *t = &g->tensors[a];
+    uint32_t C2 = t->shape[t->ndim - 1], rows = (uint32_t)(vkvit__numel(t) / C2);
+    if (C2 % 2)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "glu '%s': %u channels cannot be halved", name, C2);
+    uint32_t shape[2] = {rows, C2 / 2};
+    uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_GLU_F32_F32, .n_buffers = 2, .push_size = sizeof(glu_push),
+                             .n_spec = 1, .spec = {(uint32_t)kind}};
+    glu_push p = {rows, C2 / 2};
+    vkvit__node_binding b[2] = {rd(a), wr(h)};
+    vkvit__graph_node(g, name, "glu", &kd, b, 2, &p, sizeof p, groups_for((uint64_t)rows * (C2 / 2), 256), 1, 1);
+    return h;
+}

@@ -23,8 +23,7 @@
 typedef enum vkvit__arch {
     VKVIT_ARCH_VIT5,                        /* ViT5ClassificationNet (SPEC.md 1, 2, 5, 6) */
     VKVIT_ARCH_VIL,                         /* VisionLSTM v1 (SPEC.md 7) */
-    VKVIT_ARCH_RESNET,                      /* conditioned ClassificationResNet (seeds 002, 003); model.c has no GPU
-                                               path for it yet and rejects it as unsupported */
+    VKVIT_ARCH_RESNET,                      /* conditioned ClassificationResNet (seeds 002, 003); src/modules/resnet.c */
     VKVIT_ARCH_COUNT
 } vkvit__arch;
 

@@ -65,6 +65,7 @@ static vkvit_result architecture_constants(const vkvit__model_file *mf, vkvit__c
     *n = 0;
     switch (mf->cfg.arch) {
     case VKVIT_ARCH_VIT5: return vkvit__vit5_constants(mf, out, n);
+    case VKVIT_ARCH_RESNET: return vkvit__resnet_constants(mf, out, n);
     default: return VKVIT_OK;
     }
 }
@@ -83,7 +84,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit__model_file mf;
     vkvit_result res = vkvit__model_file_open(desc->path, &mf);
     if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
-    if (mf.cfg.arch != VKVIT_ARCH_VIT5 && mf.cfg.arch != VKVIT_ARCH_VIL) {
+    if (mf.cfg.arch != VKVIT_ARCH_VIT5 && mf.cfg.arch != VKVIT_ARCH_VIL && mf.cfg.arch != VKVIT_ARCH_RESNET) {
         vkvit__model_file_close(&mf);
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': architecture %s is not supported yet",
                                                  desc->path, vkvit__arch_name(mf.cfg.arch)));

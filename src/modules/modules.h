@@ -21,4 +21,19 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
 /* One ViT5ResidualBlock updating the residual stream x [B, T, C] in place (SPEC 2.2). */
 void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t B);
 
+/* ---- resnet: conditioned ClassificationResNet (resnet.c) ---------------------------------------------------- */
+
+/* Constant tensors: const.rope [T, dk/2, 2], the split-half grid RoPE table over Hp x Wp (single base
+ * sequence_mixer.rope_base), when the sequence mixer uses RoPE; none otherwise. */
+vkvit_result vkvit__resnet_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n);
+
+/* The whole network for batch B: input [B, H, W, 3] (+ condition [B, C] or [B, Tc, C] when the condition mixer is
+ * active, else *condition = VKVIT_NONE) -> output logits [B, classes]. */
+void vkvit__resnet_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *condition,
+                         uint32_t *output);
+
+/* One ResidualBlock updating the residual stream x [B, T, C] in place (SPEC 3.1); cond is the condition input
+ * (VKVIT_NONE when the condition mixer is identity). */
+void vkvit__resnet_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t cond, uint32_t B);
+
 #endif /* VKVIT_MODULES_H */

@@ -3,7 +3,8 @@
  *
  *   vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [--device N]
  *
- * IN holds `input` [B, H, W, 3] (float32/16/bf16, already normalised); OUT receives `logits` [B, classes] (F32). */
+ * IN holds `input` [B, H, W, 3] (float32/16/bf16, already normalised) and, for resnet models with a condition mixer,
+ * `condition` ([B, C] or [B, Tc, C]); OUT receives `logits` [B, classes] (F32). */
 #include "cli.h"
 #include "model/safetensors.h"
 
@@ -14,7 +15,9 @@
 static void run_usage(FILE *f) {
     fprintf(f, "usage: vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [options]\n\n"
                "Runs the model on the tensor `input` [B, H, W, 3] (channels-last, already normalised) of IN and\n"
-               "writes `logits` [B, classes] as float32 to OUT. The batch size is taken from the input.\n\n"
+               "writes `logits` [B, classes] as float32 to OUT. The batch size is taken from the input.\n"
+               "Models that take a condition (resnet with a condition mixer) read it from the tensor `condition`\n"
+               "of IN: [B, C] or [B, Tc, C] as the model says; other models ignore a `condition` tensor.\n\n"
                "options:\n"
                "  --model FILE      vkvit model file (required)\n"
                "  --input FILE      safetensors file with a tensor named `input` (required)\n"
@@ -76,7 +79,7 @@ int vkvit_cli_run(int argc, char **argv) {
     vkvit_result r;
     uint8_t *data = NULL;
     size_t size = 0;
-    float *input = NULL, *logits = NULL;
+    float *input = NULL, *logits = NULL, *condition = NULL;
     vkvit__safetensors st = {0};
     vkvit_ctx *ctx = NULL;
     vkvit_model *model = NULL;
@@ -123,6 +126,41 @@ int vkvit_cli_run(int argc, char **argv) {
     }
     if ((r = vkvit_session_create(model, &(vkvit_session_desc){.batch = (uint32_t)t->shape[0]}, &s)) != VKVIT_OK)
         FAIL(r);
+    /* The condition: required exactly when the session has one, with exactly its shape. */
+    vkvit_shape cs = vkvit_session_condition_shape(s);
+    const vkvit__st_tensor *ct = vkvit__safetensors_find(&st, "condition");
+    if (cs.ndim > 0) {
+        char want[64];
+        if (cs.ndim == 2) snprintf(want, sizeof want, "[%u, %u]", cs.dims[0], cs.dims[1]);
+        else snprintf(want, sizeof want, "[%u, %u, %u]", cs.dims[0], cs.dims[1], cs.dims[2]);
+        if (!ct) {
+            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor "
+                             "named 'condition'", model_path, want, in_path);
+            FAIL(r);
+        }
+        bool same = ct->ndim == cs.ndim;
+        for (uint32_t d = 0; same && d < cs.ndim; d++) same = ct->shape[d] == cs.dims[d];
+        if (!same) {
+            char got[96] = "[";
+            for (uint32_t d = 0; d < ct->ndim && d < 4; d++)
+                snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? ", " : "",
+                         (unsigned long long)ct->shape[d]);
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s]", ct->ndim > 4 ? ", ..." : "");
+            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", in_path, got,
+                             model_path, want);
+            FAIL(r);
+        }
+        condition = malloc(ct->numel * sizeof(float));
+        if (!condition) {
+            r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
+            FAIL(r);
+        }
+        vkvit__st_convert_f32(ct->dtype, data + ct->offset, ct->numel, condition);
+        if ((r = vkvit_session_set_condition(s, condition, ct->numel)) != VKVIT_OK) FAIL(r);
+    } else if (ct) {
+        fprintf(stderr, "vkvit run: note: model '%s' takes no condition; the tensor 'condition' of '%s' is ignored\n",
+                model_path, in_path);
+    }
     vkvit_shape os = vkvit_session_output_shape(s);
     size_t n_out = (size_t)os.dims[0] * os.dims[1];
     logits = malloc(n_out * sizeof(float));
@@ -146,6 +184,7 @@ done:
     vkvit__safetensors_free(&st);
     free(data);
     free(input);
+    free(condition);
     free(logits);
     return rc;
 }
