@@ -32,8 +32,50 @@ vkvit_result vkvit__resnet_constants(const vkvit__model_file *mf, vkvit__constan
 void vkvit__resnet_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *condition,
                          uint32_t *output);
 
-/* One ResidualBlock updating the residual stream x [B, T, C] in place (SPEC 3.1); cond is the condition input
- * (VKVIT_NONE when the condition mixer is identity). */
+/* One ResidualBlock of the network: block i on the Hp x Wp patch grid, updating the residual stream x [B, T, C] in
+ * place (SPEC 3.1); cond is the condition input (VKVIT_NONE when the condition mixer is identity). Labels and
+ * weights "blocks.<i>.*"; RoPE from const.rope. A wrapper of vkvit__rn_block_build. */
 void vkvit__resnet_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t cond, uint32_t B);
+
+/* ---- the generic ResidualBlock over a 1-, 2- or 3-D token grid (resnet.c) -------------------------------------
+ * Inputs are channels-last (B, *spatial, C) flattened row-major to T = prod(spatial) tokens, the layout of
+ * tools/reference/generic.py. Module code only: the caller owns the grid, the RoPE table and the weight names. */
+typedef struct vkvit__rn_block_desc {
+    const vkvit__resnet_config *cfg;        /* the block part only: dim, input_norm, seq, condition_mixer_norm, cond,
+                                             * mlp_norm, mlp, condition_tokens (0: condition [B, C]; Tc: [B, Tc, C]) */
+    uint32_t B;                             /* batch */
+    uint32_t ndim;                          /* spatial rank, 1 to 3 */
+    uint32_t shape[3];                      /* spatial extents (first ndim used) */
+    uint32_t rope;                          /* when cfg->seq.rope: the compact table [T, dk/2, 2] over this grid
+                                             * (vkvit__rn_rope_constant) as a graph tensor; else VKVIT_NONE */
+} vkvit__rn_block_desc;
+
+/* T = the product of the spatial extents. */
+uint32_t vkvit__rn_tokens(const vkvit__rn_block_desc *b);
+
+/* The sequence mixer's RoPE table over an n-D grid (n = 1..3; dk = dim / seq.num_heads, base seq.rope_base) as a
+ * constant called `name` (out->data malloc'ed, also on error paths where it was allocated; the caller frees it).
+ * Errors: VKVIT_ERROR_INVALID_ARGUMENT (no sequence mixer, bad grid or head split), VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
+vkvit_result vkvit__rn_rope_constant(const vkvit__resnet_config *c, const uint32_t *shape, uint32_t ndim,
+                                     const char *name, vkvit__constant *out);
+
+/* The block: x (any tensor of B*T*C floats) updated in place; cond (B*Tc*C floats) when cfg->cond.enabled, else
+ * VKVIT_NONE. Weight names are `prefix` + the state_dict name ("blocks.3." in the network, "" for a bare block);
+ * node labels are the state_dict names (the caller sets the graph scope). Identity branches add nothing. */
+void vkvit__rn_block_build(vkvit__graph *g, const vkvit_model *m, const vkvit__rn_block_desc *b, const char *prefix,
+                           uint32_t x, uint32_t cond);
+
+/* QKVSequenceMixer: out (dense [B*T, C]) = out_proj(Attention(chunk3(qkv_proj(xn)))), plus out's previous contents
+ * when `accumulate` (the block's residual add; out may then be x itself). Weights "<wprefix>qkv_proj.weight", ...
+ * (biases when cfg->seq.bias); nodes "<label>.qkv_proj", "<label>.attention", "<label>.out_proj". */
+void vkvit__rn_sequence_mixer(vkvit__graph *g, const vkvit_model *m, const vkvit__rn_block_desc *b,
+                              const char *wprefix, const char *label, uint32_t xn, uint32_t out, bool accumulate);
+
+/* QKVConditionMixer: out = out_proj(Attention(q_proj(xn), chunk2(kv_proj(cond)))) (+ out when `accumulate`), no
+ * biases, no RoPE. With a one-token condition (condition_tokens 0 or 1) the result is out_proj(V) at every position:
+ * xn is not read (pass VKVIT_NONE) and no q_proj or attention node is added. */
+void vkvit__rn_condition_mixer(vkvit__graph *g, const vkvit_model *m, const vkvit__rn_block_desc *b,
+                               const char *wprefix, const char *label, uint32_t xn, uint32_t cond, uint32_t out,
+                               bool accumulate);
 
 #endif /* VKVIT_MODULES_H */
