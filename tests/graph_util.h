@@ -22,7 +22,27 @@
 #include "graph/graph.h"
 #include "test_util.h"
 
+#include <time.h>
+
 #define VT_GRAPH_MAX_INPUTS 16
+
+/* Totals over every vt_graph_run of the process (pipeline creation dominates on llvmpipe). */
+static struct {
+    unsigned graphs, kernels, unique;
+    double prepare_s, run_s;
+    vkvit__kernel_desc seen[512];
+} vt_graph_stats;
+
+static inline bool vt_kernel_same(const vkvit__kernel_desc *a, const vkvit__kernel_desc *b) {
+    return a->shader == b->shader && a->n_buffers == b->n_buffers && a->push_size == b->push_size &&
+           a->n_spec == b->n_spec && memcmp(a->spec, b->spec, a->n_spec * sizeof a->spec[0]) == 0;
+}
+
+static inline double vt_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 typedef struct vt_graph {
     vkvit_ctx *ctx;
@@ -133,14 +153,30 @@ static inline vkvit_result vt_graph_run(vt_graph *r) {
             return res;
     }
     vkvit__record_target tg = {.weights = &r->weights, .weights_f16 = NULL, .arena = &r->arena};
+    double t0 = vt_now_s();
     if ((res = vkvit__record_prepare(ctx, &r->g, &tg, false, &r->rec)) != VKVIT_OK) return res;
     r->ran = true; /* rec must be freed from here on */
+    double t1 = vt_now_s();
     VkCommandBuffer cmd;
     if ((res = vkvit__cmd_begin(ctx, &cmd)) != VKVIT_OK) return res;
     vt_graph_barrier_all(ctx, cmd);
     vkvit__record_nodes(ctx, &r->g, &tg, &r->rec, cmd);
     vt_graph_barrier_all(ctx, cmd);
-    return vkvit__cmd_submit_wait(ctx, cmd);
+    res = vkvit__cmd_submit_wait(ctx, cmd);
+    vt_graph_stats.graphs++;
+    vt_graph_stats.kernels += r->g.n_kernels;
+    for (uint32_t k = 0; k < r->g.n_kernels; k++) {
+        bool found = false;
+        for (unsigned j = 0; j < vt_graph_stats.unique && !found; j++)
+            found = vt_kernel_same(&vt_graph_stats.seen[j], &r->g.kernels[k]);
+        if (!found && vt_graph_stats.unique < 512) vt_graph_stats.seen[vt_graph_stats.unique++] = r->g.kernels[k];
+    }
+    vt_graph_stats.prepare_s += t1 - t0;
+    vt_graph_stats.run_s += vt_now_s() - t1;
+    if (getenv("VT_GRAPH_VERBOSE"))
+        fprintf(stderr, "  [graph: %u nodes, %u kernels, prepare %.2f s, run %.2f s]\n", r->g.n_nodes, r->g.n_kernels,
+                t1 - t0, vt_now_s() - t1);
+    return res;
 }
 
 /* The tensor's contents after the run (any arena tensor, view or root), malloc'ed. */

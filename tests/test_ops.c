@@ -584,6 +584,8 @@ int main(void) {
         size_t n = vt_golden_list(pattern, &paths);
         CHECK(n > 0, "no golden files match %s", pattern);
         for (size_t i = 0; i < n; i++) {
+            const char *only = getenv("VKVIT_TEST_OPS_ONLY"); /* substring filter for debugging */
+            if (only && *only && !strstr(paths[i], only)) continue;
             vt_golden g;
             vt_golden_open(paths[i], &g);
             if (!strcmp(g.op, "rmsnorm")) case_rmsnorm(ctx, &g);
@@ -600,6 +602,14 @@ int main(void) {
         }
         vt_golden_list_free(paths, n);
     }
-    printf("%d golden comparisons, %d skipped\n", n_cases, n_skipped);
+    printf("%d golden comparisons, %d skipped; %u graphs, %u pipelines (%u distinct) created in %.1f s, runs %.1f s\n",
+           n_cases, n_skipped, vt_graph_stats.graphs, vt_graph_stats.kernels, vt_graph_stats.unique, vt_graph_stats.prepare_s, vt_graph_stats.run_s);
+    if (getenv("VT_GRAPH_VERBOSE")) /* the distinct pipelines: the floor of llvmpipe compile time on a cold cache */
+        for (unsigned k = 0; k < vt_graph_stats.unique; k++) {
+            const vkvit__kernel_desc *d = &vt_graph_stats.seen[k];
+            fprintf(stderr, "  kernel shader %3d, %u buffers, spec", (int)d->shader, d->n_buffers);
+            for (uint32_t i = 0; i < d->n_spec; i++) fprintf(stderr, " %u", d->spec[i]);
+            fputc('\n', stderr);
+        }
     return vt_finish(ctx);
 }
