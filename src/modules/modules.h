@@ -7,6 +7,19 @@
 #include "model/model.h"
 #include "model/model_file.h"
 
+/* ---- Patch embedding (patch_embed.c), shared by the networks ------------------------------------------------ */
+
+typedef struct vkvit__patch_embed_op {
+    const char *prefix;                     /* weight names: "<prefix>.weight" [C, Cin, P, P], "<prefix>.bias" [C] */
+    uint32_t img;                           /* INPUT [B, H, W, Cin] */
+    uint32_t batch, height, width, in_chans, patch, dim;
+    bool bias;
+    uint32_t pos_embed;                     /* [1, Np, C] added to every image, or VKVIT_NONE */
+    vkvit__mat dst;                         /* Np rows of C per image (batch_stride between images) */
+} vkvit__patch_embed_op;
+
+void vkvit__patch_embed(vkvit__graph *g, const vkvit_model *m, const vkvit__patch_embed_op *op);
+
 /* ---- ViT-5 (vit5.c, vit5_block.c) --------------------------------------------------------------------------- */
 
 /* Tensors the kernels want beyond the file's, stored with the weights (freed by the loader):

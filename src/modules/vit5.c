@@ -91,22 +91,13 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
     uint32_t x_shape[3] = {B, T, C};
     uint32_t x = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "x", 3, x_shape);
 
-    /* Patch embedding: Conv2d(P, stride P) as im2col + GEMM against weight [C, Cin*P*P], + bias, + pos_embed,
-     * written straight into the patch rows of x. */
-    uint32_t cols = vkvit__op_patchify(g, "patch_embed.im2col", img, B, H, W, Cin, P);
-    uint32_t pe_w = vkvit__model_weight(g, m, "patch_embed.weight");
-    uint32_t w2d_shape[2] = {C, Cin * P * P};
-    uint32_t pe_w2d = vkvit__graph_view(g, pe_w, "patch_embed.weight[2d]", 0, 2, w2d_shape);
-    vkvit__gemm_op pe = {
-        .a = vkvit__mat_dense(cols, Np, Cin * P * P),
-        .w = pe_w2d,
-        .bias = c->bias.patch_embed ? vkvit__model_weight(g, m, "patch_embed.bias") : VKVIT_NONE,
-        .d = {x, rows.patch0 * C, C, T * C},
-        .M = Np, .N = C, .K = Cin * P * P, .batch = B,
-        .scale = VKVIT_NONE,
-        .residual = {vkvit__model_weight(g, m, "pos_embed"), 0, C, 0}, /* [1, Np, C], shared by the batch */
+    /* Patch embedding (+ bias, + pos_embed) written straight into the patch rows of x. */
+    vkvit__patch_embed_op pe = {
+        .prefix = "patch_embed", .img = img, .batch = B, .height = H, .width = W, .in_chans = Cin, .patch = P,
+        .dim = C, .bias = c->bias.patch_embed, .pos_embed = vkvit__model_weight(g, m, "pos_embed"),
+        .dst = {x, rows.patch0 * C, C, T * C},
     };
-    vkvit__op_gemm(g, "patch_embed", &pe);
+    vkvit__patch_embed(g, m, &pe);
 
     /* Learned tokens, broadcast to every image. */
     if (c->has_cls)
