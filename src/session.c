@@ -72,14 +72,7 @@ static void record(vkvit_session *s) {
     vkvit__record_target tg = target_of(s);
 
     /* 1. Order against every earlier submission on the queue that touched the arena. */
-    VkMemoryBarrier all = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    ctx->vk.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &all, 0, NULL, 0, NULL);
+    vkvit__cmd_barrier_prior_work(ctx, cmd);
 
     /* 2. Inputs. */
     if (!s->direct) {

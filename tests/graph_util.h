@@ -120,14 +120,7 @@ static inline void vt_graph_output(vt_graph *r, uint32_t t) {
 }
 
 static inline void vt_graph_barrier_all(vkvit_ctx *ctx, VkCommandBuffer cmd) {
-    VkMemoryBarrier all = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
-                         VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    ctx->vk.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &all, 0, NULL, 0, NULL);
+    vkvit__cmd_barrier_prior_work(ctx, cmd);
 }
 
 /* Plans, allocates, uploads and runs the graph once. Returns VKVIT_OK or the first error (sentence in

@@ -20,6 +20,10 @@ typedef struct vkvit__patch_embed_op {
 
 void vkvit__patch_embed(vkvit__graph *g, const vkvit_model *m, const vkvit__patch_embed_op *op);
 
+/* logits = v [B, in_dim] · out_proj.weightᵀ (+ out_proj.bias): a new OUTPUT tensor [B, classes]. */
+uint32_t vkvit__classifier_head(vkvit__graph *g, const vkvit_model *m, uint32_t v, uint32_t B, uint32_t in_dim,
+                                uint32_t classes, bool bias);
+
 /* ---- ViT-5 (vit5.c, vit5_block.c) --------------------------------------------------------------------------- */
 
 /* Tensors the kernels want beyond the file's, stored with the weights (freed by the loader):

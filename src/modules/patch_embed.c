@@ -1,4 +1,6 @@
-/* Patch embedding shared by every network: Conv2d(Cin -> C, kernel P, stride P, padding 0) on a channels-last image
+/* Pieces shared by the networks: the patch embedding at the input and the classifier head at the output.
+ *
+ * Patch embedding: Conv2d(Cin -> C, kernel P, stride P, padding 0) on a channels-last image
  * as im2col + one GEMM against the PyTorch weight [C, Cin, P, P] viewed as [C, Cin*P*P], with the optional bias and
  * the optional learned position embedding [1, Np, C] (shared by the batch) fused into the GEMM epilogue. The Np
  * patch rows of every image are written straight into `dst` (e.g. the patch rows of a ViT token sequence). */
@@ -27,4 +29,18 @@ void vkvit__patch_embed(vkvit__graph *g, const vkvit_model *m, const vkvit__patc
         .residual = {op->pos_embed, 0, op->dim, 0},
     };
     vkvit__op_gemm(g, "patch_embed", &pe);
+}
+
+uint32_t vkvit__classifier_head(vkvit__graph *g, const vkvit_model *m, uint32_t v, uint32_t B, uint32_t in_dim,
+                                uint32_t classes, bool bias) {
+    uint32_t shape[2] = {B, classes};
+    uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, shape);
+    vkvit__gemm_op head = {
+        .a = vkvit__mat_dense(v, B, in_dim), .w = vkvit__model_gemm_weight(g, m, "out_proj.weight"),
+        .bias = bias ? vkvit__model_weight(g, m, "out_proj.bias") : VKVIT_NONE,
+        .d = vkvit__mat_dense(logits, B, classes), .M = B, .N = classes, .K = in_dim, .batch = 1,
+        .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
+    };
+    vkvit__op_gemm(g, "out_proj", &head);
+    return logits;
 }

@@ -280,15 +280,7 @@ void vkvit__resnet_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint
     /* GAP over the T positions, out_norm on the pooled vector, head. */
     uint32_t v = vkvit__op_mean_rows(g, "gap", (vkvit__mat){x, 0, C, T * C}, B, T, C);
     v = rn_norm(g, m, "out_norm", "out_norm", &c->out_norm, v, B, C);
-    uint32_t logits_shape[2] = {B, c->num_classes};
-    uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, logits_shape);
-    vkvit__gemm_op head = {
-        .a = vkvit__mat_dense(v, B, C), .w = vkvit__model_gemm_weight(g, m, "out_proj.weight"),
-        .bias = c->bias.head ? vkvit__model_weight(g, m, "out_proj.bias") : VKVIT_NONE,
-        .d = vkvit__mat_dense(logits, B, c->num_classes), .M = B, .N = c->num_classes, .K = C, .batch = 1,
-        .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
-    };
-    vkvit__op_gemm(g, "out_proj", &head);
+    uint32_t logits = vkvit__classifier_head(g, m, v, B, C, c->num_classes, c->bias.head);
     *input = img;
     *condition = cond;
     *output = logits;

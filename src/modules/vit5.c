@@ -135,15 +135,7 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
     }
     vkvit__op_norm(g, "out_norm", &norm);
 
-    uint32_t logits_shape[2] = {B, c->num_classes};
-    uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, logits_shape);
-    vkvit__gemm_op head = {
-        .a = vkvit__mat_dense(v, B, head_in), .w = vkvit__model_gemm_weight(g, m, "out_proj.weight"),
-        .bias = c->bias.head ? vkvit__model_weight(g, m, "out_proj.bias") : VKVIT_NONE,
-        .d = vkvit__mat_dense(logits, B, c->num_classes), .M = B, .N = c->num_classes, .K = head_in, .batch = 1,
-        .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
-    };
-    vkvit__op_gemm(g, "out_proj", &head);
+    uint32_t logits = vkvit__classifier_head(g, m, v, B, head_in, c->num_classes, c->bias.head);
     *input = img;
     *output = logits;
 }

@@ -181,6 +181,11 @@ void vkvit__cmd_barrier(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__buffer
 void vkvit__cmd_barrier_compute(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__buffer *buf,
                                 VkDeviceSize offset, VkDeviceSize size);
 
+/* A global memory dependency on all compute and transfer work recorded or submitted before it (e.g. the previous
+ * inference that wrote the arena this one reuses). Used once at the start of a recorded inference, never between
+ * nodes. */
+void vkvit__cmd_barrier_prior_work(vkvit_ctx *ctx, VkCommandBuffer cmd);
+
 /* Timestamp queries: a pool of `n` queries, written with vkvit__cmd_timestamp and read back in nanoseconds. */
 typedef struct vkvit__timer {
     VkQueryPool pool;
