@@ -1,0 +1,386 @@
+#!/usr/bin/python3
+"""Train the bundled CIFAR-10 demo models (ViT-5 nvsubq and ViL seed) and export them as vkvit files.
+
+    /usr/bin/python3 tools/train_cifar.py --arch vit5 --epochs 30            # trains, resumable, then exports
+    /usr/bin/python3 tools/train_cifar.py --arch vit5 --epochs 30 --time-limit-min 50   # stop cleanly after 50 min
+    /usr/bin/python3 tools/train_cifar.py --arch vit5 --epochs 30            # ... run again: resumes where it stopped
+    /usr/bin/python3 tools/train_cifar.py --arch vit5 --export-only          # re-export the last checkpoint
+    /usr/bin/python3 tools/train_cifar.py --arch vit5 --device cuda          # same recipe on a GPU machine
+    /usr/bin/python3 tools/train_cifar.py --arch vit5 --time-budget-min 120  # schedule over wall-clock time
+
+The networks are the reference modules of tools/reference/ (the same code that writes the goldens), so the
+state_dict names ARE the vkvit tensor names (docs/model-format.md) and export is a plain copy.
+
+Data: ../shared/data/cifar10-jpg.tar.gz (train/<class>/*.jpg, test/<class>/*.jpg). The first run decodes the
+60,000 JPEGs once into uint8 arrays under the cache directory (~180 MB); later runs load those.
+
+Recipe (chosen for a 2-core CPU budget; see --help for each knob): AdamW, linear warm-up then cosine decay, label
+smoothing 0.1, random crop with 4-pixel reflect padding and horizontal flips. Checkpoints (model, optimiser, step,
+RNG) are written atomically every --ckpt-every-min minutes and at each epoch end, so a run can be cut off at any
+point and resumed with the same command; the data order of an epoch depends only on (seed, epoch).
+
+Schedules: with --epochs (default) warm-up and cosine decay run over a fixed number of steps, which is
+reproducible. With --time-budget-min the cosine runs over the training time instead (accumulated across resumes,
+evaluation excluded) and training stops when the budget is spent, fully annealed: the right choice on a shared
+machine whose speed is unknown in advance, at the price of a step count that depends on that speed.
+"""
+
+import argparse
+import io
+import json
+import math
+import os
+import sys
+import tarfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "reference"))
+sys.path.insert(1, HERE)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import vkvit_file  # noqa: E402
+from mlstm import VisionLSTM  # noqa: E402
+from vit5 import ViT5ClassificationNet  # noqa: E402
+
+CLASSES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+# Train-set channel statistics of the JPEG re-encoding (../shared/data/README.md gives the means).
+CIFAR_MEAN = [0.4914, 0.4822, 0.4465]
+CIFAR_STD = [0.2470, 0.2435, 0.2616]
+DEFAULT_DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data", "cifar10-jpg.tar.gz"))
+
+# The demo configurations. vit5: nvSubquadratic flavour with registers and QK-norm (issue 8); patch 4 on 32x32 gives
+# 64 patches + CLS + 4 registers = 69 tokens. vil: seed numerics, 64 tokens.
+CONFIGS = {
+    "vit5": {
+        "flavour": "nvsubq",
+        "config": {
+            "image_size": [32, 32], "patch_size": 4, "in_chans": 3, "dim": 64, "depth": 6, "num_heads": 2,
+            "mlp_hidden": 256, "mlp_activation": "gelu", "num_registers": 4, "has_cls": True, "readout": "cls",
+            "neck_dim": 0, "qk_norm": True, "norm_eps": 1e-6, "qk_norm_eps": 1e-6, "rope_base": 10000.0,
+            "reg_rope_base": 100.0, "rope_pairing": "split_half", "token_layout": "patches_cls_regs",
+            "layer_scale": True, "grn": False,
+            "bias": {"patch_embed": True, "qkv": False, "proj": False, "mlp": False, "head": True},
+            "num_classes": 10,
+        },
+    },
+    "vil": {
+        "flavour": "seed",
+        "config": {
+            "image_size": [32, 32], "patch_size": 4, "in_chans": 3, "dim": 64, "depth": 6, "inner_dim": 128,
+            "num_heads": 4, "qkv_block_size": 4, "conv_kernel": 4, "pooling": "bilateral_avg", "norm_eps": 1e-5,
+            "head_norm_eps": 1e-6, "num_classes": 10,
+        },
+    },
+}
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Data
+# ------------------------------------------------------------------------------------------------------------------
+
+def decode_archive(tar_path):
+    """{split: (images uint8 [N, 32, 32, 3], labels int64 [N])} from the JPEG tarball, in sorted member order."""
+    from PIL import Image
+    found = {"train": [], "test": []}
+    with tarfile.open(tar_path, "r|gz") as tar:          # one sequential pass: gzip cannot seek backwards cheaply
+        for m in tar:
+            parts = m.name.split("/")
+            if not m.isfile() or not m.name.lower().endswith(".jpg") or len(parts) < 3:
+                continue
+            if parts[-3] not in found or parts[-2] not in CLASSES:
+                continue
+            with Image.open(io.BytesIO(tar.extractfile(m).read())) as im:
+                arr = np.asarray(im.convert("RGB"), dtype=np.uint8)
+            if arr.shape != (32, 32, 3):
+                raise ValueError(f"{m.name}: expected a 32x32 image, got {arr.shape}")
+            found[parts[-3]].append((m.name, arr, CLASSES.index(parts[-2])))
+    out = {}
+    for split, items in found.items():                  # sorted by member name: the same order on every machine
+        items.sort(key=lambda t: t[0])
+        out[split] = ([t[1] for t in items], [t[2] for t in items])
+    return {k: (np.stack(v[0]), np.array(v[1], dtype=np.int64)) for k, v in out.items()}
+
+
+def load_data(tar_path, cache_dir):
+    cache = os.path.join(cache_dir, "cifar10.npz")
+    if not os.path.exists(cache):
+        if not os.path.exists(tar_path):
+            sys.exit(f"train_cifar: {tar_path} not found (pass --data)")
+        log(f"decoding {tar_path} once into {cache}")
+        d = decode_archive(tar_path)
+        os.makedirs(cache_dir, exist_ok=True)
+        np.savez(cache + ".tmp.npz", xtr=d["train"][0], ytr=d["train"][1], xte=d["test"][0], yte=d["test"][1])
+        os.replace(cache + ".tmp.npz", cache)
+    z = np.load(cache)
+    if len(z["xtr"]) != 50000 or len(z["xte"]) != 10000:
+        sys.exit(f"train_cifar: {cache} has {len(z['xtr'])}/{len(z['xte'])} images, expected 50000/10000")
+    return z["xtr"], z["ytr"], z["xte"], z["yte"]
+
+
+def normalise(x_uint8, device):
+    """uint8 [B, H, W, 3] -> float [B, H, W, 3] normalised channels-last (the vkvit input layout)."""
+    x = torch.from_numpy(x_uint8).to(device).float().div_(255.0)
+    return (x - torch.tensor(CIFAR_MEAN, device=device)) / torch.tensor(CIFAR_STD, device=device)
+
+
+def augment(x_uint8, rng, crop=True):
+    """Random 32x32 crop of the 4-pixel reflect-padded image (when `crop`) and a horizontal flip with probability
+    1/2. Short schedules (a few epochs) learn faster without the crops."""
+    B = len(x_uint8)
+    padded = np.pad(x_uint8, ((0, 0), (4, 4), (4, 4), (0, 0)), mode="reflect")
+    oy, ox = (rng.integers(0, 9, B), rng.integers(0, 9, B)) if crop else (np.full(B, 4), np.full(B, 4))
+    flip = rng.random(B) < 0.5
+    out = np.empty_like(x_uint8)
+    for i in range(B):
+        crop = padded[i, oy[i]:oy[i] + 32, ox[i]:ox[i] + 32]
+        out[i] = crop[:, ::-1] if flip[i] else crop
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Model
+# ------------------------------------------------------------------------------------------------------------------
+
+def build(arch):
+    spec = CONFIGS[arch]
+    doc = {"architecture": arch, "flavour": spec["flavour"], "config": spec["config"]}
+    if arch == "vit5":
+        net = ViT5ClassificationNet.from_config(doc)
+        init_vit5(net)
+    else:
+        net = VisionLSTM.from_config(doc)
+        init_vil(net)
+    return net
+
+
+def init_vit5(net):
+    for m in net.modules():
+        if isinstance(m, (nn.Linear, nn.Conv2d)):
+            nn.init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+    for p in (net.pos_embed, net.cls_token, net.reg_token):
+        if p is not None:
+            nn.init.trunc_normal_(p, std=0.02)
+    for block in net.blocks:   # LayerScale 0.1 (CaiT's value for shallow nets): learns fast in a short schedule
+        for ls in (block.ls_attn, block.ls_mlp):
+            if hasattr(ls, "gamma"):
+                nn.init.constant_(ls.gamma, 0.1)
+
+
+def init_vil(net):
+    """NX-AI's ViL init: small_init for the inputs, wang_init for proj_down, zero gate weights, forget-gate biases
+    spread over [3, 6] so different heads start with different memory lengths."""
+    dim, depth = net.dim, len(net.blocks)
+    small = math.sqrt(2 / (5 * dim))
+    for block in net.blocks:
+        cell = block.mlstm
+        nn.init.normal_(cell.proj_up.weight, std=small)
+        for proj in (cell.q_proj, cell.k_proj, cell.v_proj):
+            nn.init.normal_(proj.weight, std=small)
+        nn.init.normal_(cell.proj_down.weight, std=2 / depth / math.sqrt(dim))
+        nn.init.zeros_(cell.igate.weight)
+        nn.init.zeros_(cell.fgate.weight)
+        nn.init.normal_(cell.igate.bias, std=0.1)
+        with torch.no_grad():
+            cell.fgate.bias.copy_(torch.linspace(3.0, 6.0, cell.fgate.bias.numel()))
+    nn.init.trunc_normal_(net.pos_embed.embed, std=0.02)
+    nn.init.trunc_normal_(net.head.weight, std=0.02)
+    nn.init.zeros_(net.head.bias)
+
+
+def param_groups(net, weight_decay):
+    """No weight decay on 1-D parameters (norms, biases, LayerScale, skips) or on tokens / position embeddings."""
+    decay, no_decay = [], []
+    for name, p in net.named_parameters():
+        (no_decay if p.ndim <= 1 or "token" in name or "pos_embed" in name else decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+
+
+def lr_at(step, total, warmup, peak):
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    t = (step - warmup) / max(1, total - warmup)
+    return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
+
+
+@torch.no_grad()
+def evaluate(net, x, y, device, batch=500):
+    net.eval()
+    correct = 0
+    for i in range(0, len(x), batch):
+        logits = net(normalise(x[i:i + batch], device))
+        correct += int((logits.argmax(1).cpu() == torch.from_numpy(y[i:i + batch])).sum())
+    net.train()
+    return correct / len(x)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Checkpoints and export
+# ------------------------------------------------------------------------------------------------------------------
+
+def save_checkpoint(path, state):
+    tmp = path + ".tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def vkvit_document(arch, test_acc):
+    spec = CONFIGS[arch]
+    name = f"{arch}-{spec['flavour']}-cifar10"
+    doc = {"format_version": 1, "architecture": arch, "flavour": spec["flavour"], "name": name,
+           "config": spec["config"],
+           "preprocess": {"image_size": [32, 32], "resize_shorter": 32, "interpolation": "bicubic",
+                          "mean": CIFAR_MEAN, "std": CIFAR_STD},
+           "labels": CLASSES}
+    if test_acc is not None:
+        doc["name"] = f"{name} (test accuracy {100 * test_acc:.2f} %)"
+    return doc
+
+
+def export(net, arch, out_path, test_acc):
+    tensors = {k: v.detach().float().cpu().contiguous() for k, v in net.state_dict().items()}
+    doc = vkvit_document(arch, test_acc)
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    vkvit_file.write_model(out_path, tensors, doc)
+    log(f"wrote {out_path} ({os.path.getsize(out_path) / 1e6:.2f} MB, {doc['name']})")
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Driver
+# ------------------------------------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--arch", choices=sorted(CONFIGS), required=True)
+    p.add_argument("--data", default=DEFAULT_DATA, help="CIFAR-10 JPEG tarball (default: %(default)s)")
+    p.add_argument("--cache", default=os.path.join(REPO, "build-train"),
+                   help="decoded data and checkpoints (default: %(default)s)")
+    p.add_argument("--out", help="model file to write (default: assets/models/<arch>_cifar10.vkvit)")
+    p.add_argument("--epochs", type=int, default=8, help="length of the schedule (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=128, help="batch size (default: %(default)s)")
+    p.add_argument("--lr", type=float, default=1.5e-3, help="peak learning rate (default: %(default)s)")
+    p.add_argument("--weight-decay", type=float, default=0.05, help="AdamW weight decay (default: %(default)s)")
+    p.add_argument("--warmup-epochs", type=float, default=0.5, help="linear warm-up (default: %(default)s)")
+    p.add_argument("--augment", choices=("crop-flip", "flip"), default="crop-flip",
+                   help="training augmentation (default: %(default)s)")
+    p.add_argument("--label-smoothing", type=float, default=0.1, help="(default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads, 0 = all cores (default: 0)")
+    p.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default: %(default)s)")
+    p.add_argument("--time-budget-min", type=float, default=0,
+                   help="cosine schedule over this much training time instead of --epochs (default: 0 = off)")
+    p.add_argument("--time-limit-min", type=float, default=0,
+                   help="checkpoint and stop after this many minutes; 0 = no limit (default: 0)")
+    p.add_argument("--ckpt-every-min", type=float, default=5.0, help="(default: %(default)s)")
+    p.add_argument("--export-only", action="store_true", help="export the last checkpoint and exit")
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    out_path = args.out or os.path.join(REPO, "assets", "models", f"{args.arch}_cifar10.vkvit")
+    ckpt_path = os.path.join(args.cache, f"{args.arch}_cifar10.ckpt")
+    os.makedirs(args.cache, exist_ok=True)
+
+    torch.manual_seed(args.seed)
+    net = build(args.arch).to(device)
+    opt = torch.optim.AdamW(param_groups(net, args.weight_decay), lr=args.lr, betas=(0.9, 0.999))
+    steps_per_epoch = 50000 // args.batch
+    total = steps_per_epoch * args.epochs
+    warmup = int(args.warmup_epochs * steps_per_epoch)
+    step, best, trained_s = 0, None, 0.0
+    if os.path.exists(ckpt_path):
+        state = torch.load(ckpt_path, map_location=device)
+        if state["arch"] != args.arch or state["config"] != CONFIGS[args.arch]["config"]:
+            sys.exit(f"train_cifar: {ckpt_path} was trained with another configuration; move it away")
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        step, best, trained_s = state["step"], state.get("test_acc"), state.get("trained_s", 0.0)
+        log(f"resumed {ckpt_path} at step {step} (epoch {step / steps_per_epoch:.2f}), last test acc {best}")
+    if args.export_only:
+        export(net, args.arch, out_path, best)
+        return 0
+
+    xtr, ytr, xte, yte = load_data(args.data, args.cache)
+    n_params = sum(p.numel() for p in net.parameters())
+    log(f"{args.arch}: {n_params:,} parameters, {steps_per_epoch} steps/epoch, {args.epochs} epochs, "
+        f"{torch.get_num_threads()} threads, device {device}")
+
+    def checkpoint(test_acc):
+        save_checkpoint(ckpt_path, {"arch": args.arch, "config": CONFIGS[args.arch]["config"],
+                                    "model": net.state_dict(), "opt": opt.state_dict(), "step": step,
+                                    "test_acc": test_acc, "trained_s": trained_s, "args": vars(args)})
+
+    def progress():
+        """Fraction of the schedule done: by steps, or by training time with --time-budget-min."""
+        if args.time_budget_min:
+            return trained_s / (60 * args.time_budget_min)
+        return step / total
+
+    t_start = t_ckpt = time.time()
+    loss_sum, loss_n, t_log = 0.0, 0, time.time()
+    net.train()
+    t_step = time.time()
+    while progress() < 1:
+        epoch, k = divmod(step, steps_per_epoch)
+        order = np.random.default_rng([args.seed, epoch]).permutation(50000)
+        aug_rng = np.random.default_rng([args.seed, epoch, k])
+        idx = order[k * args.batch:(k + 1) * args.batch]
+        x = normalise(augment(xtr[idx], aug_rng, crop=args.augment == "crop-flip"), device)
+        y = torch.from_numpy(ytr[idx]).to(device)
+        if args.time_budget_min:      # warm-up by steps, then cosine over the remaining time budget
+            p = progress()
+            lr = args.lr * (step + 1) / warmup if step < warmup else args.lr * 0.5 * (1 + math.cos(math.pi * p))
+        else:
+            lr = lr_at(step, total, warmup, args.lr)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        loss = F.cross_entropy(net(x), y, label_smoothing=args.label_smoothing)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        step += 1
+        trained_s += time.time() - t_step
+        loss_sum, loss_n = loss_sum + float(loss), loss_n + 1
+        if time.time() - t_log > 60:
+            log(f"step {step} ({100 * progress():.1f} % of the schedule) epoch {step / steps_per_epoch:.2f} "
+                f"loss {loss_sum / loss_n:.4f} lr {opt.param_groups[0]['lr']:.2e} {(time.time() - t_log) / loss_n:.3f} s/step")
+            loss_sum, loss_n, t_log = 0.0, 0, time.time()
+        if step % steps_per_epoch == 0:
+            best = evaluate(net, xte, yte, device)
+            log(f"epoch {step // steps_per_epoch} done: test accuracy {100 * best:.2f} %")
+            checkpoint(best)
+            export(net, args.arch, out_path, best)
+            t_ckpt = time.time()
+        elif time.time() - t_ckpt > 60 * args.ckpt_every_min:
+            checkpoint(best)
+            t_ckpt = time.time()
+        if args.time_limit_min and time.time() - t_start > 60 * args.time_limit_min:
+            checkpoint(best)
+            log(f"time limit reached at step {step}; run the same command again to resume")
+            return 0
+        t_step = time.time()               # evaluation and checkpoints do not count as training time
+    acc = evaluate(net, xte, yte, device)
+    log(f"finished: test accuracy {100 * acc:.2f} %")
+    checkpoint(acc)
+    export(net, args.arch, out_path, acc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
