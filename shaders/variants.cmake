@@ -17,3 +17,10 @@ vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(softmax_rows_f32_f32 softmax_rows.comp)
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
+vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
+vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
+vkvit_shader(mlstm_carry_f32 mlstm_carry.comp)       # ViL: chunked scan phase 2, sequential combine over chunks
+vkvit_shader(mlstm_inter_f32 mlstm_inter.comp)       # ViL: chunked scan phase 3, carried part C^T q of the outputs
+vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (SPEC 7.3), seed / NX-AI
+vkvit_shader(mlstm_gn_stats_f32 mlstm_gn_stats.comp) # ViL seed: sequence-wide GroupNorm statistics
+vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)

@@ -48,6 +48,7 @@ static void build_graph(vkvit_session *s) {
     s->condition = VKVIT_NONE;
     switch (s->model->cfg.arch) {
     case VKVIT_ARCH_VIT5: vkvit__vit5_build(g, s->model, s->batch, &s->input, &s->output); break;
+    case VKVIT_ARCH_VIL: vkvit__vil_build(g, s->model, s->batch, &s->input, &s->output); break;
     case VKVIT_ARCH_RESNET:
         vkvit__resnet_build(g, s->model, s->batch, &s->input, &s->condition, &s->output);
         break;

@@ -38,6 +38,38 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
 /* One ViT5ResidualBlock updating the residual stream x [B, T, C] in place (SPEC 2.2). */
 void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t B);
 
+/* ---- Vision-LSTM (vil.c): mLSTM cell and block, ViL v1 network (SPEC 7) ------------------------------------ */
+
+typedef struct vkvit__mlstm_desc {
+    uint32_t dim, inner_dim, num_heads, conv_kernel;   /* D, E, NH, conv1d kernel (qkv blocks are 4x4) */
+    bool nxai;                              /* NX-AI numerics and norms (SPEC 7.2), else the seed's (7.1) */
+    float norm_eps;                         /* the block LayerNorm (norm1) */
+    uint32_t chunk;                         /* scan chunk length; 0 = the device default */
+} vkvit__mlstm_desc;
+
+/* Intermediates of a cell, for tests: gates [B*S, 2NH] (ipre | fpre) and the scan output h [B*S, E]. */
+typedef struct vkvit__mlstm_aux {
+    uint32_t gates, h;
+} vkvit__mlstm_aux;
+
+/* The mLSTM block settings of a `vil` model. */
+vkvit__mlstm_desc vkvit__vil_mlstm_desc(const vkvit__model_config *cfg);
+
+/* mLSTMCell on xn (dense [B*S, D], original token order) writing its output into y (dense [B*S, D]); with
+ * `accumulate` the output is added to y's contents (the block's residual add, in the proj_down epilogue).
+ * Weights "<wprefix>proj_up.weight", ... (state_dict names of the cell). aux (optional) gets intermediates. */
+void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm_desc *d, const char *wprefix,
+                       uint32_t xn, uint32_t B, uint32_t S, bool reverse, uint32_t y, bool accumulate,
+                       vkvit__mlstm_aux *aux);
+
+/* mLSTMBlock: x += cell(norm1(x), reverse), x any tensor of B*S*D floats updated in place. Weights
+ * "<wprefix>norm1.weight" and "<wprefix>mlstm.*". */
+void vkvit__mlstm_block(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm_desc *d, const char *wprefix,
+                        uint32_t x, uint32_t B, uint32_t S, bool reverse);
+
+/* The whole VisionLSTM for batch B: input [B, H, W, 3] -> output logits [B, classes]. */
+void vkvit__vil_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *output);
+
 /* ---- resnet: conditioned ClassificationResNet (resnet.c) ---------------------------------------------------- */
 
 /* Constant tensors: const.rope [T, dk/2, 2], the split-half grid RoPE table over Hp x Wp (single base

@@ -1,0 +1,131 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// ---------------------------------------------------------------------------------------------------------------
+// Chunked mLSTM scan, phase 4 of 4 (SPEC 7.3; layout in mlstm_common.glsl): the outputs of one chunk from the
+// state carried into it (phase 2) and its carried part C^T q (phase 3, read back from h), exact against the
+// quadratic forms of SPEC 7.1 (seed) and 7.2 (NX-AI).
+// With beta_i the chunk's local inclusive cumsum of the log forget gate, li_j the log input gate, q' = q * qs and
+// k' = k * ks (the 1/sqrt(DH) sits on the queries for the seed, on the keys for NX-AI):
+//   alpha_i = beta_i + mu                          carried-state log-weight (mu: exact running max)
+//   a_ij    = beta_i - beta_j + li_j  (j <= i)     intra-chunk log-weights
+//   M_i     = max(alpha_i, max_j a_ij)             the unclamped row max;  m_i = max(M_i, -10) (seed) | M_i (NX-AI)
+//   num_i   = e^(alpha_i - m_i) (C^T q'_i) + sum_j e^(a_ij - m_i) (q'_i . k'_j) v_j
+//   den_i   = e^(alpha_i - m_i) (q'_i . n) + sum_j e^(a_ij - m_i) (q'_i . k'_j)
+//   h_i     = num_i / max(den_i, 1)                                   (seed: the -10 clamp only enters here)
+//           = num_i / (max(|den_i|, e^(-M_i)) + 1e-6)                 (NX-AI)
+// Each row is written at its ORIGINAL token index (no flip for reversed blocks).
+// One workgroup per (value tile, chunk, b*NH + h); lane l owns value column tile*VT + l. The chunk's weighted
+// scores A [L][L] (4 x 4 blocks per lane) sit in shared memory; steps are separated by barriers.
+// ---------------------------------------------------------------------------------------------------------------
+#include "types.glsl"
+#include "mlstm_common.glsl"
+
+layout(binding = 0, std430) readonly buffer Qkv { float data_qkv[]; };
+layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
+layout(binding = 2, std430) readonly buffer St { float data_st[]; };
+layout(binding = 3, std430) buffer Ho { float data_h[]; };         // in: C^T q (phase 3), out: h
+
+shared float sh_A[L * L];
+shared float sh_beta[L], sh_li[L], sh_M[L], sh_ws[L], sh_r[L];
+
+void main() {
+    const uint lid = gl_LocalInvocationID.x, tile = gl_WorkGroupID.x, c = gl_WorkGroupID.y;
+    const uint h = gl_WorkGroupID.z % p.NH, b = gl_WorkGroupID.z / p.NH;
+    const uint col = tile * VT + lid;
+    const bool has_col = col < DH;
+    const float inv_sqrt = 1.0 / sqrt(float(DH));
+    const float qs = NXAI ? 1.0 : inv_sqrt, ks = NXAI ? inv_sqrt : 1.0;
+    const uint qb = p.q_off + h * DH, kb = p.k_off + h * DH, vb = p.v_off + h * DH;
+    const uint c0 = c * L, Lc = min(L, p.S - c0);
+    const uint base = rec_base(b, h, c), sc = base + DH * DH + DH;
+    const bool have = data_st[sc + 3] != 0.0;         // a state is carried in (not the first chunk)
+    const float mu = data_st[sc + 2];
+
+    // 1. gates of the chunk's tokens
+    for (uint t = lid; t < Lc; t += VT) {
+        const uint row = row_of(b, c0 + t);
+        log_gates(data_g[row * p.gate_stride + p.i_off + h], data_g[row * p.gate_stride + p.f_off + h], sh_li[t],
+                  sh_beta[t]);
+    }
+    barrier();
+    if (lid == 0) {                                   // local inclusive cumsum
+        float s = 0.0;
+        [[dont_unroll]] for (uint t = 0; t < Lc; t++) {
+            s += sh_beta[t];
+            sh_beta[t] = s;
+        }
+    }
+    barrier();
+    // 2a. exact row max M_i and the carried-state weight e^(alpha_i - m_i)
+    for (uint i = lid; i < Lc; i += VT) {
+        const float bi = sh_beta[i];
+        float M = have ? bi + mu : NEG_BIG;
+        [[dont_unroll]] for (uint j = 0; j <= i; j++) M = max(M, bi - sh_beta[j] + sh_li[j]);
+        sh_M[i] = M;
+        sh_ws[i] = have ? exp(bi + mu - (NXAI ? M : max(M, -10.0))) : 0.0;
+    }
+    barrier();
+    // 2b. weighted intra-chunk scores A_ij = (q'_i . k'_j) e^(a_ij - m_i), zero above the diagonal; 4 x 4 blocks
+    const uint nb = (Lc + 3) / 4;
+    [[dont_unroll]] for (uint tile = lid; tile < nb * nb; tile += VT) {
+        const uint i0 = (tile / nb) * 4, j0 = (tile % nb) * 4;
+        float acc[4][4];
+        [[unroll]] for (uint a = 0; a < 4; a++)
+            [[unroll]] for (uint e = 0; e < 4; e++) acc[a][e] = 0.0;
+        if (j0 <= i0) {
+            uint qr[4], kr[4];
+            [[unroll]] for (uint u = 0; u < 4; u++) {
+                qr[u] = row_of(b, c0 + min(i0 + u, Lc - 1)) * p.qkv_stride + qb;
+                kr[u] = row_of(b, c0 + min(j0 + u, Lc - 1)) * p.qkv_stride + kb;
+            }
+            [[dont_unroll]] for (uint d = 0; d < DH; d++) {
+                float qq[4], kk[4];
+                [[unroll]] for (uint u = 0; u < 4; u++) {
+                    qq[u] = data_qkv[qr[u] + d];
+                    kk[u] = data_qkv[kr[u] + d];
+                }
+                [[unroll]] for (uint a = 0; a < 4; a++)
+                    [[unroll]] for (uint e = 0; e < 4; e++) acc[a][e] += qq[a] * kk[e];
+            }
+        }
+        [[unroll]] for (uint a = 0; a < 4; a++) {
+            const uint i = i0 + a;
+            if (i < Lc) {
+                const float m = NXAI ? sh_M[i] : max(sh_M[i], -10.0);
+                [[unroll]] for (uint e = 0; e < 4; e++) {
+                    const uint j = j0 + e;
+                    if (j < Lc)
+                        sh_A[i * L + j] = j <= i ? acc[a][e] * (qs * ks) * exp(sh_beta[i] - sh_beta[j] + sh_li[j] - m) : 0.0;
+                }
+            }
+        }
+    }
+    barrier();
+    // 2c. the normaliser of each row, with q'_i . n from the carried state
+    for (uint i = lid; i < Lc; i += VT) {
+        float qn = 0.0;
+        if (have) {
+            const uint qi = row_of(b, c0 + i) * p.qkv_stride + qb;
+            [[dont_unroll]] for (uint d = 0; d < DH; d++) qn += data_qkv[qi + d] * data_st[base + DH * DH + d];
+        }
+        float den = sh_ws[i] * qn * qs;
+        [[dont_unroll]] for (uint j = 0; j <= i; j++) den += sh_A[i * L + j];
+        sh_r[i] = NXAI ? 1.0 / (max(abs(den), exp(-sh_M[i])) + 1e-6) : 1.0 / max(den, 1.0);
+    }
+    barrier();
+    // 3. outputs of the lane's column: the intra part with j outermost (each v_j[col] loaded once, every row's sum
+    //    in a private array), then e^(alpha_i - m_i) C^T q'_i (phase 3 left C^T q_i in h) and the normaliser
+    if (has_col) {
+        float o[L];
+        [[dont_unroll]] for (uint i = 0; i < Lc; i++) o[i] = 0.0;
+        [[dont_unroll]] for (uint j = 0; j < Lc; j++) {
+            const float vj = data_qkv[row_of(b, c0 + j) * p.qkv_stride + vb + col];
+            [[dont_unroll]] for (uint i = j; i < Lc; i++) o[i] += sh_A[i * L + j] * vj;
+        }
+        [[dont_unroll]] for (uint i = 0; i < Lc; i++) {
+            const uint hi = row_of(b, c0 + i) * p.h_stride + h * DH + col;
+            const float carried = have ? sh_ws[i] * data_h[hi] * qs : 0.0;
+            data_h[hi] = (carried + o[i]) * sh_r[i];
+        }
+    }
+}

@@ -1,0 +1,218 @@
+/* Op builders of the Vision-LSTM cell (see ops_vil.h): push-constant mirrors of shaders/mlstm_*.comp, tile choice,
+ * dispatch geometry. */
+#include "graph/ops_vil.h"
+
+#include <stdio.h>
+
+static vkvit__node_binding rd(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ}; }
+static vkvit__node_binding wr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_WRITE}; }
+static uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKVIT_NONE ? fallback : t; }
+
+static uint32_t groups_for(uint64_t n, uint32_t per_group) {
+    uint64_t g = (n + per_group - 1) / per_group;
+    return (uint32_t)(g == 0 ? 1 : g > 65535 ? 65535 : g); /* the kernels grid-stride over the rest */
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * conv1d + SiLU + headwise q/k/v (shaders/mlstm_prep.comp)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct mlstm_prep_push {
+    uint32_t rows, S, E, K, up_stride, reverse;
+} mlstm_prep_push;
+
+void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op, uint32_t *a,
+                          uint32_t *qkv) {
+    *a = *qkv = VKVIT_NONE;
+    if (g->error) return;
+    if (op->E % 4 || op->K == 0) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm prep '%s': E = %u is not a multiple of 4 or the conv "
+                          "kernel is 0", name, op->E);
+        return;
+    }
+    const uint32_t rows = op->B * op->S;
+    char label[64];
+    uint32_t a_shape[2] = {rows, op->E}, qkv_shape[2] = {rows, 3 * op->E};
+    snprintf(label, sizeof label, "%s.a", name);
+    *a = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, a_shape);
+    snprintf(label, sizeof label, "%s.qkv", name);
+    *qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
+    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32, .n_buffers = 8,
+                             .push_size = sizeof(mlstm_prep_push)};
+    mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse};
+    vkvit__node_binding b[8] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wq),
+                                rd(op->wk), rd(op->wv),     wr(*a),         wr(*qkv)};
+    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 8, &p, sizeof p, groups_for((uint64_t)rows * (op->E / 4), 64),
+                      1, 1);
+    if (g->error) *a = *qkv = VKVIT_NONE;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Chunked scan, four phases (shaders/mlstm_common.glsl: chunk, carry, inter, scan)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Mirrors the `p` block of shaders/mlstm_common.glsl (all four phases). */
+typedef struct mlstm_scan_push {
+    uint32_t S, NH, reverse, n_chunks;
+    uint32_t qkv_stride, q_off, k_off, v_off;
+    uint32_t gate_stride, i_off, f_off;
+    uint32_t h_stride;
+} mlstm_scan_push;
+
+/* llvmpipe leaves every loop of a shader invocation once 65535 iterations have run in total (gallivm's loop
+ * limiter), silently: the estimates below (loop trips of one invocation, upper bounds) must stay under it on CPU
+ * devices. */
+#define LLVMPIPE_LOOP_BUDGET 60000u
+
+static uint64_t ceil_div64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t trips_chunk(uint32_t DH, uint32_t WG, uint32_t L) {       /* mlstm_chunk.comp */
+    const uint64_t nb = ceil_div64(DH, 8);
+    return 4ull * L + ceil_div64(nb * nb, WG) * (L + 1) + (DH / WG + 1) * (uint64_t)(L + 1);
+}
+static uint64_t trips_carry(uint32_t DH, uint32_t VT, uint32_t n_chunks) { /* mlstm_carry.comp */
+    return (uint64_t)DH + DH / VT + 1 + (uint64_t)n_chunks * (DH / 4 + DH / (4 * VT) + 3);
+}
+static uint64_t trips_inter(uint32_t DH, uint32_t WG, uint32_t L) {       /* mlstm_inter.comp */
+    return ceil_div64(ceil_div64(L, 8) * ceil_div64(DH, 8), WG) * (DH + 1);
+}
+static uint64_t trips_scan(uint32_t DH, uint32_t VT, uint32_t L) {        /* mlstm_scan.comp */
+    const uint64_t rows = L / VT + 1, nb = ceil_div64(L, 4);
+    return 3ull * L + rows * (L + 1) + ceil_div64(nb * nb, VT) * (DH + 1) + rows * (DH + L + 2) +
+           (uint64_t)L * (L + 4);
+}
+
+/* The largest power-of-two value tile <= want (and not much wider than DH) whose shared memory fits. */
+static uint32_t pick_tile(uint32_t want, uint32_t DH, uint64_t (*shared_bytes)(uint32_t DH, uint32_t VT, uint32_t L),
+                          uint32_t L, uint32_t max_shared) {
+    uint32_t VT = want;
+    while (VT > 8 && VT / 2 >= DH) VT /= 2;
+    while (VT > 1 && shared_bytes(DH, VT, L) > max_shared) VT /= 2;
+    return VT;
+}
+static uint64_t shared_chunk(uint32_t DH, uint32_t VT, uint32_t L) { return 4ull * 5ull * L; }
+static uint64_t shared_carry(uint32_t DH, uint32_t VT, uint32_t L) { return 4ull * DH; }
+static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) { return 4ull * ((uint64_t)L * L + 5ull * L); }
+
+uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op) {
+    if (g->error) return VKVIT_NONE;
+    if (op->NH == 0 || op->E % op->NH || op->S == 0)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm scan '%s': %u heads do not divide E = %u "
+                                 "(or S = 0)", name, op->NH, op->E);
+    const bool cpu = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    const uint32_t DH = op->E / op->NH;
+    /* Chunk: 16 tokens on CPU devices, 32 elsewhere. Value tiles of the carry: one 8-lane SIMD vector on CPU
+     * devices, else 32 columns, narrowed until the shared memory fits. */
+    const uint32_t L = op->chunk ? op->chunk : cpu ? 16 : 32;
+    const uint32_t n_chunks = VKVIT_CEIL_DIV(op->S, L);
+    const uint32_t want = cpu ? 8 : 32;
+    const uint32_t max_shared = g->ctx->info.max_shared_memory ? g->ctx->info.max_shared_memory : 16384;
+    const uint32_t wg = 64;                    /* chunk summaries and carried parts: lanes own register blocks */
+    const uint32_t vt2 = pick_tile(want, DH, shared_carry, L, max_shared);
+    /* The outputs (phase 4) recompute the chunk's L x L scores in every value tile: on CPU devices one tile spans
+     * the whole head (up to 256 columns) so they are computed once. */
+    const uint32_t vt3 = pick_tile(cpu ? 256 : want, DH, shared_scan, L, max_shared);
+    if (L > 256 || shared_chunk(DH, wg, L) > max_shared || shared_carry(DH, vt2, L) > max_shared ||
+        shared_scan(DH, vt3, L) > max_shared)
+        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED,
+                                 "mlstm scan '%s': head dim %u with chunk %u does not fit the device's %u bytes of "
+                                 "shared memory (chunks are at most 256 tokens)", name, DH, L, max_shared);
+    if (cpu) {
+        const uint64_t worst = VKVIT_MAX(VKVIT_MAX(trips_chunk(DH, wg, L), trips_carry(DH, vt2, n_chunks)),
+                                         VKVIT_MAX(trips_inter(DH, wg, L), trips_scan(DH, vt3, L)));
+        if (worst > LLVMPIPE_LOOP_BUDGET)
+            return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED,
+                                     "mlstm scan '%s': %u tokens with head dim %u and chunk %u need %llu loop trips in "
+                                     "one shader invocation, over the %u that CPU drivers (llvmpipe) run", name, op->S,
+                                     DH, L, (unsigned long long)worst, LLVMPIPE_LOOP_BUDGET);
+    }
+    const uint64_t rec = (uint64_t)DH * DH + DH + 4, state_floats = (uint64_t)op->B * op->NH * n_chunks * rec;
+    if (state_floats > UINT32_MAX / 4 || (uint64_t)op->B * op->NH > 65535 || n_chunks > 65535)
+        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm scan '%s': %u images x %u heads x %u chunks is "
+                                 "too large", name, op->B, op->NH, n_chunks);
+    const uint32_t rows = op->B * op->S;
+    char label[64];
+    uint32_t st_shape[2] = {op->B * op->NH * n_chunks, (uint32_t)rec};
+    snprintf(label, sizeof label, "%s.state", name);
+    uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, st_shape);
+    uint32_t shape[2] = {rows, op->E};
+    uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    mlstm_scan_push p = {
+        .S = op->S, .NH = op->NH, .reverse = op->reverse, .n_chunks = n_chunks,
+        .qkv_stride = 3 * op->E, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
+        .gate_stride = 2 * op->NH, .i_off = 0, .f_off = op->NH,
+        .h_stride = op->E,
+    };
+    const uint32_t bh = op->B * op->NH;
+
+    /* 1. per-chunk summaries, all chunks in parallel */
+    vkvit__kernel_desc k1 = {.shader = VKVIT_SHADER_MLSTM_CHUNK_F32, .n_buffers = 3, .push_size = sizeof p,
+                             .n_spec = 4, .spec = {wg, L, DH, op->nxai}};
+    vkvit__node_binding b1[3] = {rd(op->qkv), rd(op->gates), wr(st)};
+    snprintf(label, sizeof label, "%s.chunks", name);
+    vkvit__graph_node(g, label, "mlstm_chunk", &k1, b1, 3, &p, sizeof p, 1, n_chunks, bh);
+
+    /* 2. the carried state, chunk after chunk */
+    vkvit__kernel_desc k2 = {.shader = VKVIT_SHADER_MLSTM_CARRY_F32, .n_buffers = 1, .push_size = sizeof p,
+                             .n_spec = 4, .spec = {vt2, L, DH, op->nxai}};
+    vkvit__node_binding b2[1] = {{st, VKVIT_READ | VKVIT_WRITE}};
+    snprintf(label, sizeof label, "%s.carry", name);
+    vkvit__graph_node(g, label, "mlstm_carry", &k2, b2, 1, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt2), 1, bh);
+
+    /* 3. the carried part C^T q of every row, into h, all chunks in parallel */
+    vkvit__kernel_desc k3 = {.shader = VKVIT_SHADER_MLSTM_INTER_F32, .n_buffers = 3, .push_size = sizeof p,
+                             .n_spec = 4, .spec = {wg, L, DH, op->nxai}};
+    vkvit__node_binding b3[3] = {rd(op->qkv), rd(st), wr(h)};
+    snprintf(label, sizeof label, "%s.inter", name);
+    vkvit__graph_node(g, label, "mlstm_inter", &k3, b3, 3, &p, sizeof p, 1, n_chunks, bh);
+
+    /* 4. outputs, all chunks in parallel (h read back and overwritten) */
+    vkvit__kernel_desc k4 = {.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32, .n_buffers = 4, .push_size = sizeof p,
+                             .n_spec = 4, .spec = {vt3, L, DH, op->nxai}};
+    vkvit__node_binding b4[4] = {rd(op->qkv), rd(op->gates), rd(st), {h, VKVIT_READ | VKVIT_WRITE}};
+    vkvit__graph_node(g, name, "mlstm_scan", &k4, b4, 4, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt3), n_chunks, bh);
+    return g->error ? VKVIT_NONE : h;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * outnorm + skip + output gate (shaders/mlstm_gn_stats.comp, mlstm_out.comp)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct mlstm_gn_push {
+    uint32_t S, E, G;
+    float eps;
+} mlstm_gn_push;
+
+typedef struct mlstm_out_push {
+    uint32_t rows, S, E, G;
+} mlstm_out_push;
+
+uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op) {
+    if (g->error) return VKVIT_NONE;
+    const uint32_t G = 4, rows = op->B * op->S; /* GroupNorm(E/4 groups): 4 channels per group */
+    const bool seed_gn = op->gn_weight != VKVIT_NONE;
+    if (op->E % G)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u is not a multiple of 4",
+                                 name, op->E);
+    char label[64];
+    uint32_t stats = VKVIT_NONE;
+    if (seed_gn) {
+        uint32_t st_shape[3] = {op->B, op->E / G, 2};
+        snprintf(label, sizeof label, "%s.gn_stats", name);
+        stats = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 3, st_shape);
+        const uint32_t wg = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) ? 8 : 64;
+        vkvit__kernel_desc ks = {.shader = VKVIT_SHADER_MLSTM_GN_STATS_F32, .n_buffers = 2,
+                                 .push_size = sizeof(mlstm_gn_push), .n_spec = 1, .spec = {wg}};
+        mlstm_gn_push ps = {op->S, op->E, G, op->eps};
+        vkvit__node_binding bs[2] = {rd(op->h), wr(stats)};
+        vkvit__graph_node(g, label, "mlstm_norm", &ks, bs, 2, &ps, sizeof ps, op->E / G, op->B, 1);
+    }
+    uint32_t shape[2] = {rows, op->E};
+    uint32_t out = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
+                             .push_size = sizeof(mlstm_out_push), .n_spec = 1, .spec = {seed_gn}};
+    mlstm_out_push p = {rows, op->S, op->E, G};
+    vkvit__node_binding b[8] = {rd(op->h), rd(or_dummy(stats, op->h)), rd(or_dummy(op->gn_weight, op->skip)),
+                                rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a), rd(op->up), wr(out)};
+    vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, groups_for((uint64_t)rows * op->E, 256), 1, 1);
+    return g->error ? VKVIT_NONE : out;
+}

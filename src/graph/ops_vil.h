@@ -1,0 +1,52 @@
+/* Op builders of the Vision-LSTM cell (SPEC 7): the kernels between proj_up and proj_down. The GEMMs (proj_up,
+ * gates, proj_down) and the LayerNorms come from ops.h; src/modules/vil.c strings everything together.
+ *
+ * Every tensor here is a dense matrix of rows = B * S tokens in ORIGINAL token order, also in reversed blocks:
+ * the conv and the scan read mirrored indices instead of flipping the sequence. */
+#ifndef VKVIT_GRAPH_OPS_VIL_H
+#define VKVIT_GRAPH_OPS_VIL_H
+
+#include "graph/ops.h"
+
+/* Causal depthwise conv1d (kernel K) + SiLU + the headwise 4x4 q/k/v projections (shaders/mlstm_prep.comp):
+ *   up [B*S, 2E] (xm = columns 0..E-1) -> a [B*S, E] (silu(conv(xm)), the skip branch) and
+ *   qkv [B*S, 3E] = cat(q, k, v) with q, k from a and v from xm.
+ * conv_w [E, 1, K], conv_b [E], wq / wk / wv [E/4, 4, 4]. Both outputs are new activations. */
+typedef struct vkvit__mlstm_prep_op {
+    uint32_t up, conv_w, conv_b, wq, wk, wv;
+    uint32_t B, S, E, K;
+    bool reverse;
+} vkvit__mlstm_prep_op;
+
+void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op, uint32_t *a,
+                          uint32_t *qkv);
+
+/* Chunked mLSTM scan (SPEC 7.3; shaders/mlstm_{chunk,carry,inter,scan}.comp: per-chunk state summaries in
+ * parallel, a sequential carry over the chunks, then every chunk's outputs in parallel; linear in S, exact against
+ * the quadratic forms): from qkv [B*S, 3E] (q, k, v column blocks, channel
+ * h*DH + d) and gates [B*S, 2*NH] (ipre of head h at column h, fpre at NH + h) to a new h [B*S, E] (channel
+ * h*DH + d), each row at its original token index. nxai: NX-AI numerics (SPEC 7.2), else the seed's (7.1).
+ * chunk: tokens per chunk (0 = the default: 16 on CPU devices, 32 elsewhere; at most 256). */
+typedef struct vkvit__mlstm_scan_op {
+    uint32_t qkv, gates;
+    uint32_t B, S, E, NH;
+    bool reverse, nxai;
+    uint32_t chunk;
+} vkvit__mlstm_scan_op;
+
+uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op);
+
+/* The cell's output before proj_down (shaders/mlstm_out.comp, plus shaders/mlstm_gn_stats.comp for the seed):
+ *   seed (gn_weight != VKVIT_NONE): hn = GroupNorm(E/4 groups over 4 channels x all S tokens, eps)(h) * w + bias
+ *   NX-AI (gn_weight == VKVIT_NONE): hn = h (the caller normalised it per token already)
+ *   out = (hn + skip * a) * silu(up[:, E:])  -> a new [B*S, E]. */
+typedef struct vkvit__mlstm_out_op {
+    uint32_t h, a, up, skip;
+    uint32_t gn_weight, gn_bias;            /* [E] each (seed), or VKVIT_NONE */
+    uint32_t B, S, E;
+    float eps;
+} vkvit__mlstm_out_op;
+
+uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op);
+
+#endif /* VKVIT_GRAPH_OPS_VIL_H */
