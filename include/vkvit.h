@@ -28,16 +28,48 @@
  *   callback when one is set. The library never prints, never exits and never aborts on bad input; an object
  *   whose creation fails is not created (*out is set to NULL).
  *
- * OWNERSHIP
+ * OWNERSHIP AND LIFETIME
  *   The creator destroys. Children borrow their parent, which must outlive them: destroy sessions, then models,
- *   then the ctx. In adopt mode (vkvit_ctx_desc.host) vkvit never creates or destroys the host's VkInstance or
- *   VkDevice; the host must keep them alive until vkvit_ctx_destroy() has returned.
+ *   then the ctx. vkvit_session_destroy waits for the session's own submissions (vkvit_session_run / _submit); work
+ *   the host recorded with vkvit_session_record(_ex) into its own command buffers is the host's to wait for before
+ *   it destroys the session. Every function returns having kept no reference to its arguments; only commands
+ *   recorded into a host command buffer refer to the host's images and buffers, until they complete.
+ *
+ * EMBEDDING (adopt mode: vkvit_ctx_desc.host; docs/embedding.md has the walkthrough)
+ *   Before it creates its VkDevice, the host asks vkvit_required_device_extensions() and enables those the device
+ *   has, plus the features it wants vkvit to use, and tells vkvit what it enabled (vkvit_host_device). Baseline:
+ *   Vulkan 1.1 and one queue family with VK_QUEUE_COMPUTE_BIT. Optional, each with a fallback when missing:
+ *   storageBuffer16BitAccess (fp16 weights; else fp32 only), shaderFloat16, subgroupSizeControl +
+ *   computeFullSubgroups (else the default subgroup size), timelineSemaphore (else vkvit_session_submit takes binary
+ *   semaphores and a fence).
+ *   What vkvit does with the host's objects: it creates its own buffers, memory, pipelines, pipeline cache, command
+ *   pools, descriptor pools, query pools and fences on the host's VkDevice, and destroys all of them in the
+ *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and
+ *   vkvit_session_create (uploads; they may wait for the queue to go idle), vkvit_session_set_images and
+ *   vkvit_session_run (each waits for its own work), vkvit_session_submit (never waits; on the queue the host
+ *   names), vkvit_ctx_destroy (waits until the queue is idle). Recording (vkvit_session_record / _record_ex)
+ *   appends commands and barriers to the host's command buffer and nothing else: it never begins, ends, resets or
+ *   submits it.
+ *   What vkvit never does: create an instance or device, destroy a host object, wait on the host's fences or
+ *   semaphores on the CPU, change the layout of a host image, submit outside the calls above, allocate or create
+ *   Vulkan objects after vkvit_session_create returns (vkvit_session_set_images growing its upload buffer is the
+ *   one documented exception).
  *
  * THREADING
- *   Objects are not internally synchronised. Different ctx objects may be used from different threads freely.
- *   One ctx and its children must be used from one thread at a time. vkvit submits to the ctx's queue; in adopt
- *   mode the host must not use that VkQueue concurrently with a vkvit call that submits (Vulkan requires external
- *   synchronisation of queues).
+ *   Objects are not internally synchronised; the rules follow what each call touches.
+ *   - vkvit_ctx_create and vkvit_ctx_destroy load process-wide Vulkan entry points: one thread at a time in the
+ *     whole process. Different ctx objects may then be used from different threads freely.
+ *   - Session calls touch only their session: set_input, set_condition, get_output, get_top_k, poll, wait, record,
+ *     record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
+ *     threads at the same time; one session from one thread at a time.
+ *   - vkvit_session_run, vkvit_session_submit and vkvit_session_set_images are session calls that also call
+ *     vkQueueSubmit: Vulkan requires the host to serialise all use of one VkQueue, so in adopt mode hold the lock
+ *     that guards the host's own submissions (and presents) around them.
+ *   - Everything else (model and session creation and destruction, device info) needs the whole ctx:
+ *     no other call on the ctx or its children, and no host use of its queue, at the same time. Do it on a loading
+ *     screen, not in the frame loop.
+ *   The log callback is called on the thread of the failing call, so concurrently when sessions are used from
+ *   several threads.
  *
  * PHILOSOPHY
  *   Readable first, fast second, no hidden allocation and no pipeline creation at run time.
@@ -252,12 +284,17 @@ typedef enum vkvit_precision {
 } vkvit_precision;
 
 /* Defaults: label "vkvit session", batch 1, precision DEFAULT, profile 0 (1 = per-node GPU timestamps, read with
- * vkvit_session_profile). */
+ * vkvit_session_profile), top_k 0, max_image_pixels 0. max_image_pixels = P > 0 creates the GPU pre-processing
+ * (3 pipelines) with the session and sizes set_images' upload buffer (4 P bytes) and the scratch buffer for any
+ * picture of at most P pixels; record_ex needs it for host inputs and refuses larger ones. 0: set_images creates
+ * all that at its first call (docs/preprocessing.md). */
 typedef struct vkvit_session_desc {
     const char *label;
     uint32_t batch;
     vkvit_precision precision;
     int profile;
+    uint32_t top_k;                         /* 0 = no top-K; else softmax + top-K on the GPU (vkvit_session_get_top_k) */
+    uint64_t max_image_pixels;              /* 0 = none; largest width * height of set_images / record_ex pictures */
 } vkvit_session_desc;
 
 /* Builds the graph, plans one activation arena, creates every pipeline and descriptor set and records the whole
@@ -295,7 +332,8 @@ VKVIT_API vkvit_result vkvit_session_run(vkvit_session *session);
  * recorded commands begin with a memory dependency on all earlier compute/transfer work and end with the output made
  * visible to the host. Call set_input (and set_condition) before submitting `cmd`; call get_output only after the
  * caller has waited for the submission (a fence or semaphore of its own). vkvit creates nothing here. The same
- * session must not be in flight twice at once (its arena is shared by every recording). */
+ * session must not be in flight twice at once (its arena is shared by every recording). vkvit_session_record_ex
+ * (Embedding section) also takes the host's VkImages / VkBuffers as input and a host VkBuffer as output. */
 VKVIT_API vkvit_result vkvit_session_record(vkvit_session *session, VkCommandBuffer cmd);
 
 /* The queue family a caller's command buffers for vkvit_session_record must come from. */
@@ -326,6 +364,226 @@ typedef struct vkvit_profile_entry {
 /* Writes up to `cap` entries (in execution order) and the total count. */
 VKVIT_API vkvit_result vkvit_session_profile(const vkvit_session *session, vkvit_profile_entry *out, uint32_t cap,
                                              uint32_t *count);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Images: 8-bit pictures pre-processed on the GPU, and top-K on the GPU
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef enum vkvit_pixel_format {
+    VKVIT_PIXEL_RGBA8 = 1,                  /* bytes R, G, B, A per pixel, values as stored (sRGB-encoded photos) */
+    VKVIT_PIXEL_BGRA8 = 2,                  /* bytes B, G, R, A */
+} vkvit_pixel_format;
+
+/* The largest image side vkvit_session_set_images accepts; larger images are refused before anything is
+ * allocated (VKVIT_ERROR_BAD_IMAGE). */
+#define VKVIT_MAX_IMAGE_SIDE 16384u
+
+/* An 8-bit image in host memory. The alpha channel is ignored. */
+typedef struct vkvit_image {
+    const uint8_t *pixels;
+    uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE each */
+    uint32_t row_bytes;                     /* 0 = width * 4 */
+    vkvit_pixel_format format;
+} vkvit_image;
+
+/* Uploads `count` images into batch slots first_slot .. first_slot + count - 1 (<= batch) and pre-processes them
+ * on the GPU exactly as the model file's `preprocess` says, i.e. torchvision's
+ *     Resize(resize_shorter, bicubic|bilinear, antialias=True) + CenterCrop(image_size) + Normalize(mean, std)
+ * on the float image byte / 255 (PIL's separable resampling in float, docs/preprocessing.md): the shorter side
+ * becomes resize_shorter and the longer floor(resize_shorter * long / short); per axis scale = in / out, support
+ * = 2 (bicubic, a = -0.5) or 1 (bilinear) times max(scale, 1), taps j from floor(c - support + 0.5) up to
+ * (excluding) floor(c + support + 0.5) around c = (i + 0.5) * scale, clipped to the picture, weights
+ * filter((j - c + 0.5) / max(scale, 1)) normalised to sum 1; horizontal pass then vertical; crop offsets
+ * round((size - crop) / 2) with halves to even (Python's round); then (v - mean) / std into the input
+ * [B, H, W, 3]. Matches tools/reference/preprocess.py within 1e-5 on the normalised values. Slots not named keep
+ * their contents. Waits for that work; run afterwards (the session must be idle, as for set_input). Grows the
+ * session's upload and scratch buffers when the images are larger than any before (the only allocation after
+ * session creation; size them up front with vkvit_session_desc.max_image_pixels). Errors:
+ * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4, session in flight),
+ * VKVIT_ERROR_BAD_IMAGE (a zero or too large side, unknown format), VKVIT_ERROR_UNSUPPORTED (the model's input is
+ * not a 3-channel image), VKVIT_ERROR_OUT_OF_DEVICE_MEMORY (growing). */
+VKVIT_API vkvit_result vkvit_session_set_images(vkvit_session *session, uint32_t first_slot,
+                                                const vkvit_image *images, uint32_t count);
+
+/* Softmax over the logits and the K most probable classes of each image, computed on the GPU after every run when
+ * the session was created with top_k > 0 (at most VKVIT_MAX_TOP_K and num_classes). Writes batch * top_k entries,
+ * row-major, most probable first; ties go to the lower class index. Copies out after a run, like get_output. */
+#define VKVIT_MAX_TOP_K 32u
+VKVIT_API vkvit_result vkvit_session_get_top_k(vkvit_session *session, uint32_t *classes, float *probabilities,
+                                               size_t count);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Embedding: host images and buffers recorded into the host's command buffer, submission on host queues
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* --- Host images and buffers in, host buffer out, recorded into the host's command buffer (docs/preprocessing.md) ---
+ *
+ * vkvit_session_record_ex records, into a command buffer of the host's, the GPU pre-processing of images the host
+ * already has on the device (a camera frame, a render target: a VkImage, or RGBA8/BGRA8 pixels in a VkBuffer) into
+ * batch slots of the session's input, the inference, and optionally a copy of the logits or the top-K result into
+ * a VkBuffer of the host's. Pre-processing is exactly vkvit_session_set_images' (resize, centre crop, normalise).
+ *
+ *   vkvit_host_image in = {.image = img, .view = view, .format = VK_FORMAT_R8G8B8A8_SRGB,
+ *                          .layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, .width = 1280, .height = 720,
+ *                          .src_stage = VK_PIPELINE_STAGE_TRANSFER_BIT, .src_access = VK_ACCESS_TRANSFER_WRITE_BIT};
+ *   vkvit_record_desc rd = {.images = &in, .image_count = 1,
+ *                           .output = {.kind = VKVIT_OUTPUT_TOP_K, .buffer = results, .offset = 0,
+ *                                      .dst_stage = VK_PIPELINE_STAGE_HOST_BIT, .dst_access = VK_ACCESS_HOST_READ_BIT}};
+ *   vkvit_session_record_ex(s, cmd, &rd);      // then the host ends, submits and waits for cmd as it likes
+ *
+ * Rules: vkvit creates and allocates nothing here. The descriptor sets that point at the host's resources were
+ * allocated at session creation (one per batch slot) and are rewritten by this call, so the previous recording of
+ * this session must have completed on the GPU (or never been submitted) before the next record_ex call. The host
+ * keeps its images, views and buffers alive until the recorded work has completed. vkvit never changes an image
+ * layout. Each input is pre-processed through the session's scratch buffer, sized at session creation for images
+ * of up to vkvit_session_desc.max_image_pixels pixels: larger inputs are refused (VKVIT_ERROR_INVALID_ARGUMENT
+ * naming the size needed). Slots without a host input keep what set_input / set_images last put there. */
+
+/* A host VkImage as the input of one batch slot. sRGB: an _SRGB view decodes to linear light on fetch; vkvit
+ * re-encodes the value to sRGB (and rounds it back to its 8-bit code), because the model was trained on the stored,
+ * encoded values, exactly what set_images sees. So an _SRGB and a _UNORM view of the same bytes give the same
+ * result. */
+typedef struct vkvit_host_image {
+    VkImage image;                          /* required: for the barrier */
+    VkImageView view;                       /* required: VK_IMAGE_VIEW_TYPE_2D of `image`, created with
+                                               VK_IMAGE_USAGE_SAMPLED_BIT, one mip level, one layer */
+    VkFormat format;                        /* the view's: VK_FORMAT_R8G8B8A8_UNORM/_SRGB, VK_FORMAT_B8G8R8A8_UNORM/_SRGB */
+    VkImageLayout layout;                   /* the layout the image is in when the commands run:
+                                               VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL or VK_IMAGE_LAYOUT_GENERAL */
+    VkImageSubresourceRange subresource;    /* the view's range, for the barrier; aspectMask 0 = colour, mip 0, layer 0 */
+    uint32_t width, height;                 /* the view's extent, 1 .. VKVIT_MAX_IMAGE_SIDE */
+    uint32_t slot;                          /* batch slot, < batch */
+    VkPipelineStageFlags src_stage;         /* the host's last write of the image (e.g. VK_PIPELINE_STAGE_TRANSFER_BIT,
+                                               COLOR_ATTACHMENT_OUTPUT); a layout transition after it (a render
+                                               pass's finalLayout) must be made to reach this stage by the host's own
+                                               dependency; 0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT */
+    VkAccessFlags src_access;               /* its access (e.g. VK_ACCESS_TRANSFER_WRITE_BIT); 0 = VK_ACCESS_MEMORY_WRITE_BIT */
+} vkvit_host_image;
+
+/* 8-bit pixels in a host VkBuffer as the input of one batch slot (alpha ignored). The buffer holds at least
+ * offset + (height - 1) * row_bytes + width * 4 bytes; that range (from offset rounded down to the device's
+ * minStorageBufferOffsetAlignment) must not exceed maxStorageBufferRange. */
+typedef struct vkvit_host_pixels {
+    VkBuffer buffer;                        /* required: created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT */
+    VkDeviceSize offset;                    /* of the first pixel; a multiple of 4 */
+    uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE */
+    uint32_t row_bytes;                     /* a multiple of 4, >= width * 4; 0 = width * 4 */
+    vkvit_pixel_format format;              /* VKVIT_PIXEL_RGBA8 or VKVIT_PIXEL_BGRA8 */
+    uint32_t slot;                          /* batch slot, < batch */
+    VkPipelineStageFlags src_stage;         /* the host's last write (0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT) */
+    VkAccessFlags src_access;               /* its access (0 = VK_ACCESS_MEMORY_WRITE_BIT) */
+} vkvit_host_pixels;
+
+typedef enum vkvit_output_kind {
+    VKVIT_OUTPUT_NONE = 0,                  /* no host buffer: the output goes where vkvit_session_record puts it
+                                               (read with get_output / get_top_k after the host's wait) */
+    VKVIT_OUTPUT_LOGITS = 1,                /* float [B, num_classes] */
+    VKVIT_OUTPUT_TOP_K = 2,                 /* uint32 classes [B, top_k], then float probabilities [B, top_k]
+                                               (sessions created with top_k > 0) */
+} vkvit_output_kind;
+
+/* Where the result goes. With a host buffer the session's own host-visible output is not updated (get_output and
+ * get_top_k then return an earlier run's result). */
+typedef struct vkvit_host_output {
+    vkvit_output_kind kind;
+    VkBuffer buffer;                        /* created with VK_BUFFER_USAGE_TRANSFER_DST_BIT; vkvit_session_output_bytes
+                                               bytes from `offset` */
+    VkDeviceSize offset;                    /* a multiple of 4 */
+    VkPipelineStageFlags dst_stage;         /* the host's next read (e.g. VK_PIPELINE_STAGE_HOST_BIT, COMPUTE_SHADER);
+                                               0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT */
+    VkAccessFlags dst_access;               /* its access (e.g. VK_ACCESS_HOST_READ_BIT); 0 = VK_ACCESS_MEMORY_READ_BIT */
+} vkvit_host_output;
+
+/* Defaults: no host images, no host pixel buffers, output kind NONE. */
+typedef struct vkvit_record_desc {
+    const vkvit_host_image *images;
+    uint32_t image_count;
+    const vkvit_host_pixels *pixels;
+    uint32_t pixels_count;
+    vkvit_host_output output;
+} vkvit_record_desc;
+
+/* Records pre-processing of the host's inputs + one inference + the copy into the host's output buffer into `cmd`
+ * (same requirements as vkvit_session_record, which is this call with desc NULL). Every argument is checked before
+ * anything is recorded; on failure nothing was recorded. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL handle, a
+ * slot out of range or used twice, a bad format, layout, size, offset or alignment, top-K output without top_k,
+ * host inputs in a session created without max_image_pixels, an input larger than that), VKVIT_ERROR_BAD_IMAGE (a
+ * zero or too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a 3-channel image). */
+VKVIT_API vkvit_result vkvit_session_record_ex(vkvit_session *session, VkCommandBuffer cmd,
+                                               const vkvit_record_desc *desc);
+
+/* Bytes a host output buffer of `kind` needs: B * num_classes * 4 (logits) or B * top_k * 8 (top-K); 0 for NONE,
+ * or for TOP_K in a session without top-K. */
+VKVIT_API uint64_t vkvit_session_output_bytes(const vkvit_session *session, vkvit_output_kind kind);
+
+/* --- Submission on the host's queue, ordered by the host's semaphores (docs/embedding.md) ---
+ *
+ * The alternative to vkvit_session_record: vkvit submits its own pre-recorded command buffer on a queue the host
+ * names, waiting on and signalling the host's semaphores, and returns at once. Typical frame on a device with
+ * timeline semaphores (Vulkan 1.2, or 1.1 + VK_KHR_timeline_semaphore with timelineSemaphore enabled):
+ *
+ *   vkvit_session_set_input(s, pixels, n);                        // host memory; the session must be idle
+ *   vkvit_semaphore_wait  w = {.semaphore = frame_timeline, .value = frame};          // the host's work before
+ *   vkvit_semaphore_signal d = {.semaphore = frame_timeline, .value = frame + 1};     // inference done
+ *   vkvit_session_submit(s, &(vkvit_submit_desc){.waits = &w, .wait_count = 1, .signals = &d, .signal_count = 1});
+ *   ...later (next frame): vkWaitSemaphores(frame + 1) or vkvit_session_poll(s) == 1, then get_output / get_top_k.
+ *
+ * Without timeline semaphores (plain Vulkan 1.1) every value must be 0: the semaphores are binary (each signal is
+ * consumed by exactly one wait) and the host learns completion from `fence` or vkvit_session_poll.
+ *
+ * Memory: the submission begins with a dependency on all earlier compute and transfer work on the queue and ends
+ * with the output made visible to the host (as vkvit_session_record). A semaphore wait orders the host's work on
+ * another queue or submission before vkvit's; `stages` says which of vkvit's stages wait (default: compute shader
+ * and transfer, the only stages vkvit uses). */
+
+#define VKVIT_MAX_SUBMIT_SEMAPHORES 16u     /* waits and signals per submission, each */
+
+typedef struct vkvit_semaphore_wait {
+    VkSemaphore semaphore;                  /* required; owned by the host */
+    uint64_t value;                         /* timeline semaphore: wait until it reaches value; binary: 0 */
+    VkPipelineStageFlags stages;            /* vkvit's stages that wait; 0 = COMPUTE_SHADER | TRANSFER */
+} vkvit_semaphore_wait;
+
+typedef struct vkvit_semaphore_signal {
+    VkSemaphore semaphore;                  /* required; owned by the host */
+    uint64_t value;                         /* timeline semaphore: the value it is set to; binary: 0 */
+} vkvit_semaphore_signal;
+
+/* Defaults (field = 0 / NULL):
+ *   queue        the ctx's queue. Otherwise a queue of the ctx's queue family (vkvit_ctx_queue_family) on the ctx's
+ *                device, e.g. the renderer's async-compute queue when the ctx was created on that family. The
+ *                host must not use `queue` from another thread during the call (Vulkan's external
+ *                synchronisation rule for vkQueueSubmit).
+ *   waits        none; `wait_count` entries otherwise (at most VKVIT_MAX_SUBMIT_SEMAPHORES)
+ *   signals      none; `signal_count` entries otherwise (at most VKVIT_MAX_SUBMIT_SEMAPHORES)
+ *   fence        none; else an unsignalled fence of the host's, signalled when the inference has finished */
+typedef struct vkvit_submit_desc {
+    VkQueue queue;
+    const vkvit_semaphore_wait *waits;
+    uint32_t wait_count;
+    const vkvit_semaphore_signal *signals;
+    uint32_t signal_count;
+    VkFence fence;
+} vkvit_submit_desc;
+
+/* Submits one inference of `session` and returns without waiting (desc NULL = all defaults). vkvit allocates and
+ * creates nothing here: one vkQueueSubmit of the inference (signalling the session's own fence too), and a second,
+ * empty one that signals the host's fence when desc.fence is set. A session has one activation arena, so it is
+ * either idle or in flight: while it is in flight, submit, run, set_input, set_condition, set_images, get_output and
+ * get_top_k fail at once (VKVIT_ERROR_INVALID_ARGUMENT, "still in flight", never a wait); use two sessions to keep
+ * two inferences in flight. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL semaphore, too many semaphores, a non-zero
+ * value on a device without timeline semaphores, the session in flight, a missing condition),
+ * VKVIT_ERROR_DEVICE_LOST, VKVIT_ERROR_VULKAN. */
+VKVIT_API vkvit_result vkvit_session_submit(vkvit_session *session, const vkvit_submit_desc *desc);
+
+/* Never blocks: 1 when the session is idle (nothing submitted, or its last vkvit_session_submit / run has finished
+ * on the GPU), 0 while it is in flight, or a negative vkvit_result (VKVIT_ERROR_DEVICE_LOST). Work the host
+ * recorded with vkvit_session_record is the host's to track. */
+VKVIT_API int vkvit_session_poll(const vkvit_session *session);
+
+/* Blocks until the session's last submission has finished (VKVIT_OK at once when idle). For shutdown and loading
+ * screens; a frame loop polls instead. */
+VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
 
 #ifdef __cplusplus
 }

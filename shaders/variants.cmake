@@ -24,3 +24,7 @@ vkvit_shader(mlstm_inter_f32 mlstm_inter.comp)       # ViL: chunked scan phase 3
 vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (SPEC 7.3), seed / NX-AI
 vkvit_shader(mlstm_gn_stats_f32 mlstm_gn_stats.comp) # ViL seed: sequence-wide GroupNorm statistics
 vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)
+vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)        # image pre-processing pass 1:
+vkvit_shader(preprocess_h_u8_f32_image preprocess_h.comp DEFINES SOURCE_IMAGE=1)  # buffer / sampled VkImage source
+vkvit_shader(preprocess_v_f32_f32 preprocess_v.comp)  # pass 2: vertical + crop + normalise into the input
+vkvit_shader(topk_f32_u32 topk.comp)                 # softmax + top-K readout after the classifier head

@@ -5,10 +5,13 @@
  *   1. a memory dependency on everything submitted before (the previous run wrote the arena this one reuses)
  *   2. inputs (the image, and the condition of resnet models with a condition mixer): host-visible arena (UMA,
  *      CPU devices): the host writes them in place before the submit; otherwise a copy from a persistent
- *      host-visible staging buffer per input
- *   3. every node, with data-flow barriers (graph/record.c)
- *   4. output: made visible to the host, through a readback buffer when the arena is not host-visible */
+ *      host-visible staging buffer per input (set_images' GPU pre-processing writes where set_input would).
+ *      vkvit_session_record_ex then pre-processes the host's VkImages / VkBuffers into their slots (src/image/)
+ *   3. every node, with data-flow barriers (graph/record.c); with top_k, the softmax + top-K node is the last
+ *   4. outputs (logits, then the top-K words): made visible to the host, through a readback buffer when the arena
+ *      is not host-visible; or, for record_ex with a host output, copied into the host's buffer */
 #include "graph/graph.h"
+#include "image/image.h"
 #include "model/model.h"
 #include "modules/modules.h"
 
@@ -35,6 +38,10 @@ struct vkvit_session {
     uint32_t condition;                     /* graph tensor, VKVIT_NONE when the model takes no condition */
     bool condition_set;                     /* vkvit_session_set_condition succeeded at least once */
     bool ran;
+    /* Images and top-K (src/image): the GPU pre-processor of set_images / record_ex, and the top-K output. */
+    vkvit__imgproc img;                     /* img.ctx NULL until created (create_imgproc) */
+    uint32_t top_k;                         /* 0 = none */
+    uint32_t topk;                          /* graph tensor [2, B, top_k] words (classes, probabilities), or VKVIT_NONE */
 };
 
 static vkvit_shape shape_of(const vkvit__tensor *t) {
@@ -56,6 +63,10 @@ static void build_graph(vkvit_session *s) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: architecture %s has no kernels yet",
                           vkvit__arch_name(s->model->cfg.arch));
     }
+    /* Softmax + top-K on the GPU after the classifier head (vkvit_session_get_top_k). */
+    s->topk = VKVIT_NONE;
+    if (s->top_k && !g->error)
+        s->topk = vkvit__op_topk(g, "top_k", s->output, s->batch, g->tensors[s->output].shape[1], s->top_k);
 }
 
 static vkvit__record_target target_of(const vkvit_session *s) {
@@ -66,7 +77,22 @@ static vkvit__record_target target_of(const vkvit_session *s) {
     };
 }
 
-static void record(vkvit_session *s) {
+/* Step 4 with a host output buffer (vkvit_session_record_ex): the logits or the top-K words copied into it. */
+static void record_host_output(vkvit_session *s, VkCommandBuffer cmd, const vkvit_host_output *ho) {
+    vkvit_ctx *ctx = s->ctx;
+    const vkvit__tensor *o = &s->graph.tensors[ho->kind == VKVIT_OUTPUT_TOP_K ? s->topk : s->output];
+    const vkvit__buffer host = {.buffer = ho->buffer};
+    vkvit__cmd_barrier(ctx, cmd, &s->arena, o->offset, o->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    VkBufferCopy region = {.srcOffset = o->offset, .dstOffset = ho->offset, .size = o->bytes};
+    ctx->vk.vkCmdCopyBuffer(cmd, s->arena.buffer, ho->buffer, 1, &region);
+    vkvit__cmd_barrier(ctx, cmd, &host, ho->offset, o->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_ACCESS_TRANSFER_WRITE_BIT, ho->dst_stage ? ho->dst_stage : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                       ho->dst_access ? ho->dst_access : VK_ACCESS_MEMORY_READ_BIT);
+}
+
+/* io: the host inputs and output of vkvit_session_record_ex (already checked), or NULL. */
+static void record(vkvit_session *s, const vkvit_record_desc *io) {
     vkvit_ctx *ctx = s->ctx;
     VkCommandBuffer cmd = s->cmd;
     const vkvit__tensor *in = &s->graph.tensors[s->input], *out = &s->graph.tensors[s->output];
@@ -80,7 +106,8 @@ static void record(vkvit_session *s) {
         VkBufferCopy region = {.srcOffset = 0, .dstOffset = in->offset, .size = in->bytes};
         ctx->vk.vkCmdCopyBuffer(cmd, s->in_staging.buffer, s->arena.buffer, 1, &region);
         vkvit__cmd_barrier(ctx, cmd, &s->arena, in->offset, in->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                           VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+                           VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT); /* + host inputs' slots below */
         if (s->condition != VKVIT_NONE) {
             const vkvit__tensor *c = &s->graph.tensors[s->condition];
             VkBufferCopy cr = {.srcOffset = 0, .dstOffset = c->offset, .size = c->bytes};
@@ -90,20 +117,60 @@ static void record(vkvit_session *s) {
                                VK_ACCESS_SHADER_READ_BIT);
         }
     }
+    /* Host images and buffers pre-processed into their batch slots of the input (vkvit_session_record_ex). */
+    vkvit__imgproc_record_inputs(&s->img, cmd, io);
     /* 3. The graph. */
     vkvit__record_nodes(ctx, &s->graph, &tg, &s->rec, cmd);
-    /* 4. Output. */
-    if (!s->direct) {
-        vkvit__cmd_barrier(ctx, cmd, &s->arena, out->offset, out->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                           VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-        VkBufferCopy region = {.srcOffset = out->offset, .dstOffset = 0, .size = out->bytes};
-        ctx->vk.vkCmdCopyBuffer(cmd, s->arena.buffer, s->out_staging.buffer, 1, &region);
-        vkvit__cmd_barrier(ctx, cmd, &s->out_staging, 0, out->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                           VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    } else {
-        vkvit__cmd_barrier(ctx, cmd, &s->arena, out->offset, out->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                           VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    /* 4. Output: the logits, then the top-K words when the session has them (out_staging holds both, back to back),
+     * or what the host asked for in its own buffer. */
+    if (io && io->output.kind != VKVIT_OUTPUT_NONE) {
+        record_host_output(s, cmd, &io->output);
+        return;
     }
+    uint64_t staged = 0;
+    for (uint32_t i = 0; i < 2; i++) {
+        if (i == 1 && s->topk == VKVIT_NONE) break;
+        if (i == 1) out = &s->graph.tensors[s->topk];
+        if (!s->direct) {
+            vkvit__cmd_barrier(ctx, cmd, &s->arena, out->offset, out->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                               VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+            VkBufferCopy region = {.srcOffset = out->offset, .dstOffset = staged, .size = out->bytes};
+            ctx->vk.vkCmdCopyBuffer(cmd, s->arena.buffer, s->out_staging.buffer, 1, &region);
+            vkvit__cmd_barrier(ctx, cmd, &s->out_staging, staged, out->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                               VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+            staged += out->bytes;
+        } else {
+            vkvit__cmd_barrier(ctx, cmd, &s->arena, out->offset, out->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                               VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+        }
+    }
+}
+
+/* Pictures can be pre-processed into the input when it is [B, H, W, 3] with the model file's preprocess size. */
+static bool takes_images(const vkvit_session *s) {
+    const vkvit__preprocess *pp = &s->model->cfg.preprocess;
+    const vkvit__tensor *in = &s->graph.tensors[s->input];
+    return in->ndim == 4 && in->shape[1] == pp->image_size[0] && in->shape[2] == pp->image_size[1] && in->shape[3] == 3;
+}
+
+/* The GPU pre-processor for set_images / record_ex, writing the input tensor as the model file's `preprocess` says
+ * (src/image/preprocess.c): into the arena (direct) or the input staging buffer (what the next run copies in) for
+ * set_images, into the arena for recorded host inputs. Created with the session when max_image_pixels > 0, else
+ * by the first set_images (its documented exception), so sessions that never see a picture pay nothing. */
+static vkvit_result create_imgproc(vkvit_session *s, uint64_t max_image_pixels) {
+    const vkvit__preprocess *pp = &s->model->cfg.preprocess;
+    const vkvit__tensor *in = &s->graph.tensors[s->input];
+    vkvit__imgproc_config cfg = {
+        .crop_h = pp->image_size[0], .crop_w = pp->image_size[1], .resize_shorter = pp->resize_shorter,
+        .bicubic = pp->interpolation == VKVIT_INTERP_BICUBIC,
+    };
+    for (int c = 0; c < 3; c++) {
+        cfg.mean[c] = (float)pp->mean[c];
+        cfg.std[c] = (float)pp->std[c];
+    }
+    vkvit__imgproc_target graph_dst = {&s->arena, in->offset};
+    vkvit__imgproc_target host_dst = s->direct ? graph_dst : (vkvit__imgproc_target){&s->in_staging, 0};
+    return vkvit__imgproc_create(s->ctx, &cfg, s->batch, max_image_pixels, host_dst, graph_dst, &s->img);
 }
 
 vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *desc_in, vkvit_session **out) {
@@ -129,6 +196,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->ctx = ctx;
     s->batch = desc.batch;
     snprintf(s->label, sizeof s->label, "%s", desc.label ? desc.label : "vkvit session");
+    s->top_k = desc.top_k;
     vkvit__graph_init(&s->graph, ctx);
     if (desc.precision == VKVIT_PRECISION_FP16) {
         /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy). */
@@ -144,13 +212,16 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     if (!s->direct) {
         const vkvit__tensor *in = &s->graph.tensors[s->input], *o = &s->graph.tensors[s->output];
         if ((res = vkvit__buffer_create(ctx, in->bytes, VKVIT_MEM_UPLOAD, "vkvit input", &s->in_staging)) != VKVIT_OK ||
-            (res = vkvit__buffer_create(ctx, o->bytes, VKVIT_MEM_READBACK, "vkvit output", &s->out_staging)) != VKVIT_OK)
+            (res = vkvit__buffer_create(ctx, o->bytes + (s->topk != VKVIT_NONE ? s->graph.tensors[s->topk].bytes : 0),
+                                        VKVIT_MEM_READBACK, "vkvit output", &s->out_staging)) != VKVIT_OK)
             goto fail;
         if (s->condition != VKVIT_NONE &&
             (res = vkvit__buffer_create(ctx, s->graph.tensors[s->condition].bytes, VKVIT_MEM_UPLOAD, "vkvit condition",
                                         &s->cond_staging)) != VKVIT_OK)
             goto fail;
     }
+    if (desc.max_image_pixels && takes_images(s) && (res = create_imgproc(s, desc.max_image_pixels)) != VKVIT_OK)
+        goto fail;
     vkvit__record_target tg = target_of(s);
     if ((res = vkvit__record_prepare(ctx, &s->graph, &tg, desc.profile != 0, &s->rec)) != VKVIT_OK) goto fail;
 
@@ -166,7 +237,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     VK_TRY(ctx->vk.vkAllocateCommandBuffers(ctx->device, &alloc, &s->cmd));
     VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &s->fence));
     VK_TRY(ctx->vk.vkBeginCommandBuffer(s->cmd, &begin));
-    record(s);
+    record(s, NULL);
     VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
     *out = s;
     return VKVIT_OK;
@@ -184,6 +255,7 @@ void vkvit_session_destroy(vkvit_session *s) {
         ctx->vk.vkDestroyFence(ctx->device, s->fence, NULL);
     }
     if (s->pool) ctx->vk.vkDestroyCommandPool(ctx->device, s->pool, NULL);
+    vkvit__imgproc_destroy(&s->img);
     vkvit__record_free(ctx, &s->rec);
     vkvit__buffer_destroy(ctx, &s->arena);
     vkvit__buffer_destroy(ctx, &s->in_staging);
@@ -213,10 +285,23 @@ static vkvit_result check_count(const vkvit_session *s, uint32_t t, size_t count
     return VKVIT_OK;
 }
 
+/* A session submitted with vkvit_session_submit is in flight until its fence signals; its arena and staging
+ * buffers must not be touched (or resubmitted) until then. Never waits. */
+static vkvit_result check_idle(const vkvit_session *s, const char *fn) {
+    VkResult vr = s->ctx->vk.vkGetFenceStatus(s->ctx->device, s->fence);
+    if (vr == VK_SUCCESS) return VKVIT_OK;
+    if (vr == VK_NOT_READY)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "%s '%s': the session is still in flight from vkvit_session_submit; wait for its semaphore "
+                            "or fence (or vkvit_session_poll() == 1) first", fn, s->label);
+    return vkvit__vk_error(vr, "vkGetFenceStatus", fn, s->label);
+}
+
 vkvit_result vkvit_session_set_input(vkvit_session *s, const float *src, size_t count) {
     if (!s || !src) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_set_input: NULL argument");
     vkvit_result res = check_count(s, s->input, count, "vkvit_session_set_input");
     if (res != VKVIT_OK) return res;
+    if ((res = check_idle(s, "vkvit_session_set_input")) != VKVIT_OK) return res;
     /* Earlier runs have completed (run waits), so the host may write. */
     const vkvit__tensor *in = &s->graph.tensors[s->input];
     void *dst = s->direct ? (uint8_t *)s->arena.mapped + in->offset : s->in_staging.mapped;
@@ -232,6 +317,7 @@ vkvit_result vkvit_session_set_condition(vkvit_session *s, const float *src, siz
                             "identity)", s->label, s->model->label);
     vkvit_result res = check_count(s, s->condition, count, "vkvit_session_set_condition");
     if (res != VKVIT_OK) return res;
+    if ((res = check_idle(s, "vkvit_session_set_condition")) != VKVIT_OK) return res;
     const vkvit__tensor *c = &s->graph.tensors[s->condition];
     void *dst = s->direct ? (uint8_t *)s->arena.mapped + c->offset : s->cond_staging.mapped;
     memcpy(dst, src, count * sizeof(float));
@@ -252,7 +338,8 @@ vkvit_result vkvit_session_run(vkvit_session *s) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_run: session is NULL");
     if (check_condition(s, "vkvit_session_run") != VKVIT_OK) return VKVIT_ERROR_INVALID_ARGUMENT;
     vkvit_ctx *ctx = s->ctx;
-    vkvit_result res = VKVIT_OK;
+    vkvit_result res = check_idle(s, "vkvit_session_run");
+    if (res != VKVIT_OK) return res;
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
     VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
     VK_TRY(ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, s->fence));
@@ -268,7 +355,7 @@ vkvit_result vkvit_session_record(vkvit_session *s, VkCommandBuffer cmd) {
     if (!s || !cmd) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_record: NULL argument");
     VkCommandBuffer own = s->cmd;
     s->cmd = cmd;
-    record(s);
+    record(s, NULL);
     s->cmd = own;
     s->ran = true; /* the caller waits for its own submission before reading the output */
     return VKVIT_OK;
@@ -279,6 +366,7 @@ vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count
     vkvit_result res = check_count(s, s->output, count, "vkvit_session_get_output");
     if (res != VKVIT_OK) return res;
     if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_output '%s': no run yet", s->label);
+    if ((res = check_idle(s, "vkvit_session_get_output")) != VKVIT_OK) return res;
     const vkvit__tensor *o = &s->graph.tensors[s->output];
     const vkvit__buffer *b = s->direct ? &s->arena : &s->out_staging;
     uint64_t off = s->direct ? o->offset : 0;
@@ -319,5 +407,197 @@ vkvit_result vkvit_session_profile(const vkvit_session *s, vkvit_profile_entry *
         double ms = (double)(ticks[1] - ticks[0]) * s->ctx->info.timestamp_period_ns * 1e-6;
         out[i] = (vkvit_profile_entry){s->graph.nodes[i].label, s->graph.nodes[i].kind, ms};
     }
+    return VKVIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Submission on a host queue (include/vkvit.h "Submission on the host's queue"): the session's own pre-recorded
+ * command buffer, host semaphores around it, no waiting. The session's fence tracks "in flight".
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static vkvit_result check_submit_desc(const vkvit_session *s, const vkvit_submit_desc *d) {
+    const char *fn = "vkvit_session_submit";
+    if (d->wait_count > VKVIT_MAX_SUBMIT_SEMAPHORES || d->signal_count > VKVIT_MAX_SUBMIT_SEMAPHORES)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': %u waits and %u signals given, at most %u each", fn,
+                            s->label, d->wait_count, d->signal_count, VKVIT_MAX_SUBMIT_SEMAPHORES);
+    if ((d->wait_count && !d->waits) || (d->signal_count && !d->signals))
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "%s '%s': wait_count or signal_count is set but its array is NULL", fn, s->label);
+    bool timeline = s->ctx->info.timeline_semaphore != 0;
+    for (uint32_t i = 0; i < d->wait_count + d->signal_count; i++) {
+        bool wait = i < d->wait_count;
+        uint32_t j = wait ? i : i - d->wait_count;
+        VkSemaphore sem = wait ? d->waits[j].semaphore : d->signals[j].semaphore;
+        uint64_t value = wait ? d->waits[j].value : d->signals[j].value;
+        if (!sem)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': %s[%u].semaphore is VK_NULL_HANDLE", fn,
+                                s->label, wait ? "waits" : "signals", j);
+        if (value && !timeline)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                                "%s '%s': %s[%u].value is %llu but ctx '%s' has no timeline semaphores (the device "
+                                "lacks them or the host did not enable timelineSemaphore); use binary semaphores with "
+                                "value 0 and a fence", fn, s->label, wait ? "waits" : "signals", j,
+                                (unsigned long long)value, s->ctx->label);
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_submit(vkvit_session *s, const vkvit_submit_desc *desc) {
+    if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_submit: session is NULL");
+    vkvit_submit_desc d = desc ? *desc : (vkvit_submit_desc){0};
+    vkvit_ctx *ctx = s->ctx;
+    vkvit_result res = check_submit_desc(s, &d);
+    if (res == VKVIT_OK) res = check_condition(s, "vkvit_session_submit");
+    if (res == VKVIT_OK) res = check_idle(s, "vkvit_session_submit");
+    if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
+
+    /* Fixed-size arrays on the stack: nothing is allocated per submission. */
+    VkSemaphore wait_sems[VKVIT_MAX_SUBMIT_SEMAPHORES], signal_sems[VKVIT_MAX_SUBMIT_SEMAPHORES];
+    uint64_t wait_values[VKVIT_MAX_SUBMIT_SEMAPHORES], signal_values[VKVIT_MAX_SUBMIT_SEMAPHORES];
+    VkPipelineStageFlags wait_stages[VKVIT_MAX_SUBMIT_SEMAPHORES];
+    for (uint32_t i = 0; i < d.wait_count; i++) {
+        wait_sems[i] = d.waits[i].semaphore;
+        wait_values[i] = d.waits[i].value;
+        wait_stages[i] = d.waits[i].stages ? d.waits[i].stages
+                                           : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    }
+    for (uint32_t i = 0; i < d.signal_count; i++) {
+        signal_sems[i] = d.signals[i].semaphore;
+        signal_values[i] = d.signals[i].value;
+    }
+    /* Timeline values ride along whenever the ctx has timeline semaphores; binary semaphores ignore them. */
+    VkTimelineSemaphoreSubmitInfo values = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = d.wait_count,
+        .pWaitSemaphoreValues = wait_values,
+        .signalSemaphoreValueCount = d.signal_count,
+        .pSignalSemaphoreValues = signal_values,
+    };
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = ctx->info.timeline_semaphore && (d.wait_count || d.signal_count) ? &values : NULL,
+        .waitSemaphoreCount = d.wait_count,
+        .pWaitSemaphores = wait_sems,
+        .pWaitDstStageMask = wait_stages,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &s->cmd,
+        .signalSemaphoreCount = d.signal_count,
+        .pSignalSemaphores = signal_sems,
+    };
+    VkQueue queue = d.queue ? d.queue : ctx->queue;
+    VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
+    VK_TRY(ctx->vk.vkQueueSubmit(queue, 1, &submit, s->fence));
+    s->ran = true; /* in flight from here on, whatever happens to the host's fence below */
+    /* The host's fence: an empty submission signals it once everything before it on the queue has finished. */
+    if (d.fence) VK_TRY(ctx->vk.vkQueueSubmit(queue, 0, NULL, d.fence));
+    return VKVIT_OK;
+fail:
+    vkvit__error_prefix(res, "vkvit_session_submit '%s'", s->label);
+    return vkvit__ctx_fail(ctx, res);
+}
+
+int vkvit_session_poll(const vkvit_session *s) {
+    if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_poll: session is NULL");
+    VkResult vr = s->ctx->vk.vkGetFenceStatus(s->ctx->device, s->fence);
+    if (vr == VK_SUCCESS) return 1;
+    if (vr == VK_NOT_READY) return 0;
+    return vkvit__vk_error(vr, "vkGetFenceStatus", "vkvit_session_poll", s->label);
+}
+
+vkvit_result vkvit_session_wait(vkvit_session *s) {
+    if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_wait: session is NULL");
+    VkResult vr = s->ctx->vk.vkWaitForFences(s->ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+    if (vr != VK_SUCCESS)
+        return vkvit__ctx_fail(s->ctx, vkvit__vk_error(vr, "vkWaitForFences", "vkvit_session_wait", s->label));
+    return VKVIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Images and top-K (include/vkvit.h "Images" and "Host images and buffers"; the work is in src/image/)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static vkvit_result check_takes_images(const vkvit_session *s, const char *fn) {
+    if (!takes_images(s))
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                            "%s '%s': model '%s' does not take a 3-channel image of its preprocess.image_size", fn,
+                            s->label, s->model->label);
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, const vkvit_image *images,
+                                      uint32_t count) {
+    const char *fn = "vkvit_session_set_images";
+    if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
+    vkvit_result res = check_takes_images(s, fn);
+    if (res == VKVIT_OK) res = check_idle(s, fn);
+    if (res == VKVIT_OK && !s->img.ctx) res = create_imgproc(s, 0);
+    if (res == VKVIT_OK) res = vkvit__imgproc_set_images(&s->img, first_slot, images, count, fn);
+    if (res != VKVIT_OK) return vkvit__ctx_fail(s->ctx, vkvit__error_prefix(res, "session '%s'", s->label));
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_get_top_k(vkvit_session *s, uint32_t *classes, float *probabilities, size_t count) {
+    const char *fn = "vkvit_session_get_top_k";
+    if (!s || !classes || !probabilities) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    if (s->topk == VKVIT_NONE)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': the session was created with top_k = 0", fn,
+                            s->label);
+    const uint64_t n = (uint64_t)s->batch * s->top_k;
+    if (count != n)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': count %zu, the session has batch %u x top_k %u = "
+                            "%llu entries", fn, s->label, count, s->batch, s->top_k, (unsigned long long)n);
+    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': no run yet", fn, s->label);
+    vkvit_result res = check_idle(s, fn);
+    if (res != VKVIT_OK) return res;
+    /* Direct: the arena's top-K tensor; else out_staging, right after the logits (record(), step 4). */
+    const vkvit__buffer *b = s->direct ? &s->arena : &s->out_staging;
+    const uint64_t off = s->direct ? s->graph.tensors[s->topk].offset : s->graph.tensors[s->output].bytes;
+    if (!b->coherent) {
+        VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->memory,
+                                     .size = VK_WHOLE_SIZE};
+        s->ctx->vk.vkInvalidateMappedMemoryRanges(s->ctx->device, 1, &range);
+    }
+    const uint8_t *src = (const uint8_t *)b->mapped + off;
+    memcpy(classes, src, n * sizeof(uint32_t));
+    memcpy(probabilities, src + n * sizeof(uint32_t), n * sizeof(float));
+    return VKVIT_OK;
+}
+
+uint64_t vkvit_session_output_bytes(const vkvit_session *s, vkvit_output_kind kind) {
+    if (!s) return 0;
+    if (kind == VKVIT_OUTPUT_LOGITS) return s->graph.tensors[s->output].bytes;
+    if (kind == VKVIT_OUTPUT_TOP_K && s->topk != VKVIT_NONE) return s->graph.tensors[s->topk].bytes;
+    return 0;
+}
+
+vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *desc) {
+    const char *fn = "vkvit_session_record_ex";
+    if (!s || !cmd) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    vkvit_result res = VKVIT_OK;
+    if (desc) {
+        const vkvit_host_output *o = &desc->output;
+        if (o->kind != VKVIT_OUTPUT_NONE && o->kind != VKVIT_OUTPUT_LOGITS && o->kind != VKVIT_OUTPUT_TOP_K)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.kind = %d is unknown", fn, s->label,
+                               (int)o->kind);
+        else if (o->kind == VKVIT_OUTPUT_TOP_K && s->topk == VKVIT_NONE)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': a top-K output needs a session created with "
+                               "top_k > 0", fn, s->label);
+        else if (o->kind != VKVIT_OUTPUT_NONE && (!o->buffer || o->offset % 4))
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.buffer must be a VkBuffer and "
+                               "output.offset (%llu) a multiple of 4", fn, s->label, (unsigned long long)o->offset);
+        else if (desc->image_count + desc->pixels_count && (res = check_takes_images(s, fn)) == VKVIT_OK) {
+            if (!s->img.ctx)
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': host inputs need a session created with "
+                                   "max_image_pixels > 0 (nothing is created at record time)", fn, s->label);
+            else
+                res = vkvit__imgproc_check_inputs(&s->img, desc, fn);
+        }
+    }
+    if (res != VKVIT_OK) return vkvit__ctx_fail(s->ctx, vkvit__error_prefix(res, "session '%s'", s->label));
+    VkCommandBuffer own = s->cmd;
+    s->cmd = cmd;
+    record(s, desc);
+    s->cmd = own;
+    if (!desc || desc->output.kind == VKVIT_OUTPUT_NONE) s->ran = true; /* the caller waits before reading */
     return VKVIT_OK;
 }

@@ -13,6 +13,7 @@ vkvit_result vkvit__cmd_begin(vkvit_ctx *ctx, VkCommandBuffer *out) {
         .commandBufferCount = 1,
     };
     VK_TRY(ctx->vk.vkAllocateCommandBuffers(ctx->device, &alloc, out));
+    VKVIT_COUNT(ctx, command_buffers);
     VkCommandBufferBeginInfo begin = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
         .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
@@ -102,6 +103,7 @@ vkvit_result vkvit__timer_create(vkvit_ctx *ctx, uint32_t n, vkvit__timer *out) 
         .queryCount = n,
     };
     VK_TRY(ctx->vk.vkCreateQueryPool(ctx->device, &info, NULL, &out->pool));
+    VKVIT_COUNT(ctx, other_objects);
     out->n = n;
     return VKVIT_OK;
 fail:

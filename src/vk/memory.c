@@ -50,6 +50,7 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     VK_TRY(ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &out->buffer));
+    VKVIT_COUNT(ctx, buffers);
     VkMemoryRequirements req;
     ctx->vk.vkGetBufferMemoryRequirements(ctx->device, out->buffer, &req);
     int type = choose_memory_type(ctx, req.memoryTypeBits, kind);
@@ -64,6 +65,7 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
         .memoryTypeIndex = (uint32_t)type,
     };
     VkResult vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
+    VKVIT_COUNT(ctx, memory_allocations);
     if (vr != VK_SUCCESS) {
         uint32_t heap = ctx->mem_props.memoryTypes[type].heapIndex;
         res = vkvit__error(vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? VKVIT_ERROR_OUT_OF_DEVICE_MEMORY : VKVIT_ERROR_VULKAN,
@@ -84,6 +86,18 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
 fail:
     vkvit__buffer_destroy(ctx, out);
     return res;
+}
+
+vkvit__counts vkvit__ctx_counters(const vkvit_ctx *ctx) {
+    vkvit_ctx *c = (vkvit_ctx *)ctx; /* atomic_load takes a non-const pointer in C11 */
+    return (vkvit__counts){
+        .memory_allocations = atomic_load(&c->counters.memory_allocations),
+        .buffers = atomic_load(&c->counters.buffers),
+        .pipelines = atomic_load(&c->counters.pipelines),
+        .descriptor_sets = atomic_load(&c->counters.descriptor_sets),
+        .command_buffers = atomic_load(&c->counters.command_buffers),
+        .other_objects = atomic_load(&c->counters.other_objects),
+    };
 }
 
 void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf) {

@@ -36,6 +36,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         .pBindings = bindings,
     };
     VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &out->set_layout));
+    VKVIT_COUNT(ctx, other_objects);
 
     VkPushConstantRange push = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = desc->push_size};
     VkPipelineLayoutCreateInfo layout_info = {
@@ -46,6 +47,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         .pPushConstantRanges = &push,
     };
     VK_TRY(ctx->vk.vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &out->layout));
+    VKVIT_COUNT(ctx, other_objects);
 
     VkShaderModuleCreateInfo module_info = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -53,6 +55,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         .pCode = spv->words,
     };
     VK_TRY(ctx->vk.vkCreateShaderModule(ctx->device, &module_info, NULL, &module));
+    VKVIT_COUNT(ctx, other_objects);
 
     VkSpecializationMapEntry entries[VKVIT_MAX_SPEC];
     for (uint32_t i = 0; i < desc->n_spec; i++)
@@ -75,6 +78,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         .layout = out->layout,
     };
     VK_TRY(ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &out->pipeline));
+    VKVIT_COUNT(ctx, pipelines);
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, label);
     out->shader = desc->shader;
@@ -108,6 +112,7 @@ vkvit_result vkvit__descriptor_pool_create(vkvit_ctx *ctx, uint32_t max_sets, Vk
         .pPoolSizes = &size,
     };
     VK_TRY(ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, out));
+    VKVIT_COUNT(ctx, other_objects);
     return VKVIT_OK;
 fail:
     return res;
@@ -123,6 +128,7 @@ vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, VkDescriptorPool pool,
         .pSetLayouts = &k->set_layout,
     };
     VK_TRY(ctx->vk.vkAllocateDescriptorSets(ctx->device, &alloc, out));
+    VKVIT_COUNT(ctx, descriptor_sets);
     VkDescriptorBufferInfo infos[VKVIT_MAX_BINDINGS];
     VkWriteDescriptorSet writes[VKVIT_MAX_BINDINGS];
     for (uint32_t i = 0; i < k->n_buffers; i++) {

@@ -45,6 +45,26 @@ enum {
 
 #define VKVIT_VALIDATION_LOG_CAP 8
 
+/* Every device allocation and every Vulkan object src/vk creates for this ctx, counted (never decremented) so that
+ * tests can prove the run-time promise of the header: after vkvit_session_create returns, running, submitting or
+ * recording a session allocates and creates nothing. Read with vkvit__ctx_counters. */
+typedef struct vkvit__counters {
+    atomic_uint memory_allocations;         /* vkAllocateMemory */
+    atomic_uint buffers;                    /* vkCreateBuffer */
+    atomic_uint pipelines;                  /* vkCreateComputePipelines (one pipeline each) */
+    atomic_uint descriptor_sets;            /* vkAllocateDescriptorSets */
+    atomic_uint command_buffers;            /* vkAllocateCommandBuffers (one-shot uploads included) */
+    atomic_uint other_objects;              /* layouts, shader modules, descriptor and query pools */
+} vkvit__counters;
+
+/* A plain snapshot of the counters; two snapshots compare with memcmp. */
+typedef struct vkvit__counts {
+    uint32_t memory_allocations, buffers, pipelines, descriptor_sets, command_buffers, other_objects;
+} vkvit__counts;
+
+vkvit__counts vkvit__ctx_counters(const vkvit_ctx *ctx);
+#define VKVIT_COUNT(ctx, field) atomic_fetch_add(&(ctx)->counters.field, 1u)
+
 struct vkvit_ctx {
     char label[64];
     VkInstance instance;
@@ -73,6 +93,8 @@ struct vkvit_ctx {
 
     atomic_uint validation_messages;
     char validation_log[VKVIT_VALIDATION_LOG_CAP][512];
+
+    vkvit__counters counters;
 
     vkvit_log_fn log;
     void *log_user;

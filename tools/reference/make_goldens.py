@@ -40,6 +40,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 import flops  # noqa: E402
+import preprocess as preprocess_ref  # noqa: E402
 import vkvit_file  # noqa: E402
 from common import (GRN, MLP, LayerNorm, LayerScale, MultiHeadLayerNorm, RegisterCompressConcat,  # noqa: E402
                     RegisterPooling, RMSNorm, SequenceGroupNorm)
@@ -719,12 +720,44 @@ def big_cases(w: Writer):
 
 
 # ------------------------------------------------------------------------------------------------------------------
+# Image pre-processing (tools/reference/preprocess.py: torchvision Resize + CenterCrop + Normalize via PIL "F")
+# ------------------------------------------------------------------------------------------------------------------
+
+def preprocess_cases(w: Writer):
+    """``in.pixels`` [h, w, 4]: random bytes (stored as float32 0..255) in ``format`` byte order (alpha random and
+    ignored); ``out.input`` [H, W, 3]: the pre-processed network input. Computed by PIL in float32 (the algorithm
+    is defined in float), not in float64."""
+    cases = [  # name, (w, h), format, resize_shorter, (H, W), interpolation
+        ("preprocess_up_bicubic_19x13_r32", (19, 13), "rgba", 32, (32, 32), "bicubic"),
+        ("preprocess_down7p3_bicubic_97x73_r10_c8x10", (97, 73), "rgba", 10, (8, 10), "bicubic"),
+        ("preprocess_down_bilinear_61x47_r24", (61, 47), "bgra", 24, (24, 24), "bilinear"),
+        ("preprocess_up_bilinear_5x9_r32_c32x24", (5, 9), "rgba", 32, (32, 24), "bilinear"),
+        ("preprocess_1x1_bicubic_r32", (1, 1), "rgba", 32, (32, 32), "bicubic"),
+        ("preprocess_at_size_32x32_r32", (32, 32), "bgra", 32, (32, 32), "bicubic"),
+        ("preprocess_no_resize_36x32_r32", (36, 32), "rgba", 32, (32, 32), "bilinear"),
+        ("preprocess_odd_crop_40x30_r27_c25x23", (40, 30), "rgba", 27, (25, 23), "bicubic"),
+    ]
+    for name, (width, height), fmt, resize, (H, W), interp in cases:
+        rng = case_rng(name)
+        stored = rng.integers(0, 256, size=(height, width, 4), dtype=np.uint8)
+        rgb = stored[:, :, [2, 1, 0]] if fmt == "bgra" else stored[:, :, :3]
+        params = {"width": width, "height": height, "format": fmt, "resize_shorter": resize, "image_size": [H, W],
+                  "interpolation": interp, "mean": IMAGENET_MEAN, "std": IMAGENET_STD,
+                  "resized": list(preprocess_ref.resized_size(width, height, resize))}
+        out = preprocess_ref.preprocess(np.ascontiguousarray(rgb), (H, W), resize, interp, IMAGENET_MEAN, IMAGENET_STD)
+        twin = preprocess_ref.preprocess_torch(rgb, (H, W), resize, interp, IMAGENET_MEAN, IMAGENET_STD)
+        assert np.abs(out - twin).max() < 2e-6, f"{name}: PIL and torch antialiased resampling disagree"
+        w.op(name, "preprocess", params, {"pixels": torch.from_numpy(stored.astype(np.float32))},
+             lambda t, out=out: {"input": torch.from_numpy(out).double()})
+
+
+# ------------------------------------------------------------------------------------------------------------------
 # Driver
 # ------------------------------------------------------------------------------------------------------------------
 
 ALL_GROUPS = (norm_cases, misc_cases, mlp_cases, linear_cases, vit5_attention_cases, vit5_block_cases,
               attention_cases, qkv_sequence_mixer_cases, qkv_condition_mixer_cases, residual_block_cases,
-              mlstm_scan_cases, mlstm_cell_cases, mlstm_block_cases, model_cases)
+              mlstm_scan_cases, mlstm_cell_cases, mlstm_block_cases, preprocess_cases, model_cases)
 
 
 def generate(out_dir: str, big: bool = False, report: bool = False) -> Writer:
