@@ -32,7 +32,7 @@ static void bench_usage(FILE *f) {
                "                  201x384x1536, 201x1536x384)\n"
                "  --repeat N      timed runs per shape (default 10)\n"
                "  --warmup N      untimed runs first (default 2)\n"
-               "  --json          one JSON object per shape instead of a table\n"
+               "  --json          one JSON object per shape (default: a table)\n"
                "  --help          this text\n\n"
                "exit codes: 0 success, 1 usage error, 3 no Vulkan device, 4 runtime failure\n");
 }
@@ -193,8 +193,9 @@ static void model_usage(FILE *f) {
                "  --precision P       fp32 (default) or fp16\n"
                "  --repeat N          timed runs (default 10)\n"
                "  --warmup N          untimed runs first (default 2)\n"
-               "  --device DEV        Vulkan device index or name substring\n"
-               "  --json              one JSON object instead of text\n"
+               "  --device DEV        Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
+               "                      first discrete, integrated, virtual, then CPU device)\n"
+               "  --json              one JSON object (default: text)\n"
                "  --help              this text\n\n"
                "exit codes: 0 success, 1 usage error, 2 bad model file, 3 no Vulkan device, 4 runtime failure\n");
 }
@@ -375,8 +376,9 @@ done:
 int vkvit_cli_bench(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "gemm")) return bench_gemm(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: vkvit bench --model FILE [options]   (vkvit bench --model x --help)\n"
-               "       vkvit bench gemm [options]           (vkvit bench gemm --help)\n");
+        model_usage(stdout); /* both forms, each with every flag and its default */
+        printf("\n");
+        bench_usage(stdout);
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++)

@@ -11,6 +11,8 @@ typedef struct command {
 } command;
 
 static const command k_commands[] = {
+    {"classify", vkvit_cli_classify, "the most probable classes of image files (bundled CIFAR-10 model by default)"},
+    {"eval", vkvit_cli_eval, "accuracy and throughput of a model on a folder of labelled images"},
     {"info", vkvit_cli_info, "list Vulkan devices, their features and the workarounds in force"},
     {"inspect", vkvit_cli_inspect, "describe a model file: architecture, parameters, FLOPs"},
     {"run", vkvit_cli_run, "run a model on a tensor from a safetensors file, write the logits"},
@@ -36,7 +38,8 @@ static void usage(FILE *f) {
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)
         fprintf(f, "  %-10s %s\n", k_commands[i].name, k_commands[i].summary);
     fprintf(f, "\nexit codes: 0 success, 1 usage error, 2 bad input (file, model, image), 3 no Vulkan device or\n"
-               "loader, 4 runtime failure\n"
+               "loader, 4 runtime failure. classify and eval still process the good images when some are bad\n"
+               "(one line on stderr each) and then exit with 2.\n"
                "environment: VKVIT_DEVICE (index or name substring), VKVIT_VALIDATION=1, VKVIT_DISABLE_F16=1,\n"
                "             VKVIT_CACHE_DIR (pipeline cache directory), VKVIT_ATTENTION=fused|gemm\n");
 }

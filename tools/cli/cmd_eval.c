@@ -1,0 +1,429 @@
+/* vkvit eval: accuracy of a model on a folder of labelled images.
+ *
+ *   vkvit eval --data DIR [--model FILE] [--batch N] [--limit N] [--json] [--predictions FILE] [--device DEV]
+ *              [--precision fp32|fp16]
+ *
+ * DIR holds test/<class>/<image> (or <class>/<image> directly); each class folder's name must be one of the
+ * model's labels. Images are taken in a fixed order that cycles through the classes (the first image of every
+ * class, then the second, ...), so --limit N keeps the classes balanced. Each batch: decode on the host
+ * (image_decode.c), vkvit_session_set_images (GPU resize / crop / normalise), run, top-1 on the GPU. */
+#include "cli.h"
+#include "common.h"
+#include "image_decode.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EVAL_DEFAULT_BATCH 64u
+#define EVAL_MAX_BATCH 1024u
+
+static void eval_usage(FILE *f) {
+    fprintf(f, "usage: vkvit eval --data DIR [options]\n\n"
+               "Classifies every image under DIR/test/<class>/ (or DIR/<class>/ when DIR has no test/ folder) and\n"
+               "prints the accuracy, the accuracy per class and the throughput. Class folder names must be labels\n"
+               "of the model. Images (PNG, JPEG, BMP, GIF, TGA) are taken cycling through the classes in name\n"
+               "order, so --limit keeps the classes balanced. A progress bar goes to stderr when it is a terminal.\n\n"
+               "options:\n"
+               "  --data DIR           the labelled images (required)\n"
+               "  --model FILE         vkvit model file (default: the bundled %s, as for classify)\n"
+               "  --batch N            images per inference (default %u, at most %u)\n"
+               "  --limit N            evaluate only the first N images of that order (default: all)\n"
+               "  --predictions FILE   also write one line per image: path<TAB>true label<TAB>predicted label\n"
+               "                       (predicted is '-' for an unreadable image); default: none\n"
+               "  --json               one JSON object on stdout, no progress bar (default: text)\n"
+               "  --precision P        fp32 (default) or fp16\n"
+               "  --device DEV         Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
+               "                       first discrete, integrated, virtual, then CPU device)\n"
+               "  --help               this text\n\n"
+               "exit codes: 0 success; 1 usage error; 2 bad input: DIR missing or without images, a class folder\n"
+               "that is not a label, a bad model file, or unreadable images (one line on stderr each; the rest are\n"
+               "still evaluated and reported); 3 no Vulkan device; 4 runtime failure\n",
+            CLI_BUNDLED_MODEL, EVAL_DEFAULT_BATCH, EVAL_MAX_BATCH);
+}
+
+typedef struct eval_item {
+    char *path;
+    uint32_t label;                         /* true class */
+    int32_t predicted;                      /* -1: unreadable, or not evaluated */
+} eval_item;
+
+typedef struct eval_list {
+    eval_item *items;
+    uint32_t count, cap;
+} eval_list;
+
+typedef struct name_list {
+    char **names;
+    uint32_t count, cap;
+} name_list;
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void names_free(name_list *l) {
+    for (uint32_t i = 0; i < l->count; i++) free(l->names[i]);
+    free(l->names);
+    *l = (name_list){0};
+}
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int has_image_extension(const char *name) {
+    static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(exts); i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && !strcasecmp(name + n - e, exts[i])) return 1;
+    }
+    return 0;
+}
+
+/* The sorted names in `dir` (hidden entries skipped): its subfolders (want_dirs) or its image files. */
+static vkvit_result list_dir(const char *dir, int want_dirs, name_list *out) {
+    *out = (name_list){0};
+    DIR *d = opendir(dir);
+    if (!d) return vkvit__error(VKVIT_ERROR_IO, "cannot open the folder '%s': %s", dir, strerror(errno));
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+        if (want_dirs ? !is_dir(path) : (is_dir(path) || !has_image_extension(e->d_name))) continue;
+        if (out->count == out->cap) {
+            uint32_t cap = out->cap ? out->cap * 2 : 64;
+            char **grown = realloc(out->names, cap * sizeof *grown);
+            if (!grown) goto oom;
+            out->names = grown;
+            out->cap = cap;
+        }
+        if (!(out->names[out->count] = strdup(e->d_name))) goto oom;
+        out->count++;
+    }
+    closedir(d);
+    if (out->count) qsort(out->names, out->count, sizeof *out->names, cmp_str);
+    return VKVIT_OK;
+oom:
+    closedir(d);
+    names_free(out);
+    return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", dir);
+}
+
+/* Collects DIR's labelled images, cycling through the classes; checks every class folder against the labels. */
+static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint32_t limit, eval_list *out,
+                            char *root, size_t root_cap) {
+    *out = (eval_list){0};
+    if (snprintf(root, root_cap, "%s/test", data_dir) >= (int)root_cap || !is_dir(root))
+        snprintf(root, root_cap, "%s", data_dir);
+    if (strlen(data_dir) >= root_cap || !is_dir(root)) return vkvit__error(VKVIT_ERROR_IO, "--data '%s' is not a folder", data_dir);
+
+    vkvit_model_info info;
+    vkvit_model_get_info(model, &info);
+    if (info.num_labels == 0)
+        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "the model file has no class labels, so class folders "
+                            "cannot be matched to its classes");
+    name_list classes;
+    vkvit_result r = list_dir(root, 1, &classes);
+    if (r != VKVIT_OK) return r;
+    if (classes.count == 0) {
+        names_free(&classes);
+        return vkvit__error(VKVIT_ERROR_IO, "'%s' has no class folders (expected <class>/<image> or "
+                            "test/<class>/<image>)", root);
+    }
+    name_list *files = calloc(classes.count, sizeof *files);
+    uint32_t *label_of = calloc(classes.count, sizeof *label_of);
+    if (!files || !label_of) {
+        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", root);
+        goto done;
+    }
+    uint32_t total = 0, longest = 0;
+    for (uint32_t c = 0; c < classes.count; c++) {
+        uint32_t l = 0;
+        while (l < info.num_labels && strcmp(vkvit_model_label(model, l), classes.names[c])) l++;
+        if (l == info.num_labels) {
+            char some[256] = "";
+            for (uint32_t k = 0; k < info.num_labels && k < 10; k++)
+                snprintf(some + strlen(some), sizeof some - strlen(some), "%s%s", k ? ", " : "",
+                         vkvit_model_label(model, k));
+            r = vkvit__error(VKVIT_ERROR_BAD_IMAGE, "class folder '%s/%s' is not one of the model's labels (%s%s)",
+                             root, classes.names[c], some, info.num_labels > 10 ? ", ..." : "");
+            goto done;
+        }
+        label_of[c] = l;
+        char dir[4096];
+        if (snprintf(dir, sizeof dir, "%s/%s", root, classes.names[c]) >= (int)sizeof dir) {
+            r = vkvit__error(VKVIT_ERROR_IO, "the path '%s/%s' is too long", root, classes.names[c]);
+            goto done;
+        }
+        if ((r = list_dir(dir, 0, &files[c])) != VKVIT_OK) goto done;
+        total += files[c].count;
+        longest = VKVIT_MAX(longest, files[c].count);
+    }
+    if (total == 0) {
+        r = vkvit__error(VKVIT_ERROR_IO, "the class folders under '%s' hold no image files (.jpg, .jpeg, .png, "
+                         ".bmp, .gif, .tga)", root);
+        goto done;
+    }
+    uint32_t n = limit ? VKVIT_MIN(limit, total) : total;
+    out->items = calloc(n, sizeof *out->items);
+    if (!out->items) {
+        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u images", n);
+        goto done;
+    }
+    out->cap = n;
+    for (uint32_t k = 0; k < longest && out->count < n; k++)
+        for (uint32_t c = 0; c < classes.count && out->count < n; c++) {
+            if (k >= files[c].count) continue;
+            char path[4096];
+            if (snprintf(path, sizeof path, "%s/%s/%s", root, classes.names[c], files[c].names[k]) >=
+                (int)sizeof path) {
+                r = vkvit__error(VKVIT_ERROR_IO, "the path '%s/%s/%s' is too long", root, classes.names[c],
+                                 files[c].names[k]);
+                goto done;
+            }
+            eval_item *it = &out->items[out->count];
+            if (!(it->path = strdup(path))) {
+                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u images", n);
+                goto done;
+            }
+            it->label = label_of[c];
+            it->predicted = -1;
+            out->count++;
+        }
+done:
+    if (files)
+        for (uint32_t c = 0; c < classes.count; c++) names_free(&files[c]);
+    free(files);
+    free(label_of);
+    names_free(&classes);
+    return r;
+}
+
+static void eval_list_free(eval_list *l) {
+    for (uint32_t i = 0; i < l->count; i++) free(l->items[i].path);
+    free(l->items);
+    *l = (eval_list){0};
+}
+
+static void progress(uint32_t done, uint32_t total, double seconds) {
+    const int width = 40;
+    int filled = total ? (int)((uint64_t)done * width / total) : width;
+    fprintf(stderr, "\r[%.*s%*s] %u/%u  %.0f images/s ", filled, "########################################",
+            width - filled, "", done, total, seconds > 0 ? done / seconds : 0.0);
+    if (done == total) fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static vkvit_result write_predictions(const char *path, const eval_list *list, const vkvit_model *model) {
+    FILE *f = fopen(path, "w");
+    if (!f) return vkvit__error(VKVIT_ERROR_IO, "cannot create '%s': %s", path, strerror(errno));
+    fprintf(f, "# path\ttrue\tpredicted\n");
+    for (uint32_t i = 0; i < list->count; i++) {
+        const eval_item *it = &list->items[i];
+        fprintf(f, "%s\t%s\t%s\n", it->path, vkvit_model_label(model, it->label),
+                it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted));
+    }
+    if (ferror(f) | (fclose(f) != 0)) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s'", path);
+    return VKVIT_OK;
+}
+
+int vkvit_cli_eval(int argc, char **argv) {
+    const char *model_path = NULL, *data_dir = NULL, *pred_path = NULL, *device = NULL;
+    uint32_t batch_max = EVAL_DEFAULT_BATCH, limit = 0;
+    int json = 0;
+    vkvit_precision precision = VKVIT_PRECISION_FP32;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            eval_usage(stdout);
+            return CLI_OK;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--model") && i + 1 < argc) {
+            model_path = argv[++i];
+        } else if (!strcmp(a, "--data") && i + 1 < argc) {
+            data_dir = argv[++i];
+        } else if (!strcmp(a, "--predictions") && i + 1 < argc) {
+            pred_path = argv[++i];
+        } else if (!strcmp(a, "--device") && i + 1 < argc) {
+            device = argv[++i];
+        } else if (!strcmp(a, "--batch") && i + 1 < argc) {
+            if (!cli_parse_u32(argv[++i], 1, EVAL_MAX_BATCH, &batch_max)) {
+                fprintf(stderr, "vkvit eval: --batch must be an integer in [1, %u], got '%s'\n", EVAL_MAX_BATCH,
+                        argv[i]);
+                return CLI_USAGE;
+            }
+        } else if (!strcmp(a, "--limit") && i + 1 < argc) {
+            if (!cli_parse_u32(argv[++i], 1, UINT32_MAX, &limit)) {
+                fprintf(stderr, "vkvit eval: --limit must be a positive integer, got '%s'\n", argv[i]);
+                return CLI_USAGE;
+            }
+        } else if (!strcmp(a, "--precision") && i + 1 < argc) {
+            if (!(precision = cli_parse_precision(argv[++i]))) {
+                fprintf(stderr, "vkvit eval: --precision is fp32 or fp16, got '%s'\n", argv[i]);
+                return CLI_USAGE;
+            }
+        } else {
+            fprintf(stderr, "vkvit eval: unknown or incomplete option '%s' (vkvit eval --help)\n", a);
+            return CLI_USAGE;
+        }
+    }
+    if (!data_dir) {
+        fprintf(stderr, "vkvit eval: --data DIR is required (vkvit eval --help)\n");
+        return CLI_USAGE;
+    }
+    char bundled[4096];
+    if (!model_path) {
+        if (!cli_find_bundled_model(CLI_BUNDLED_MODEL, bundled, sizeof bundled)) {
+            fprintf(stderr, "vkvit eval: no --model given and the bundled model %s is not installed (looked at "
+                            "%s)\n", CLI_BUNDLED_MODEL, bundled);
+            return CLI_BAD_INPUT;
+        }
+        model_path = bundled;
+    }
+
+    int rc = CLI_OK;
+    vkvit_result r;
+    vkvit_ctx *ctx = NULL;
+    vkvit_model *model = NULL;
+    vkvit_session *s = NULL;
+    eval_list list = {0};
+    cli_image *chunk = NULL;
+    vkvit_image *views = NULL;
+    uint32_t *chunk_of = NULL, *classes = NULL, *per_class_total = NULL, *per_class_correct = NULL;
+    float *probs = NULL;
+    char root[4096];
+#define FAIL(r_)                                                                                              \
+    do {                                                                                                      \
+        fprintf(stderr, "vkvit eval: %s\n", vkvit_last_error());                                              \
+        rc = vkvit_cli_exit_code(r_);                                                                         \
+        goto done;                                                                                            \
+    } while (0)
+    vkvit_ctx_desc cd = {.label = "vkvit eval", .device = device, .log = cli_log_stderr, .log_user = "vkvit eval"};
+    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
+    if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
+    vkvit_model_info info;
+    vkvit_model_get_info(model, &info);
+    if ((r = collect(data_dir, model, limit, &list, root, sizeof root)) != VKVIT_OK) FAIL(r);
+
+    uint32_t batch = VKVIT_MIN(batch_max, list.count);
+    chunk = calloc(batch, sizeof *chunk);
+    views = calloc(batch, sizeof *views);
+    chunk_of = calloc(batch, sizeof *chunk_of);
+    classes = calloc(batch, sizeof *classes);
+    probs = calloc(batch, sizeof *probs);
+    per_class_total = calloc(info.num_classes, sizeof *per_class_total);
+    per_class_correct = calloc(info.num_classes, sizeof *per_class_correct);
+    if (!chunk || !views || !chunk_of || !classes || !probs || !per_class_total || !per_class_correct) {
+        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a batch of %u", batch);
+        FAIL(r);
+    }
+    vkvit_session_desc sd = {.label = "eval", .batch = batch, .precision = precision, .top_k = 1,
+                             .max_image_pixels = (uint64_t)info.image_height * info.image_width};
+    if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
+
+    int show_progress = !json && isatty(STDERR_FILENO);
+    uint32_t n_bad = 0, n_done = 0, n_correct = 0;
+    uint64_t t_start = vkvit__now_ns(), gpu_ns = 0;
+    uint32_t next = 0;
+    while (next < list.count) {
+        uint32_t count = 0;
+        uint64_t bytes = 0;
+        while (count < batch && next < list.count && bytes < CLI_CHUNK_MAX_BYTES) {
+            eval_item *it = &list.items[next];
+            if ((r = cli_image_load(it->path, &chunk[count])) != VKVIT_OK) {
+                if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) FAIL(r);
+                if (show_progress) fputc('\n', stderr);
+                fprintf(stderr, "vkvit eval: %s\n", vkvit_last_error());
+                n_bad++;
+            } else {
+                bytes += (uint64_t)chunk[count].width * chunk[count].height * 4;
+                chunk_of[count++] = next;
+            }
+            next++;
+        }
+        if (count > 0) {
+            for (uint32_t slot = 0; slot < batch; slot++) views[slot] = cli_image_view(&chunk[VKVIT_MIN(slot, count - 1)]);
+            uint64_t t0 = vkvit__now_ns();
+            if ((r = vkvit_session_set_images(s, 0, views, batch)) != VKVIT_OK) FAIL(r);
+            if ((r = vkvit_session_run(s)) != VKVIT_OK) FAIL(r);
+            if ((r = vkvit_session_get_top_k(s, classes, probs, batch)) != VKVIT_OK) FAIL(r);
+            gpu_ns += vkvit__now_ns() - t0;
+            for (uint32_t i = 0; i < count; i++) {
+                eval_item *it = &list.items[chunk_of[i]];
+                it->predicted = (int32_t)classes[i];
+                per_class_total[it->label]++;
+                if (classes[i] == it->label) per_class_correct[it->label]++, n_correct++;
+                cli_image_free(&chunk[i]);
+            }
+            n_done += count;
+        }
+        if (show_progress) progress(next, list.count, (double)(vkvit__now_ns() - t_start) * 1e-9);
+    }
+    double seconds = (double)(vkvit__now_ns() - t_start) * 1e-9, gpu_seconds = (double)gpu_ns * 1e-9;
+    double accuracy = n_done ? (double)n_correct / n_done : 0.0;
+    double ips = seconds > 0 ? n_done / seconds : 0.0, gpu_ips = gpu_seconds > 0 ? n_done / gpu_seconds : 0.0;
+    if (pred_path && (r = write_predictions(pred_path, &list, model)) != VKVIT_OK) FAIL(r);
+
+    vkvit_device_info dev;
+    vkvit_ctx_device_info(ctx, &dev);
+    if (json) {
+        printf("{\"model\": ");
+        cli_json_string(stdout, model_path);
+        printf(", \"data\": ");
+        cli_json_string(stdout, root);
+        printf(", \"device\": ");
+        cli_json_string(stdout, dev.name);
+        printf(", \"precision\": \"%s\", \"batch\": %u, \"images\": %u, \"unreadable\": %u, \"correct\": %u, "
+               "\"accuracy\": %.6f, \"seconds\": %.4f, \"images_per_s\": %.3f, \"gpu_images_per_s\": %.3f, "
+               "\"per_class\": {",
+               cli_precision_name(precision), batch, n_done, n_bad, n_correct, accuracy, seconds, ips, gpu_ips);
+        int first = 1;
+        for (uint32_t c = 0; c < info.num_classes; c++) {
+            if (!per_class_total[c]) continue;
+            printf("%s", first ? "" : ", ");
+            first = 0;
+            cli_json_string(stdout, vkvit_model_label(model, c));
+            printf(": {\"correct\": %u, \"images\": %u, \"accuracy\": %.6f}", per_class_correct[c],
+                   per_class_total[c], (double)per_class_correct[c] / per_class_total[c]);
+        }
+        printf("}}\n");
+    } else {
+        printf("model       %s (%s/%s)\n", model_path, info.architecture, info.flavour);
+        printf("data        %s: %u images%s", root, n_done, n_bad ? "" : "\n");
+        if (n_bad) printf(" (%u more unreadable)\n", n_bad);
+        printf("device      %s, %s, batch %u\n", dev.name, cli_precision_name(precision), batch);
+        printf("accuracy    %.2f %%  (%u / %u)\n", 100.0 * accuracy, n_correct, n_done);
+        printf("throughput  %.1f images/s end to end (decode + upload + preprocess + inference), %.1f images/s "
+               "on the GPU side (upload + preprocess + inference)\n", ips, gpu_ips);
+        printf("per class:\n");
+        for (uint32_t c = 0; c < info.num_classes; c++) {
+            if (!per_class_total[c]) continue;
+            printf("  %-16s %6.2f %%  (%u / %u)\n", vkvit_model_label(model, c),
+                   100.0 * per_class_correct[c] / per_class_total[c], per_class_correct[c], per_class_total[c]);
+        }
+    }
+    rc = n_bad ? CLI_BAD_INPUT : CLI_OK;
+#undef FAIL
+done:
+    if (chunk)
+        for (uint32_t i = 0; i < batch_max && i < list.count; i++) cli_image_free(&chunk[i]);
+    free(chunk);
+    free(views);
+    free(chunk_of);
+    free(classes);
+    free(probs);
+    free(per_class_total);
+    free(per_class_correct);
+    eval_list_free(&list);
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(model);
+    vkvit_ctx_destroy(ctx);
+    return rc;
+}
