@@ -4,6 +4,7 @@
     /usr/bin/python3 tools/eval_agreement.py --data DIR [--model FILE] [--limit N] [--cli build/vkvit]
     /usr/bin/python3 tools/eval_agreement.py --predictions P.tsv [--model FILE]   # reuse a `vkvit eval` run
     /usr/bin/python3 tools/eval_agreement.py --write-expected                     # refresh the CI expectation
+    /usr/bin/python3 tools/eval_agreement.py --data DIR --lossless-copy           # both sides see the same pixels
 
 vkvit side: `vkvit eval --model FILE --data DIR --predictions P.tsv` (stb_image decoding, GPU pre-processing,
 GPU top-1), unless --predictions names the file of an earlier run. PyTorch side, for exactly the images listed
@@ -12,8 +13,12 @@ tools/reference/ (the code that writes the goldens), PIL decoding, and the pre-p
 `preprocess` entry as tools/reference/preprocess.py computes it (for 32x32 CIFAR images and a 32x32 model the
 resize and crop are the identity). Prints both accuracies, the agreement rate and the images they disagree on.
 
+JPEG decoders differ (stb_image vs PIL's libjpeg: ~0.1 grey level on average, up to 2), which moves borderline
+images. --lossless-copy first decodes every image with PIL into a PNG copy of the folder (PNG decoding is exact
+in both), so the agreement then measures the inference engines alone.
+
 --write-expected runs all of it on tests/data/cifar10-subset with the bundled model
-(assets/models/vit5_cifar10.vkvit) and writes tests/data/cifar10-subset/expected.json, which
+(assets/models/vil_cifar10.vkvit) and writes tests/data/cifar10-subset/expected.json, which
 tests/test_classify_cli.py compares `vkvit eval` against. Run it again whenever the bundled model changes.
 """
 
@@ -40,7 +45,7 @@ from mlstm import VisionLSTM  # noqa: E402
 from preprocess import preprocess  # noqa: E402
 from vit5 import ViT5ClassificationNet  # noqa: E402
 
-BUNDLED_MODEL = os.path.join(REPO, "assets", "models", "vit5_cifar10.vkvit")
+BUNDLED_MODEL = os.path.join(REPO, "assets", "models", "vil_cifar10.vkvit")
 SUBSET = os.path.join(REPO, "tests", "data", "cifar10-subset")
 EXPECTED = os.path.join(SUBSET, "expected.json")
 # vkvit may differ from PyTorch on a few borderline images (stb_image vs libjpeg decoding differs by ~0.1 grey
@@ -109,6 +114,22 @@ def pytorch_predictions(net, doc, paths, batch=100):
     return out
 
 
+def lossless_copy(src, dst):
+    """Mirror the <class>/ folders of src (or src/test/) into dst with every image decoded by PIL and saved as PNG."""
+    root = os.path.join(src, "test") if os.path.isdir(os.path.join(src, "test")) else src
+    for cls in sorted(os.listdir(root)):
+        if not os.path.isdir(os.path.join(root, cls)):
+            continue
+        os.makedirs(os.path.join(dst, cls))
+        for name in sorted(os.listdir(os.path.join(root, cls))):
+            try:
+                with Image.open(os.path.join(root, cls, name)) as im:
+                    im.convert("RGB").save(os.path.join(dst, cls, os.path.splitext(name)[0] + ".png"))
+            except OSError:
+                pass                                    # unreadable: vkvit eval reports it, PyTorch skips it
+    return dst
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=BUNDLED_MODEL, help="vkvit model file (default: %(default)s)")
@@ -116,6 +137,8 @@ def parse_args(argv):
     ap.add_argument("--limit", type=int, default=0, help="only the first N images (vkvit eval's order)")
     ap.add_argument("--predictions", help="a `vkvit eval --predictions` file to use instead of running vkvit")
     ap.add_argument("--cli", default=os.path.join(REPO, "build", "vkvit"), help="vkvit binary (default: %(default)s)")
+    ap.add_argument("--lossless-copy", action="store_true",
+                    help="evaluate both sides on a PNG copy of --data decoded once by PIL (same pixels)")
     ap.add_argument("--write-expected", action="store_true",
                     help=f"evaluate the bundled model on {os.path.relpath(SUBSET, REPO)} and write expected.json")
     args = ap.parse_args(argv)
@@ -133,12 +156,13 @@ def main(argv=None):
         summary = None
         pred_path = args.predictions
         if not pred_path:
+            data = lossless_copy(args.data, os.path.join(tmp, "data")) if args.lossless_copy else args.data
             pred_path = os.path.join(tmp, "predictions.tsv")
-            summary = run_vkvit(args.cli, args.model, args.data, args.limit, pred_path)
+            summary = run_vkvit(args.cli, args.model, data, args.limit, pred_path)
         rows = read_predictions(pred_path)
-    rows = [r for r in rows if r[2] is not None]        # images vkvit could not read are not compared
-    net, doc = load_network(args.model)
-    torch_pred = pytorch_predictions(net, doc, [r[0] for r in rows])
+        rows = [r for r in rows if r[2] is not None]    # images vkvit could not read are not compared
+        net, doc = load_network(args.model)
+        torch_pred = pytorch_predictions(net, doc, [r[0] for r in rows])
     n = len(rows)
     vk_correct = sum(1 for (p, t, v) in rows if v == t)
     pt_correct = sum(1 for (p, t, v), q in zip(rows, torch_pred) if q == t)

@@ -39,6 +39,10 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "reference"))
 sys.path.insert(1, HERE)
 
+# OpenBLAS's own thread pool spins; next to torch's threads on a busy 2-core machine it made a ViL step 10x slower.
+# One BLAS thread per torch thread (set before torch loads OpenBLAS).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
@@ -147,6 +151,23 @@ def augment(x_uint8, rng, crop=True):
     return out
 
 
+def zoom_augment(x, rng):
+    """Random scale-and-translate crop + flip of normalised [B, H, W, 3] images, resampled bilinearly with
+    reflection at the borders: each image shows a random square of 60-100 % of its side (a 'RandomResizedCrop'
+    without aspect change), so the model also learns close-ups, as photos resized to 32 pixels often are."""
+    B = x.shape[0]
+    s = rng.uniform(0.6, 1.0, B)
+    tx, ty = rng.uniform(-1, 1, B) * (1 - s), rng.uniform(-1, 1, B) * (1 - s)
+    flip = np.where(rng.random(B) < 0.5, -1.0, 1.0)
+    theta = np.zeros((B, 2, 3), dtype=np.float32)
+    theta[:, 0, 0], theta[:, 0, 2], theta[:, 1, 1], theta[:, 1, 2] = s * flip, tx, s, ty
+    theta = torch.from_numpy(theta).to(x.device)
+    img = x.permute(0, 3, 1, 2)
+    grid = F.affine_grid(theta, img.shape, align_corners=False)
+    return F.grid_sample(img, grid, mode="bilinear", padding_mode="reflection",
+                         align_corners=False).permute(0, 2, 3, 1).contiguous()
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # Model
 # ------------------------------------------------------------------------------------------------------------------
@@ -160,6 +181,9 @@ def build(arch):
     else:
         net = VisionLSTM.from_config(doc)
         init_vil(net)
+        for block in net.blocks:
+            for proj in (block.mlstm.q_proj, block.mlstm.k_proj, block.mlstm.v_proj):
+                proj.forward = _headwise_as_dense.__get__(proj)
     return net
 
 
@@ -176,6 +200,13 @@ def init_vit5(net):
         for ls in (block.ls_attn, block.ls_mlp):
             if hasattr(ls, "gamma"):
                 nn.init.constant_(ls.gamma, 0.1)
+
+
+def _headwise_as_dense(self, x):
+    """Training-speed replacement for LinearHeadwiseExpand.forward: the same block-diagonal map as one dense
+    [E, E] matmul (einsum over 4x4 blocks becomes thousands of tiny batched GEMMs on a CPU, ~10x slower)."""
+    y = x @ torch.block_diag(*self.weight).t()           # out p*d + o = sum_i W[p, o, i] x[p*d + i]
+    return y + self.bias if self.bias is not None else y
 
 
 def init_vil(net):
@@ -272,8 +303,9 @@ def parse_args(argv):
     p.add_argument("--lr", type=float, default=1.5e-3, help="peak learning rate (default: %(default)s)")
     p.add_argument("--weight-decay", type=float, default=0.05, help="AdamW weight decay (default: %(default)s)")
     p.add_argument("--warmup-epochs", type=float, default=0.5, help="linear warm-up (default: %(default)s)")
-    p.add_argument("--augment", choices=("crop-flip", "flip"), default="crop-flip",
-                   help="training augmentation (default: %(default)s)")
+    p.add_argument("--augment", choices=("crop-flip", "flip", "zoom"), default="crop-flip",
+                   help="training augmentation: 4-pixel crops + flips, flips only, or random 60-100 %% zooms + "
+                        "flips (default: %(default)s)")
     p.add_argument("--label-smoothing", type=float, default=0.1, help="(default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads, 0 = all cores (default: 0)")
@@ -340,7 +372,10 @@ def main(argv=None):
         order = np.random.default_rng([args.seed, epoch]).permutation(50000)
         aug_rng = np.random.default_rng([args.seed, epoch, k])
         idx = order[k * args.batch:(k + 1) * args.batch]
-        x = normalise(augment(xtr[idx], aug_rng, crop=args.augment == "crop-flip"), device)
+        if args.augment == "zoom":
+            x = zoom_augment(normalise(xtr[idx], device), aug_rng)
+        else:
+            x = normalise(augment(xtr[idx], aug_rng, crop=args.augment == "crop-flip"), device)
         y = torch.from_numpy(ytr[idx]).to(device)
         if args.time_budget_min:      # warm-up by steps, then cosine over the remaining time budget
             p = progress()

@@ -23,7 +23,7 @@ int vkvit_cli_eval(int argc, char **argv);
 /* Helpers shared by the subcommands (cli_common.c). */
 
 /* The bundled demo model, used when classify / eval get no --model. */
-#define CLI_BUNDLED_MODEL "vit5_cifar10.vkvit"
+#define CLI_BUNDLED_MODEL "vil_cifar10.vkvit"
 
 /* Finds a bundled model file: first next to the installed binary (<prefix>/bin/vkvit ->
  * <prefix>/share/vkvit/models/<file>, found through /proc/self/exe on Linux), then in the source tree the binary was
