@@ -20,39 +20,16 @@ import glob
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import zlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("VKVIT_BINARY_DIR", os.path.join(ROOT, "build"))
-CLI = os.path.join(BUILD, "vkvit")
+from cli_checks import CLI, ROOT, check, run, summary  # noqa: E402
+
 MODEL = os.path.join(ROOT, "tests", "golden", "models", "vit5_nvsubq_cls_r4.vkvit")   # 32x32, random weights
 GOOD = os.path.join(ROOT, "assets", "images", "cat.png")
 PNGSUITE = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "pngsuite", "png"))
 SANITIZER_MARKS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer", "runtime error:")
-
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL", what, flush=True)
-
-
-def run(args, timeout=600):
-    env = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
-    # Under AddressSanitizer, as .ci/run does: the Vulkan loader / driver leak a few bytes from modules they unload.
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
-    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=env, timeout=timeout)
-    return p.returncode, p.stdout, p.stderr
-
 
 def png(width, height, with_idat=False):
     def chunk(kind, data):
@@ -202,8 +179,7 @@ def main():
         except ValueError:
             check(False, f"valid PngSuite: stdout is not JSON: {out[:500]!r}")
 
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return summary()
 
 
 if __name__ == "__main__":

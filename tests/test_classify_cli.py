@@ -32,35 +32,14 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from cli_checks import CLI, ROOT, check, run, summary  # noqa: E402
+
 sys.path.insert(0, os.path.join(ROOT, "tools"))
-BUILD = os.environ.get("VKVIT_BINARY_DIR", os.path.join(ROOT, "build"))
-CLI = os.path.join(BUILD, "vkvit")
 GOLDEN = os.path.join(ROOT, "tests", "golden", "models", "vit5_nvsubq_cls_r4.vkvit")
 BUNDLED = os.path.join(ROOT, "assets", "models", "vil_cifar10.vkvit")
 SUBSET = os.path.join(ROOT, "tests", "data", "cifar10-subset")
 IMAGES = os.path.join(ROOT, "assets", "images")
 CIFAR = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
-
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL", what, flush=True)
-
-
-def run(args):
-    env = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=0")  # as .ci/run: the Vulkan driver leaks from unloaded modules
-    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=env, timeout=900)
-    return p.returncode, p.stdout, p.stderr
-
 
 def run_json(args, what):
     rc, out, err = run(args)
@@ -274,8 +253,7 @@ def main():
         test_bundled()
     else:
         print(f"SKIP: {os.path.relpath(BUNDLED, ROOT)} does not exist yet; the bundled-model checks did not run")
-    print(f"{passed} passed, {len(failures)} failed")
-    if failures:
+    if summary():
         return 1
     return 0 if bundled else 77
 

@@ -1,0 +1,34 @@
+"""Shared by the Python tests that drive the `vkvit` binary: where it is, a check counter, and how to run it."""
+
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("VKVIT_BINARY_DIR", os.path.join(ROOT, "build"))
+CLI = os.path.join(BUILD, "vkvit")
+
+_failures = []
+_passed = [0]
+
+
+def check(cond, what):
+    if cond:
+        _passed[0] += 1
+    else:
+        _failures.append(what)
+        print("FAIL", what, flush=True)
+
+
+def run(args, timeout=900):
+    """(exit code, stdout, stderr) of `vkvit ARGS` with the validation layer on and no pipeline cache."""
+    env = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
+    # Under AddressSanitizer, as .ci/run does: the Vulkan loader / driver leak a few bytes from modules they unload.
+    env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=env, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def summary():
+    """Prints the counts; the exit status of the test (0 all passed, 1 something failed)."""
+    print(f"{_passed[0]} passed, {len(_failures)} failed")
+    return 1 if _failures else 0
