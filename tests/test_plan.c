@@ -141,7 +141,62 @@ static void graph_rejects_oversized_dispatch(void) {
     vkvit__graph_free(&g);
 }
 
+/* Issue 12: a builder passing another tensor's shape (a pointer into g->tensors) while the table grows. The new
+ * tensor is added exactly when the table is full, so the growth moves it; under ASan the old code read freed
+ * memory here, and in a release build it could copy garbage. */
+static void graph_copies_shape_before_growing(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t shape[3] = {7, 11, 13};
+    uint32_t x = vkvit__graph_tensor(&g, VKVIT_TENSOR_ACTIVATION, "x", 3, shape);
+    while (g.n_tensors < g.cap_tensors) act(&g, "filler", 4);
+    uint32_t y = vkvit__graph_tensor(&g, VKVIT_TENSOR_ACTIVATION, g.tensors[x].name, g.tensors[x].ndim,
+                                     g.tensors[x].shape);
+    MUST(vkvit__graph_error(&g));
+    CHECK(g.n_tensors > 64 && g.cap_tensors > 64, "the table did not grow (%u / %u)", g.n_tensors, g.cap_tensors);
+    CHECK(g.tensors[y].ndim == 3 && g.tensors[y].shape[0] == 7 && g.tensors[y].shape[1] == 11 &&
+              g.tensors[y].shape[2] == 13 && !strcmp(g.tensors[y].name, "x"),
+          "copied [%u, %u, %u] '%s'", g.tensors[y].shape[0], g.tensors[y].shape[1], g.tensors[y].shape[2],
+          g.tensors[y].name);
+    vkvit__graph_free(&g);
+}
+
+/* Planning is linear in the graph: a 300,000-node chain (the size of a depth-20,000 ViT-5) plans in well under a
+ * second; the old planner scanned every tensor for every node (~9e10 steps here: hours). CTest's timeout on this
+ * test turns a quadratic regression into a failure. The placement is still the two-block ping-pong. */
+static void plan_is_linear_in_depth(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    const uint32_t n = 300000;
+    uint32_t prev = act(&g, "t", 64);
+    node(&g, "first", VKVIT_NONE, prev);
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t t = act(&g, "t", 64);
+        node(&g, "step", prev, t);
+        prev = t;
+    }
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    CHECK(st.arena_bytes == 2 * 256, "arena %llu bytes, want two 256-byte blocks", (unsigned long long)st.arena_bytes);
+    CHECK(st.n_activations == n, "%u activations planned", st.n_activations);
+    vkvit__graph_free(&g);
+}
+
+static void graph_refuses_too_many_nodes(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t a = act(&g, "a", 4);
+    for (uint32_t i = 0; i <= VKVIT_GRAPH_MAX_NODES && !g.error; i++) node(&g, "n", VKVIT_NONE, a);
+    CHECK(g.n_nodes == VKVIT_GRAPH_MAX_NODES, "%u nodes", g.n_nodes);
+    CHECK(vkvit__graph_error(&g) == VKVIT_ERROR_UNSUPPORTED && strstr(vkvit_last_error(), "too deep"), "%s",
+          vkvit_last_error());
+    vkvit__graph_free(&g);
+}
+
 int main(void) {
+    graph_copies_shape_before_growing();
+    plan_is_linear_in_depth();
+    graph_refuses_too_many_nodes();
     plan_reuses_freed_block();
     plan_never_aliases_live_tensors();
     plan_keeps_inputs_and_outputs_apart();

@@ -57,26 +57,33 @@ static void join_label(char *dst, size_t cap, const char *scope, const char *nam
     dst[n] = '\0';
 }
 
+/* `name` and `shape` may point into the tensor table itself (a builder passing another tensor's shape): both are
+ * copied into the new entry before the table grows, so no caller can hand in a pointer that the growth frees. */
 static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
                            const uint32_t *shape) {
     if (g->error) return VKVIT_NONE;
     if (ndim == 0 || ndim > VKVIT_MAX_DIMS)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' has %u dims", name, ndim);
+    vkvit__tensor nt;
+    memset(&nt, 0, sizeof nt);
+    join_label(nt.name, sizeof nt.name, vkvit__is_weight(kind) ? NULL : g->scope, name);
+    memcpy(nt.shape, shape, ndim * sizeof *shape);
     uint64_t n = 1;
     for (uint32_t i = 0; i < ndim; i++) {
-        if (shape[i] == 0)
-            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' has a zero dimension", name);
-        n *= shape[i];
+        if (nt.shape[i] == 0)
+            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' has a zero dimension", nt.name);
+        n *= nt.shape[i];
         if (n > (1ull << 34))
-            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' is too large", name);
+            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' is too large", nt.name);
     }
+    if (g->n_tensors >= VKVIT_GRAPH_MAX_TENSORS)
+        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "graph: more than %u tensors (the network is too deep)",
+                                 VKVIT_GRAPH_MAX_TENSORS);
     if (!grow(g, (void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof *g->tensors)) return VKVIT_NONE;
     vkvit__tensor *t = &g->tensors[g->n_tensors];
-    memset(t, 0, sizeof *t);
-    join_label(t->name, sizeof t->name, vkvit__is_weight(kind) ? NULL : g->scope, name);
+    *t = nt;
     t->kind = kind;
     t->ndim = ndim;
-    memcpy(t->shape, shape, ndim * sizeof *shape);
     t->bytes = n * vkvit__elem_size(kind);
     t->view_of = VKVIT_NONE;
     t->first_use = t->last_use = VKVIT_NONE;
@@ -155,12 +162,20 @@ uint32_t vkvit__graph_node(vkvit__graph *g, const char *name, const char *kind, 
     for (uint32_t i = 0; i < n_bindings; i++)
         if (bindings[i].tensor >= g->n_tensors)
             return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: node '%s': binding %u has no tensor", name, i);
-    if (gx == 0 || gy == 0 || gz == 0 || gx > g->ctx->limits.maxComputeWorkGroupCount[0] ||
-        gy > g->ctx->limits.maxComputeWorkGroupCount[1] || gz > g->ctx->limits.maxComputeWorkGroupCount[2])
+    if (g->n_nodes >= VKVIT_GRAPH_MAX_NODES)
+        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED,
+                                 "graph: more than %u nodes (the network is too deep for one session)",
+                                 VKVIT_GRAPH_MAX_NODES);
+    if (gx == 0 || gy == 0 || gz == 0) return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: node '%s' "
+                                                                  "has an empty grid %u x %u x %u", name, gx, gy, gz);
+    if (gx > g->ctx->limits.maxComputeWorkGroupCount[0] || gy > g->ctx->limits.maxComputeWorkGroupCount[1] ||
+        gz > g->ctx->limits.maxComputeWorkGroupCount[2]) {
+        g->grid_too_large = true; /* the session may retry with smaller sub-batches (session.c) */
         return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED,
                                  "graph: node '%s' needs %u x %u x %u workgroups; the device allows %u x %u x %u", name,
                                  gx, gy, gz, g->ctx->limits.maxComputeWorkGroupCount[0],
                                  g->ctx->limits.maxComputeWorkGroupCount[1], g->ctx->limits.maxComputeWorkGroupCount[2]);
+    }
     uint32_t k = 0;
     while (k < g->n_kernels && !same_kernel(&g->kernels[k], kdesc)) k++;
     if (k == g->n_kernels) {

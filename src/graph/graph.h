@@ -19,6 +19,11 @@
 #define VKVIT_NONE UINT32_MAX
 #define VKVIT_MAX_DIMS 4
 #define VKVIT_ARENA_ALIGN 256u /* >= minStorageBufferOffsetAlignment on every device we know */
+/* Size limits of one graph (documented in include/vkvit.h, vkvit_session_create): a depth-65,536 ViT-5 needs about
+ * 1.2 M nodes, so the deepest files the model format allows are refused with a sentence instead of planned for
+ * minutes; depth 16,384 builds, plans and records in seconds. */
+#define VKVIT_GRAPH_MAX_NODES (1u << 20)
+#define VKVIT_GRAPH_MAX_TENSORS (1u << 22)
 
 typedef enum vkvit__tensor_kind {
     VKVIT_TENSOR_ACTIVATION,                /* placed in the session arena by the planner */
@@ -72,6 +77,7 @@ typedef struct vkvit__graph {
     char error_msg[512];
     char scope[64];                         /* name prefix for labels, e.g. "blocks.3" */
     bool f16_weights;                       /* GEMM weights come from the model's fp16 buffer (fp16 sessions) */
+    bool grid_too_large;                    /* the first error was a grid above maxComputeWorkGroupCount */
 } vkvit__graph;
 
 void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx);
@@ -91,6 +97,10 @@ uint32_t vkvit__graph_weight_at(vkvit__graph *g, vkvit__tensor_kind kind, const 
 /* A view: `ndim`/`shape` elements starting `elem_offset` elements into `parent` (must fit inside it). */
 uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, uint64_t elem_offset, uint32_t ndim,
                            const uint32_t *shape);
+
+/* A copy of tensor `t`. Builders read tensors through this, never through a pointer into g->tensors: adding a
+ * tensor may move the table, and a pointer held across that call would dangle (the use-after-free of issue 12). */
+static inline vkvit__tensor vkvit__graph_get(const vkvit__graph *g, uint32_t t) { return g->tensors[t]; }
 
 static inline uint64_t vkvit__numel(const vkvit__tensor *t) {
     uint64_t n = 1;

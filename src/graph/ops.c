@@ -78,12 +78,12 @@ void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op)
 
 uint32_t vkvit__op_linear(vkvit__graph *g, const char *name, uint32_t x, uint32_t w, uint32_t bias, vkvit__act act) {
     if (g->error) return VKVIT_NONE;
-    const vkvit__tensor *tx = &g->tensors[x], *tw = &g->tensors[w];
-    uint32_t K = tx->shape[tx->ndim - 1], rows = (uint32_t)(vkvit__numel(tx) / K);
-    if (tw->ndim != 2 || tw->shape[1] != K)
+    const vkvit__tensor tx = vkvit__graph_get(g, x), tw = vkvit__graph_get(g, w);
+    uint32_t K = tx.shape[tx.ndim - 1], rows = (uint32_t)(vkvit__numel(&tx) / K);
+    if (tw.ndim != 2 || tw.shape[1] != K)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "linear '%s': weight '%s' is not [N, %u]", name,
-                                 tw->name, K);
-    uint32_t N = tw->shape[0];
+                                 tw.name, K);
+    uint32_t N = tw.shape[0];
     uint32_t shape[2] = {rows, N};
     uint32_t y = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
     vkvit__gemm_op op = {
@@ -133,9 +133,9 @@ void vkvit__op_norm(vkvit__graph *g, const char *name, const vkvit__norm_op *op)
 
 uint32_t vkvit__op_rmsnorm(vkvit__graph *g, const char *name, uint32_t x, uint32_t weight, float eps) {
     if (g->error) return VKVIT_NONE;
-    const vkvit__tensor *t = &g->tensors[x];
-    uint32_t C = t->shape[t->ndim - 1], rows = (uint32_t)(vkvit__numel(t) / C);
-    uint32_t y = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, t->ndim, t->shape);
+    const vkvit__tensor t = vkvit__graph_get(g, x);
+    uint32_t C = t.shape[t.ndim - 1], rows = (uint32_t)(vkvit__numel(&t) / C);
+    uint32_t y = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, t.ndim, t.shape);
     vkvit__norm_op op = {
         .kind = VKVIT_NORM_RMS, .C = C, .group = C, .rows = rows, .rows_per_batch = rows,
         .in = {x, 0, C, rows * C}, .out = {y, 0, C, rows * C}, .weight = weight, .bias = VKVIT_NONE, .eps = eps,
@@ -444,8 +444,8 @@ typedef struct glu_push {
 
 uint32_t vkvit__op_glu(vkvit__graph *g, const char *name, uint32_t a, vkvit__glu_kind kind) {
     if (g->error) return VKVIT_NONE;
-    const vkvit__tensor *t = &g->tensors[a];
-    uint32_t C2 = t->shape[t->ndim - 1], rows = (uint32_t)(vkvit__numel(t) / C2);
+    const vkvit__tensor t = vkvit__graph_get(g, a);
+    uint32_t C2 = t.shape[t.ndim - 1], rows = (uint32_t)(vkvit__numel(&t) / C2);
     if (C2 % 2)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "glu '%s': %u channels cannot be halved", name, C2);
     uint32_t shape[2] = {rows, C2 / 2};

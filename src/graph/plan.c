@@ -64,9 +64,19 @@ static uint64_t fl_alloc(free_list *fl, uint64_t size) {
     return off;
 }
 
+/* The first free block whose offset is >= `offset` (binary search: the list is sorted by offset). */
+static uint32_t fl_lower_bound(const free_list *fl, uint64_t offset) {
+    uint32_t lo = 0, hi = fl->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (fl->blocks[mid].offset < offset) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 static bool fl_free(free_list *fl, uint64_t offset, uint64_t size) {
-    uint32_t i = 0;
-    while (i < fl->n && fl->blocks[i].offset < offset) i++;
+    uint32_t i = fl_lower_bound(fl, offset);
     if (!fl_insert(fl, i, (block){offset, size})) return false;
     if (i + 1 < fl->n && fl->blocks[i].offset + fl->blocks[i].size == fl->blocks[i + 1].offset) { /* merge right */
         fl->blocks[i].size += fl->blocks[i + 1].size;
@@ -79,12 +89,40 @@ static bool fl_free(free_list *fl, uint64_t offset, uint64_t size) {
     return true;
 }
 
+/* Tensor ids bucketed by a node index (counting sort): the ids of bucket n are ids[start[n] .. start[n + 1]). */
+typedef struct buckets {
+    uint32_t *start, *ids;
+} buckets;
+
+static bool bucket_by(const vkvit__graph *g, const uint32_t *roots, uint32_t n_roots, bool by_last, buckets *out) {
+    out->start = calloc((size_t)g->n_nodes + 2, sizeof *out->start);
+    out->ids = malloc(((size_t)n_roots + 1) * sizeof *out->ids);
+    if (!out->start || !out->ids) return false;
+    for (uint32_t i = 0; i < n_roots; i++) {
+        const vkvit__tensor *x = &g->tensors[roots[i]];
+        out->start[(by_last ? x->last_use : x->first_use) + 2]++;
+    }
+    for (uint32_t n = 2; n < g->n_nodes + 2; n++) out->start[n] += out->start[n - 1];
+    for (uint32_t i = 0; i < n_roots; i++) {
+        const vkvit__tensor *x = &g->tensors[roots[i]];
+        out->ids[out->start[(by_last ? x->last_use : x->first_use) + 1]++] = roots[i];
+    }
+    return true;
+}
+
+static void buckets_free(buckets *b) {
+    free(b->start);
+    free(b->ids);
+}
+
 vkvit_result vkvit__plan(vkvit__graph *g, vkvit__plan_stats *stats) {
     vkvit_result res = vkvit__graph_error(g);
     if (res != VKVIT_OK) return res;
     memset(stats, 0, sizeof *stats);
 
-    /* Liveness of root tensors: the first and last node that touches them or any view of them. */
+    /* Liveness of root tensors: the first and last node that touches them or any view of them, in one pass over
+     * the bindings. The activations are then bucketed by first and by last use, so planning costs O(nodes +
+     * tensors) plus the free-list operations (binary search by offset; best fit over the few free blocks). */
     for (uint32_t t = 0; t < g->n_tensors; t++) g->tensors[t].first_use = g->tensors[t].last_use = VKVIT_NONE;
     for (uint32_t n = 0; n < g->n_nodes; n++)
         for (uint32_t b = 0; b < g->nodes[n].n_bindings; b++) {
@@ -103,22 +141,34 @@ vkvit_result vkvit__plan(vkvit__graph *g, vkvit__plan_stats *stats) {
         }
     }
     /* Activations by liveness. Per node: allocate what starts here, then free what ends here. */
-    for (uint32_t n = 0; n < g->n_nodes && res == VKVIT_OK; n++) {
+    uint32_t *roots = malloc(((size_t)g->n_tensors + 1) * sizeof *roots), n_roots = 0;
+    buckets first = {0}, last = {0};
+    if (roots) {
         for (uint32_t t = 0; t < g->n_tensors; t++) {
-            vkvit__tensor *x = &g->tensors[t];
-            if (x->view_of != VKVIT_NONE || x->kind != VKVIT_TENSOR_ACTIVATION || x->first_use != n) continue;
+            const vkvit__tensor *x = &g->tensors[t];
+            if (x->view_of == VKVIT_NONE && x->kind == VKVIT_TENSOR_ACTIVATION && x->first_use != VKVIT_NONE)
+                roots[n_roots++] = t;
+        }
+    }
+    if (!roots || !bucket_by(g, roots, n_roots, false, &first) || !bucket_by(g, roots, n_roots, true, &last))
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "plan: out of host memory");
+    for (uint32_t n = 0; n < g->n_nodes && res == VKVIT_OK; n++) {
+        for (uint32_t i = first.start[n]; i < first.start[n + 1]; i++) {
+            vkvit__tensor *x = &g->tensors[first.ids[i]];
             x->offset = fl_alloc(&fl, align_up(x->bytes, VKVIT_ARENA_ALIGN));
             stats->sum_activation_bytes += x->bytes;
             stats->largest_activation_bytes = VKVIT_MAX(stats->largest_activation_bytes, x->bytes);
             stats->n_activations++;
         }
-        for (uint32_t t = 0; t < g->n_tensors; t++) {
-            vkvit__tensor *x = &g->tensors[t];
-            if (x->view_of != VKVIT_NONE || x->kind != VKVIT_TENSOR_ACTIVATION || x->last_use != n) continue;
+        for (uint32_t i = last.start[n]; i < last.start[n + 1] && res == VKVIT_OK; i++) {
+            vkvit__tensor *x = &g->tensors[last.ids[i]];
             if (!fl_free(&fl, x->offset, align_up(x->bytes, VKVIT_ARENA_ALIGN)))
                 res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "plan: out of host memory");
         }
     }
+    buckets_free(&first);
+    buckets_free(&last);
+    free(roots);
     /* Views inherit their root's placement. */
     for (uint32_t t = 0; t < g->n_tensors; t++) {
         vkvit__tensor *x = &g->tensors[t];
