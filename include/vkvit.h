@@ -63,8 +63,10 @@
  *     record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
  *     threads at the same time; one session from one thread at a time.
  *   - vkvit_session_run, vkvit_session_submit and vkvit_session_set_images are session calls that also call
- *     vkQueueSubmit: Vulkan requires the host to serialise all use of one VkQueue, so in adopt mode hold the lock
- *     that guards the host's own submissions (and presents) around them.
+ *     vkQueueSubmit. vkvit serialises its own submissions to a queue with a per-ctx lock, so sessions of a ctx
+ *     that vkvit created may run from several threads with no lock of the caller's. In adopt mode the host also
+ *     uses the queue: Vulkan requires all use of one VkQueue to be serialised, so hold the lock that guards the
+ *     host's own submissions (and presents) around these calls.
  *   - Everything else (model and session creation and destruction, device info) needs the whole ctx:
  *     no other call on the ctx or its children, and no host use of its queue, at the same time. Do it on a loading
  *     screen, not in the frame loop.

@@ -63,4 +63,11 @@ vkvit_result vkvit__mkdir_p(const char *path);
 /* Monotonic wall clock in nanoseconds. */
 uint64_t vkvit__now_ns(void);
 
+/* A mutex (platform.c): the ctx's queue lock. create returns NULL when out of memory. */
+typedef struct vkvit__mutex vkvit__mutex;
+vkvit__mutex *vkvit__mutex_create(void);
+void vkvit__mutex_destroy(vkvit__mutex *m);
+void vkvit__mutex_lock(vkvit__mutex *m);
+void vkvit__mutex_unlock(vkvit__mutex *m);
+
 #endif /* VKVIT_COMMON_H */

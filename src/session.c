@@ -342,7 +342,7 @@ vkvit_result vkvit_session_run(vkvit_session *s) {
     if (res != VKVIT_OK) return res;
     VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
     VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
-    VK_TRY(ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, s->fence));
+    VK_TRY(vkvit__queue_submit(ctx, ctx->queue, 1, &submit, s->fence));
     VK_TRY(ctx->vk.vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX));
     s->ran = true;
     return VKVIT_OK;
@@ -486,10 +486,10 @@ vkvit_result vkvit_session_submit(vkvit_session *s, const vkvit_submit_desc *des
     };
     VkQueue queue = d.queue ? d.queue : ctx->queue;
     VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
-    VK_TRY(ctx->vk.vkQueueSubmit(queue, 1, &submit, s->fence));
+    VK_TRY(vkvit__queue_submit(ctx, queue, 1, &submit, s->fence));
     s->ran = true; /* in flight from here on, whatever happens to the host's fence below */
     /* The host's fence: an empty submission signals it once everything before it on the queue has finished. */
-    if (d.fence) VK_TRY(ctx->vk.vkQueueSubmit(queue, 0, NULL, d.fence));
+    if (d.fence) VK_TRY(vkvit__queue_submit(ctx, queue, 0, NULL, d.fence));
     return VKVIT_OK;
 fail:
     vkvit__error_prefix(res, "vkvit_session_submit '%s'", s->label);

@@ -8,6 +8,9 @@
  *                            contract, only the calls that submit to the queue (vkvit_session_submit) are serialised
  *                            by the host's queue lock; set_input, poll and get_output on different sessions run
  *                            concurrently without it. Both sessions are in flight on the one queue at once.
+ *   own_ctx_two_sessions     one ctx that vkvit created, two sessions on it, one thread each, calling
+ *                            vkvit_session_run with no lock at all: the ctx's queue lock serialises the submissions
+ *                            (before it, the layer's threading check reported vkQueueSubmit from two threads).
  * Every frame alternates the batch order of the golden input, is preceded by a NaN poisoning run, and must match the
  * golden logits (max rel err <= 1e-4). The threads record their results; the main thread CHECKs them. */
 #include "embed_util.h"
@@ -29,6 +32,7 @@ typedef struct worker {
     char failure[512];
     int frames_done;
     int saw_in_flight;                      /* polls that found the session still running */
+    int burst;                              /* extra back-to-back runs after the frames (own_ctx: submit pressure) */
 } worker;
 
 static void worker_fail(worker *w, const char *what) {
@@ -92,6 +96,8 @@ static void *worker_main(void *arg) {
         }
     }
     for (int f = 0; f < FRAMES && worker_frame(w, f, got); f++) {}
+    for (int i = 0; i < w->burst && !w->failure[0]; i++)
+        if (vkvit_session_run(w->session) != VKVIT_OK) worker_fail(w, "burst run");
 done:
     if (own) {
         vkvit_session_destroy(w->session);
@@ -150,10 +156,29 @@ static void one_ctx_two_sessions(host *h, const eu_golden *g) {
     vkvit_ctx_destroy(ctx);
 }
 
+static void own_ctx_two_sessions(const eu_golden *g) {
+    vkvit_ctx *ctx = vt_ctx_with((vkvit_ctx_desc){.label = "own ctx"});
+    vkvit_model *model = NULL;
+    vkvit_session *s[2] = {NULL, NULL};
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = EU_MODEL ".vkvit"}, &model));
+    MUST(vkvit_session_create(model, &(vkvit_session_desc){.batch = g->batch, .label = "session A"}, &s[0]));
+    MUST(vkvit_session_create(model, &(vkvit_session_desc){.batch = g->batch, .label = "session B"}, &s[1]));
+    worker ws[2] = {{.name = "session A thread", .g = g, .ctx = ctx, .model = model, .session = s[0], .burst = 200},
+                    {.name = "session B thread", .g = g, .ctx = ctx, .model = model, .session = s[1], .burst = 200}};
+    run_workers(ws, 2);
+    uint32_t n = vkvit_ctx_validation_messages(ctx, 0);
+    CHECK(n == 0, "own ctx: %u validation message(s); first: %s", n, n ? ctx->validation_log[0] : "");
+    vkvit_session_destroy(s[1]);
+    vkvit_session_destroy(s[0]);
+    vkvit_model_destroy(model);
+    vkvit_ctx_destroy(ctx);
+}
+
 int main(void) {
     eu_golden g;
     eu_golden_load(&g);
     two_ctx_two_threads(&g);
+    own_ctx_two_sessions(&g);
     host h;
     host_create(&h);
     one_ctx_two_sessions(&h, &g);

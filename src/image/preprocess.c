@@ -429,7 +429,7 @@ vkvit_result vkvit__imgproc_set_images(vkvit__imgproc *ip, uint32_t first_slot, 
         VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                                .pCommandBuffers = &ip->cmd};
         VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &ip->fence));
-        VK_TRY(ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ip->fence));
+        VK_TRY(vkvit__queue_submit(ctx, ctx->queue, 1, &submit, ip->fence));
         VK_TRY(ctx->vk.vkWaitForFences(ctx->device, 1, &ip->fence, VK_TRUE, UINT64_MAX));
     }
     return VKVIT_OK;

@@ -118,6 +118,34 @@ static vkvit_result get_positive(const parser *p, const cJSON *obj, const char *
     return VKVIT_OK;
 }
 
+/* Ranges of the real-valued hyperparameters (docs/model-format.md, "Limits"): every eps is in [1e-30, 1] and
+ * every RoPE base in [1, 1e12]. Outside them a norm or RoPE table is degenerate (an eps of 1e300 makes every
+ * normalised value 0, a base of 1e-300 overflows the angle), so the file is refused at load with one sentence. */
+#define VKVIT_EPS_MIN 1e-30
+#define VKVIT_EPS_MAX 1.0
+#define VKVIT_ROPE_BASE_MIN 1.0
+#define VKVIT_ROPE_BASE_MAX 1e12
+
+static vkvit_result get_in_range(const parser *p, const cJSON *obj, const char *where, const char *key, double lo,
+                                 double hi, double *out) {
+    vkvit_result r = get_positive(p, obj, where, key, out);
+    if (r != VKVIT_OK) return r;
+    if (!(*out >= lo && *out <= hi)) {
+        char f[96];
+        field(f, sizeof f, where, key);
+        return BAD(p, "%s = %g is outside the supported range [%g, %g]", f, *out, lo, hi);
+    }
+    return VKVIT_OK;
+}
+
+static vkvit_result get_eps(const parser *p, const cJSON *obj, const char *where, const char *key, double *out) {
+    return get_in_range(p, obj, where, key, VKVIT_EPS_MIN, VKVIT_EPS_MAX, out);
+}
+
+static vkvit_result get_rope_base(const parser *p, const cJSON *obj, const char *where, const char *key, double *out) {
+    return get_in_range(p, obj, where, key, VKVIT_ROPE_BASE_MIN, VKVIT_ROPE_BASE_MAX, out);
+}
+
 /* A string that is one of names[0 .. n); *out = its index. `choices` is the list for the sentence. */
 static vkvit_result get_enum(const parser *p, const cJSON *obj, const char *where, const char *key,
                              const char *const *names, int n, const char *choices, int *out) {
@@ -333,10 +361,10 @@ static vkvit_result parse_vit5(const parser *p, const cJSON *c, vkvit__flavour f
     }
 
     TRY(get_bool(p, c, "config", "qk_norm", &v->qk_norm));
-    TRY(get_positive(p, c, "config", "norm_eps", &v->norm_eps));
-    TRY(get_positive(p, c, "config", "qk_norm_eps", &v->qk_norm_eps));
-    TRY(get_positive(p, c, "config", "rope_base", &v->rope_base));
-    TRY(get_positive(p, c, "config", "reg_rope_base", &v->reg_rope_base));
+    TRY(get_eps(p, c, "config", "norm_eps", &v->norm_eps));
+    TRY(get_eps(p, c, "config", "qk_norm_eps", &v->qk_norm_eps));
+    TRY(get_rope_base(p, c, "config", "rope_base", &v->rope_base));
+    TRY(get_rope_base(p, c, "config", "reg_rope_base", &v->reg_rope_base));
     TRY(get_enum(p, c, "config", "rope_pairing", PAIRING_NAMES + 1, 2, "split_half, adjacent", &e));
     v->rope_pairing = (vkvit__rope_pairing)(e + 1);
     TRY(get_enum(p, c, "config", "token_layout", LAYOUT_NAMES, 2, "patches_cls_regs, cls_patches_regs", &e));
@@ -400,8 +428,8 @@ static vkvit_result parse_vil(const parser *p, const cJSON *c, vkvit__vil_config
     TRY(get_uint(p, c, "config", "conv_kernel", 1, MAXD, &v->conv_kernel));
     static const char *const POOL[] = {"bilateral_avg"};
     TRY(get_enum(p, c, "config", "pooling", POOL, 1, "bilateral_avg", &e));
-    TRY(get_positive(p, c, "config", "norm_eps", &v->norm_eps));
-    TRY(get_positive(p, c, "config", "head_norm_eps", &v->head_norm_eps));
+    TRY(get_eps(p, c, "config", "norm_eps", &v->norm_eps));
+    TRY(get_eps(p, c, "config", "head_norm_eps", &v->head_norm_eps));
     TRY(get_uint(p, c, "config", "num_classes", 1, MAXD, &v->num_classes));
 
     v->num_tokens = v->grid[0] * v->grid[1];
@@ -457,7 +485,7 @@ static vkvit_result parse_rn_norm(const parser *p, const cJSON *obj, const char 
                   &o, &k));
     memset(out, 0, sizeof *out);
     out->kind = (vkvit__rn_norm)k;
-    if (out->kind != VKVIT_RN_NORM_IDENTITY) TRY(get_positive(p, o, f, "eps", &out->eps));
+    if (out->kind != VKVIT_RN_NORM_IDENTITY) TRY(get_eps(p, o, f, "eps", &out->eps));
     if (out->kind == VKVIT_RN_NORM_LAYERNORM) TRY(get_bool(p, o, f, "bias", &out->bias));
     return VKVIT_OK;
 }
@@ -495,7 +523,7 @@ static vkvit_result parse_resnet_block(const parser *p, const cJSON *b, vkvit__r
         TRY(get_heads(p, o, f, v->dim, &v->seq.num_heads, &v->seq_head_dim));
         TRY(get_bool(p, o, f, "qk_norm", &v->seq.qk_norm));
         TRY(get_bool(p, o, f, "rope", &v->seq.rope));
-        TRY(get_positive(p, o, f, "rope_base", &v->seq.rope_base));
+        TRY(get_rope_base(p, o, f, "rope_base", &v->seq.rope_base));
         TRY(get_bool(p, o, f, "causal", &v->seq.causal));
         TRY(get_bool(p, o, f, "bias", &v->seq.bias));
         if (v->seq.rope && v->seq_head_dim % 4)

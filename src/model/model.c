@@ -168,6 +168,15 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         } else {
             memcpy(dst, consts[i - mf.st.n_tensors].data, (size_t)numel * 4);
         }
+        /* Non-finite weights are refused (docs/model-format.md): one NaN would turn every logit into NaN, silently.
+         * The tables vkvit derives (RoPE) are checked too. One pass over memory that was just written. */
+        for (uint64_t j = 0; j < numel; j++)
+            if (!isfinite(dst[j])) {
+                res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' holds %s at element %llu; "
+                                   "non-finite weights are refused", desc->path, w->name,
+                                   isnan(dst[j]) ? "NaN" : dst[j] > 0 ? "+inf" : "-inf", (unsigned long long)j);
+                goto fail;
+            }
     }
     qsort(m->weights, m->n_weights, sizeof *m->weights, cmp_weight);
 

@@ -30,6 +30,21 @@ void vkvit__cmd_abandon(vkvit_ctx *ctx, VkCommandBuffer cmd) {
     if (cmd) ctx->vk.vkFreeCommandBuffers(ctx->device, ctx->cmd_pool, 1, &cmd);
 }
 
+VkResult vkvit__queue_submit(vkvit_ctx *ctx, VkQueue queue, uint32_t count, const VkSubmitInfo *submits,
+                             VkFence fence) {
+    vkvit__mutex_lock(ctx->queue_lock);
+    VkResult vr = ctx->vk.vkQueueSubmit(queue, count, submits, fence);
+    vkvit__mutex_unlock(ctx->queue_lock);
+    return vr;
+}
+
+VkResult vkvit__queue_wait_idle(vkvit_ctx *ctx) {
+    vkvit__mutex_lock(ctx->queue_lock);
+    VkResult vr = ctx->vk.vkQueueWaitIdle(ctx->queue);
+    vkvit__mutex_unlock(ctx->queue_lock);
+    return vr;
+}
+
 vkvit_result vkvit__cmd_submit_wait(vkvit_ctx *ctx, VkCommandBuffer cmd) {
     vkvit_result res = VKVIT_OK;
     VK_TRY(ctx->vk.vkEndCommandBuffer(cmd));
@@ -39,7 +54,7 @@ vkvit_result vkvit__cmd_submit_wait(vkvit_ctx *ctx, VkCommandBuffer cmd) {
         .pCommandBuffers = &cmd,
     };
     VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &ctx->fence));
-    VK_TRY(ctx->vk.vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence));
+    VK_TRY(vkvit__queue_submit(ctx, ctx->queue, 1, &submit, ctx->fence));
     VK_TRY(ctx->vk.vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX));
 fail:
     vkvit__cmd_abandon(ctx, cmd);

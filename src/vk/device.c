@@ -577,7 +577,12 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     if (desc.host && (res = validate_host(desc.host)) != VKVIT_OK) return res;
 
     vkvit_ctx *ctx = calloc(1, sizeof *ctx);
-    if (!ctx) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
+    vkvit__mutex *queue_lock = ctx ? vkvit__mutex_create() : NULL;
+    if (!queue_lock) {
+        free(ctx);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
+    }
+    ctx->queue_lock = queue_lock;
     snprintf(ctx->label, sizeof ctx->label, "%s", desc.label ? desc.label : "vkvit ctx");
     ctx->log = desc.log;
     ctx->log_user = desc.log_user;
@@ -648,7 +653,7 @@ fail:
 void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     if (!ctx) return;
     if (ctx->device) {
-        if (ctx->queue) ctx->vk.vkQueueWaitIdle(ctx->queue);
+        if (ctx->queue) vkvit__queue_wait_idle(ctx);
         if (ctx->staging) {
             vkvit__buffer_destroy(ctx, ctx->staging);
             free(ctx->staging);
@@ -661,6 +666,7 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     }
     if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->owns_instance && ctx->instance) vkDestroyInstance(ctx->instance, NULL);
+    vkvit__mutex_destroy(ctx->queue_lock);
     free(ctx);
 }
 

@@ -165,7 +165,7 @@ vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSi
     if (buf->mapped && buf->coherent) {
         /* Host-visible device memory (UMA, CPU devices): write in place once earlier device work is done. The next
          * vkQueueSubmit makes host writes visible to the device. */
-        VkResult vr = ctx->vk.vkQueueWaitIdle(ctx->queue);
+        VkResult vr = vkvit__queue_wait_idle(ctx);
         if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkQueueWaitIdle", __func__, NULL);
         memcpy((uint8_t *)buf->mapped + offset, data, (size_t)size);
         return VKVIT_OK;

@@ -5,6 +5,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,3 +84,25 @@ uint64_t vkvit__now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+struct vkvit__mutex {
+    pthread_mutex_t m;
+};
+
+vkvit__mutex *vkvit__mutex_create(void) {
+    vkvit__mutex *m = malloc(sizeof *m);
+    if (m && pthread_mutex_init(&m->m, NULL) != 0) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void vkvit__mutex_destroy(vkvit__mutex *m) {
+    if (!m) return;
+    pthread_mutex_destroy(&m->m);
+    free(m);
+}
+
+void vkvit__mutex_lock(vkvit__mutex *m) { pthread_mutex_lock(&m->m); }
+void vkvit__mutex_unlock(vkvit__mutex *m) { pthread_mutex_unlock(&m->m); }

@@ -72,6 +72,7 @@ struct vkvit_ctx {
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family;
+    vkvit__mutex *queue_lock;               /* serialises vkvit's own use of `queue` (vkvit__queue_submit) */
     bool owns_instance, owns_device;
     VkDebugUtilsMessengerEXT messenger;
     struct VolkDeviceTable vk;
@@ -189,6 +190,12 @@ void vkvit__pipeline_cache_save(vkvit_ctx *ctx);
 vkvit_result vkvit__cmd_begin(vkvit_ctx *ctx, VkCommandBuffer *out);
 /* Ends, submits and waits for `cmd`, then frees it. */
 vkvit_result vkvit__cmd_submit_wait(vkvit_ctx *ctx, VkCommandBuffer cmd);
+/* vkQueueSubmit / vkQueueWaitIdle on `queue` with the ctx's queue lock held, so sessions of one ctx may run from
+ * several threads (Vulkan requires external synchronisation of a VkQueue). In adopt mode this orders vkvit's
+ * own calls; the host still holds its lock around them (include/vkvit.h, THREADING). */
+VkResult vkvit__queue_submit(vkvit_ctx *ctx, VkQueue queue, uint32_t count, const VkSubmitInfo *submits,
+                             VkFence fence);
+VkResult vkvit__queue_wait_idle(vkvit_ctx *ctx);
 /* Frees a command buffer that was begun but will not be submitted (error paths). */
 void vkvit__cmd_abandon(vkvit_ctx *ctx, VkCommandBuffer cmd);
 
