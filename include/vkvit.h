@@ -352,6 +352,11 @@ typedef struct vkvit_session_stats {
     uint32_t nodes;                         /* dispatches per inference */
     uint32_t barriers;                      /* pipeline barriers between them */
     uint32_t pipelines;
+    uint32_t batch;                         /* images per inference */
+    uint32_t sub_batch;                     /* images per sub-network: less than batch when a device limit
+                                               (maxComputeWorkGroupCount, maxStorageBufferRange) split the batch */
+    uint32_t largest_grid[3];               /* the largest workgroup count of any dispatch, per dimension */
+    uint64_t largest_weight_binding;        /* the largest weight range one dispatch binds */
 } vkvit_session_stats;
 
 VKVIT_API vkvit_result vkvit_session_get_stats(const vkvit_session *session, vkvit_session_stats *out);

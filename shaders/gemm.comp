@@ -48,6 +48,7 @@ layout(push_constant) uniform Push {
     uint n_inner;                                   // two-level batch: z = outer * n_inner + inner (0 = 1)
     uint inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;
     uint b_offset;                                  // element offset of B in its buffer
+    uint n_offset;                                  // column offset into bias and scale (a weight's row block)
 } p;
 
 #include "gemm_epilogue.glsl"

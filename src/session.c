@@ -24,6 +24,7 @@ struct vkvit_session {
     vkvit_ctx *ctx;
     char label[64];
     uint32_t batch;
+    uint32_t sub_batch;                     /* images per sub-network (= batch unless a device limit split it) */
     vkvit__graph graph;
     vkvit__plan_stats plan;
     vkvit__buffer arena;
@@ -50,19 +51,107 @@ static vkvit_shape shape_of(const vkvit__tensor *t) {
     return s;
 }
 
-static void build_graph(vkvit_session *s) {
+/* One network for `batch` images: its input, condition (VKVIT_NONE when the model takes none) and logits. */
+static void build_network(vkvit_session *s, uint32_t batch, uint32_t *in, uint32_t *cond, uint32_t *out) {
     vkvit__graph *g = &s->graph;
-    s->condition = VKVIT_NONE;
+    *cond = VKVIT_NONE;
     switch (s->model->cfg.arch) {
-    case VKVIT_ARCH_VIT5: vkvit__vit5_build(g, s->model, s->batch, &s->input, &s->output); break;
-    case VKVIT_ARCH_VIL: vkvit__vil_build(g, s->model, s->batch, &s->input, &s->output); break;
-    case VKVIT_ARCH_RESNET:
-        vkvit__resnet_build(g, s->model, s->batch, &s->input, &s->condition, &s->output);
-        break;
+    case VKVIT_ARCH_VIT5: vkvit__vit5_build(g, s->model, batch, in, out); break;
+    case VKVIT_ARCH_VIL: vkvit__vil_build(g, s->model, batch, in, out); break;
+    case VKVIT_ARCH_RESNET: vkvit__resnet_build(g, s->model, batch, in, cond, out); break;
     default:
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: architecture %s has no kernels yet",
                           vkvit__arch_name(s->model->cfg.arch));
     }
+}
+
+/* A tensor for the whole batch shaped like the sub-batch tensor `part` (batch first). */
+static uint32_t whole_batch_like(vkvit_session *s, uint32_t part) {
+    vkvit__graph *g = &s->graph;
+    if (g->error) return VKVIT_NONE;
+    const vkvit__tensor t = vkvit__graph_get(g, part);
+    uint32_t shape[VKVIT_MAX_DIMS];
+    memcpy(shape, t.shape, sizeof shape);
+    shape[0] = s->batch;
+    return vkvit__graph_tensor(g, t.kind, t.name, t.ndim, shape);
+}
+
+/* Connects sub-batch tensor `part` (images first_image ..) to the whole-batch tensor `whole`: as a view when its
+ * byte offset meets the device's storage-buffer offset alignment, else (an odd image size, logits of 10 classes)
+ * through a copy node, which for an input must run before the sub-network that reads it (nodes[first_node]). */
+static void attach_part(vkvit_session *s, uint32_t whole, uint32_t part, uint32_t first_image, bool is_input,
+                        uint32_t first_node) {
+    vkvit__graph *g = &s->graph;
+    if (g->error) return;
+    const vkvit__tensor t = vkvit__graph_get(g, part);
+    const uint32_t per_image = (uint32_t)(vkvit__numel(&t) / t.shape[0]);
+    const uint64_t offset = (uint64_t)first_image * per_image;
+    if (offset * 4 % VKVIT_MAX(s->ctx->limits.minStorageBufferOffsetAlignment, 4) == 0) {
+        vkvit__graph_rebase(g, part, whole, offset);
+        return;
+    }
+    g->tensors[part].kind = VKVIT_TENSOR_ACTIVATION; /* planned like any intermediate */
+    const vkvit__mat whole_rows = {whole, (uint32_t)offset, per_image, 0}, part_rows = {part, 0, per_image, 0};
+    vkvit__op_copy_rows(g, is_input ? "split input" : "gather output", is_input ? whole_rows : part_rows,
+                        is_input ? part_rows : whole_rows, 1, t.shape[0], per_image);
+    if (is_input) vkvit__graph_move_last_node(g, first_node);
+}
+
+/* The batch as ceil(batch / sub) networks of at most `sub` images, back to back in one graph (the planner reuses
+ * one sub-network's activations for the next). Their inputs, conditions and logits are parts of whole-batch
+ * tensors, so the host sees one input and one output whatever `sub` is. */
+static void build_sub_batches(vkvit_session *s, uint32_t sub) {
+    if (sub >= s->batch) {
+        build_network(s, s->batch, &s->input, &s->condition, &s->output);
+        return;
+    }
+    vkvit__graph *g = &s->graph;
+    for (uint32_t first = 0; first < s->batch && !g->error; first += sub) {
+        uint32_t in, cond, out, first_node = g->n_nodes;
+        build_network(s, VKVIT_MIN(sub, s->batch - first), &in, &cond, &out);
+        if (first == 0) {
+            s->input = whole_batch_like(s, in);
+            s->condition = cond == VKVIT_NONE ? VKVIT_NONE : whole_batch_like(s, cond);
+            s->output = whole_batch_like(s, out);
+        }
+        attach_part(s, s->input, in, first, true, first_node);
+        if (cond != VKVIT_NONE) attach_part(s, s->condition, cond, first, true, first_node);
+        attach_part(s, s->output, out, first, false, first_node);
+    }
+}
+
+/* Builds the session's graph. Dispatch sizes and activation sizes grow with the batch, and a device bounds both
+ * (maxComputeWorkGroupCount, maxStorageBufferRange: 128 MiB on lavapipe and some mobile GPUs). When the whole
+ * batch exceeds either, the batch is halved until every dispatch and every binding fits, and runs as sub-batches
+ * (one submission still); what one image alone exceeds is refused with a sentence. */
+static void build_graph(vkvit_session *s) {
+    vkvit__graph *g = &s->graph;
+    const bool f16 = g->f16_weights;
+    const uint64_t range = s->ctx->limits.maxStorageBufferRange;
+    uint32_t sub = s->batch;
+    for (;;) {
+        build_sub_batches(s, sub);
+        uint32_t widest_t = VKVIT_NONE;
+        const uint64_t widest = g->error ? 0 : vkvit__graph_max_activation_binding(g, &widest_t);
+        const bool too_large = g->grid_too_large || widest > range;
+        if (!too_large) break;
+        if (sub == 1) {
+            if (!g->error)
+                vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: activation '%s' is %llu bytes for one image, "
+                                  "more than the device's maxStorageBufferRange of %llu bytes",
+                                  g->tensors[widest_t].name, (unsigned long long)widest, (unsigned long long)range);
+            break;
+        }
+        sub = (sub + 1) / 2;
+        vkvit__graph_free(g);
+        vkvit__graph_init(g, s->ctx);
+        g->f16_weights = f16;
+    }
+    s->sub_batch = sub;
+    if (sub < s->batch && !g->error)
+        vkvit__ctx_log(s->ctx, VKVIT_LOG_INFO, "session '%s': batch %u runs as %u sub-batches of at most %u images "
+                       "(device dispatch / storage-buffer limits)", s->label, s->batch,
+                       (s->batch + sub - 1) / sub, sub);
     /* Softmax + top-K on the GPU after the classifier head (vkvit_session_get_top_k). */
     s->topk = VKVIT_NONE;
     if (s->top_k && !g->error)
@@ -388,7 +477,17 @@ vkvit_result vkvit_session_get_stats(const vkvit_session *s, vkvit_session_stats
         .nodes = s->graph.n_nodes,
         .barriers = s->rec.n_barriers,
         .pipelines = s->rec.n_kernels,
+        .batch = s->batch,
+        .sub_batch = s->sub_batch,
     };
+    for (uint32_t n = 0; n < s->graph.n_nodes; n++) {
+        const vkvit__node *node = &s->graph.nodes[n];
+        for (int d = 0; d < 3; d++) out->largest_grid[d] = VKVIT_MAX(out->largest_grid[d], node->groups[d]);
+        for (uint32_t b = 0; b < node->n_bindings; b++) {
+            const vkvit__tensor *t = &s->graph.tensors[node->bindings[b].tensor];
+            if (vkvit__is_weight(t->kind)) out->largest_weight_binding = VKVIT_MAX(out->largest_weight_binding, t->bytes);
+        }
+    }
     return VKVIT_OK;
 }
 

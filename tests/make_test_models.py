@@ -3,8 +3,8 @@
 
     make_test_models.py deep DEPTH OUT      a tiny ViT-5 (8x8 image, patch 4, width 8) DEPTH blocks deep
     make_test_models.py bigweight OUT       a ViT-5 whose patch embedding is one 192 MiB weight [64, 3*512*512]
-    make_test_models.py hugeweight OUT      a ViT-5 whose patch embedding rows are 3 MiB each at width 64 (image and
-                                            patch 512) but with 1,024 channels: every row fits, the weight does not
+    make_test_models.py hugeweight OUT      a ViT-5 (image and patch 8192, width 4) whose patch embedding rows are
+                                            768 MiB each: no row block fits a 128 MiB descriptor (3 GiB file)
     make_test_models.py nan OUT             the bundled ViT-5's architecture with one NaN weight
     make_test_models.py inf OUT             ... with one +inf weight
     make_test_models.py eps VALUE OUT       a tiny ViT-5 with norm_eps = VALUE (e.g. 1e300)
@@ -64,8 +64,8 @@ def main(argv):
     elif kind == "bigweight":
         write(vit5_doc(image=512, patch=512, dim=64, heads=1, mlp=64), out)
     elif kind == "hugeweight":
-        doc = vit5_doc(image=512, patch=512, dim=1024, heads=8, mlp=64)
-        write(doc, out)
+        doc = vit5_doc(image=8192, patch=8192, dim=4, heads=1, mlp=4)
+        write(doc, out, {name: torch.full(shape, 0.01) for name, shape in vf.expected_tensors(doc).items()})
     elif kind in ("nan", "inf"):
         doc = vit5_doc(image=32, patch=4, dim=16, depth=2, heads=2, mlp=32)
         t = random_tensors(doc)

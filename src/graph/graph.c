@@ -124,6 +124,43 @@ uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, u
     return t;
 }
 
+void vkvit__graph_rebase(vkvit__graph *g, uint32_t t, uint32_t parent, uint64_t elem_offset) {
+    if (g->error) return;
+    if (t >= g->n_tensors || parent >= g->n_tensors || t == parent) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: rebase of an invalid tensor");
+        return;
+    }
+    vkvit__tensor *v = &g->tensors[t];
+    const vkvit__tensor *p = &g->tensors[parent];
+    const uint64_t elem = vkvit__elem_size(p->kind);
+    if (v->view_of != VKVIT_NONE || v->kind != p->kind || elem_offset * elem + v->bytes > p->bytes) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: '%s' cannot become a view of '%s' at +%llu", v->name,
+                          p->name, (unsigned long long)(elem_offset * elem));
+        return;
+    }
+    v->view_of = parent;
+    v->view_offset = elem_offset * elem;
+}
+
+void vkvit__graph_move_last_node(vkvit__graph *g, uint32_t at) {
+    if (g->error || g->n_nodes == 0 || at >= g->n_nodes - 1) return;
+    vkvit__node last = g->nodes[g->n_nodes - 1];
+    memmove(&g->nodes[at + 1], &g->nodes[at], (size_t)(g->n_nodes - 1 - at) * sizeof *g->nodes);
+    g->nodes[at] = last;
+}
+
+uint64_t vkvit__graph_max_activation_binding(const vkvit__graph *g, uint32_t *tensor) {
+    uint64_t best = 0;
+    for (uint32_t n = 0; n < g->n_nodes; n++)
+        for (uint32_t b = 0; b < g->nodes[n].n_bindings; b++) {
+            uint32_t t = g->nodes[n].bindings[b].tensor;
+            if (vkvit__is_weight(g->tensors[t].kind) || g->tensors[t].bytes <= best) continue;
+            best = g->tensors[t].bytes;
+            if (tensor) *tensor = t;
+        }
+    return best;
+}
+
 uint32_t vkvit__graph_root(const vkvit__graph *g, uint32_t t, uint64_t *offset_in_root) {
     uint64_t off = 0;
     while (g->tensors[t].view_of != VKVIT_NONE) {

@@ -117,6 +117,17 @@ uint32_t vkvit__graph_node(vkvit__graph *g, const char *name, const char *kind, 
 /* Scoped labels: vkvit__graph_scope(g, "blocks.%u", i) ... vkvit__graph_scope(g, NULL). */
 void vkvit__graph_scope(vkvit__graph *g, const char *fmt, ...) VKVIT_PRINTF(2, 3);
 
+/* Turns root tensor `t` into a view of `parent` starting `elem_offset` elements in (same kind; must fit). A
+ * session that runs its batch as sub-batches builds each sub-network with its own input and output, then makes
+ * them views of the whole batch's tensors. */
+void vkvit__graph_rebase(vkvit__graph *g, uint32_t t, uint32_t parent, uint64_t elem_offset);
+
+/* Moves the last node to index `at` (before planning: nodes are referenced by nothing but their order). */
+void vkvit__graph_move_last_node(vkvit__graph *g, uint32_t at);
+
+/* The largest byte range a node binds from a non-weight tensor (what a smaller batch shrinks); 0 for no nodes. */
+uint64_t vkvit__graph_max_activation_binding(const vkvit__graph *g, uint32_t *tensor);
+
 /* The tensor that owns the storage of `t` (follows views), and the byte offset of `t` inside it. */
 uint32_t vkvit__graph_root(const vkvit__graph *g, uint32_t t, uint64_t *offset_in_root);
 

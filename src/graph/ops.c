@@ -28,9 +28,49 @@ static vkvit__node_binding rdwr(uint32_t t) { return (vkvit__node_binding){t, VK
  * GEMM with epilogue (shaders/gemm.comp, gemm_cpu.comp via src/vk/kernels.h)
  * ------------------------------------------------------------------------------------------------------------ */
 
+static uint64_t gcd64(uint64_t a, uint64_t b) {
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static void gemm_node(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op);
+
+/* A weight [N, K] larger than one storage-buffer descriptor can reach (maxStorageBufferRange: 128 MiB on lavapipe
+ * and some mobile GPUs) runs as GEMMs over row blocks of it: block j computes output columns [n0, n0 + nc) from
+ * weight rows [n0, n0 + nc) and bias / scale entries n0 + n, writing into the same D and residual at column n0.
+ * Each block's byte offset stays a multiple of VKVIT_ARENA_ALIGN. Returns false when the weight cannot be split
+ * (batched or strided GEMMs, or one row alone beyond the limit): the recorder then refuses it with a sentence. */
+static bool gemm_split_weight_rows(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op) {
+    const vkvit__tensor w = vkvit__graph_get(g, op->w);
+    const uint64_t range = g->ctx->limits.maxStorageBufferRange, elem = vkvit__elem_size(w.kind);
+    const uint64_t row_bytes = (uint64_t)op->K * elem;
+    if (w.bytes <= range || op->batch != 1 || op->w_offset != 0 || (op->w_stride && op->w_stride != op->K) ||
+        w.ndim != 2 || w.shape[0] != op->N || w.shape[1] != op->K)
+        return false;
+    const uint64_t step = VKVIT_ARENA_ALIGN / gcd64(row_bytes, VKVIT_ARENA_ALIGN); /* rows per aligned offset */
+    const uint64_t rows = range / row_bytes / step * step;
+    if (rows == 0) return false;
+    for (uint64_t n0 = 0; n0 < op->N && !g->error; n0 += rows) {
+        const uint32_t nc = (uint32_t)VKVIT_MIN(rows, op->N - n0);
+        vkvit__gemm_op part = *op;
+        part.N = nc;
+        part.w = vkvit__graph_view(g, op->w, "rows", n0 * op->K, 2, (uint32_t[2]){nc, op->K});
+        part.n_offset = op->n_offset + (uint32_t)n0; /* bias and scale stay whole: [N] floats always fit */
+        part.d.offset += (uint32_t)n0;
+        if (op->residual.t != VKVIT_NONE) part.residual.offset += (uint32_t)n0;
+        gemm_node(g, name, kind, &part);
+    }
+    return true;
+}
+
 /* vkvit__op_gemm with a node kind of the caller's choosing (profiles group nodes by kind). */
 static void gemm_node(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op) {
     if (g->error) return;
+    if (gemm_split_weight_rows(g, name, kind, op)) return;
     const bool has_res = op->residual.t != VKVIT_NONE;
     vkvit__gemm_config cfg = vkvit__gemm_pick(g->ctx, op->M, op->N, op->K);
     cfg.b_f16 = g->tensors[vkvit__graph_root(g, op->w, NULL)].kind == VKVIT_TENSOR_WEIGHT_F16;
@@ -62,6 +102,7 @@ static void gemm_node(vkvit__graph *g, const char *name, const char *kind, const
         .inner_stride_a = op->inner_stride_a, .inner_stride_b = op->inner_stride_w,
         .inner_stride_d = op->inner_stride_d, .r_inner_stride = op->inner_stride_r,
         .b_offset = op->w_offset,
+        .n_offset = op->n_offset,
     };
     /* Disabled terms bind some valid tensor; the kernel never reads it. */
     vkvit__node_binding b[VKVIT_GEMM_BINDINGS] = {

@@ -45,6 +45,8 @@ typedef struct vkvit__gemm_op {
     /* Optional; zero keeps the defaults above. The B operand in general: element (z, n, k) =
      * w[w_offset + z * w_batch_stride + n * w_stride + k] (w_stride 0 = K; w_batch_stride 0 = shared). */
     uint32_t w_offset, w_stride, w_batch_stride;
+    /* Column offset into bias and scale: output column n reads bias[n_offset + n] (a weight's row block). */
+    uint32_t n_offset;
     /* Two-level batch (n_inner > 1): batch index z = outer * n_inner + inner (batch = n_outer * n_inner); each
      * operand's `batch_stride` is then its stride per OUTER index and inner_stride_* its stride per INNER index:
      * e.g. per-(image, head) products writing head column blocks of a [B*T, C] output (outer = image: T*C,

@@ -67,6 +67,13 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
                                    node->label, x->name, (unsigned long long)x->offset, (unsigned long long)align);
                 goto fail;
             }
+            if (x->bytes > ctx->limits.maxStorageBufferRange) {
+                res = vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                                   "record: node '%s' binds '%s' of %llu bytes; the device's maxStorageBufferRange is "
+                                   "%u bytes", node->label, x->name, (unsigned long long)x->bytes,
+                                   ctx->limits.maxStorageBufferRange);
+                goto fail;
+            }
             if (!buf) {
                 res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' binds fp16 weight '%s' but the "
                                    "session has no fp16 weight buffer", node->label, x->name);

@@ -152,6 +152,13 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     }
     m->n_weights = n;
 
+    /* A weight buffer the device cannot allocate is refused before the file is converted (a 3 GiB file: seconds). */
+    if (ctx->max_allocation && total > ctx->max_allocation) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, "model '%s': its weights need %llu bytes; the device "
+                           "allows %llu bytes in one allocation", desc->path, (unsigned long long)total,
+                           (unsigned long long)ctx->max_allocation);
+        goto fail;
+    }
     image = calloc(total ? total / 4 : 1, sizeof(float));
     if (!image) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",

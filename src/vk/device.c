@@ -617,9 +617,12 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
                            VK_API_VERSION_MAJOR(ctx->info.api_version), VK_API_VERSION_MINOR(ctx->info.api_version));
         goto fail;
     }
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(ctx->physical_device, &props);
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props2); /* core in Vulkan 1.1, checked above */
+    const VkPhysicalDeviceProperties props = props2.properties;
     ctx->limits = props.limits;
+    ctx->max_allocation = m3.maxMemoryAllocationSize;
     memcpy(ctx->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
     vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->mem_props);
 

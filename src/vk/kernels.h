@@ -26,6 +26,7 @@ typedef struct vkvit__gemm_push {
     uint32_t n_inner;                                /* inner batch count (0 = 1) */
     uint32_t inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;   /* per inner batch index */
     uint32_t b_offset;                               /* element offset of B in its buffer */
+    uint32_t n_offset;                               /* column offset into bias and scale (a weight's row block) */
 } vkvit__gemm_push;
 _Static_assert(sizeof(vkvit__gemm_push) <= VKVIT_MAX_PUSH, "gemm push constants exceed 128 bytes");
 

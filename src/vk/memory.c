@@ -59,6 +59,16 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
                            label ? label : "?", (int)kind, req.memoryTypeBits);
         goto fail;
     }
+    /* Refuse what the device cannot hold in one allocation before asking (a driver may crash, not fail). */
+    const uint32_t heap = ctx->mem_props.memoryTypes[type].heapIndex;
+    const VkDeviceSize heap_size = ctx->mem_props.memoryHeaps[heap].size;
+    if (req.size > heap_size || (ctx->max_allocation && req.size > ctx->max_allocation)) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_DEVICE_MEMORY,
+                           "buffer '%s' needs %llu bytes; the device allows %llu bytes in one allocation and its memory "
+                           "heap %u holds %llu bytes", label ? label : "?", (unsigned long long)req.size,
+                           (unsigned long long)ctx->max_allocation, heap, (unsigned long long)heap_size);
+        goto fail;
+    }
     VkMemoryAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
         .allocationSize = req.size,
@@ -67,7 +77,6 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
     VkResult vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
     VKVIT_COUNT(ctx, memory_allocations);
     if (vr != VK_SUCCESS) {
-        uint32_t heap = ctx->mem_props.memoryTypes[type].heapIndex;
         res = vkvit__error(vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? VKVIT_ERROR_OUT_OF_DEVICE_MEMORY : VKVIT_ERROR_VULKAN,
                            "buffer '%s': vkAllocateMemory of %llu bytes failed with %s (memory heap %u holds %llu bytes)",
                            label ? label : "?", (unsigned long long)req.size, vkvit__vk_result_name(vr), heap,

@@ -81,6 +81,7 @@ struct vkvit_ctx {
     uint32_t quirks;
     VkPhysicalDeviceMemoryProperties mem_props;
     VkPhysicalDeviceLimits limits;
+    VkDeviceSize max_allocation;            /* VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize */
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
     bool has_debug_utils;
 
