@@ -362,7 +362,8 @@ vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const cha
         if (!json)
             r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE,
                              "model '%s': __metadata__ has no 'vkvit' entry (not a vkvit model file)", label);
-        else r = vkvit__model_config_parse(json, strlen(json), label, &mf->cfg);
+        else if ((r = vkvit__json_check(json, strlen(json), false, label)) == VKVIT_OK)
+            r = vkvit__model_config_parse(json, strlen(json), label, &mf->cfg);
     }
     if (r == VKVIT_OK) r = check_tensors(mf);
     if (r != VKVIT_OK) vkvit__model_file_close(mf);
