@@ -270,10 +270,11 @@ static void model_accepts_a_header_with_nothing_but_braces(void) {
                  "__metadata__ has no 'vkvit' entry", LABEL);
 }
 
-static void model_accepts_empty_tensors_and_integral_floats(void) {
-    /* A zero-element tensor overlaps nothing; 8.0 counts as the integer 8 (cJSON keeps no lexeme). */
+static void model_accepts_empty_tensors_and_extra_entry_keys(void) {
+    /* A zero-element tensor overlaps nothing; unknown keys inside an entry are ignored, whatever their value (3.5 and
+     * 2.0e0 there are fine: only shape and data_offsets entries must be written as integers). */
     const char *hdr = "{\"a\":{\"dtype\":\"F32\",\"shape\":[0,4000000000000],\"data_offsets\":[4,4]},"
-                      "\"b\":{\"dtype\":\"F16\",\"shape\":[2.0],\"data_offsets\":[0,4],\"extra\":1}}";
+                      "\"b\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4],\"extra\":[3.5,{\"x\":2.0e0}]}}";
     size_t n = strlen(hdr);
     uint8_t img[256] = {0};
     img[0] = (uint8_t)n;
@@ -575,7 +576,7 @@ int main(void) {
     RUN(model_converts_f32_f16_bf16_tensors_to_f32);
     RUN(model_open_reads_a_file_from_disk);
     RUN(model_accepts_a_header_with_nothing_but_braces);
-    RUN(model_accepts_empty_tensors_and_integral_floats);
+    RUN(model_accepts_empty_tensors_and_extra_entry_keys);
     RUN(f16_converts_every_value_exactly);
     RUN(bf16_converts_specials);
     RUN(flops_vit5_small_match_the_seed_numbers);
