@@ -359,6 +359,25 @@ def main():
                 cc.check(err.strip().count("\n") == 0 and err.strip() != "",
                          f"{name}: vkvit inspect printed one sentence: {err.strip()[:300]!r}")
         print(f"{len(corpus)} files in the corpus")
+
+        # Special files: refused at once by both readers and by `vkvit inspect` (a FIFO used to block forever).
+        fifo = os.path.join(tmp, "fifo.vkvit")
+        os.mkfifo(fifo)
+        for path in (fifo, "/dev/zero", "/dev/null", tmp):
+            try:
+                code, _, err = cc.run(["inspect", path], timeout=20)
+            except subprocess.TimeoutExpired:
+                code, err = "timeout", ""
+            cc.check(code == 2 and "vkvit reads only regular files" in err,
+                     f"vkvit inspect {path}: exit {code}, {err.strip()[:200]!r}")
+            try:
+                vf.read_model(path)
+                verdict = ACCEPT
+            except vf.FormatError as e:
+                verdict = REFUSE if "not a regular file" in str(e) else f"FormatError {e}"
+            cc.check(verdict == REFUSE, f"vkvit_file.read_model({path}): {verdict}")
+        out = subprocess.run([VERDICT, fifo, "/dev/zero"], capture_output=True, text=True, timeout=20)
+        cc.check(out.stdout.count("vkvit reads only regular files") == 2, f"reader_verdict: {out.stdout!r}")
     return cc.summary()
 
 

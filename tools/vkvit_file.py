@@ -29,6 +29,7 @@ Only `torch`, `numpy` and the standard library are used (Debian's python3-torch;
 import json
 import math
 import os
+import stat
 import struct
 
 import numpy as np
@@ -218,12 +219,21 @@ def read_safetensors(path):
     8 non-negative integers or two integer data_offsets; begin > end; end past the data section;
     end - begin != product(shape) * sizeof(dtype); and overlapping byte ranges are all rejected with a FormatError.
     """
+    # Opened without blocking (a FIFO opened plainly waits for a writer forever) and refused unless it is a regular
+    # file, as the C reader does.
     try:
-        f = open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise FormatError(f"cannot open {path}: {e.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise FormatError(f"{path} is not a regular file (a FIFO, device or directory); vkvit reads only regular files")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    f = os.fdopen(fd, "rb")
     with f:
-        size = os.fstat(f.fileno()).st_size
+        size = st.st_size
         if size > MAX_FILE_BYTES:
             raise FormatError(f"the file is {size} bytes, more than the limit of {MAX_FILE_BYTES} bytes")
         if size < 8:
