@@ -281,10 +281,10 @@ static void model_open_refuses_fifos_devices_and_directories(void) {
     snprintf(fifo, sizeof fifo, "%s/model.vkvit", dir);
     CHECK(mkfifo(fifo, 0600) == 0);
     const struct { const char *path, *what; } cases[] = {
-        {fifo, "is a FIFO (named pipe); vkvit reads only regular files"},
-        {"/dev/zero", "'/dev/zero' is a character device; vkvit reads only regular files"},
-        {"/dev/null", "'/dev/null' is a character device"},
-        {dir, "is a directory; vkvit reads only regular files"},
+        {fifo, "is not a regular file but a FIFO (named pipe); vkvit reads only regular files"},
+        {"/dev/zero", "'/dev/zero' is not a regular file but a character device; vkvit reads only regular files"},
+        {"/dev/null", "'/dev/null' is not a regular file but a character device"},
+        {dir, "is not a regular file but a directory; vkvit reads only regular files"},
     };
     alarm(20);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -46,9 +46,10 @@ static vkvit_result open_regular(const char *path, size_t max_bytes, int *fd, si
 #ifdef S_ISSOCK
                            : S_ISSOCK(st.st_mode) ? "a socket"
 #endif
-                                                 : "not a regular file";
+                                                 : "something else";
         close(f);
-        return vkvit__error(VKVIT_ERROR_IO, "'%s' is %s; vkvit reads only regular files", path, what);
+        return vkvit__error(VKVIT_ERROR_IO, "'%s' is not a regular file but %s; vkvit reads only regular files",
+                            path, what);
     }
     int fl = fcntl(f, F_GETFL);
     if (fl == -1 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) == -1) {
