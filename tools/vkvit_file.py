@@ -334,7 +334,7 @@ VIT5_FLAVOUR_RULES = {"nvsubq": ("split_half", "patches_cls_regs"), "paper": ("a
 def _int(d, key, where, lo=1, hi=MAX_DIM):
     v = d.get(key) if isinstance(d, dict) else None
     if not _is_int(v) or v < lo or v > hi:
-        raise FormatError(f"{where}.{key} must be an integer in [{lo}, {hi}], got {json.dumps(v)}")
+        raise FormatError(f"{where}.{key} must be an integer >= {lo} and <= {hi}, got {json.dumps(v)}")
     return v
 
 
