@@ -5,7 +5,9 @@ A vkvit model is one safetensors file:
     u64 little-endian N | N bytes of JSON header (space-padded to a multiple of 8) | raw little-endian tensors
 
 This module is the Python side of that contract.  `src/model/` is the C side; both apply the same rules, so a file
-this module writes is one the C reader accepts, and a file this module rejects is one the C reader rejects.
+this module writes is one the C reader accepts, and a file this module rejects is one the C reader rejects
+(tests/test_reader_agreement.py checks both on a corpus of hostile files): strict JSON with the limits of
+docs/model-format.md ("JSON"), the safetensors rules, the `vkvit` document and its limits, and regular files only.
 
 Public API (other tools import it; keep it stable):
 
@@ -217,7 +219,9 @@ def read_safetensors(path):
     The file is treated as hostile (docs/model-format.md, reader paragraph): header length < 2, past the end of the
     file or above 100 MiB; a header that is not a JSON object; a tensor entry without a known dtype, a shape of at most
     8 non-negative integers or two integer data_offsets; begin > end; end past the data section;
-    end - begin != product(shape) * sizeof(dtype); and overlapping byte ranges are all rejected with a FormatError.
+    end - begin != product(shape) * sizeof(dtype); and overlapping byte ranges are all rejected with a FormatError,
+    and so is a header that is not strict JSON (_parse_json) and a path that is not a regular file (a FIFO is opened
+    without blocking and refused).
     """
     # Opened without blocking (a FIFO opened plainly waits for a writer forever) and refused unless it is a regular
     # file, as the C reader does.
