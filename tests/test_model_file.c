@@ -288,6 +288,11 @@ static void model_open_refuses_fifos_devices_and_directories(void) {
     };
     alarm(20);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct stat sb; /* a device replaced by a regular file on a shared machine is skipped, not failed */
+        if (strncmp(cases[i].path, "/dev/", 5) == 0 && (stat(cases[i].path, &sb) != 0 || !S_ISCHR(sb.st_mode))) {
+            fprintf(stderr, "    skipping %s: not a character device here\n", cases[i].path);
+            continue;
+        }
         vkvit__model_file mf;
         uint64_t t0 = vkvit__now_ns();
         vkvit_result r = vkvit__model_file_load(cases[i].path, NULL, 0, NULL, &mf);

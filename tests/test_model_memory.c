@@ -143,6 +143,11 @@ static void special_files_are_refused_at_once(vkvit_ctx *ctx) {
     const char *paths[] = {fifo, "/dev/zero", "/dev/null", dir};
     alarm(30); /* a blocking open would hang here: the alarm fails the test instead */
     for (size_t i = 0; i < 4; i++) {
+        struct stat sb; /* a device replaced by a regular file on a shared machine is skipped, not failed */
+        if (strncmp(paths[i], "/dev/", 5) == 0 && (stat(paths[i], &sb) != 0 || !S_ISCHR(sb.st_mode))) {
+            fprintf(stderr, "skipping %s: not a character device here\n", paths[i]);
+            continue;
+        }
         vkvit_model *m = NULL;
         uint64_t t0 = vkvit__now_ns();
         vkvit_result r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = paths[i]}, &m);
