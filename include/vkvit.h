@@ -236,16 +236,24 @@ VKVIT_API uint32_t vkvit_ctx_validation_messages(const vkvit_ctx *ctx, int reset
 
 typedef struct vkvit_model vkvit_model;
 
-/* Defaults: label = the path. */
+/* A model comes from a file (path) or from the caller's memory (data, size): exactly one of path and data is set.
+ * Defaults: label = the path, or "model in memory". */
 typedef struct vkvit_model_desc {
-    const char *path;                       /* required: a vkvit model file (docs/model-format.md) */
+    const char *path;                       /* a vkvit model file (docs/model-format.md); NULL when data is set */
     const char *label;
+    const void *data;                       /* the bytes of a model file, when path is NULL (an app's asset, a
+                                               download): read during vkvit_model_create only, not kept after it
+                                               returns; any alignment */
+    size_t size;                            /* bytes at data (at most 4 GiB) */
 } vkvit_model_desc;
 
-/* Reads and validates the model file (hostile input: every length, offset, dtype, shape and hyperparameter is
- * checked) and uploads its weights (converted to fp32) into one device buffer. `ctx` must outlive the model.
- * Errors: VKVIT_ERROR_IO, _BAD_MODEL_FILE (with a sentence naming the tensor or field), _UNSUPPORTED,
- * _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _VULKAN. */
+/* Reads and validates the model (hostile input: every length, offset, dtype, shape and hyperparameter is checked)
+ * and uploads its weights (converted to fp32) into one device buffer. `ctx` must outlive the model. A file is
+ * opened without blocking and must be a regular file (a FIFO, device or directory is refused at once with
+ * VKVIT_ERROR_IO); it is mapped where the OS has mmap, else read, and released before this returns. Bytes in memory
+ * get the same checks, and the same sentences as a file with those bytes (named by label). Errors: VKVIT_ERROR_IO,
+ * _BAD_MODEL_FILE (with a sentence naming the tensor or field), _UNSUPPORTED, _INVALID_ARGUMENT (both or neither of
+ * path and data; above 4 GiB), _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _VULKAN. */
 VKVIT_API vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out);
 VKVIT_API void vkvit_model_destroy(vkvit_model *model);
 

@@ -7,6 +7,8 @@
 #include "model_builder.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Valid files
@@ -247,13 +249,105 @@ static void model_open_reads_a_file_from_disk(void) {
         fclose(f);
         vkvit__model_file mf;
         CHECK(vkvit__model_file_open(path, &mf) == VKVIT_OK);
-        CHECK(mf.owned != NULL && mf.size == size && strcmp(mf.label, path) == 0);
+        CHECK(mf.file.data != NULL && mf.file.mapped && mf.file.size == size && mf.size == size &&
+              strcmp(mf.label, path) == 0); /* mapped, not copied (Linux has mmap) */
         vkvit__model_file_close(&mf);
         remove(path);
     }
     vkvit__model_file mf;
     CHECK(vkvit__model_file_open("/nonexistent/dir/model.vkvit", &mf) == VKVIT_ERROR_IO);
     CHECK(strstr(vkvit_last_error(), "/nonexistent/dir/model.vkvit") != NULL);
+    free(img);
+    builder_free(&b);
+}
+
+#define CHECK_MSG(cond, ...)                                                                                  \
+    do {                                                                                                      \
+        bool ok_ = (cond);                                                                                    \
+        if (!ok_) {                                                                                           \
+            fprintf(stderr, "    ");                                                                          \
+            fprintf(stderr, __VA_ARGS__);                                                                     \
+            fputc('\n', stderr);                                                                              \
+        }                                                                                                     \
+        CHECK(ok_);                                                                                           \
+    } while (0)
+
+/* A FIFO, devices and a directory are refused at once (a FIFO opened plainly would block until a writer comes). An
+ * alarm fails the test if anything blocks. */
+static void model_open_refuses_fifos_devices_and_directories(void) {
+    char dir[] = "/tmp/vkvit_test_fifo_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/model.vkvit", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const struct { const char *path, *what; } cases[] = {
+        {fifo, "is not a regular file but a FIFO (named pipe); vkvit reads only regular files"},
+        {"/dev/zero", "'/dev/zero' is not a regular file but a character device; vkvit reads only regular files"},
+        {"/dev/null", "'/dev/null' is not a regular file but a character device"},
+        {dir, "is not a regular file but a directory; vkvit reads only regular files"},
+    };
+    alarm(20);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct stat sb; /* a device replaced by a regular file on a shared machine is skipped, not failed */
+        if (strncmp(cases[i].path, "/dev/", 5) == 0 && (stat(cases[i].path, &sb) != 0 || !S_ISCHR(sb.st_mode))) {
+            fprintf(stderr, "    skipping %s: not a character device here\n", cases[i].path);
+            continue;
+        }
+        vkvit__model_file mf;
+        uint64_t t0 = vkvit__now_ns();
+        vkvit_result r = vkvit__model_file_load(cases[i].path, NULL, 0, NULL, &mf);
+        double ms = (double)(vkvit__now_ns() - t0) / 1e6;
+        CHECK_MSG(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), cases[i].what) != NULL && ms < 1000.0,
+              "%s: %s: %s (%.1f ms)", cases[i].path, vkvit_result_name(r), vkvit_last_error(), ms);
+        uint8_t *data = NULL;
+        size_t size = 0;
+        CHECK_MSG(vkvit__read_file(cases[i].path, 1 << 20, &data, &size) == VKVIT_ERROR_IO, "%s", cases[i].path);
+        free(data);
+    }
+    alarm(0);
+    remove(fifo);
+    rmdir(dir);
+}
+
+/* vkvit__model_file_load from memory gives the sentence the same bytes give as a file (when the label is the path);
+ * both or neither of path and data is an argument error. */
+static void model_load_from_memory_matches_the_file_path(void) {
+    builder b;
+    make_vit5(&b);
+    size_t size;
+    uint8_t *img = build(&b, &size);
+    char path[] = "/tmp/vkvit_test_mem_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    const size_t cuts[] = {0, 7, 8, 20, size / 2, size - 1, size};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        FILE *f = fopen(path, "wb");
+        fwrite(img, 1, cuts[i], f);
+        fclose(f);
+        uint8_t *copy = malloc(cuts[i] ? cuts[i] : 1);
+        memcpy(copy, img, cuts[i]);
+        vkvit__model_file a, m;
+        vkvit_result ra = vkvit__model_file_load(path, NULL, 0, "ignored for files", &a);
+        char sa[1024];
+        snprintf(sa, sizeof sa, "%s", vkvit_last_error());
+        vkvit_result rm = vkvit__model_file_load(NULL, copy, cuts[i], path, &m);
+        CHECK_MSG(ra == rm && (ra == VKVIT_OK || strcmp(sa, vkvit_last_error()) == 0), "cut %zu: file %s '%s', memory %s '%s'",
+              cuts[i], vkvit_result_name(ra), sa, vkvit_result_name(rm), vkvit_last_error());
+        CHECK_MSG((cuts[i] == size) == (ra == VKVIT_OK), "cut %zu", cuts[i]);
+        if (ra == VKVIT_OK) vkvit__model_file_close(&a);
+        if (rm == VKVIT_OK) vkvit__model_file_close(&m);
+        free(copy);
+    }
+    vkvit__model_file mf;
+    CHECK_MSG(vkvit__model_file_load(path, img, size, NULL, &mf) == VKVIT_ERROR_INVALID_ARGUMENT &&
+          strstr(vkvit_last_error(), "both set") != NULL, "%s", vkvit_last_error());
+    CHECK_MSG(vkvit__model_file_load(NULL, NULL, 0, NULL, &mf) == VKVIT_ERROR_INVALID_ARGUMENT &&
+          strstr(vkvit_last_error(), "neither desc->path nor desc->data") != NULL, "%s", vkvit_last_error());
+    CHECK_MSG(vkvit__model_file_load(NULL, img, 5, NULL, &mf) == VKVIT_ERROR_BAD_MODEL_FILE &&
+          strstr(vkvit_last_error(), "model 'model in memory': the file is 5 bytes long") != NULL, "%s",
+          vkvit_last_error());
+    remove(path);
     free(img);
     builder_free(&b);
 }
@@ -270,10 +364,11 @@ static void model_accepts_a_header_with_nothing_but_braces(void) {
                  "__metadata__ has no 'vkvit' entry", LABEL);
 }
 
-static void model_accepts_empty_tensors_and_integral_floats(void) {
-    /* A zero-element tensor overlaps nothing; 8.0 counts as the integer 8 (cJSON keeps no lexeme). */
+static void model_accepts_empty_tensors_and_extra_entry_keys(void) {
+    /* A zero-element tensor overlaps nothing; unknown keys inside an entry are ignored, whatever their value (3.5 and
+     * 2.0e0 there are fine: only shape and data_offsets entries must be written as integers). */
     const char *hdr = "{\"a\":{\"dtype\":\"F32\",\"shape\":[0,4000000000000],\"data_offsets\":[4,4]},"
-                      "\"b\":{\"dtype\":\"F16\",\"shape\":[2.0],\"data_offsets\":[0,4],\"extra\":1}}";
+                      "\"b\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4],\"extra\":[3.5,{\"x\":2.0e0}]}}";
     size_t n = strlen(hdr);
     uint8_t img[256] = {0};
     img[0] = (uint8_t)n;
@@ -575,7 +670,9 @@ int main(void) {
     RUN(model_converts_f32_f16_bf16_tensors_to_f32);
     RUN(model_open_reads_a_file_from_disk);
     RUN(model_accepts_a_header_with_nothing_but_braces);
-    RUN(model_accepts_empty_tensors_and_integral_floats);
+    RUN(model_accepts_empty_tensors_and_extra_entry_keys);
+    RUN(model_open_refuses_fifos_devices_and_directories);
+    RUN(model_load_from_memory_matches_the_file_path);
     RUN(f16_converts_every_value_exactly);
     RUN(bf16_converts_specials);
     RUN(flops_vit5_small_match_the_seed_numbers);

@@ -161,6 +161,10 @@ static void e_shape_string(builder *b) { find_t(b, "patch_embed.weight")->shape_
 static void e_shape_not_array(builder *b) { find_t(b, "patch_embed.weight")->shape_json = "{\"0\":8}"; }
 static void e_shape_9_dims(builder *b) { find_t(b, "out_proj.bias")->shape_json = "[1,1,1,1,1,1,1,1,3]"; }
 static void e_shape_huge(builder *b) { find_t(b, "out_proj.bias")->shape_json = "[1e300]"; }
+static void e_shape_2_53(builder *b) { find_t(b, "out_proj.bias")->shape_json = "[9007199254740992]"; }
+static void e_shape_8_0(builder *b) { find_t(b, "out_proj.bias")->shape_json = "[3.0]"; }
+static void e_dtype_nul(builder *b) { find_t(b, "pos_embed")->dtype_json = "\"F32\\u0000\""; }
+static void e_entry_dup_key(builder *b) { find_t(b, "pos_embed")->dtype_json = "\"F32\",\"dtype\":\"F32\""; }
 static void e_shape_overflow(builder *b) {
     find_t(b, "out_proj.bias")->shape_json = "[4294967296,4294967296,4294967296]";
 }
@@ -249,8 +253,16 @@ static const mutation MUTATIONS[] = {
      "tensor 'patch_embed.weight' has a shape that is an object"},
     {"model_rejects_more_than_8_dims", VIT5, NO_SET, e_shape_9_dims, VKVIT_ERROR_BAD_MODEL_FILE,
      "tensor 'out_proj.bias' has a shape of 9 dims"},
-    {"model_rejects_shape_entry_beyond_2_to_53", VIT5, NO_SET, e_shape_huge, VKVIT_ERROR_BAD_MODEL_FILE,
-     "tensor 'out_proj.bias' has shape entry 0 = 1e+300"},
+    {"model_rejects_shape_entry_2_to_53", VIT5, NO_SET, e_shape_2_53, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'out_proj.bias' has shape entry 0 = 9.00719925474099e+15, not a non-negative integer"},
+    {"model_rejects_integral_shape_entry_written_3_0", VIT5, NO_SET, e_shape_8_0, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'out_proj.bias' has shape entry 0 = 3.0, not a non-negative integer (it is written with a fraction"},
+    {"model_rejects_dtype_with_escaped_nul", VIT5, NO_SET, e_dtype_nul, VKVIT_ERROR_BAD_MODEL_FILE,
+     "the header has a string holding U+0000"},
+    {"model_rejects_key_twice_inside_a_tensor_entry", VIT5, NO_SET, e_entry_dup_key, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'pos_embed' has the key 'dtype' twice"},
+    {"model_rejects_shape_entry_written_1e300", VIT5, NO_SET, e_shape_huge, VKVIT_ERROR_BAD_MODEL_FILE,
+     "tensor 'out_proj.bias' has shape entry 0 = 1e300, not a non-negative integer"},
     {"model_rejects_shape_whose_size_overflows", VIT5, NO_SET, e_shape_overflow, VKVIT_ERROR_BAD_MODEL_FILE,
      "tensor 'out_proj.bias' has shape [4294967296, 4294967296, 4294967296] whose byte size overflows"},
     {"model_rejects_range_past_the_end", VIT5, NO_SET, e_offsets_past_end, VKVIT_ERROR_BAD_MODEL_FILE,
@@ -272,7 +284,7 @@ static const mutation MUTATIONS[] = {
     {"model_rejects_entry_that_is_not_an_object", VIT5, NO_SET, e_entry_not_object, VKVIT_ERROR_BAD_MODEL_FILE,
      "tensor 'zzz' has an entry that is an array"},
     {"model_rejects_duplicate_tensor_name", VIT5, NO_SET, e_duplicate_name, VKVIT_ERROR_BAD_MODEL_FILE,
-     "tensor 'pos_embed' appears twice"},
+     "the header has the key 'pos_embed' twice"},
     {"model_rejects_metadata_twice", VIT5, NO_SET, e_metadata_twice, VKVIT_ERROR_BAD_MODEL_FILE,
      "the header has the key '__metadata__' twice"},
     {"model_rejects_metadata_that_is_not_an_object", VIT5, NO_SET, e_metadata_not_object,
@@ -317,6 +329,10 @@ static const mutation MUTATIONS[] = {
      "name is a number, not a string"},
     {"model_rejects_duplicate_top_level_key", VIT5, {"+architecture", "\"vil\""}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
      "the vkvit entry has the key 'architecture' twice"},
+    {"model_rejects_duplicate_key_in_config_bias", VIT5, {"+config.bias.qkv", "true"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "config.bias has the key 'qkv' twice"},
+    {"model_rejects_duplicate_key_in_ignored_object", VIT5, {"extra", "{\"a\":1,\"a\":1}"}, NULL,
+     VKVIT_ERROR_BAD_MODEL_FILE, "extra has the key 'a' twice"},
     {"model_rejects_missing_config", VIT5, {"config", NULL}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,
      "has no config object"},
     {"model_rejects_config_that_is_not_an_object", VIT5, {"config", "[]"}, NULL, VKVIT_ERROR_BAD_MODEL_FILE,

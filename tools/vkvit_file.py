@@ -5,7 +5,9 @@ A vkvit model is one safetensors file:
     u64 little-endian N | N bytes of JSON header (space-padded to a multiple of 8) | raw little-endian tensors
 
 This module is the Python side of that contract.  `src/model/` is the C side; both apply the same rules, so a file
-this module writes is one the C reader accepts, and a file this module rejects is one the C reader rejects.
+this module writes is one the C reader accepts, and a file this module rejects is one the C reader rejects
+(tests/test_reader_agreement.py checks both on a corpus of hostile files): strict JSON with the limits of
+docs/model-format.md ("JSON"), the safetensors rules, the `vkvit` document and its limits, and regular files only.
 
 Public API (other tools import it; keep it stable):
 
@@ -29,6 +31,7 @@ Only `torch`, `numpy` and the standard library are used (Debian's python3-torch;
 import json
 import math
 import os
+import stat
 import struct
 
 import numpy as np
@@ -37,7 +40,12 @@ import torch
 FORMAT_VERSION = 1
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # the reader rejects larger headers (docs/model-format.md)
 MAX_DIMS = 8
-INT32_MAX = 2**31 - 1  # config integers must fit the C reader's int
+MAX_DIM = 65536  # every dimension, depth, head, class or register count (docs/model-format.md, Limits)
+MAX_IMAGE = 8192  # image sides, patch size, resize_shorter
+MAX_FILE_BYTES = 4 << 30  # files at most 4 GiB
+OFFSET_LIMIT = 2**53  # shape entries and data_offsets are below it (exact in the C reader's doubles)
+JSON_MAX_DEPTH = 64  # arrays and objects nested at most this deep
+JSON_MAX_NUMBER = 32  # characters in one JSON number
 
 # safetensors dtype name -> (element size in bytes, torch dtype, little-endian numpy storage dtype)
 DTYPES = {
@@ -133,20 +141,76 @@ def _reject_duplicates(pairs):
 
 
 def _reject_constant(name):
-    raise FormatError(f"the header contains the non-standard JSON number {name}")
+    raise FormatError(f"the JSON text contains the non-standard JSON number {name}")
+
+
+def _number_lexeme(lexeme):
+    if len(lexeme) > JSON_MAX_NUMBER:
+        raise FormatError(f"the JSON text has a number of {len(lexeme)} characters; at most {JSON_MAX_NUMBER} "
+                          f"are allowed")
+
+
+def _parse_int(lexeme):
+    _number_lexeme(lexeme)
+    return int(lexeme)
+
+
+def _parse_float(lexeme):
+    _number_lexeme(lexeme)
+    return float(lexeme)
+
+
+def _parse_float_integral(lexeme):
+    # Inside the vkvit entry a number is its value, as in the C reader (cJSON keeps no lexeme): 8.0 is the integer 8.
+    _number_lexeme(lexeme)
+    v = float(lexeme)
+    return int(v) if v.is_integer() else v
+
+
+def _check_tree(value, what):
+    """The rules Python's json module does not apply itself: nesting depth, U+0000, lone surrogates."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > JSON_MAX_DEPTH:
+                raise FormatError(f"{what} nests arrays and objects more than {JSON_MAX_DEPTH} deep")
+            items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
+            for k, x in items:
+                if k is not None:
+                    stack.append((k, depth))
+                stack.append((x, depth + 1))
+        elif isinstance(v, str):
+            if "\0" in v:
+                raise FormatError(f"{what} has a string holding U+0000, which vkvit refuses")
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise FormatError(f"{what} has a string with an unpaired UTF-16 surrogate escape") from None
+
+
+def _parse_json(raw, what, integral_floats=False):
+    """Strict JSON as both readers apply it (docs/model-format.md, "JSON"): UTF-8, RFC 8259 grammar, no key twice in
+    any object, no NaN / Infinity, numbers of at most 32 characters, nesting at most 64 deep, no U+0000, no lone
+    surrogate.  `raw` is bytes or str."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FormatError(f"{what} is not valid UTF-8") from None
+    try:
+        value = json.loads(raw, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant,
+                           parse_int=_parse_int, parse_float=_parse_float_integral if integral_floats else _parse_float)
+    except FormatError as e:
+        raise FormatError(f"{what}: {e}") from None
+    except (ValueError, RecursionError) as e:
+        raise FormatError(f"{what} is not valid JSON ({str(e).splitlines()[0]})") from None
+    _check_tree(value, what)
+    return value
 
 
 def _parse_header(raw):
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise FormatError("the header is not valid UTF-8") from None
-    try:
-        return json.loads(text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant)
-    except FormatError:
-        raise
-    except (ValueError, RecursionError) as e:
-        raise FormatError(f"the header is not valid JSON ({str(e).splitlines()[0]})") from None
+    return _parse_json(raw, "the header")
 
 
 def read_safetensors(path):
@@ -155,14 +219,27 @@ def read_safetensors(path):
     The file is treated as hostile (docs/model-format.md, reader paragraph): header length < 2, past the end of the
     file or above 100 MiB; a header that is not a JSON object; a tensor entry without a known dtype, a shape of at most
     8 non-negative integers or two integer data_offsets; begin > end; end past the data section;
-    end - begin != product(shape) * sizeof(dtype); and overlapping byte ranges are all rejected with a FormatError.
+    end - begin != product(shape) * sizeof(dtype); and overlapping byte ranges are all rejected with a FormatError,
+    and so is a header that is not strict JSON (_parse_json) and a path that is not a regular file (a FIFO is opened
+    without blocking and refused).
     """
+    # Opened without blocking (a FIFO opened plainly waits for a writer forever) and refused unless it is a regular
+    # file, as the C reader does.
     try:
-        f = open(path, "rb")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise FormatError(f"cannot open {path}: {e.strerror}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise FormatError(f"{path} is not a regular file (a FIFO, device or directory); vkvit reads only regular files")
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    f = os.fdopen(fd, "rb")
     with f:
-        size = os.fstat(f.fileno()).st_size
+        size = st.st_size
+        if size > MAX_FILE_BYTES:
+            raise FormatError(f"the file is {size} bytes, more than the limit of {MAX_FILE_BYTES} bytes")
         if size < 8:
             raise FormatError(f"the file is {size} bytes long, too short for the 8-byte header length")
         (n,) = struct.unpack("<Q", f.read(8))
@@ -191,18 +268,18 @@ def read_safetensors(path):
             if not isinstance(e, dict):
                 raise FormatError(f"tensor {name} has an entry that is not a JSON object")
             dtype = e.get("dtype")
-            if dtype not in DTYPES:
+            if not isinstance(dtype, str) or dtype not in DTYPES:
                 raise FormatError(f"tensor {name} has unknown dtype {dtype!r} (expected F32, F16 or BF16)")
             shape = e.get("shape")
             if (
                 not isinstance(shape, list)
                 or len(shape) > MAX_DIMS
-                or not all(_is_int(d) and d >= 0 for d in shape)
+                or not all(_is_int(d) and 0 <= d < OFFSET_LIMIT for d in shape)
             ):
                 raise FormatError(f"tensor {name} has a shape that is not a list of at most {MAX_DIMS} "
-                                  f"non-negative integers: {shape!r}")
+                                  f"non-negative integers below 2^53: {shape!r}")
             offs = e.get("data_offsets")
-            if not isinstance(offs, list) or len(offs) != 2 or not all(_is_int(o) and o >= 0 for o in offs):
+            if not isinstance(offs, list) or len(offs) != 2 or not all(_is_int(o) and 0 <= o < OFFSET_LIMIT for o in offs):
                 raise FormatError(f"tensor {name} has data_offsets that are not two non-negative integers: {offs!r}")
             begin, end = offs
             if begin > end:
@@ -258,10 +335,10 @@ VIL_KEYS = (
 VIT5_FLAVOUR_RULES = {"nvsubq": ("split_half", "patches_cls_regs"), "paper": ("adjacent", "cls_patches_regs")}
 
 
-def _int(d, key, where, lo=1):
+def _int(d, key, where, lo=1, hi=MAX_DIM):
     v = d.get(key) if isinstance(d, dict) else None
-    if not _is_int(v) or v < lo or v > INT32_MAX:
-        raise FormatError(f"{where}.{key} must be an integer >= {lo}, got {json.dumps(v)}")
+    if not _is_int(v) or v < lo or v > hi:
+        raise FormatError(f"{where}.{key} must be an integer >= {lo} and <= {hi}, got {json.dumps(v)}")
     return v
 
 
@@ -289,7 +366,7 @@ def _choice(d, key, where, choices):
 
 def _pair(d, key, where):
     v = d.get(key)
-    if not isinstance(v, list) or len(v) != 2 or not all(_is_int(x) and 1 <= x <= INT32_MAX for x in v):
+    if not isinstance(v, list) or len(v) != 2 or not all(_is_int(x) and 1 <= x <= MAX_IMAGE for x in v):
         raise FormatError(f"{where}.{key} must be [H, W] with two positive integers, got {json.dumps(v)}")
     return v
 
@@ -305,7 +382,7 @@ def _check_keys(cfg, allowed, where):
 
 def _check_image(cfg):
     h, w = _pair(cfg, "image_size", "config")
-    p = _int(cfg, "patch_size", "config")
+    p = _int(cfg, "patch_size", "config", hi=MAX_IMAGE)
     if h % p or w % p:
         raise FormatError(f"config.image_size [{h}, {w}] is not divisible by config.patch_size {p}")
     if _int(cfg, "in_chans", "config") != 3:
@@ -340,6 +417,9 @@ def _check_vit5(cfg, flavour):
             raise FormatError("config.readout is register_concat but config.num_registers is 0")
         if neck == 0:
             raise FormatError("config.readout is register_concat but config.neck_dim is 0")
+        if r * neck > MAX_DIM:
+            raise FormatError(f"config.num_registers * config.neck_dim = {r} * {neck} (the head width) is above "
+                              f"{MAX_DIM}")
     elif neck != 0:
         raise FormatError(f"config.neck_dim is {neck} but must be 0 unless config.readout is register_concat")
     _bool(cfg, "qk_norm", "config")
@@ -373,7 +453,7 @@ def _check_vil(cfg, flavour):
     _check_image(cfg)
     d = _int(cfg, "dim", "config")
     _int(cfg, "depth", "config")
-    e = _int(cfg, "inner_dim", "config")
+    e = _int(cfg, "inner_dim", "config", hi=2 * MAX_DIM)
     if e != vil_inner_dim(d):
         raise FormatError(f"config.inner_dim {e} does not equal ceil(2*dim/64)*64 = {vil_inner_dim(d)} "
                           f"for dim {d}")
@@ -381,6 +461,8 @@ def _check_vil(cfg, flavour):
     if e % nh:
         raise FormatError(f"config.inner_dim {e} is not divisible by config.num_heads {nh}")
     bs = _int(cfg, "qkv_block_size", "config")
+    if bs != 4:
+        raise FormatError(f"config.qkv_block_size {bs} is not 4 (q/k/v projections are 4x4 blocks)")
     if e % bs:
         raise FormatError(f"config.inner_dim {e} is not divisible by config.qkv_block_size {bs}")
     _int(cfg, "conv_kernel", "config")
@@ -495,7 +577,7 @@ def _check_preprocess(pp, cfg):
     size = _pair(pp, "image_size", "preprocess")
     if size != cfg["image_size"]:
         raise FormatError(f"preprocess.image_size {size} differs from config.image_size {cfg['image_size']}")
-    rs = _int(pp, "resize_shorter", "preprocess")
+    rs = _int(pp, "resize_shorter", "preprocess", hi=MAX_IMAGE)
     if rs < max(size):
         raise FormatError(f"preprocess.resize_shorter {rs} is smaller than the {max(size)}-pixel crop "
                           f"preprocess.image_size {size}")
@@ -735,13 +817,7 @@ def read_model(path):
     tensors, metadata = read_safetensors(path)
     if "vkvit" not in metadata:
         raise FormatError("the file has no vkvit entry in __metadata__ (not a vkvit model)")
-    try:
-        vkvit = json.loads(metadata["vkvit"], object_pairs_hook=_reject_duplicates,
-                           parse_constant=_reject_constant)
-    except FormatError as e:
-        raise FormatError(f"the vkvit entry is malformed: {e}") from None
-    except (ValueError, RecursionError) as e:
-        raise FormatError(f"the vkvit entry is not valid JSON ({str(e).splitlines()[0]})") from None
+    vkvit = _parse_json(metadata["vkvit"], "the vkvit entry", integral_floats=True)
     validate_model(tensors, vkvit)
     return tensors, vkvit
 

@@ -79,15 +79,15 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit__error_clear();
     if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: out is NULL");
     *out = NULL;
-    if (!ctx || !desc || !desc->path)
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: ctx, desc and desc->path are required");
-    vkvit__model_file mf;
-    vkvit_result res = vkvit__model_file_open(desc->path, &mf);
+    if (!ctx || !desc)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: ctx and desc are required");
+    vkvit__model_file mf; /* desc->path (mapped) or desc->data (borrowed until the end of this call) */
+    vkvit_result res = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
     if (mf.cfg.arch != VKVIT_ARCH_VIT5 && mf.cfg.arch != VKVIT_ARCH_VIL && mf.cfg.arch != VKVIT_ARCH_RESNET) {
         vkvit__model_file_close(&mf);
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': architecture %s is not supported yet",
-                                                 desc->path, vkvit__arch_name(mf.cfg.arch)));
+                                                 mf.label, vkvit__arch_name(mf.cfg.arch)));
     }
 
     vkvit_model *m = calloc(1, sizeof *m);
@@ -99,7 +99,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         goto fail;
     }
     m->ctx = ctx;
-    snprintf(m->label, sizeof m->label, "%s", desc->label ? desc->label : desc->path);
+    snprintf(m->label, sizeof m->label, "%s", desc->label ? desc->label : mf.label);
     m->params = vkvit__model_param_count(&mf.cfg);
     m->flops = vkvit__model_flops(&mf.cfg);
     if ((res = architecture_constants(&mf, &consts, &n_consts)) != VKVIT_OK) goto fail;
@@ -133,7 +133,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
             for (uint32_t d = 0; d < ndim; d++) shape[d] = c->shape[d];
         }
         if (ndim > VKVIT_MAX_DIMS) { /* no architecture uses more; the reader already checked the table */
-            res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' has %u dims", desc->path, name, ndim);
+            res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' has %u dims", mf.label, name, ndim);
             goto fail;
         }
         vkvit__weight *w = &m->weights[i];
@@ -155,14 +155,14 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     /* A weight buffer the device cannot allocate is refused before the file is converted (a 3 GiB file: seconds). */
     if (ctx->max_allocation && total > ctx->max_allocation) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, "model '%s': its weights need %llu bytes; the device "
-                           "allows %llu bytes in one allocation", desc->path, (unsigned long long)total,
+                           "allows %llu bytes in one allocation", m->label, (unsigned long long)total,
                            (unsigned long long)ctx->max_allocation);
         goto fail;
     }
     image = calloc(total ? total / 4 : 1, sizeof(float));
     if (!image) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
-                           desc->path, (unsigned long long)total);
+                           mf.label, (unsigned long long)total);
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -180,7 +180,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         for (uint64_t j = 0; j < numel; j++)
             if (!isfinite(dst[j])) {
                 res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' holds %s at element %llu; "
-                                   "non-finite weights are refused", desc->path, w->name,
+                                   "non-finite weights are refused", m->label, w->name,
                                    isnan(dst[j]) ? "NaN" : dst[j] > 0 ? "+inf" : "-inf", (unsigned long long)j);
                 goto fail;
             }

@@ -362,7 +362,8 @@ vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const cha
         if (!json)
             r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE,
                              "model '%s': __metadata__ has no 'vkvit' entry (not a vkvit model file)", label);
-        else r = vkvit__model_config_parse(json, strlen(json), label, &mf->cfg);
+        else if ((r = vkvit__json_check(json, strlen(json), false, label)) == VKVIT_OK)
+            r = vkvit__model_config_parse(json, strlen(json), label, &mf->cfg);
     }
     if (r == VKVIT_OK) r = check_tensors(mf);
     if (r != VKVIT_OK) vkvit__model_file_close(mf);
@@ -371,25 +372,41 @@ vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const cha
 
 vkvit_result vkvit__model_file_open(const char *path, vkvit__model_file *mf) {
     memset(mf, 0, sizeof *mf);
-    uint8_t *data = NULL;
-    size_t size = 0;
+    vkvit__file_view file;
     size_t max = (uint64_t)SIZE_MAX < VKVIT_MODEL_MAX_FILE ? SIZE_MAX : (size_t)VKVIT_MODEL_MAX_FILE;
-    vkvit_result r = vkvit__read_file(path, max, &data, &size);
+    vkvit_result r = vkvit__map_file(path, max, &file);
     if (r != VKVIT_OK) return r;
-    r = vkvit__model_file_parse(data, size, path, mf);
+    r = vkvit__model_file_parse(file.data, file.size, path, mf);
     if (r != VKVIT_OK) {
-        free(data);
+        vkvit__unmap_file(&file);
         return r;
     }
-    mf->owned = data;
+    mf->file = file;
     return VKVIT_OK;
+}
+
+vkvit_result vkvit__model_file_load(const char *path, const void *data, size_t size, const char *label,
+                                    vkvit__model_file *mf) {
+    memset(mf, 0, sizeof *mf);
+    if (path && data)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: desc->path ('%s') and desc->data are "
+                            "both set; give one of them", path);
+    if (!path && !data)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: neither desc->path nor desc->data is "
+                            "set");
+    if (path) return vkvit__model_file_open(path, mf); /* sentences name a file by its path */
+    const char *name = label ? label : "model in memory";
+    if ((uint64_t)size > VKVIT_MODEL_MAX_FILE)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %zu bytes, more than the limit of %llu bytes",
+                            name, size, (unsigned long long)VKVIT_MODEL_MAX_FILE);
+    return vkvit__model_file_parse(data, size, name, mf);
 }
 
 void vkvit__model_file_close(vkvit__model_file *mf) {
     if (!mf) return;
     vkvit__safetensors_free(&mf->st);
     vkvit__model_config_free(&mf->cfg);
-    free(mf->owned);
+    vkvit__unmap_file(&mf->file);
     free(mf->label);
     memset(mf, 0, sizeof *mf);
 }

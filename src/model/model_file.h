@@ -15,21 +15,45 @@
 #include "model/config.h"
 #include "model/safetensors.h"
 
-/* vkvit reads whole files into memory; larger ones are refused. */
+/* Model files (and images in memory) above this are refused. */
 #define VKVIT_MODEL_MAX_FILE ((uint64_t)4 << 30)
+
+/* A read-only view of a whole file: mapped where the OS has mmap (POSIX), else read into memory. Implemented in
+ * src/vk/platform.c, the one file with operating-system calls. Another process that shrinks the file while it is
+ * mapped can make reads of the lost pages fault (SIGBUS); vkvit reads model files only inside vkvit_model_create. */
+typedef struct vkvit__file_view {
+    const uint8_t *data;                    /* never NULL after success (an empty file gives a static byte) */
+    size_t size;
+    bool mapped;                            /* munmap on release; else free (when size > 0) */
+} vkvit__file_view;
+
+/* Opens `path` without blocking (O_NONBLOCK | O_CLOEXEC), refuses anything but a regular file (a FIFO, device,
+ * directory or socket gets VKVIT_ERROR_IO and a sentence at once), then maps or reads it. Files above max_bytes:
+ * VKVIT_ERROR_INVALID_ARGUMENT. */
+vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_view *view);
+/* Releases the view; accepts a zeroed one. */
+void vkvit__unmap_file(vkvit__file_view *view);
 
 typedef struct vkvit__model_file {
     char *label;                            /* owned copy of the path (or the label given to _parse) */
-    uint8_t *owned;                         /* the file image when _open read it; NULL when _parse borrowed it */
+    vkvit__file_view file;                  /* the mapped file when _open read it; zero when _parse borrowed it */
     const uint8_t *data;                    /* the image */
     size_t size;
     vkvit__safetensors st;                  /* tensor table (sorted by name), borrowing `data` */
     vkvit__model_config cfg;
 } vkvit__model_file;
 
-/* Reads `path` (at most 4 GiB) and validates it completely. On failure *mf is zeroed and owns nothing.
- * Errors: VKVIT_ERROR_IO, _INVALID_ARGUMENT (too large), _BAD_MODEL_FILE, _UNSUPPORTED, _OUT_OF_HOST_MEMORY. */
+/* Maps `path` (a regular file of at most 4 GiB) and validates it completely. On failure *mf is zeroed and owns
+ * nothing. Errors: VKVIT_ERROR_IO, _INVALID_ARGUMENT (too large), _BAD_MODEL_FILE, _UNSUPPORTED, _OUT_OF_HOST_MEMORY. */
 vkvit_result vkvit__model_file_open(const char *path, vkvit__model_file *mf);
+
+/* The entry vkvit_model_create uses (and the fuzzer, so it covers the public path): exactly one of `path` (mapped
+ * as by _open) and `data` (size bytes in the caller's memory, borrowed until _close; at most 4 GiB) must be given.
+ * `label` names a memory image in sentences (NULL: "model in memory"); a file is named by its path. A memory image gets exactly the
+ * checks and sentences a file with the same bytes and label gets. Errors: those of _open, and
+ * VKVIT_ERROR_INVALID_ARGUMENT when both or neither of path and data are given. */
+vkvit_result vkvit__model_file_load(const char *path, const void *data, size_t size, const char *label,
+                                    vkvit__model_file *mf);
 
 /* The same from an image in memory, which is borrowed: it must outlive *mf. `label` names it in sentences. */
 vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const char *label, vkvit__model_file *mf);

@@ -11,8 +11,8 @@
  * Small helpers
  * --------------------------------------------------------------------------------------------------------------- */
 
-/* Largest integer a double holds exactly; JSON integers above it cannot be trusted. */
-#define JSON_INT_MAX 9007199254740992.0
+/* 2^53: the integers below it are exact in a double; JSON integers from it up cannot be trusted. */
+#define JSON_INT_LIMIT 9007199254740992.0
 
 static vkvit_result fail(const char *label, const char *fmt, ...) VKVIT_PRINTF(2, 3);
 static vkvit_result fail(const char *label, const char *fmt, ...) {
@@ -30,11 +30,11 @@ static uint64_t read_le64(const uint8_t *p) {
     return v;
 }
 
-/* A JSON number that is a non-negative integer no larger than 2^53. */
+/* A JSON number that is a non-negative integer below 2^53 (vkvit__json_check has seen it written as one). */
 static bool json_uint(const cJSON *v, uint64_t *out) {
     if (!cJSON_IsNumber(v)) return false;
     double d = v->valuedouble;
-    if (!(d >= 0.0 && d <= JSON_INT_MAX)) return false; /* also rejects NaN */
+    if (!(d >= 0.0 && d < JSON_INT_LIMIT)) return false; /* also rejects NaN */
     uint64_t u = (uint64_t)d;
     if ((double)u != d) return false;
     *out = u;
@@ -140,6 +140,375 @@ void vkvit__st_convert_f32(vkvit__st_dtype dtype, const uint8_t *src, size_t cou
         break;
     case VKVIT_ST_DTYPE_COUNT: break;
     }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Strict JSON. cJSON is lenient where Python's json module (tools/vkvit_file.py) is not, and it keeps duplicate
+ * keys and cuts strings at an escaped U+0000. This pass runs over the raw text before cJSON sees it and refuses
+ * what the format refuses (docs/model-format.md, "JSON"), so both readers give the same verdict on every file.
+ * --------------------------------------------------------------------------------------------------------------- */
+
+enum { JSON_MAX_DEPTH = 64, JSON_MAX_NUMBER = 32 };
+
+/* What the value being read is, for the safetensors header's integer rule. */
+typedef enum jrole {
+    JR_ANY,                                 /* nothing special */
+    JR_TENSOR,                              /* a tensor entry (a header member other than __metadata__) */
+    JR_INTS,                                /* the shape or data_offsets array of a tensor entry */
+    JR_INT,                                 /* an element of such an array: an integer lexeme if it is a number */
+} jrole;
+
+typedef struct jcheck {
+    const char *text, *at, *end;
+    const char *label;
+    bool header;                            /* the safetensors header (else the vkvit entry) */
+    int depth;
+    char *arena;                            /* decoded keys, NUL-terminated (no key holds U+0000) */
+    size_t arena_used;
+    const char **keys;                      /* the keys of every open object, innermost last */
+    size_t n_keys, cap_keys;
+    const char *tensor, *member;            /* header: the tensor entry and its member being read */
+    int index;                              /* the element index inside shape / data_offsets */
+    char path[160];                         /* dotted path of the open containers, for sentences */
+    vkvit_result res;
+} jcheck;
+
+static size_t jpos(const jcheck *j) { return (size_t)(j->at - j->text); }
+
+static bool jsyntax(jcheck *j, const char *what) {
+    if (j->res == VKVIT_OK)
+        j->res = fail(j->label, "%s is not valid JSON (%s at byte %zu of %zu)", j->header ? "the header" : "the vkvit entry",
+                      what, jpos(j), (size_t)(j->end - j->text));
+    return false;
+}
+
+/* "the header", "tensor 'x'", "__metadata__", "the vkvit entry", "config.block": where an object sits. */
+static const char *jwhere(const jcheck *j, char *buf, size_t cap) {
+    char nm[96];
+    if (j->path[0] == '\0') return j->header ? "the header" : "the vkvit entry";
+    if (j->header && j->tensor) {
+        size_t tl = strlen(j->tensor), pl = strlen(j->path);
+        const char *rest = pl > tl ? j->path + tl : "";
+        snprintf(buf, cap, "tensor '%s'%s%s", vkvit__st_format_name(nm, sizeof nm, j->tensor), *rest ? " at " : "",
+                 *rest ? rest + 1 : "");
+        return buf;
+    }
+    vkvit__st_format_name(buf, cap, j->path);
+    return buf;
+}
+
+static void jpath_push(jcheck *j, const char *key, size_t *saved) {
+    *saved = strlen(j->path);
+    size_t n = *saved;
+    if (n + 1 < sizeof j->path) snprintf(j->path + n, sizeof j->path - n, "%s%s", n ? "." : "", key);
+}
+
+static bool jvalue(jcheck *j, jrole role);
+
+static void jspace(jcheck *j) {
+    while (j->at < j->end && json_space(*j->at)) j->at++;
+}
+
+static int jhex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Four hex digits after "\u"; -1 if malformed. */
+static long jhex4(const char *p, const char *end) {
+    if (end - p < 4) return -1;
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = jhex(p[i]);
+        if (h < 0) return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* Length of the well-formed UTF-8 sequence at p (Unicode table 3-7: no overlongs, surrogates or > U+10FFFF), or 0. */
+static size_t jutf8(const unsigned char *p, const unsigned char *end) {
+    unsigned c = p[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 2;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else return 0;
+    if ((size_t)(end - p) < n) return 0;
+    if (p[1] < lo || p[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf) return 0;
+    return n;
+}
+
+/* A string at j->at (the opening quote). When `out` is set the decoded bytes go there, NUL-terminated. */
+static bool jstring(jcheck *j, char *out) {
+    size_t o = 0;
+    j->at++;
+    for (;;) {
+        if (j->at >= j->end) return jsyntax(j, "an unterminated string");
+        unsigned char c = (unsigned char)*j->at;
+        if (c == '"') {
+            j->at++;
+            break;
+        }
+        if (c < 0x20) return jsyntax(j, "a raw control character in a string");
+        if (c >= 0x80) {
+            size_t n = jutf8((const unsigned char *)j->at, (const unsigned char *)j->end);
+            if (!n) return jsyntax(j, "a byte sequence that is not UTF-8");
+            if (out) memcpy(out + o, j->at, n);
+            o += n;
+            j->at += n;
+            continue;
+        }
+        if (c != '\\') {
+            if (out) out[o] = (char)c;
+            o++;
+            j->at++;
+            continue;
+        }
+        if (j->end - j->at < 2) return jsyntax(j, "an unterminated string");
+        char e = j->at[1];
+        static const char esc[] = "\"\\/bfnrt", map[] = "\"\\/\b\f\n\r\t";
+        const char *simple = e != '\0' ? strchr(esc, e) : NULL;
+        if (simple) {
+            if (out) out[o] = map[simple - esc];
+            o++;
+            j->at += 2;
+            continue;
+        }
+        if (e != 'u') return jsyntax(j, "an invalid escape in a string");
+        long cp = jhex4(j->at + 2, j->end);
+        if (cp < 0) return jsyntax(j, "a \\u escape without four hex digits");
+        size_t used = 6;
+        if (cp >= 0xdc00 && cp <= 0xdfff) cp = -1;
+        else if (cp >= 0xd800 && cp <= 0xdbff) {
+            long lo = (j->end - j->at >= 12 && j->at[6] == '\\' && j->at[7] == 'u') ? jhex4(j->at + 8, j->end) : -1;
+            cp = (lo >= 0xdc00 && lo <= 0xdfff) ? 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00) : -1;
+            used = 12;
+        }
+        if (cp < 0) {
+            if (j->res == VKVIT_OK)
+                j->res = fail(j->label, "%s has a string with an unpaired UTF-16 surrogate escape (at byte %zu); "
+                              "strings must be Unicode text", j->header ? "the header" : "the vkvit entry", jpos(j));
+            return false;
+        }
+        if (cp == 0) {
+            if (j->res == VKVIT_OK)
+                j->res = fail(j->label, "%s has a string holding U+0000 (\\u0000 at byte %zu), which vkvit refuses",
+                              j->header ? "the header" : "the vkvit entry", jpos(j));
+            return false;
+        }
+        unsigned char u[4];
+        size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        if (n == 1) u[0] = (unsigned char)cp;
+        else if (n == 2) u[0] = (unsigned char)(0xc0 | cp >> 6), u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+        else if (n == 3)
+            u[0] = (unsigned char)(0xe0 | cp >> 12), u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)),
+            u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        else
+            u[0] = (unsigned char)(0xf0 | cp >> 18), u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f)),
+            u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f)), u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+        if (out) memcpy(out + o, u, n);
+        o += n;
+        j->at += used;
+    }
+    if (out) out[o] = '\0';
+    if (out) j->arena_used += o + 1;
+    return true;
+}
+
+static bool jnumber(jcheck *j, jrole role) {
+    const char *s = j->at;
+    bool integer = true;
+    if (j->at < j->end && *j->at == '-') j->at++;
+    if (j->at >= j->end || *j->at < '0' || *j->at > '9') return jsyntax(j, "a malformed number");
+    if (*j->at == '0') {
+        j->at++;
+        if (j->at < j->end && *j->at >= '0' && *j->at <= '9') return jsyntax(j, "a number with a leading zero");
+    } else {
+        while (j->at < j->end && *j->at >= '0' && *j->at <= '9') j->at++;
+    }
+    if (j->at < j->end && *j->at == '.') {
+        integer = false;
+        j->at++;
+        if (j->at >= j->end || *j->at < '0' || *j->at > '9') return jsyntax(j, "a number with no digit after '.'");
+        while (j->at < j->end && *j->at >= '0' && *j->at <= '9') j->at++;
+    }
+    if (j->at < j->end && (*j->at == 'e' || *j->at == 'E')) {
+        integer = false;
+        j->at++;
+        if (j->at < j->end && (*j->at == '+' || *j->at == '-')) j->at++;
+        if (j->at >= j->end || *j->at < '0' || *j->at > '9') return jsyntax(j, "a number with no exponent digits");
+        while (j->at < j->end && *j->at >= '0' && *j->at <= '9') j->at++;
+    }
+    size_t len = (size_t)(j->at - s);
+    if (len > JSON_MAX_NUMBER) {
+        if (j->res == VKVIT_OK)
+            j->res = fail(j->label, "%s has a number of %zu characters (at byte %zu); at most %d are allowed",
+                          j->header ? "the header" : "the vkvit entry", len, (size_t)(s - j->text), JSON_MAX_NUMBER);
+        return false;
+    }
+    if (role == JR_INT && !integer) {
+        char nm[96];
+        vkvit__st_format_name(nm, sizeof nm, j->tensor);
+        if (j->res != VKVIT_OK) return false;
+        if (strcmp(j->member, "shape") == 0)
+            j->res = fail(j->label, "tensor '%s' has shape entry %d = %.*s, not a non-negative integer (it is written "
+                          "with a fraction or exponent)", nm, j->index, (int)len, s);
+        else
+            j->res = fail(j->label, "tensor '%s' has data_offsets that are not two non-negative integers (entry %d = "
+                          "%.*s is written with a fraction or exponent)", nm, j->index, (int)len, s);
+        return false;
+    }
+    return true;
+}
+
+static int cmp_key(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static bool jobject(jcheck *j, jrole role) {
+    size_t first = j->n_keys;
+    j->at++;
+    jspace(j);
+    if (j->at < j->end && *j->at == '}') {
+        j->at++;
+        return true;
+    }
+    for (;;) {
+        jspace(j);
+        if (j->at >= j->end || *j->at != '"') return jsyntax(j, "an object member without a string key");
+        if (j->n_keys == j->cap_keys) {
+            size_t cap = j->cap_keys ? 2 * j->cap_keys : 64;
+            const char **k = realloc((void *)j->keys, cap * sizeof *k);
+            if (!k) {
+                if (j->res == VKVIT_OK)
+                    j->res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu keys",
+                                          j->label, cap);
+                return false;
+            }
+            j->keys = k;
+            j->cap_keys = cap;
+        }
+        char *key = j->arena + j->arena_used;
+        if (!jstring(j, key)) return false;
+        j->keys[j->n_keys++] = key;
+        jspace(j);
+        if (j->at >= j->end || *j->at != ':') return jsyntax(j, "a missing ':' after an object key");
+        j->at++;
+        /* The role of the member's value, and the path for sentences about it. */
+        jrole sub = JR_ANY;
+        if (j->header && j->depth == 1) {
+            bool meta = strcmp(key, "__metadata__") == 0;
+            sub = meta ? JR_ANY : JR_TENSOR;
+            j->tensor = meta ? NULL : key;
+        } else if (role == JR_TENSOR && (strcmp(key, "shape") == 0 || strcmp(key, "data_offsets") == 0)) {
+            sub = JR_INTS;
+            j->member = strcmp(key, "shape") == 0 ? "shape" : "data_offsets";
+        }
+        size_t saved;
+        jpath_push(j, key, &saved);
+        if (!jvalue(j, sub)) return false;
+        j->path[saved] = '\0';
+        if (j->header && j->depth == 1) j->tensor = NULL;
+        jspace(j);
+        if (j->at < j->end && *j->at == ',') {
+            j->at++;
+            continue;
+        }
+        if (j->at < j->end && *j->at == '}') {
+            j->at++;
+            break;
+        }
+        return jsyntax(j, "a missing ',' or '}' in an object");
+    }
+    /* No key twice in this object (keys compare after unescaping, as Python compares them). */
+    size_t n = j->n_keys - first;
+    qsort((void *)(j->keys + first), n, sizeof *j->keys, cmp_key);
+    for (size_t i = first + 1; i < j->n_keys; i++) {
+        if (strcmp(j->keys[i - 1], j->keys[i]) == 0) {
+            char w[200], nm[96];
+            if (j->res == VKVIT_OK)
+                j->res = fail(j->label, "%s has the key '%s' twice", jwhere(j, w, sizeof w),
+                              vkvit__st_format_name(nm, sizeof nm, j->keys[i]));
+            return false;
+        }
+    }
+    j->n_keys = first;
+    return true;
+}
+
+static bool jarray(jcheck *j, jrole role) {
+    int index = 0;
+    j->at++;
+    jspace(j);
+    if (j->at < j->end && *j->at == ']') {
+        j->at++;
+        return true;
+    }
+    for (;;) {
+        if (role == JR_INTS) j->index = index;
+        if (!jvalue(j, role == JR_INTS ? JR_INT : JR_ANY)) return false;
+        index++;
+        jspace(j);
+        if (j->at < j->end && *j->at == ',') {
+            j->at++;
+            continue;
+        }
+        if (j->at < j->end && *j->at == ']') {
+            j->at++;
+            return true;
+        }
+        return jsyntax(j, "a missing ',' or ']' in an array");
+    }
+}
+
+static bool jvalue(jcheck *j, jrole role) {
+    jspace(j);
+    if (j->at >= j->end) return jsyntax(j, "an unexpected end");
+    char c = *j->at;
+    if (c == '{' || c == '[') {
+        if (j->depth >= JSON_MAX_DEPTH) {
+            if (j->res == VKVIT_OK)
+                j->res = fail(j->label, "%s nests arrays and objects more than %d deep (at byte %zu)",
+                              j->header ? "the header" : "the vkvit entry", JSON_MAX_DEPTH, jpos(j));
+            return false;
+        }
+        j->depth++;
+        bool ok = c == '{' ? jobject(j, role) : jarray(j, role);
+        j->depth--;
+        return ok;
+    }
+    if (c == '"') return jstring(j, NULL);
+    if (c == '-' || (c >= '0' && c <= '9')) return jnumber(j, role);
+    static const char *const lit[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(lit[i]);
+        if ((size_t)(j->end - j->at) >= n && memcmp(j->at, lit[i], n) == 0) {
+            j->at += n;
+            return true;
+        }
+    }
+    return jsyntax(j, "an unexpected character");
+}
+
+vkvit_result vkvit__json_check(const char *text, size_t len, bool header, const char *label) {
+    jcheck j = {.text = text, .at = text, .end = text + len, .label = label, .header = header, .res = VKVIT_OK};
+    j.arena = malloc(len + 1);
+    if (!j.arena)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu bytes to check the JSON",
+                            label, len + 1);
+    if (jvalue(&j, JR_ANY)) {
+        jspace(&j);
+        if (j.at < j.end)
+            j.res = fail(label, "%s has bytes other than whitespace after its JSON value (at byte %zu of %zu)",
+                         header ? "the header" : "the vkvit entry", jpos(&j), len);
+    }
+    free(j.arena);
+    free((void *)j.keys);
+    return j.res;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -354,9 +723,13 @@ vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const ch
                             label, hn + 1);
     memcpy(text, data + 8, hn);
     text[hn] = '\0';
+    vkvit_result r = vkvit__json_check(text, hn, true, label);
+    if (r != VKVIT_OK) {
+        free(text);
+        return r;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, hn, &end, 0);
-    vkvit_result r = VKVIT_OK;
     if (!root) {
         size_t pos = (end && end >= text && end <= text + hn) ? (size_t)(end - text) : 0;
         r = fail(label, "the header is not valid JSON (parse error at byte %zu of %zu)", pos, hn);

@@ -6,9 +6,11 @@
  * and fails with VKVIT_ERROR_BAD_MODEL_FILE and one sentence that names the offending tensor or field:
  *   - the header length is below 2, above 100 MiB or runs past the end of the file;
  *   - the header is not one JSON object (only whitespace may follow it; writers pad with spaces);
- *   - a key appears twice (cJSON keeps duplicates, so this is checked here);
+ *   - the header is not strict JSON (vkvit__json_check below: UTF-8, no raw control characters, no U+0000, no key
+ *     twice in any object, numbers of at most 32 characters, nesting at most 64 deep);
  *   - a tensor entry lacks a dtype of F32 / F16 / BF16, a shape of at most 8 non-negative integers, or
- *     data_offsets of two non-negative integers; begin > end; end past the data section;
+ *     data_offsets of two non-negative integers (written as integers: no fraction or exponent; below 2^53);
+ *     begin > end; end past the data section;
  *     end - begin != product(shape) * sizeof(dtype) (computed with overflow checks);
  *   - two tensors' byte ranges overlap (empty tensors overlap nothing);
  *   - __metadata__ is not an object of string -> string.
@@ -65,6 +67,16 @@ typedef struct vkvit__safetensors {
  * *out holds the table (release it with vkvit__safetensors_free); on failure *out is zeroed and nothing is held.
  * Errors: VKVIT_ERROR_BAD_MODEL_FILE, VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
 vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const char *label, vkvit__safetensors *out);
+
+/* Strict JSON (RFC 8259 as Python's json module reads it) plus vkvit's rules, on text[0 .. len), before cJSON
+ * (which is lenient) sees it: well-formed UTF-8 inside strings; no raw control character in a string; valid escapes,
+ * surrogate escapes in pairs; no U+0000 (cJSON would cut the string there: "F32\u0000" would read as "F32"); no key
+ * twice in any object, compared after unescaping; numbers in the JSON grammar (no leading zero, no bare '.', no
+ * NaN / Infinity) and at most 32 characters long; arrays and objects nested at most 64 deep; only whitespace after
+ * the value. `header` = the safetensors header (sentences say "the header", and the elements of a tensor entry's
+ * shape and data_offsets must be written as integers); else the vkvit entry. VKVIT_OK or _BAD_MODEL_FILE (or
+ * _OUT_OF_HOST_MEMORY) with one sentence. Allocates at most len + 1 bytes plus one pointer per open key. */
+vkvit_result vkvit__json_check(const char *text, size_t len, bool header, const char *label);
 
 /* Frees the table and the arena (not the image). Accepts a zeroed struct; leaves *st zeroed. */
 void vkvit__safetensors_free(vkvit__safetensors *st);

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "common.h"
+#include "model/model_file.h" /* vkvit__file_view */
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,37 +14,143 @@
 #include <time.h>
 #include <unistd.h>
 
-vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data, size_t *size) {
-    *data = NULL;
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+#include <fcntl.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#define VKVIT_HAVE_MMAP 1
+#endif
+
+/* Opens `path` for reading without blocking and refuses anything but a regular file. A FIFO opened plainly blocks
+ * until a writer appears (forever, for a model path that names one), so it is opened with O_NONBLOCK, checked with
+ * fstat and only then switched back to blocking reads. Devices (/dev/zero never ends, /dev/null is empty) and
+ * directories get a sentence too. On success *fd is open and *bytes is the file size. */
+static vkvit_result open_regular(const char *path, size_t max_bytes, int *fd, size_t *bytes) {
+    *fd = -1;
+    *bytes = 0;
+    int flags = O_RDONLY | O_NONBLOCK;
+#ifdef O_CLOEXEC
+    flags |= O_CLOEXEC;
+#endif
+    int f = open(path, flags);
+    if (f < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return vkvit__error(VKVIT_ERROR_IO, "'%s' is not a regular file", path);
+    if (fstat(f, &st) != 0) {
+        int e = errno;
+        close(f);
+        return vkvit__error(VKVIT_ERROR_IO, "cannot stat '%s': %s", path, strerror(e));
     }
-    if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
-        fclose(f);
+    if (!S_ISREG(st.st_mode)) {
+        const char *what = S_ISFIFO(st.st_mode)  ? "a FIFO (named pipe)"
+                           : S_ISDIR(st.st_mode) ? "a directory"
+                           : S_ISCHR(st.st_mode) ? "a character device"
+                           : S_ISBLK(st.st_mode) ? "a block device"
+#ifdef S_ISSOCK
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+#endif
+                                                 : "something else";
+        close(f);
+        return vkvit__error(VKVIT_ERROR_IO, "'%s' is not a regular file but %s; vkvit reads only regular files",
+                            path, what);
+    }
+    int fl = fcntl(f, F_GETFL);
+    if (fl == -1 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+        int e = errno;
+        close(f);
+        return vkvit__error(VKVIT_ERROR_IO, "cannot clear O_NONBLOCK on '%s': %s", path, strerror(e));
+    }
+    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)max_bytes) {
+        close(f);
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %lld bytes, more than the limit of %zu bytes",
                             path, (long long)st.st_size, max_bytes);
     }
-    size_t n = (size_t)st.st_size;
+    *fd = f;
+    *bytes = (size_t)st.st_size;
+    return VKVIT_OK;
+}
+
+/* Reads exactly n bytes from fd into buf (retrying short reads and EINTR). */
+static vkvit_result read_all(int fd, const char *path, uint8_t *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        size_t want = n - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : n - got;
+        ssize_t r = read(fd, buf + got, want);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot read '%s': %s", path, strerror(errno));
+        if (r == 0) return vkvit__error(VKVIT_ERROR_IO, "short read on '%s': %zu of %zu bytes", path, got, n);
+        got += (size_t)r;
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    int fd;
+    size_t n;
+    vkvit_result r = open_regular(path, max_bytes, &fd, &n);
+    if (r != VKVIT_OK) return r;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
     }
-    size_t got = fread(buf, 1, n, f);
-    int err = ferror(f);
-    fclose(f);
-    if (got != n || err) {
+    r = read_all(fd, path, buf, n);
+    close(fd);
+    if (r != VKVIT_OK) {
         free(buf);
-        return vkvit__error(VKVIT_ERROR_IO, "short read on '%s': %zu of %zu bytes", path, got, n);
+        return r;
     }
     *data = buf;
     *size = n;
     return VKVIT_OK;
+}
+
+vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_view *view) {
+    memset(view, 0, sizeof *view);
+    int fd;
+    size_t n;
+    vkvit_result r = open_regular(path, max_bytes, &fd, &n);
+    if (r != VKVIT_OK) return r;
+    static const uint8_t empty[1];
+    if (n == 0) {
+        close(fd);
+        view->data = empty;
+        return VKVIT_OK;
+    }
+#ifdef VKVIT_HAVE_MMAP
+    void *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+        close(fd); /* the mapping keeps the file */
+        view->data = p;
+        view->size = n;
+        view->mapped = true;
+        return VKVIT_OK;
+    }
+    /* Some file systems cannot be mapped: read the file instead. */
+#endif
+    uint8_t *buf = malloc(n);
+    if (!buf) {
+        close(fd);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
+    }
+    r = read_all(fd, path, buf, n);
+    close(fd);
+    if (r != VKVIT_OK) {
+        free(buf);
+        return r;
+    }
+    view->data = buf;
+    view->size = n;
+    return VKVIT_OK;
+}
+
+void vkvit__unmap_file(vkvit__file_view *view) {
+    if (!view || !view->data) return;
+#ifdef VKVIT_HAVE_MMAP
+    if (view->mapped) munmap((void *)view->data, view->size);
+#endif
+    if (!view->mapped && view->size) free((void *)view->data);
+    memset(view, 0, sizeof *view);
 }
 
 vkvit_result vkvit__write_file_atomic(const char *path, const void *data, size_t size) {

@@ -1,5 +1,7 @@
 /* libFuzzer target for the model-file reader: safetensors framing -> JSON header -> `vkvit` config -> tensor table,
- * all from memory (src/model/). Every input is tried twice: as a whole model file, and as a bare `vkvit` JSON
+ * from memory through vkvit__model_file_load, the entry vkvit_model_create uses for vkvit_model_desc.data (a file
+ * path goes through the same parser after mapping). Every input is tried twice: as a whole model file, and as a
+ * bare `vkvit` JSON
  * document for the config parser (the seeds under tests/fuzz/corpus/ hold both kinds). On success the counts are
  * computed and every tensor is converted to fp32, so a bad offset that slipped through would be read by ASan.
  *
@@ -12,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     vkvit__model_file mf;
-    if (vkvit__model_file_parse(data, size, "fuzz", &mf) == VKVIT_OK) {
+    if (vkvit__model_file_load(NULL, size ? (const void *)data : (const void *)"", size, "fuzz", &mf) == VKVIT_OK) {
         VKVIT_ASSERT(vkvit__model_param_count(&mf.cfg) > 0);
         (void)vkvit__model_flops(&mf.cfg);
         for (uint32_t i = 0; i < mf.st.n_tensors; i++) {
