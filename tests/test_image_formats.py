@@ -17,7 +17,6 @@ Run from the repository root:  /usr/bin/python3 tests/test_image_formats.py
 Exit status: 0 passed, 1 failed, 77 skipped (no PIL/numpy, or not built).
 """
 
-import io
 import os
 import struct
 import subprocess
@@ -49,7 +48,8 @@ INVERSE = {2: Image.FLIP_LEFT_RIGHT, 3: Image.ROTATE_180, 4: Image.FLIP_TOP_BOTT
 def np_transpose(a, o):
     """exif_transpose on a [H, W, C] array (numpy, independent of PIL's implementation)."""
     return {1: lambda a: a, 2: lambda a: a[:, ::-1], 3: lambda a: a[::-1, ::-1], 4: lambda a: a[::-1],
-            5: lambda a: a.transpose(1, 0, 2), 6: lambda a: np.rot90(a, -1), 7: lambda a: a.transpose(1, 0, 2)[::-1, ::-1],
+            5: lambda a: a.transpose(1, 0, 2), 6: lambda a: np.rot90(a, -1),
+            7: lambda a: a.transpose(1, 0, 2)[::-1, ::-1],
             8: lambda a: np.rot90(a, 1)}[o](a)
 
 

@@ -256,7 +256,8 @@ static vkvit_result write_predictions(FILE *f, const char *path, const eval_list
         fprintf(f, "%s\t%s\t%s\n", it->path, vkvit_model_label(model, it->label),
                 it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted));
     }
-    if (ferror(f) | (fflush(f) != 0)) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
+    if (ferror(f) | (fflush(f) != 0))
+        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
     return VKVIT_OK;
 }
 

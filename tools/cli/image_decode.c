@@ -297,7 +297,9 @@ static vkvit_result decode_webp(const uint8_t *data, size_t size, const char *na
  * EXIF orientation of a JPEG (APP1 "Exif\0\0" + a TIFF header + IFD0 tag 0x0112), as PIL's exif_transpose
  * ------------------------------------------------------------------------------------------------------------ */
 
-static uint32_t tiff_u16(const uint8_t *p, int big) { return big ? (uint32_t)p[0] << 8 | p[1] : p[0] | (uint32_t)p[1] << 8; }
+static uint32_t tiff_u16(const uint8_t *p, int big) {
+    return big ? (uint32_t)p[0] << 8 | p[1] : p[0] | (uint32_t)p[1] << 8;
+}
 static uint32_t tiff_u32(const uint8_t *p, int big) { return big ? be32(p) : le32(p); }
 
 /* The Orientation (1..8) in a TIFF structure of n bytes; 1 when absent or malformed. Every offset is checked. */
