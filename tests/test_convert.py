@@ -1210,6 +1210,28 @@ def reconvert_keeps_labels_and_preprocess():
 
 
 @test
+def nxai_vil_inner_dim_is_twice_dim():
+    """Item 22: the official ViL uses inner_dim = 2*dim; at dim 80 that is 160, not ceil(160/64)*64 = 192. The
+    converter infers 160 from proj_up; the model format (tools/vkvit_file.py, src/model/config.c) must accept it
+    for the nxai flavour. Until it does, the refusal says exactly that (one sentence, exit 2)."""
+    global D_VIL, E_VIL
+    saved = D_VIL, E_VIL
+    D_VIL, E_VIL = 80, 160
+    try:
+        sd = vil_sd("nxai")
+    finally:
+        D_VIL, E_VIL = saved
+    src = save(to_nxai_raw(sd), "nxai_d80.pth")
+    rc, so, se = run_convert([src, "-o", tmp("nxai_d80.vkvit")])
+    if rc == 0:
+        _, doc = vf.read_model(tmp("nxai_d80.vkvit"))
+        assert doc["config"]["inner_dim"] == 160 and doc["flavour"] == "nxai", doc["config"]
+    else:
+        assert rc == 2 and len(se.strip().splitlines()) == 1, se
+        assert "inner_dim 2*dim = 160, which is what the official code builds" in se, se
+
+
+@test
 def paper_runs_only_at_its_square_size():
     """Item 24: the paper model builds its grid square; another --image-size would reinterpret pos_embed."""
     src = save({"model": to_paper(vit5_sd(bias=True))}, "paper_size.pth")
