@@ -94,7 +94,7 @@ def main():
             f.write(b"not an image")
         with open(os.path.join(data, "cat", "notes.txt"), "w") as f:
             f.write("not an image")
-        rc, out, err = run_bytes(["eval", "--data", data, "--limit", "10", "--batch", "4", "--json",
+        rc, out, err = run_bytes(["eval", "--data=" + data, "--limit=10", "--bat", "4", "--json",
                                   "--predictions", os.path.join(tmp, "p4.tsv")])
         check(rc == 0 and err == "", f"eval --json: exit {rc}: {err}")
         try:
@@ -132,6 +132,23 @@ def main():
                   f"eval of unreadable images: exit {rc}, {doc}")
         except (UnicodeDecodeError, ValueError, KeyError) as e:
             check(False, f"eval of unreadable images: bad JSON ({e}): {out!r}")
+
+        # Option syntax (getopt_long): usage errors are one line and exit 1; a device error names the command once.
+        for args, what in ((["--frobnicate"], "unknown or ambiguous option '--frobnicate'"),
+                           (["--data", data, "--batch"], "option '--batch' needs a value"),
+                           (["--data", data, "--batch=0"], "--batch must be an integer in [1, 1024], got '0'"),
+                           (["--data", data, "stray"], "unexpected argument 'stray'"),
+                           ([], "--data DIR is required")):
+            rc, out, err = run(["eval"] + args)
+            check(rc == 1 and err.count("\n") == 1 and what in err and "try 'vkvit eval --help'" in err,
+                  f"eval {args}: exit {rc}, stderr {err!r}")
+        os.environ["VKVIT_DEVICE"] = "no-such-device-anywhere"
+        try:
+            rc, out, err = run(["eval", "--data", data])
+        finally:
+            del os.environ["VKVIT_DEVICE"]
+        check(rc == 3 and err.count("\n") == 1 and err.count("vkvit eval") == 1,
+              f"eval on a missing device: exit {rc}, stderr {err!r}")
 
         # Progress on a terminal: rate and ETA.
         rc, out, err = run_bytes(["eval", "--data", data, "--limit", "6", "--batch", "3"], stderr_tty=True)

@@ -15,7 +15,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -312,51 +314,63 @@ static int json_add_number(cJSON *obj, const char *key, double value) {
                            : cJSON_AddNullToObject(obj, key) != NULL;
 }
 
+/* One line on stderr, "vkvit eval: <what> (try 'vkvit eval --help')"; returns CLI_USAGE. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int eval_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("vkvit eval: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (try 'vkvit eval --help')\n", stderr);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
 int vkvit_cli_eval(int argc, char **argv) {
     const char *model_path = NULL, *data_dir = NULL, *pred_path = NULL, *device = NULL;
     uint32_t batch_max = EVAL_DEFAULT_BATCH, limit = 0;
     int json = 0;
     vkvit_precision precision = VKVIT_PRECISION_FP32;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            eval_usage(stdout);
-            return CLI_OK;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--model") && i + 1 < argc) {
-            model_path = argv[++i];
-        } else if (!strcmp(a, "--data") && i + 1 < argc) {
-            data_dir = argv[++i];
-        } else if (!strcmp(a, "--predictions") && i + 1 < argc) {
-            pred_path = argv[++i];
-        } else if (!strcmp(a, "--device") && i + 1 < argc) {
-            device = argv[++i];
-        } else if (!strcmp(a, "--batch") && i + 1 < argc) {
-            if (!cli_parse_u32(argv[++i], 1, EVAL_MAX_BATCH, &batch_max)) {
-                fprintf(stderr, "vkvit eval: --batch must be an integer in [1, %u], got '%s'\n", EVAL_MAX_BATCH,
-                        argv[i]);
-                return CLI_USAGE;
-            }
-        } else if (!strcmp(a, "--limit") && i + 1 < argc) {
-            if (!cli_parse_u32(argv[++i], 1, UINT32_MAX, &limit)) {
-                fprintf(stderr, "vkvit eval: --limit must be a positive integer, got '%s'\n", argv[i]);
-                return CLI_USAGE;
-            }
-        } else if (!strcmp(a, "--precision") && i + 1 < argc) {
-            if (!(precision = cli_parse_precision(argv[++i]))) {
-                fprintf(stderr, "vkvit eval: --precision is fp32 or fp16, got '%s'\n", argv[i]);
-                return CLI_USAGE;
-            }
-        } else {
-            fprintf(stderr, "vkvit eval: unknown or incomplete option '%s' (vkvit eval --help)\n", a);
-            return CLI_USAGE;
+    /* getopt_long: --name VALUE and --name=VALUE, unique prefixes of the long names, -h. */
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},           {"json", no_argument, NULL, 'j'},
+        {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
+        {"predictions", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'D'},
+        {"batch", required_argument, NULL, 'b'},    {"limit", required_argument, NULL, 'l'},
+        {"precision", required_argument, NULL, 'P'}, {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    optind = 0; /* glibc: start over (another command may have run getopt in this process) */
+    for (int c; (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1;) {
+        const char *opt = argv[optind - 1]; /* the option as spelled (a value given with '=' included) */
+        switch (c) {
+        case 'h': eval_usage(stdout); return CLI_OK;
+        case 'j': json = 1; break;
+        case 'm': model_path = optarg; break;
+        case 'd': data_dir = optarg; break;
+        case 'p': pred_path = optarg; break;
+        case 'D': device = optarg; break;
+        case 'b':
+            if (!cli_parse_u32(optarg, 1, EVAL_MAX_BATCH, &batch_max))
+                return eval_usage_error("--batch must be an integer in [1, %u], got '%s'", EVAL_MAX_BATCH, optarg);
+            break;
+        case 'l':
+            if (!cli_parse_u32(optarg, 1, UINT32_MAX, &limit))
+                return eval_usage_error("--limit must be an integer in [1, %u], got '%s'", UINT32_MAX, optarg);
+            break;
+        case 'P':
+            if (!(precision = cli_parse_precision(optarg)))
+                return eval_usage_error("--precision is fp32 or fp16, got '%s'", optarg);
+            break;
+        case ':': return eval_usage_error("option '%s' needs a value", opt);
+        default: return eval_usage_error("unknown or ambiguous option '%s'", opt);
         }
     }
-    if (!data_dir) {
-        fprintf(stderr, "vkvit eval: --data DIR is required (vkvit eval --help)\n");
-        return CLI_USAGE;
-    }
+    if (optind < argc) return eval_usage_error("unexpected argument '%s' (the images are given with --data DIR)",
+                                               argv[optind]);
+    if (!data_dir) return eval_usage_error("--data DIR is required");
     char bundled[4096];
     if (!model_path) {
         if (!cli_find_bundled_model(CLI_BUNDLED_MODEL, bundled, sizeof bundled)) {
@@ -404,7 +418,7 @@ int vkvit_cli_eval(int argc, char **argv) {
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
-    vkvit_ctx_desc cd = {.label = "vkvit eval", .device = device, .log = cli_log_stderr, .log_user = "vkvit eval"};
+    vkvit_ctx_desc cd = {.label = "eval", .device = device, .log = cli_log_stderr, .log_user = "vkvit eval"};
     if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
