@@ -118,6 +118,18 @@ def check_exif(tmp):
         else:
             check(False, f"EXIF {o}: {got.shape[1]}x{got.shape[0]}, PIL {want_pil.shape[1]}x{want_pil.shape[0]}")
 
+    # PNG (eXIf chunk) and lossless WebP (EXIF chunk) carry the tag too: exactly PIL's exif_transpose.
+    cat = Image.open(CAT).convert("RGB").crop((0, 0, 97, 61))
+    for ext, opts in (("png", {}), ("webp", {"lossless": True})):
+        for o in (3, 6, 7):
+            path = os.path.join(tmp, f"exif_o{o}.{ext}")
+            cat.transpose(INVERSE[o]).save(path, exif=exif_bytes(o), **opts)
+            with Image.open(path) as im:
+                want = np.asarray(ImageOps.exif_transpose(im).convert("RGB"))
+            got, err = dump(path, tmp)
+            check(got is not None and got.shape[:2] == want.shape[:2] and np.array_equal(got[:, :, :3], want),
+                  f"{ext.upper()} with EXIF orientation {o}: not PIL's exif_transpose ({err})")
+
     # Hostile EXIF: a huge IFD offset, a huge entry count, an APP1 cut short. Decoded as orientation 1.
     good = open(paths[6], "rb").read()
     i = good.index(b"Exif\0\0") + 6  # TIFF header

@@ -10,7 +10,8 @@
  *   4. stbi_info_from_memory (headers only, every format), the sides refused again, a GIF's first frame and an
  *      uncompressed TGA's pixel array checked for completeness;
  *   5. only then the pixels are decoded;
- *   6. a JPEG's EXIF Orientation (APP1, parsed here with every offset bounds-checked) is applied. */
+ *   6. the EXIF Orientation of a JPEG (APP1), PNG (eXIf) or WebP (EXIF chunk), parsed here with every offset
+ *      bounds-checked, is applied as PIL's ImageOps.exif_transpose does. */
 #include "image_decode.h"
 
 #include "common.h"
@@ -293,6 +294,9 @@ static vkvit_result decode_webp(const uint8_t *data, size_t size, const char *na
     return VKVIT_OK;
 }
 
+static vkvit_result apply_orientation(cli_image *img, int o, const char *name);
+static int webp_orientation(const uint8_t *data, size_t size);
+
 /* ------------------------------------------------------------------------------------------------------------
  * EXIF orientation of a JPEG (APP1 "Exif\0\0" + a TIFF header + IFD0 tag 0x0112), as PIL's exif_transpose
  * ------------------------------------------------------------------------------------------------------------ */
@@ -344,6 +348,40 @@ static int jpeg_orientation(const uint8_t *data, size_t size) {
     return 1;
 }
 
+/* A PNG's eXIf chunk (TIFF data; PIL reads it anywhere in the file, before or after IDAT). */
+static int png_orientation(const uint8_t *data, size_t size) {
+    size_t pos = sizeof k_png_signature;
+    while (size - pos >= 12) {
+        uint32_t len = be32(data + pos);
+        if (len > size - pos - 12) return 1;
+        const uint8_t *type = data + pos + 4, *payload = data + pos + 8;
+        if (!memcmp(type, "eXIf", 4)) {
+            if (len >= 6 && !memcmp(payload, "Exif\0\0", 6)) payload += 6, len -= 6;
+            return tiff_orientation(payload, len);
+        }
+        if (!memcmp(type, "IEND", 4)) return 1;
+        pos += 12u + len;
+    }
+    return 1;
+}
+
+/* A WebP's EXIF chunk (extended format: RIFF chunks after "WEBP", each padded to an even size). */
+static int webp_orientation(const uint8_t *data, size_t size) {
+    size_t pos = 12;
+    while (size - pos >= 8) {
+        uint32_t len = le32(data + pos + 4);
+        if (len > size - pos - 8) return 1;
+        const uint8_t *payload = data + pos + 8;
+        if (!memcmp(data + pos, "EXIF", 4)) {
+            if (len >= 6 && !memcmp(payload, "Exif\0\0", 6)) payload += 6, len -= 6;
+            return tiff_orientation(payload, len);
+        }
+        if ((uint64_t)len + (len & 1u) > size - pos - 8) return 1;
+        pos += 8u + len + (len & 1u);
+    }
+    return 1;
+}
+
 /* Rotates / mirrors img as PIL's exif_transpose does for orientation o (2..8; 5..8 swap the sides). */
 static vkvit_result apply_orientation(cli_image *img, int o, const char *name) {
     if (o <= 1 || o > 8) return VKVIT_OK;
@@ -386,7 +424,12 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     if (size == 0) return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is empty (0 bytes), not an image", name);
     if (size > (size_t)INT32_MAX) /* stb_image takes an int length; cli_image_load caps far below this */
         return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %zu bytes, too large for the image decoder", name, size);
-    if (is_webp(data, size)) return decode_webp(data, size, name, max_pixels, out);
+    if (is_webp(data, size)) {
+        vkvit_result rw = decode_webp(data, size, name, max_pixels, out);
+        if (rw == VKVIT_OK && (rw = apply_orientation(out, webp_orientation(data, size), name)) != VKVIT_OK)
+            cli_image_free(out);
+        return rw;
+    }
     vkvit_result r;
     int64_t hw, hh;
     if (header_sides(data, size, &hw, &hh) && (r = check_sides(hw, hh, max_pixels, name)) != VKVIT_OK) return r;
@@ -432,7 +475,9 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     out->width = (uint32_t)w;
     out->height = (uint32_t)h;
     out->channels_in_file = (uint32_t)dn;
-    if (jpeg && (r = apply_orientation(out, jpeg_orientation(data, size), name)) != VKVIT_OK) {
+    const int png = size >= sizeof k_png_signature && !memcmp(data, k_png_signature, sizeof k_png_signature);
+    const int orientation = jpeg ? jpeg_orientation(data, size) : png ? png_orientation(data, size) : 1;
+    if ((r = apply_orientation(out, orientation, name)) != VKVIT_OK) {
         cli_image_free(out);
         return r;
     }

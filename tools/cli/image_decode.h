@@ -2,9 +2,9 @@
  * pixel is decoded, then decoded into RGBA8 for vkvit_session_set_images.
  *
  * Formats: PNG (every colour type and bit depth; 16-bit samples keep their high byte), JPEG (baseline and
- * progressive; its EXIF Orientation tag is applied, as PIL's ImageOps.exif_transpose does), BMP, GIF (first
- * frame), TGA (all through stb_image), WebP (lossy and lossless, still images; Debian's libwebp). Grey, grey +
- * alpha, palette and RGB inputs become RGBA8 with A = 255.
+ * progressive), BMP, GIF (first frame), TGA (all through stb_image), WebP (lossy and lossless, still images;
+ * Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
+ * does. Grey, grey + alpha, palette and RGB inputs become RGBA8 with A = 255.
  *
  * Everything about the file is untrusted: a missing file, a directory, a FIFO or device (refused without blocking),
  * a file above CLI_IMAGE_MAX_FILE_BYTES, a header claiming 0 or more than VKVIT_MAX_IMAGE_SIDE pixels on a side or
