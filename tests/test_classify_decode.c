@@ -166,6 +166,13 @@ int main(int argc, char **argv) {
     CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "not a regular file"), "directory: %s %s",
           vkvit_result_name(r), vkvit_last_error());
 
+    /* A critical chunk whose type is not letters (here ESC [ 2) is named in hex, never echoed to a terminal. */
+    n = make_png(buf, 2, 1, 1, 0);
+    n = png_chunk(buf, n - 12, "I\x1b[2", (const uint8_t *)"xx", 2, 1);
+    n = png_chunk(buf, n, "IEND", NULL, 0, 0);
+    expect_refused(buf, n, "escape.png", "the 0x491B5B32 chunk fails its CRC check");
+    CHECK(!strchr(vkvit_last_error(), 0x1b), "escape.png: the sentence holds an ESC byte");
+
     /* The pixel limit: a 33-byte-IDAT PNG that declares 16384x16384 (1 GiB as RGBA8) is refused from its header,
      * with the default limit (2^25 pixels) and with an explicit one; below the limit it decodes. */
     n = make_png(buf, 16384, 16384, 1, 0);

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -88,9 +89,16 @@ static vkvit_result check_png_crcs(const uint8_t *data, size_t size, const char 
         const uint8_t *type = data + pos + 4;
         if (len > size - pos - 12) break;
         bool critical = type[0] >= 'A' && type[0] <= 'Z';
-        if (critical && crc32_update(0, type, 4u + len) != be32(type + 4 + len))
-            return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt PNG: the %.4s chunk fails its CRC check", name,
-                                (const char *)type);
+        if (critical && crc32_update(0, type, 4u + len) != be32(type + 4 + len)) {
+            /* The type goes into the sentence only when it is letters (a corrupt one could hold terminal escapes). */
+            char shown[16];
+            int letters = 1;
+            for (int k = 0; k < 4; k++) letters &= (type[k] | 0x20) >= 'a' && (type[k] | 0x20) <= 'z';
+            if (letters) snprintf(shown, sizeof shown, "%.4s", (const char *)type);
+            else snprintf(shown, sizeof shown, "0x%02X%02X%02X%02X", type[0], type[1], type[2], type[3]);
+            return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt PNG: the %s chunk fails its CRC check", name,
+                                shown);
+        }
         if (!memcmp(type, "IEND", 4)) return VKVIT_OK;
         pos += 12u + len;
     }
