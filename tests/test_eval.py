@@ -133,6 +133,18 @@ def main():
         except (UnicodeDecodeError, ValueError, KeyError) as e:
             check(False, f"eval of unreadable images: bad JSON ({e}): {out!r}")
 
+        # Names with terminal escapes (an unreadable image, a skipped file) reach the terminal without them.
+        esc = os.path.join(tmp, "esc")
+        os.makedirs(os.path.join(esc, "cat"))
+        shutil.copy(sorted(glob.glob(os.path.join(SUBSET, "cat", "*.jpg")))[0], os.path.join(esc, "cat"))
+        with open(os.path.join(esc, "cat", "bad\x1b[31mred.png"), "wb") as f:
+            f.write(b"not a png")
+        with open(os.path.join(esc, "cat", "skip\x1b]0;title\x07.txt"), "wb") as f:
+            f.write(b"x")
+        rc, out, err = run(["eval", "--data", esc])
+        check(rc == 2 and "\x1b" not in out + err and "\x07" not in out + err and "bad?[31mred.png" in err and
+              "1 file skipped" in out, f"eval with escapes in names: exit {rc}, stdout {out!r}, stderr {err!r}")
+
         # Option syntax (getopt_long): usage errors are one line and exit 1; a device error names the command once.
         for args, what in ((["--frobnicate"], "unknown or ambiguous option '--frobnicate'"),
                            (["--data", data, "--batch"], "option '--batch' needs a value"),

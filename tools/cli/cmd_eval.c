@@ -301,6 +301,33 @@ static char *utf8_sanitized(const char *s) {
     return out;
 }
 
+/* Writes `s` for a terminal: valid UTF-8 (as utf8_sanitized), and control characters (C0, DEL, C1) and
+ * bidirectional overrides as '?', so a file name or label cannot move the cursor, recolour or reorder the output.
+ * `fmt` holds one %s. */
+static void put_clean(FILE *f, const char *fmt, const char *s) {
+    char *u = utf8_sanitized(s ? s : "(null)");
+    if (!u) {
+        fprintf(f, fmt, "(out of memory)");
+        return;
+    }
+    unsigned char *w = (unsigned char *)u;
+    for (const unsigned char *p = w; *p;) {
+        if (*p < 0x20 || *p == 0x7F) { /* C0, DEL */
+            *w++ = '?', p++;
+        } else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1 */
+            *w++ = '?', p += 2;
+        } else if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
+                                    (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9))) { /* U+202A-E, U+2066-9 */
+            *w++ = '?', p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    fprintf(f, fmt, u);
+    free(u);
+}
+
 /* Adds a string (sanitised to UTF-8) / a number (null when not finite); returns 0 when out of memory. */
 static int json_add_string(cJSON *obj, const char *key, const char *value) {
     char *v = utf8_sanitized(value);
@@ -414,7 +441,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     char root[4096];
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        fprintf(stderr, "vkvit eval: %s\n", vkvit_last_error());                                              \
+        put_clean(stderr, "vkvit eval: %s\n", vkvit_last_error());                                           \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
@@ -462,7 +489,7 @@ int vkvit_cli_eval(int argc, char **argv) {
             if ((r = cli_image_load_max(it->path, max_pixels, &chunk[count])) != VKVIT_OK) {
                 if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) FAIL(r);
                 if (show_progress) fputc('\n', stderr);
-                fprintf(stderr, "vkvit eval: %s\n", vkvit_last_error());
+                put_clean(stderr, "vkvit eval: %s\n", vkvit_last_error());
                 n_bad++;
             } else {
                 bytes += (uint64_t)chunk[count].width * chunk[count].height * 4;
@@ -553,12 +580,15 @@ int vkvit_cli_eval(int argc, char **argv) {
         }
         printf("%s\n", text);
     } else {
-        printf("model       %s (%s/%s)\n", model_path, info.architecture, info.flavour);
-        printf("data        %s: %u images", root, n_done);
+        put_clean(stdout, "model       %s", model_path);
+        printf(" (%s/%s)\n", info.architecture, info.flavour);
+        put_clean(stdout, "data        %s", root);
+        printf(": %u images", n_done);
         if (n_bad) printf(" (%u more unreadable)", n_bad);
-        if (list.skipped)
-            printf("; %u file%s skipped, not a supported image type (e.g. %s)", list.skipped,
-                   list.skipped == 1 ? "" : "s", list.skipped_examples[0]);
+        if (list.skipped) {
+            printf("; %u file%s skipped, not a supported image type", list.skipped, list.skipped == 1 ? "" : "s");
+            put_clean(stdout, " (e.g. %s)", list.skipped_examples[0]);
+        }
         printf("\n");
         printf("device      %s, %s, batch %u", dev.name, cli_precision_name(precision), batch);
         if (runs_tail) printf(" (the last %u in a batch-%u session)", tail_batch, tail_batch);
@@ -571,8 +601,9 @@ int vkvit_cli_eval(int argc, char **argv) {
         printf("per class:\n");
         for (uint32_t c = 0; c < info.num_classes; c++) {
             if (!per_class_total[c]) continue;
-            printf("  %-16s %6.2f %%  (%u / %u)\n", vkvit_model_label(model, c),
-                   100.0 * per_class_correct[c] / per_class_total[c], per_class_correct[c], per_class_total[c]);
+            put_clean(stdout, "  %-16s", vkvit_model_label(model, c));
+            printf(" %6.2f %%  (%u / %u)\n", 100.0 * per_class_correct[c] / per_class_total[c], per_class_correct[c],
+                   per_class_total[c]);
         }
     }
     if (fflush(stdout) != 0) {
