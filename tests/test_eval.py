@@ -141,9 +141,12 @@ def main():
             f.write(b"not a png")
         with open(os.path.join(esc, "cat", "skip\x1b]0;title\x07.txt"), "wb") as f:
             f.write(b"x")
-        rc, out, err = run(["eval", "--data", esc])
+        os.mkfifo(os.path.join(esc, "cat", "pipe.png"))  # a FIFO must be refused, never block eval
+        rc, out, err = run(["eval", "--data", esc], timeout=300)
         check(rc == 2 and "\x1b" not in out + err and "\x07" not in out + err and "bad?[31mred.png" in err and
               "1 file skipped" in out, f"eval with escapes in names: exit {rc}, stdout {out!r}, stderr {err!r}")
+        check("pipe.png' is a named pipe (FIFO), not a regular file" in err and "1 images (2 more unreadable)" in out,
+              f"eval with a FIFO among the images: exit {rc}, stdout {out!r}, stderr {err!r}")
 
         # Option syntax (getopt_long): usage errors are one line and exit 1; a device error names the command once.
         for args, what in ((["--frobnicate"], "unknown or ambiguous option '--frobnicate'"),
