@@ -1145,7 +1145,7 @@ def build_parser():
                    "bicubic)")
     r = p.add_argument_group("resnet options (what the weights cannot show)")
     r.add_argument("--rope", action="store_true", help="sequence mixer: 2-D RoPE")
-    r.add_argument("--rope-base", type=float, default=10000.0, metavar="B", help="sequence mixer RoPE base")
+    r.add_argument("--rope-base", type=float, default=10000.0, metavar="B", help="sequence mixer RoPE base (default 10000)")
     r.add_argument("--qk-norm", action="store_true", help="sequence mixer: L2 QK norm (cosine attention)")
     r.add_argument("--causal", action="store_true", help="sequence mixer: causal mask")
     r.add_argument("--condition-qk-norm", action="store_true", help="condition mixer: L2 QK norm")
