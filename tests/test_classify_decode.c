@@ -9,6 +9,9 @@
 
 #include "test_util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 /* ---- tiny encoders for crafted files ---- */
 
 static void put_be32(uint8_t *p, uint32_t v) {
@@ -154,7 +157,7 @@ int main(int argc, char **argv) {
     expect_refused(jpeg_head, sizeof jpeg_head, "cut.jpg", "truncated JPEG");
     expect_refused(buf, 0, "empty.png", "empty");
     const char *text = "this is not an image, just some text in a file with an image's name\n";
-    expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF or TGA");
+    expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF, TGA or WebP");
 
     r = cli_image_load("/nonexistent/vkvit/image.png", &img);
     CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "cannot open"), "missing file: %s %s",
@@ -162,6 +165,81 @@ int main(int argc, char **argv) {
     r = cli_image_load("/tmp", &img);
     CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "not a regular file"), "directory: %s %s",
           vkvit_result_name(r), vkvit_last_error());
+
+    /* A critical chunk whose type is not letters (here ESC [ 2) is named in hex, never echoed to a terminal. */
+    n = make_png(buf, 2, 1, 1, 0);
+    n = png_chunk(buf, n - 12, "I\x1b[2", (const uint8_t *)"xx", 2, 1);
+    n = png_chunk(buf, n, "IEND", NULL, 0, 0);
+    expect_refused(buf, n, "escape.png", "the 0x491B5B32 chunk fails its CRC check");
+    CHECK(!strchr(vkvit_last_error(), 0x1b), "escape.png: the sentence holds an ESC byte");
+
+    /* The pixel limit: a 33-byte-IDAT PNG that declares 16384x16384 (1 GiB as RGBA8) is refused from its header,
+     * with the default limit (2^25 pixels) and with an explicit one; below the limit it decodes. */
+    n = make_png(buf, 16384, 16384, 1, 0);
+    expect_refused(buf, n, "big.png", "above the limit of 33554432 pixels");
+    n = make_png(buf, 2, 1, 1, 0);
+    r = cli_image_decode_max(buf, n, "two.png", 2, &img);
+    CHECK(r == VKVIT_OK && img.width == 2, "two.png at max_pixels 2: %s", r ? vkvit_last_error() : "wrong size");
+    cli_image_free(&img);
+    r = cli_image_decode_max(buf, n, "two.png", 1, &img);
+    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(vkvit_last_error(), "above the limit of 1 pixels") && !img.pixels,
+          "two.png at max_pixels 1: %s %s", vkvit_result_name(r), vkvit_last_error());
+    n = make_bmp(buf, 3, 2, 2 * 12);
+    r = cli_image_decode_max(buf, n, "small.bmp", 5, &img);
+    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(vkvit_last_error(), "3x2 pixels"), "small.bmp at max_pixels 5: %s",
+          vkvit_last_error());
+    CHECK(cli_image_device_max_pixels(NULL) == CLI_IMAGE_DEFAULT_MAX_PIXELS, "device limit without a ctx");
+
+    /* A FIFO is refused at once (fopen would wait for a writer forever); SIGALRM ends a hang as a failure. */
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "/tmp/vkvit_test_fifo_%ld.png", (long)getpid());
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        alarm(10);
+        r = cli_image_load(fifo, &img);
+        alarm(0);
+        CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "named pipe (FIFO), not a regular file"),
+              "FIFO: %s %s", vkvit_result_name(r), vkvit_last_error());
+        unlink(fifo);
+    } else {
+        CHECK(0, "mkfifo %s failed", fifo);
+    }
+    struct stat dev_st; /* a character device, where the machine has one (some sandboxes make /dev/null a file) */
+    const char *dev = stat("/dev/zero", &dev_st) == 0 && S_ISCHR(dev_st.st_mode) ? "/dev/zero"
+                    : stat("/dev/urandom", &dev_st) == 0 && S_ISCHR(dev_st.st_mode) ? "/dev/urandom" : NULL;
+    if (dev) {
+        r = cli_image_load(dev, &img);
+        CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "a device"), "%s: %s", dev, vkvit_last_error());
+    }
+
+    /* EXIF orientation parser on hostile segments: wrong offsets, counts and types give 1, never a read past the
+     * end (ASan builds check that). */
+    {
+        /* SOI, APP1 "Exif\0\0" + TIFF (II, 42, IFD0 at 8, one entry 0x0112 SHORT 1 = 6), SOS. */
+        uint8_t j[64] = {0xFF, 0xD8, 0xFF, 0xE1, 0, 36, 'E', 'x', 'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0,
+                         1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xDA};
+        const size_t jn = 42;
+        CHECK(jpeg_orientation(j, jn) == 6, "EXIF: orientation %d, want 6", jpeg_orientation(j, jn));
+        uint8_t k[64];
+        memcpy(k, j, sizeof k);
+        k[16] = 0xF0; /* IFD0 offset past the segment */
+        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: IFD offset out of range");
+        memcpy(k, j, sizeof k);
+        k[20] = 0xFF, k[21] = 0xFF; /* 65535 entries in a 36-byte segment */
+        k[22] = 0; /* and the first is not the tag */
+        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: entry count out of range");
+        memcpy(k, j, sizeof k);
+        k[30] = 9; /* orientation 9 is not a value */
+        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: orientation 9 ignored");
+        memcpy(k, j, sizeof k);
+        k[5] = 200; /* segment longer than the file */
+        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: segment length past the end");
+        memcpy(k, j, sizeof k);
+        k[12] = 'M', k[13] = 'M'; /* big-endian: 42 reads as 0x2A00, not a TIFF header */
+        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: wrong byte order mark");
+        for (size_t cut = 0; cut < jn; cut++) (void)jpeg_orientation(j, cut); /* every truncation: no overread */
+        CHECK(tiff_orientation(j + 12, 7) == 1, "EXIF: 7-byte TIFF header");
+    }
 
     printf("%d passed, %d failed\n", vt_passed, vt_failed);
     return vt_failed ? 1 : 0;

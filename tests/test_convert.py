@@ -218,9 +218,10 @@ def convert_ok(src, *extra, out=None):
     return tensors, vkvit, so
 
 
-def convert_fails(src, *extra, expect):
+def convert_fails(src, *extra, expect, status=2):
+    """A refused conversion: exit `status` (2 bad input, 1 usage error) and one sentence on stderr."""
     rc, so, se = run_convert([src, "-o", tmp("fail.vkvit"), *extra])
-    assert rc == 2, f"expected exit 2, got {rc} (stderr {se!r})"
+    assert rc == status, f"expected exit {status}, got {rc} (stderr {se!r})"
     assert "Traceback" not in se, f"traceback in stderr: {se}"
     lines = se.strip().splitlines()
     assert len(lines) == 1, f"expected one line on stderr, got {lines}"
@@ -654,9 +655,9 @@ def nvsubq_options():
     convert_fails(src, "--source", "paper", expect="looks like a nvSubquadratic Lightning checkpoint")
     convert_fails(src, "--flavour", "paper", expect="--flavour paper does not apply")
     convert_fails(src, "--preset", "vit5_small", expect="width 384")
-    convert_fails(src, "--num-heads", 0, expect="--num-heads must be at least 1")
-    convert_fails(src, "--dtype", "f8", expect="invalid choice")
-    convert_fails(src, "--ema", "--live", expect="not allowed with argument")
+    convert_fails(src, "--num-heads", 0, expect="--num-heads must be at least 1", status=1)
+    convert_fails(src, "--dtype", "f8", expect="invalid choice", status=1)
+    convert_fails(src, "--ema", "--live", expect="not allowed with argument", status=1)
     convert_fails(save(sd, "bare.pt"), "--live", expect="--live applies")
 
 
@@ -1075,7 +1076,8 @@ def restricted_unpickler_stubs_unknown_classes():
         tensors, _, out = convert_ok(path, out=tmp("boom.vkvit"))
         assert "UNPICKLED CODE RAN" not in out, "print() from the checkpoint was executed"
         assert_same(tensors, sd, what=os.path.basename(path))
-    obj = convert.load_source(src)
+    obj, doc = convert.load_source(src)
+    assert doc is None
     assert type(obj["hyper_parameters"]["thing"]).__name__ == "Opaque"
     assert isinstance(obj["hyper_parameters"]["thing"], convert._Stub)
     assert obj["hyper_parameters"]["args"].lr == 1e-3
@@ -1099,6 +1101,175 @@ def cli_subprocess():
                        capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2, f"exit {r.returncode}"
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 16 items 2, 20, 21, 23, 24, 25: upstream names, activations, re-conversion, paper size, pre-processing
+# ---------------------------------------------------------------------------------------------------------------
+
+GOLDEN = os.path.join(ROOT, "tests", "golden", "models")
+CLI = os.path.join(os.environ.get("VKVIT_BINARY_DIR", os.path.join(ROOT, "build")), "vkvit")
+
+
+def vkvit_run(model, io_path):
+    """The logits `vkvit run` computes for io_path's `input` (validation on), or None without a CLI / device."""
+    if not os.path.exists(CLI):
+        print(f"note: {CLI} is not built; `vkvit run` checks skipped")
+        return None
+    out = tmp("run_out.safetensors")
+    env = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
+    r = subprocess.run([CLI, "run", "--model", model, "--input", io_path, "--output", out], capture_output=True,
+                       text=True, env=env, timeout=600)
+    if r.returncode == 3:
+        print(f"note: no Vulkan device; `vkvit run` checks skipped ({r.stderr.strip()})")
+        return None
+    assert r.returncode == 0 and "warning" not in r.stderr, f"vkvit run {model}: exit {r.returncode}: {r.stderr}"
+    tensors, _ = vf.read_safetensors(out)
+    return tensors["logits"]
+
+
+def check_logits(model, golden_name):
+    io_path = os.path.join(GOLDEN, golden_name + ".io.safetensors")
+    got = vkvit_run(model, io_path)
+    if got is None:
+        return
+    want = vf.read_safetensors(io_path)[0]["logits"]
+    err = ((got - want).abs().max() / want.abs().max()).item()
+    assert err < 1e-4, f"{os.path.basename(model)}: logits differ from golden {golden_name} by {err:.3g} (relative)"
+
+
+@test
+def nvsubq_register_neck_upstream_name():
+    """Item 20: upstream's register_concat layer is `register_neck`; the golden model, renamed the upstream way and
+    wrapped in a Lightning checkpoint, converts back to the same tensors and config and gives the golden logits."""
+    gt, gdoc = vf.read_model(os.path.join(GOLDEN, "vit5_nvsubq_regconcat_r9.vkvit"))
+    assert "neck.weight" in gt and gdoc["config"]["readout"] == "register_concat"
+    up = {("register_neck.weight" if k == "neck.weight" else k): v for k, v in gt.items()}
+    src = save(lightning_ckpt(up), "register_neck.ckpt")
+    out = tmp("register_neck.vkvit")
+    tensors, doc, _ = convert_ok(src, "--num-heads", gdoc["config"]["num_heads"], out=out)
+    assert_same(tensors, gt, what="register_neck")
+    assert doc["config"] == gdoc["config"], f"config differs: {doc['config']} vs {gdoc['config']}"
+    check_logits(out, "vit5_nvsubq_regconcat_r9")
+    both = dict(up, **{"neck.weight": up["register_neck.weight"]})
+    convert_fails(save(lightning_ckpt(both), "both_necks.ckpt"), "--num-heads", 2,
+                  expect="both register_neck.weight and neck.weight")
+    biased = dict(up, **{"register_neck.bias": torch.zeros(up["register_neck.weight"].shape[0])})
+    convert_fails(save(lightning_ckpt(biased), "neck_bias.ckpt"), "--num-heads", 2,
+                  expect="register_neck.bias exists")
+
+
+@test
+def vit5_activations_other_than_gelu_refused():
+    """Item 21: the runtime's vit5 has GELU only (config.mlp_activation accepts "gelu"): --activation relu / silu
+    and gated MLPs are refused with a sentence instead of being written as GELU or failing on a shape."""
+    src = save(lightning_ckpt(vit5_sd()), "act.ckpt")
+    for act in ("relu", "silu"):
+        convert_fails(src, "--activation", act, expect=[f"--activation {act}", "GELU MLPs only"])
+    convert_fails(src, "--activation", "swiglu", expect="SwiGLU MLPs are not supported for vit5")
+    convert_fails(src, "--activation", "glu", expect="GLU MLPs are not supported for vit5")
+    _, doc, so = convert_ok(src, "--activation", "gelu")
+    assert doc["config"]["mlp_activation"] == "gelu"
+    _, _, so = convert_ok(src)
+    assert "GELU only" in so, f"the default conversion does not say the activation is assumed: {so}"
+    swiglu = vit5_sd()
+    for i in range(DEPTH):
+        swiglu[f"blocks.{i}.mlp.layer1.weight"] = rand(2 * MLP, C)
+    convert_fails(save(lightning_ckpt(swiglu), "swiglu.ckpt"), expect="SwiGLU MLPs are not supported for vit5")
+    convert_fails(save(swiglu, "swiglu_plain.pt"), expect="SwiGLU MLPs are not supported for vit5")
+
+
+@test
+def reconvert_keeps_labels_and_preprocess():
+    """Item 23: re-converting a vkvit file carries its labels, pre-processing, name, flavour and config over."""
+    src = save(lightning_ckpt(vit5_sd()), "reconv.ckpt")
+    labels = tmp("reconv_labels.txt")
+    with open(labels, "w") as f:
+        f.write("".join(f"thing {i}\n" for i in range(NCLS)))
+    first = tmp("reconv_a.vkvit")
+    _, doc_a, _ = convert_ok(src, "--labels", labels, "--name", "tiny", "--mean", 0.5, 0.4, 0.3, "--std", 0.2,
+                             0.25, 0.3, "--resize", 10, "--interpolation", "bilinear", out=first)
+    tensors_b, doc_b, so = convert_ok(first, "--dtype", "f16", out=tmp("reconv_b.vkvit"))
+    for key in ("labels", "preprocess", "name", "flavour", "architecture", "config"):
+        assert doc_b.get(key) == doc_a.get(key), f"re-conversion changed {key}: {doc_a.get(key)} -> {doc_b.get(key)}"
+    assert "labels from the source model file" in so, so
+    # Options still override what is carried.
+    _, doc_c, _ = convert_ok(first, "--mean", 0.1, 0.1, 0.1, "--name", "other", out=tmp("reconv_c.vkvit"))
+    assert doc_c["preprocess"]["mean"] == [0.1, 0.1, 0.1] and doc_c["preprocess"]["std"] == [0.2, 0.25, 0.3]
+    assert doc_c["name"] == "other" and doc_c["labels"] == doc_a["labels"]
+    # A paper-flavour golden keeps its flavour (a plain re-inference would make it nvsubq) and its logits.
+    out = tmp("reconv_paper.vkvit")
+    gt, gdoc = vf.read_model(os.path.join(GOLDEN, "vit5_paper_cls_r4.vkvit"))
+    tensors, doc, _ = convert_ok(os.path.join(GOLDEN, "vit5_paper_cls_r4.vkvit"), out=out)
+    assert doc["flavour"] == "paper" and doc["config"] == gdoc["config"] and doc.get("labels") == gdoc.get("labels")
+    assert_same(tensors, gt, what="re-converted paper golden")
+    check_logits(out, "vit5_paper_cls_r4")
+    # A config option re-infers the config, still with the labels and pre-processing of the source.
+    _, doc_d, _ = convert_ok(first, "--num-heads", HEADS, out=tmp("reconv_d.vkvit"))
+    assert doc_d["labels"] == doc_a["labels"] and doc_d["preprocess"] == doc_a["preprocess"]
+
+
+@test
+def nxai_vil_inner_dim_is_twice_dim():
+    """Item 22: the official ViL uses inner_dim = 2*dim; at dim 80 that is 160, not ceil(160/64)*64 = 192. The
+    converter infers 160 from proj_up; the model format (tools/vkvit_file.py, src/model/config.c) must accept it
+    for the nxai flavour. Until it does, the refusal says exactly that (one sentence, exit 2)."""
+    global D_VIL, E_VIL
+    saved = D_VIL, E_VIL
+    D_VIL, E_VIL = 80, 160
+    try:
+        sd = vil_sd("nxai")
+    finally:
+        D_VIL, E_VIL = saved
+    src = save(to_nxai_raw(sd), "nxai_d80.pth")
+    rc, so, se = run_convert([src, "-o", tmp("nxai_d80.vkvit")])
+    if rc == 0:
+        _, doc = vf.read_model(tmp("nxai_d80.vkvit"))
+        assert doc["config"]["inner_dim"] == 160 and doc["flavour"] == "nxai", doc["config"]
+    else:
+        assert rc == 2 and len(se.strip().splitlines()) == 1, se
+        assert "inner_dim 2*dim = 160, which is what the official code builds" in se, se
+
+
+@test
+def paper_runs_only_at_its_square_size():
+    """Item 24: the paper model builds its grid square; another --image-size would reinterpret pos_embed."""
+    src = save({"model": to_paper(vit5_sd(bias=True))}, "paper_size.pth")
+    convert_fails(src, "--image-size", 4, 16, expect=["--image-size 4 16", "square build size (2x2 patches"])
+    _, doc, _ = convert_ok(src, "--image-size", IMG, IMG)
+    assert doc["config"]["image_size"] == [IMG, IMG]
+    convert_fails(save(vit5_sd(bias=True), "paper_plain_size.pt"), "--flavour", "paper", "--image-size", 4, 16,
+                  expect="square build size")
+
+
+@test
+def preprocess_options_and_usage_errors():
+    """Item 25: --mean, --std, --crop-pct, --interpolation, --resize; bad values are usage errors (exit 1); every
+    option has help text. Item 2: the help and output cite the repository's docs, not SPEC.md."""
+    src = save(lightning_ckpt(vit5_sd()), "pre.ckpt")
+    _, doc, so = convert_ok(src, "--mean", 0.5, 0.5, 0.5, "--std", 0.25, 0.5, 1, "--crop-pct", 0.875,
+                            "--interpolation", "bilinear")
+    assert doc["preprocess"] == {"image_size": [IMG, IMG], "resize_shorter": 9, "interpolation": "bilinear",
+                                 "mean": [0.5, 0.5, 0.5], "std": [0.25, 0.5, 1.0]}, doc["preprocess"]
+    assert "resize shorter side to 9 (bilinear)" in so and "mean [0.5, 0.5, 0.5]" in so, so
+    _, doc, _ = convert_ok(src, "--resize", 12)
+    assert doc["preprocess"]["resize_shorter"] == 12 and doc["preprocess"]["mean"] == [0.485, 0.456, 0.406]
+    for extra, expect in ((["--resize", 4], "--resize 4 is smaller than the input size 8x8"),
+                          (["--std", 0, 1, 1], "--std values must be greater than 0"),
+                          (["--crop-pct", 1.5], "--crop-pct must be in (0, 1]"),
+                          (["--mean", "nan", 0, 0], "--mean values must be finite"),
+                          (["--resize", 10, "--crop-pct", 0.9], "not allowed with argument"),
+                          (["--interpolation", "nearest"], "invalid choice"),
+                          (["--frobnicate"], "unrecognized arguments")):
+        convert_fails(src, *extra, expect=expect, status=1)
+    rc, so, se = run_convert([src])
+    assert rc == 1 and "-o/--output" in se, f"missing -o: exit {rc}: {se}"
+    undocumented = [a.option_strings or [a.dest] for a in convert.build_parser()._actions if not a.help]
+    assert not undocumented, f"options without help text: {undocumented}"
+    rc, help_text, _ = run_convert(["--help"])
+    assert rc == 0 and "docs/model-format.md" in help_text and "SPEC.md" not in help_text, "help cites SPEC.md"
+    assert "SPEC.md" not in so, f"conversion output cites SPEC.md: {so}"
+    assert os.path.exists(os.path.join(ROOT, "docs", "convert.md")), "docs/convert.md, cited by --help, is missing"
 
 
 # ---------------------------------------------------------------------------------------------------------------

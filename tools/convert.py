@@ -3,13 +3,17 @@
 
     /usr/bin/python3 tools/convert.py SRC -o OUT.vkvit [--source auto|nvsubq|paper|nxai|plain] [--preset NAME]
         [--num-heads N] [--flavour F] [--ema | --live] [--labels FILE] [--image-size H W] [--dtype f32|f16|bf16]
-        [--name STR] [resnet: --activation A --rope --qk-norm --causal --rope-base B --condition-qk-norm
-        --condition-causal --condition-tokens N --norm rmsnorm|layernorm --norm-eps E]
+        [--name STR] [--mean R G B] [--std R G B] [--resize N | --crop-pct F] [--interpolation bicubic|bilinear]
+        [--activation A] [resnet: --rope --qk-norm --causal --rope-base B --condition-qk-norm --condition-causal
+        --condition-tokens N --norm rmsnorm|layernorm --norm-eps E]
 
-Sources (SPEC.md sections 5.3, 6 and 7.2):
+The model file format is described in docs/model-format.md, the converter in docs/convert.md.
+
+Sources:
 
 * nvsubq  nvSubquadratic Lightning `.ckpt`: `ckpt["state_dict"]` with keys prefixed `network.` or
           `network._orig_mod.` (torch.compile); other keys (loss modules, EMA bookkeeping) are ignored.
+          The register_concat readout's layer is upstream's `register_neck` (vkvit's `neck`).
           With Lightning's EMAWeightAveraging callback, `state_dict` holds the EMA average and
           `current_model_state` the live weights.  Default: `state_dict` (what the checkpoint validates with).
           `--ema` insists on the EMA average (fails if the checkpoint has none); `--live` takes
@@ -20,7 +24,10 @@ Sources (SPEC.md sections 5.3, 6 and 7.2):
           already remapped `VisionLSTM` state_dict (`blocks.{i}.layer.*`).  Written as flavour `nxai` with the raw
           official weights (the runtime applies the `1 + w`).  ViL v2 is rejected.
 * plain   a dict of tensors (possibly under `state_dict` / `model`) already using vkvit names, e.g. saved from
-          tools/reference/.  A safetensors or vkvit file is accepted too.  This includes `resnet`
+          tools/reference/.  A safetensors file is accepted too.  A vkvit model file is re-converted (to change
+          its dtype, name, labels or pre-processing): its architecture, flavour, config, name, labels and
+          pre-processing are carried over unless an option overrides them (an option that changes the config,
+          such as --image-size, re-infers the config from the tensors).  This includes `resnet`
           (ClassificationResNet of generic ResidualBlocks, docs/model-format.md): its branches, biases, widths,
           MLP hidden size and GLU factor, image size (from pos_embed) and class count come from the tensors; what
           the weights cannot show comes from flags: --num-heads (both attentions), --activation, --rope,
@@ -29,8 +36,17 @@ Sources (SPEC.md sections 5.3, 6 and 7.2):
           --norm-eps, and --image-size when the model has no pos_embed.
 
 Hyperparameters are inferred from tensor shapes; the ViT-5 head count comes from `--num-heads`, a preset, or the
-QK-norm / RoPE tensors (head dim).  Every failure prints one sentence to stderr and exits with status 2.
-Set VKVIT_DEBUG=1 to get a Python traceback for unexpected errors.
+QK-norm / RoPE tensors (head dim).  A ViT-5 checkpoint does not record its MLP activation: vkvit's vit5 runs
+GELU MLPs only, so `--activation relu|silu` is refused, and a gated (GLU / SwiGLU) MLP is recognised by its
+layer1 shape and refused.  The ViT-5 paper model runs only at its square build size.
+
+Pre-processing (the `preprocess` entry): resize the shorter side to `--resize N` (default: the larger input side,
+or `floor(max(H, W) / --crop-pct F)`), `--interpolation` (default bicubic), centre crop to the input size,
+normalise with `--mean` / `--std` (default ImageNet's).
+
+Exit status: 0 success; 1 usage error (a bad option or option value); 2 bad input (the checkpoint, the labels
+file, an unsupported model), each with one sentence on stderr.  Set VKVIT_DEBUG=1 to get a Python traceback
+for unexpected errors.
 """
 
 import argparse
@@ -73,6 +89,10 @@ SOURCE_TEXT = {
 
 class ConvertError(Exception):
     """A bad input or option; the message is one sentence for the user."""
+
+
+class UsageError(ConvertError):
+    """An option value that does not fit the model (exit 1, as argparse's usage errors)."""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -176,7 +196,8 @@ def _torch_load(path):
 
 
 def load_source(path):
-    """Load SRC: a torch pickle (zip or legacy format) through the restricted unpickler, or a safetensors file."""
+    """Load SRC: a torch pickle (zip or legacy format) through the restricted unpickler, or a safetensors file.
+    Returns (object, vkvit document or None): the document when SRC is a vkvit model file (re-conversion)."""
     if not os.path.exists(path):
         raise ConvertError(f"{path} does not exist")
     if os.path.isdir(path):
@@ -184,8 +205,14 @@ def load_source(path):
     try:
         if _looks_like_safetensors(path):
             tensors, metadata = vf.read_safetensors(path)
-            return tensors
-        return _torch_load(path)
+            if "vkvit" in metadata:
+                try:
+                    _, doc = vf.read_model(path)
+                except vf.FormatError as e:
+                    raise ConvertError(f"{path} is a vkvit model file that does not validate: {e}") from None
+                return tensors, doc
+            return tensors, None
+        return _torch_load(path), None
     except ConvertError:
         raise
     except vf.FormatError as e:
@@ -397,7 +424,7 @@ def map_paper(sd):
 
 
 def rope_theta(base, dk):
-    """θ_j = 1 / base^(2j / (dk/2)), j < dk/4, computed in fp32 exactly as both upstream repos do (SPEC.md 1.4)."""
+    """θ_j = 1 / base^(2j / (dk/2)), j < dk/4, computed in fp32 exactly as both upstream repos do."""
     dh = dk // 2
     return 1.0 / (base ** (torch.arange(0, dh, 2).float() / dh))
 
@@ -523,6 +550,40 @@ def _preset(args, arch, width):
     return p
 
 
+def rename_register_neck(sd):
+    """nvSubquadratic names the register_concat readout's projection `register_neck`; vkvit calls it `neck`."""
+    if "register_neck.weight" not in sd:
+        return sd
+    if "neck.weight" in sd:
+        raise ConvertError("the checkpoint has both register_neck.weight and neck.weight; a ViT-5 has one neck")
+    extra = sorted(k for k in sd if k.startswith("register_neck.") and k != "register_neck.weight")
+    if extra:
+        raise ConvertError(f"{extra[0]} exists, but the register_concat neck has no bias or other parameters in "
+                           f"vkvit (register_neck.weight only)")
+    return {("neck.weight" if k == "register_neck.weight" else k): v for k, v in sd.items()}
+
+
+def check_vit5_mlp(sd, args):
+    """vkvit's vit5 runs a GELU MLP (config.mlp_activation "gelu", the only value the runtime has). A checkpoint does
+    not record its activation, so --activation is checked here, and a gated MLP is recognised by its shapes."""
+    l1 = _need(sd, "blocks.0.mlp.layer1.weight", 2, "MLP width")
+    if "blocks.0.mlp.layer2.weight" in sd:
+        l2 = _need(sd, "blocks.0.mlp.layer2.weight", 2, "MLP hidden width")
+        hidden = int(l2.shape[1])
+        if hidden and int(l1.shape[0]) == 2 * hidden:
+            raise ConvertError(f"SwiGLU MLPs are not supported for vit5: blocks.0.mlp.layer1.weight has "
+                               f"{int(l1.shape[0])} outputs for layer2's hidden width {hidden} (a gated GLU / "
+                               f"SwiGLU MLP), and vkvit's vit5 runs GELU MLPs only")
+    act = args.activation
+    if act in ("glu", "swiglu"):
+        raise ConvertError(f"{'SwiGLU' if act == 'swiglu' else 'GLU'} MLPs are not supported for vit5 (--activation "
+                           f"{act}); vkvit's vit5 runs GELU MLPs only")
+    if act in ("relu", "silu"):
+        raise ConvertError(f"--activation {act}: vkvit's vit5 runs GELU MLPs only (config.mlp_activation is "
+                           f"\"gelu\", docs/model-format.md), so a ViT-5 with a {act} MLP would give wrong logits "
+                           f"and is not converted")
+
+
 def infer_vit5(sd, args, flavour, dk_hint=None):
     pe = _need(sd, "patch_embed.weight", 4, "width and patch size")
     C, in_chans, P, P2 = (int(d) for d in pe.shape)
@@ -530,12 +591,22 @@ def infer_vit5(sd, args, flavour, dk_hint=None):
         raise ConvertError(f"patch_embed.weight has a {P}x{P2} kernel; vkvit needs square patches")
     pos = _need(sd, "pos_embed", 3, "patch grid")
     n_pos = int(pos.shape[1])
+    if flavour == "paper" and args.image_size is not None:
+        # The paper model builds its patch grid and RoPE tables square from img_size and runs only at that size.
+        s = math.isqrt(n_pos)
+        h, w = args.image_size
+        if s * s != n_pos or [h, w] != [s * P, s * P]:
+            build = f"{s}x{s} patches, {s * P}x{s * P} pixels" if s * s == n_pos else f"{n_pos} positions"
+            raise ConvertError(f"--image-size {h} {w} does not fit the paper ViT-5, which runs only at its square "
+                               f"build size ({build}); vkvit would reinterpret pos_embed as a "
+                               f"{h // P if P else 0}x{w // P if P else 0} grid")
     H, W = _grid(n_pos, P, args.image_size, "pos_embed")
+    check_vit5_mlp(sd, args)
     depth = _depth(sd)
     for k in sd:
         if re.match(r"blocks\.\d+\.register_pooling\.", k):
             raise ConvertError(f"{k} exists, but register pooling cannot be used with ViT5Attention "
-                               f"(SPEC.md 9.3), so vkvit does not support it")
+                               f"(its token layout does not allow it), so vkvit does not support it")
     R = int(_need(sd, "reg_token", 3, "number of registers").shape[1]) if "reg_token" in sd else 0
     has_cls = "cls_token" in sd
     if "neck.weight" in sd:
@@ -765,7 +836,7 @@ def _default_name(args, arch, cfg):
     return os.path.splitext(os.path.basename(args.src))[0]
 
 
-def _describe(arch, flavour, cfg):
+def _describe(arch, flavour, cfg, args=None):
     if arch == "resnet":
         blk, C = cfg["block"], cfg["dim"]
         T = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
@@ -795,7 +866,9 @@ def _describe(arch, flavour, cfg):
             f" + {cfg['num_registers']} registers" if cfg["num_registers"] else "")
         biases = [k for k, v in cfg["bias"].items() if v]
         return [
-            f"ViT-5: dim {C}, depth {cfg['depth']}, heads {H} (head dim {C // H}), MLP {cfg['mlp_hidden']} gelu",
+            f"ViT-5: dim {C}, depth {cfg['depth']}, heads {H} (head dim {C // H}), MLP {cfg['mlp_hidden']} gelu"
+            + ("" if args is None or args.activation else " (a checkpoint does not record it; vkvit's vit5 runs "
+                                                           "GELU only)"),
             f"patch {cfg['patch_size']}, image {cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens "
             f"{np_ + cfg['has_cls'] + cfg['num_registers']} ({toks}), layout {cfg['token_layout']}",
             f"readout {cfg['readout']}" + (f" (neck {cfg['neck_dim']})" if cfg["neck_dim"] else "")
@@ -816,77 +889,168 @@ def _describe(arch, flavour, cfg):
     ]
 
 
+# Options that change the config: with one of them a vkvit source is re-inferred from its tensors, without them
+# its config is carried over as it is.
+_CONFIG_OPTIONS = (("image_size", None, "--image-size"), ("num_heads", None, "--num-heads"),
+                   ("flavour", None, "--flavour"), ("preset", None, "--preset"), ("activation", None, "--activation"),
+                   ("rope", False, "--rope"), ("qk_norm", False, "--qk-norm"), ("causal", False, "--causal"),
+                   ("rope_base", 10000.0, "--rope-base"), ("condition_qk_norm", False, "--condition-qk-norm"),
+                   ("condition_causal", False, "--condition-causal"), ("condition_tokens", 0, "--condition-tokens"),
+                   ("norm", "rmsnorm", "--norm"), ("norm_eps", None, "--norm-eps"))
+
+
+def _config_options_given(args):
+    return [flag for name, default, flag in _CONFIG_OPTIONS if getattr(args, name) != default]
+
+
+def _fill_from_source(args, doc):
+    """Defaults for options the tensors cannot show, from the source model file's document (re-inference)."""
+    cfg = doc.get("config", {})
+    if args.flavour is None and doc.get("architecture") in ("vit5", "vil"):
+        args.flavour = doc.get("flavour")
+    if args.num_heads is None and doc.get("architecture") == "vit5":
+        args.num_heads = cfg.get("num_heads")
+    if doc.get("architecture") == "resnet":
+        blk = cfg.get("block", {})
+        seq, cond, mlp = blk.get("sequence_mixer", {}), blk.get("condition_mixer", {}), blk.get("mlp", {})
+        if args.num_heads is None:
+            args.num_heads = seq.get("num_heads") or cond.get("num_heads")
+        if args.activation is None:
+            args.activation = mlp.get("activation")
+
+
+def make_preprocess(args, cfg, src_doc):
+    """The `preprocess` entry: the source model file's (re-conversion) or the defaults, then the options."""
+    h, w = cfg["image_size"]
+    pre = {"image_size": [h, w], "resize_shorter": max(h, w), "interpolation": "bicubic",
+           "mean": list(IMAGENET_MEAN), "std": list(IMAGENET_STD)}
+    if src_doc is not None and isinstance(src_doc.get("preprocess"), dict):
+        old = src_doc["preprocess"]
+        for k in ("interpolation", "mean", "std"):
+            pre[k] = old[k]
+        oh, ow = old["image_size"]
+        # The same crop fraction at a new input size.
+        pre["resize_shorter"] = max(max(h, w), round(old["resize_shorter"] * max(h, w) / max(oh, ow)))
+    if args.resize is not None:
+        if args.resize < max(h, w):
+            raise UsageError(f"--resize {args.resize} is smaller than the input size {h}x{w}: the shorter side "
+                               f"must be resized to at least {max(h, w)} so that the centre crop fits")
+        pre["resize_shorter"] = args.resize
+    if args.crop_pct is not None:
+        pre["resize_shorter"] = math.floor(max(h, w) / args.crop_pct)
+    if args.interpolation:
+        pre["interpolation"] = args.interpolation
+    if args.mean:
+        pre["mean"] = list(args.mean)
+    if args.std:
+        pre["std"] = list(args.std)
+    return pre
+
+
+def _describe_preprocess(pre):
+    h, w = pre["image_size"]
+    norm = ("ImageNet mean/std" if pre["mean"] == IMAGENET_MEAN and pre["std"] == IMAGENET_STD else
+            "mean [" + ", ".join(f"{m:g}" for m in pre["mean"]) + "], std [" +
+            ", ".join(f"{v:g}" for v in pre["std"]) + "]")
+    return (f"resize shorter side to {pre['resize_shorter']} ({pre['interpolation']}), centre crop {h}x{w} "
+            f"(crop {max(h, w) / pre['resize_shorter']:.3f}), {norm}")
+
+
 def convert(args):
-    obj = load_source(args.src)
+    obj, src_doc = load_source(args.src)
     kind, layout, sd, note = find_weights(obj, args, args.src)
-    dropped = ""
-    dk_hint = None
-    if kind == "nvsubq" and layout == "nvsubq" and _is_resnet(map_nvsubq(sd)):
-        sd, layout = map_nvsubq(sd), "plain_resnet"
-    if layout == "plain_resnet":
-        arch, flavour = "resnet", "generic"
-        if args.flavour and args.flavour != "generic":
-            raise ConvertError(f"--flavour {args.flavour} is not a resnet flavour (generic)")
-        cfg, heads_from = infer_resnet(sd, args)
-    elif kind in ("nvsubq", "paper", "plain") and layout != "plain_vil":
-        arch = "vit5"
-        if kind == "nvsubq":
-            sd = map_nvsubq(sd) if layout == "nvsubq" else sd
-            flavour = "nvsubq"
-        elif kind == "paper":
-            sd, freqs = map_paper(sd)
-            flavour = "paper"
-            fl = [f for b in freqs.values() for f in b.values()]
-            if fl:
-                dk_hint = 4 * int(fl[0].numel())
-        else:
-            flavour = args.flavour or "nvsubq"
-            if flavour not in vf.VIT5_FLAVOUR_RULES:
-                raise ConvertError(f"--flavour {flavour} is not a ViT-5 flavour (nvsubq or paper)")
-        if args.flavour and args.flavour != flavour:
-            raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
-                               f"{flavour})")
-        cfg, heads_from = infer_vit5(sd, args, flavour, dk_hint)
-        if kind == "paper":
-            check_paper_freqs(freqs, cfg["depth"], cfg["dim"] // cfg["num_heads"], cfg["num_registers"])
-            n = sum(len(b) for b in freqs.values())
-            dropped = f"{n} rope freqs buffers matched the computed θ (bases 10000 / 100) and were dropped"
+    carried = src_doc is not None and not _config_options_given(args)
+    if carried:
+        # Re-conversion of a vkvit model file: its document holds everything the tensors cannot show.
+        arch, flavour, cfg = src_doc["architecture"], src_doc["flavour"], src_doc["config"]
+        heads_from = "the source model file"
+        dropped = ""
     else:
-        arch = "vil"
-        if kind == "nxai":
-            sd = map_nxai(sd, raw=(layout == "nxai_raw"))
-            flavour = "nxai"
+        if src_doc is not None:
+            _fill_from_source(args, src_doc)
+        dropped = ""
+        dk_hint = None
+        if kind == "nvsubq" and layout == "nvsubq" and _is_resnet(map_nvsubq(sd)):
+            sd, layout = map_nvsubq(sd), "plain_resnet"
+        if layout == "plain_resnet":
+            arch, flavour = "resnet", "generic"
+            if args.flavour and args.flavour != "generic":
+                raise ConvertError(f"--flavour {args.flavour} is not a resnet flavour (generic)")
+            cfg, heads_from = infer_resnet(sd, args)
+        elif kind in ("nvsubq", "paper", "plain") and layout != "plain_vil":
+            arch = "vit5"
+            if kind == "nvsubq":
+                sd = rename_register_neck(map_nvsubq(sd) if layout == "nvsubq" else sd)
+                flavour = "nvsubq"
+            elif kind == "paper":
+                sd, freqs = map_paper(sd)
+                flavour = "paper"
+                fl = [f for b in freqs.values() for f in b.values()]
+                if fl:
+                    dk_hint = 4 * int(fl[0].numel())
+            else:
+                sd = rename_register_neck(sd)
+                flavour = args.flavour or "nvsubq"
+                if flavour not in vf.VIT5_FLAVOUR_RULES:
+                    raise ConvertError(f"--flavour {flavour} is not a ViT-5 flavour (nvsubq or paper)")
+            if args.flavour and args.flavour != flavour:
+                raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
+                                   f"{flavour})")
+            cfg, heads_from = infer_vit5(sd, args, flavour, dk_hint)
+            if kind == "paper":
+                check_paper_freqs(freqs, cfg["depth"], cfg["dim"] // cfg["num_heads"], cfg["num_registers"])
+                n = sum(len(b) for b in freqs.values())
+                dropped = f"{n} rope freqs buffers matched the computed θ (bases 10000 / 100) and were dropped"
         else:
-            seedish = any(k.endswith(".mlstm.layerscale") or k.endswith(".mlstm.outnorm.bias") for k in sd)
-            flavour = args.flavour or ("seed" if seedish else "nxai")
-        if args.flavour and args.flavour != flavour:
-            raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
-                               f"{flavour})")
-        if flavour not in ("seed", "nxai"):
-            raise ConvertError(f"--flavour {flavour} is not a Vision-LSTM flavour (seed or nxai)")
-        cfg = infer_vil(sd, args)
-        heads_from = "igate.weight"
-        if args.num_heads and args.num_heads != cfg["num_heads"]:
-            raise ConvertError(f"--num-heads {args.num_heads} disagrees with the checkpoint's {cfg['num_heads']} "
-                               f"memory heads (igate.weight)")
+            arch = "vil"
+            if kind == "nxai":
+                sd = map_nxai(sd, raw=(layout == "nxai_raw"))
+                flavour = "nxai"
+            else:
+                seedish = any(k.endswith(".mlstm.layerscale") or k.endswith(".mlstm.outnorm.bias") for k in sd)
+                flavour = args.flavour or ("seed" if seedish else "nxai")
+            if args.flavour and args.flavour != flavour:
+                raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
+                                   f"{flavour})")
+            if flavour not in ("seed", "nxai"):
+                raise ConvertError(f"--flavour {flavour} is not a Vision-LSTM flavour (seed or nxai)")
+            cfg = infer_vil(sd, args)
+            heads_from = "igate.weight"
+            if args.num_heads and args.num_heads != cfg["num_heads"]:
+                raise ConvertError(f"--num-heads {args.num_heads} disagrees with the checkpoint's {cfg['num_heads']} "
+                                   f"memory heads (igate.weight)")
 
     h, w = cfg["image_size"]
     vkvit = {
         "format_version": vf.FORMAT_VERSION,
         "architecture": arch,
         "flavour": flavour,
-        "name": _default_name(args, arch, cfg),
+        "name": args.name or (src_doc.get("name") if src_doc is not None and src_doc.get("name") else None)
+        or _default_name(args, arch, cfg),
         "config": cfg,
-        "preprocess": {
-            "image_size": [h, w], "resize_shorter": max(h, w), "interpolation": "bicubic",
-            "mean": list(IMAGENET_MEAN), "std": list(IMAGENET_STD),
-        },
+        "preprocess": make_preprocess(args, cfg, src_doc),
     }
+    labels_from = "none"
     if args.labels:
         vkvit["labels"] = read_labels(args.labels, cfg["num_classes"])
+        labels_from = f"from {args.labels}"
+    elif src_doc is not None and src_doc.get("labels"):
+        if len(src_doc["labels"]) != cfg["num_classes"]:
+            raise ConvertError(f"the source model file has {len(src_doc['labels'])} labels but the converted model has "
+                               f"{cfg['num_classes']} classes; pass --labels FILE")
+        vkvit["labels"] = list(src_doc["labels"])
+        labels_from = "from the source model file"
     try:
         vf.validate_model(sd, vkvit)
     except vf.FormatError as e:
+        D = cfg.get("dim", 0)
+        if arch == "vil" and flavour == "nxai" and "inner_dim" in str(e) and cfg.get("inner_dim") == 2 * D:
+            # The official ViLLayer uses inner_dim = 2 * dim exactly; the model format (tools/vkvit_file.py,
+            # src/model/config.c) still applies the seed's ceil(2*dim/64)*64 to both flavours.
+            raise ConvertError(f"this NX-AI ViL has dim {D} and inner_dim 2*dim = {2 * D}, which is what the "
+                               f"official code builds, but this version of the vkvit model format still requires "
+                               f"inner_dim = ceil(2*dim/64)*64 = {vf.vil_inner_dim(D)} for every ViL; widths whose "
+                               f"2*dim is a multiple of 64 (192, 384, 768, ...) convert") from None
         raise ConvertError(f"the checkpoint does not match the inferred {arch} model: {e}") from None
     tensors = cast(sd, DTYPE_ARG[args.dtype])
     try:
@@ -897,36 +1061,58 @@ def convert(args):
     fb = vf.flops_breakdown(vkvit)
     params = vf.count_params(vkvit)
     nbytes = sum(t.numel() * t.element_size() for t in tensors.values())
-    print(f"source        {args.src}: {SOURCE_TEXT[kind]}" + (f", {note}" if note else ""))
+    print(f"source        {args.src}: " + ("vkvit model file (re-converted; config, labels and pre-processing "
+                                            "carried over)" if carried else SOURCE_TEXT[kind])
+          + (f", {note}" if note else ""))
     print(f"model         {arch} flavour {flavour}, name {vkvit['name']!r}" +
           (f", heads from {heads_from}" if arch in ("vit5", "resnet") else ""))
-    for line in _describe(arch, flavour, cfg):
+    for line in _describe(arch, flavour, cfg, args):
         print(f"              {line}")
-    print(f"classes       {cfg['num_classes']}, labels " + (f"from {args.labels}" if args.labels else "none"))
-    print(f"preprocess    resize shorter side to {max(h, w)} (bicubic), centre crop {h}x{w}, ImageNet mean/std")
+    print(f"classes       {cfg['num_classes']}, labels {labels_from}")
+    print(f"preprocess    {_describe_preprocess(vkvit['preprocess'])}")
     print(f"parameters    {params:,} ({params / 1e6:.3f} M)")
-    print(f"FLOPs         {fb['total']:,} ({fb['total'] / 1e9:.2f} GFLOPs per image, SPEC.md section 8)")
+    print(f"FLOPs         {fb['total']:,} ({fb['total'] / 1e9:.2f} GFLOPs per image, the seeds' flop_count formulas "
+          f"as `vkvit inspect` reports them)")
     if dropped:
         print(f"checked       {dropped}")
-    print(f"wrote         {args.output}: {len(tensors)} tensors, {args.dtype}, {nbytes / 1e6:.1f} MB of weights")
+    print(f"wrote         {args.output}: {len(tensors)} tensors, {args.dtype}, {nbytes / 1e6:.1f} MB of weights "
+          f"(format: docs/model-format.md)")
     return 0
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's convention: a usage error prints one line and exits 1 (argparse's own is 2, which
+    this tool uses for bad input)."""
+
     def error(self, message):
         sys.stderr.write(f"{PROG}: error: {message} (see --help)\n")
-        sys.exit(2)
+        sys.exit(1)
 
 
-def parse_args(argv):
-    p = _Parser(prog=PROG, description="Convert a PyTorch checkpoint to a vkvit model file.",
+def _positive_float(s):
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"{s!r} is not a finite number")
+    return v
+
+
+def build_parser():
+    p = _Parser(prog=PROG, description="Convert a PyTorch checkpoint (or re-convert a vkvit model file) to a vkvit "
+                "model file (docs/model-format.md; the converter: docs/convert.md).",
                 epilog="Sources" + __doc__.split("Sources", 1)[1],
                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("src", metavar="SRC", help="checkpoint (.ckpt, .pth, .pt, .th, .safetensors)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output .vkvit file")
-    p.add_argument("--source", default="auto", choices=("auto", "nvsubq", "paper", "nxai", "plain"))
-    p.add_argument("--preset", type=lambda s: s.replace("-", "_"), choices=sorted(PRESETS))
-    p.add_argument("--num-heads", type=int, metavar="N", help="ViT-5 attention heads")
+    p.add_argument("src", metavar="SRC", help="checkpoint (.ckpt, .pth, .pt, .th, .safetensors) or a .vkvit model "
+                   "file to re-convert")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output .vkvit file (required)")
+    p.add_argument("--source", default="auto", choices=("auto", "nvsubq", "paper", "nxai", "plain"),
+                   help="checkpoint layout (default auto: recognised from the key names)")
+    p.add_argument("--preset", type=lambda s: s.replace("-", "_"), choices=sorted(PRESETS),
+                   help="a named model size: checks the width and gives the ViT-5 head count")
+    p.add_argument("--num-heads", type=int, metavar="N", help="attention heads (vit5 when the QK-norm / RoPE tensors "
+                   "do not show the head dim; resnet attentions)")
     p.add_argument("--flavour", choices=("nvsubq", "paper", "seed", "nxai", "generic"),
                    help="for plain state_dicts: vit5 nvsubq (default) or paper; vil seed or nxai (default: "
                         "inferred from outnorm.bias / layerscale)")
@@ -934,14 +1120,32 @@ def parse_args(argv):
     g.add_argument("--ema", action="store_true", help="take the EMA weights (paper model_ema; nvsubq: insist that "
                    "state_dict is the EMA average)")
     g.add_argument("--live", action="store_true", help="nvsubq: take current_model_state (live weights)")
-    p.add_argument("--labels", metavar="FILE", help="class names, one per line")
-    p.add_argument("--image-size", type=int, nargs=2, metavar=("H", "W"))
-    p.add_argument("--dtype", default="f32", choices=("f32", "f16", "bf16"))
-    p.add_argument("--name", metavar="STR")
+    p.add_argument("--labels", metavar="FILE", help="class names, one per line (UTF-8; default: none, or the source "
+                   "model file's)")
+    p.add_argument("--image-size", type=int, nargs=2, metavar=("H", "W"),
+                   help="input size when pos_embed's grid is not square (nvsubq) or there is no pos_embed (resnet); "
+                        "default: from pos_embed")
+    p.add_argument("--dtype", default="f32", choices=("f32", "f16", "bf16"), help="weight storage type (default f32)")
+    p.add_argument("--name", metavar="STR", help="model name (default: the preset with patch and size, the source "
+                   "model file's name, or the checkpoint's file name)")
+    p.add_argument("--activation", choices=("relu", "gelu", "silu", "glu", "swiglu"),
+                   help="MLP activation: required for resnet; vit5 runs gelu only (relu, silu, glu and swiglu are "
+                        "refused)")
+    q = p.add_argument_group("pre-processing (the model file's `preprocess`; docs/preprocessing.md)")
+    q.add_argument("--mean", type=float, nargs=3, metavar=("R", "G", "B"),
+                   help="per-channel mean of RGB in [0, 1] (default ImageNet's 0.485 0.456 0.406)")
+    q.add_argument("--std", type=_positive_float, nargs=3, metavar=("R", "G", "B"),
+                   help="per-channel std, > 0 (default ImageNet's 0.229 0.224 0.225)")
+    rs = q.add_mutually_exclusive_group()
+    rs.add_argument("--resize", type=int, metavar="N", help="resize the shorter image side to N pixels before the "
+                    "centre crop; at least the larger input side (default: the larger input side)")
+    rs.add_argument("--crop-pct", type=_positive_float, metavar="F", help="centre crop fraction in (0, 1]: the "
+                    "shorter side is resized to floor(max(H, W) / F), e.g. 0.875 gives 256 for 224 (timm's crop_pct)")
+    q.add_argument("--interpolation", choices=("bicubic", "bilinear"), help="resize filter, antialiased (default "
+                   "bicubic)")
     r = p.add_argument_group("resnet options (what the weights cannot show)")
-    r.add_argument("--activation", choices=("relu", "gelu", "silu", "glu", "swiglu"), help="MLP activation")
     r.add_argument("--rope", action="store_true", help="sequence mixer: 2-D RoPE")
-    r.add_argument("--rope-base", type=float, default=10000.0, metavar="B", help="sequence mixer RoPE base")
+    r.add_argument("--rope-base", type=float, default=10000.0, metavar="B", help="sequence mixer RoPE base (default 10000)")
     r.add_argument("--qk-norm", action="store_true", help="sequence mixer: L2 QK norm (cosine attention)")
     r.add_argument("--causal", action="store_true", help="sequence mixer: causal mask")
     r.add_argument("--condition-qk-norm", action="store_true", help="condition mixer: L2 QK norm")
@@ -952,6 +1156,11 @@ def parse_args(argv):
                    help="kind of a norm that has a weight but no bias (default rmsnorm)")
     r.add_argument("--norm-eps", type=float, metavar="E",
                    help="eps of every norm (default 1e-6 for rmsnorm, 1e-5 for layernorm)")
+    return p
+
+
+def parse_args(argv):
+    p = build_parser()
     args = p.parse_args(argv)
     if args.condition_tokens < 0:
         p.error("--condition-tokens must be 0 or more")
@@ -959,16 +1168,27 @@ def parse_args(argv):
         p.error("--num-heads must be at least 1")
     if args.image_size is not None and min(args.image_size) < 1:
         p.error("--image-size values must be positive")
+    if args.mean is not None and not all(math.isfinite(m) for m in args.mean):
+        p.error("--mean values must be finite numbers")
+    if args.std is not None and min(args.std) <= 0:
+        p.error("--std values must be greater than 0")
+    if args.crop_pct is not None and not 0 < args.crop_pct <= 1:
+        p.error(f"--crop-pct must be in (0, 1], got {args.crop_pct:g}")
+    if args.resize is not None and args.resize < 1:
+        p.error("--resize must be a positive number of pixels")
     return args
 
 
 def main(argv=None):
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
-    except SystemExit as e:  # argparse: --help (0) or a usage error (2, one line already printed)
-        return e.code if isinstance(e.code, int) else 2
+    except SystemExit as e:  # argparse: --help (0) or a usage error (1, one line already printed)
+        return e.code if isinstance(e.code, int) else 1
     try:
         return convert(args)
+    except UsageError as e:
+        sys.stderr.write(f"{PROG}: error: {e} (see --help)\n")
+        return 1
     except (ConvertError, vf.FormatError) as e:
         sys.stderr.write(f"{PROG}: error: {e}\n")
         return 2

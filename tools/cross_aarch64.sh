@@ -6,7 +6,7 @@
 #
 # --install (as root): enables the arm64 architecture (dpkg --add-architecture arm64, apt-get update) and installs
 #   crossbuild-essential-arm64 plus the arm64 -dev packages vkvit links or includes: libcjson-dev:arm64,
-#   libvulkan-dev:arm64, libstb-dev:arm64. libvulkan-volk-dev (volk.c as source, Architecture: all) and
+#   libvulkan-dev:arm64, libstb-dev:arm64, libwebp-dev:arm64 (the CLI's WebP decoding). libvulkan-volk-dev (volk.c as source, Architecture: all) and
 #   glslang-tools (runs on the build machine) are the build machine's. Multi-Arch: same packages must have the
 #   same version for amd64 and arm64, so the amd64 ones are upgraded alongside.
 # Without --install the packages must already be there.
@@ -32,7 +32,8 @@ if [ "$INSTALL" = 1 ]; then
     $SUDO apt-get update
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         crossbuild-essential-arm64 cmake glslang-tools libvulkan-volk-dev file \
-        libcjson-dev libcjson-dev:arm64 libvulkan-dev libvulkan-dev:arm64 libstb-dev libstb-dev:arm64
+        libcjson-dev libcjson-dev:arm64 libvulkan-dev libvulkan-dev:arm64 libstb-dev libstb-dev:arm64 \
+        libwebp-dev libwebp-dev:arm64
 fi
 
 for tool in aarch64-linux-gnu-gcc cmake glslangValidator file; do
@@ -40,6 +41,8 @@ for tool in aarch64-linux-gnu-gcc cmake glslangValidator file; do
 done
 [ -e /usr/lib/aarch64-linux-gnu/libcjson.so ] || {
     echo "cross_aarch64: libcjson-dev:arm64 is not installed (run with --install)" >&2; exit 1; }
+[ -e /usr/lib/aarch64-linux-gnu/libwebp.so ] || {
+    echo "cross_aarch64: libwebp-dev:arm64 is not installed (run with --install)" >&2; exit 1; }
 
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
       -DCMAKE_BUILD_TYPE=Release -DVKVIT_WERROR=ON -DVKVIT_BUILD_TESTS=OFF -DVKVIT_BUILD_TOOLS=ON \

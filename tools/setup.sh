@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNTIME_DEPS=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glslang-tools libstb-dev
-              libcjson-dev mesa-vulkan-drivers)
+              libcjson-dev libwebp-dev mesa-vulkan-drivers)
 TEST_DEPS=(vulkan-validationlayers spirv-tools clang libclang-rt-14-dev python3-torch python3-numpy python3-pil
            libopenblas0-pthread)
 

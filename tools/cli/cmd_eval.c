@@ -11,8 +11,13 @@
 #include "common.h"
 #include "image_decode.h"
 
+#include <cjson/cJSON.h>
+
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -21,28 +26,33 @@
 
 #define EVAL_DEFAULT_BATCH 64u
 #define EVAL_MAX_BATCH 1024u
+#define EVAL_SKIPPED_EXAMPLES 8u
 
 static void eval_usage(FILE *f) {
     fprintf(f, "usage: vkvit eval --data DIR [options]\n\n"
                "Classifies every image under DIR/test/<class>/ (or DIR/<class>/ when DIR has no test/ folder) and\n"
                "prints the accuracy, the accuracy per class and the throughput. Class folder names must be labels\n"
-               "of the model. Images (PNG, JPEG, BMP, GIF, TGA) are taken cycling through the classes in name\n"
-               "order, so --limit keeps the classes balanced. A progress bar goes to stderr when it is a terminal.\n\n"
+               "of the model. Images (PNG, JPEG, BMP, GIF, TGA, WebP) are taken cycling through the classes in\n"
+               "name order, so --limit keeps the classes balanced; other files in class folders are skipped and\n"
+               "counted. A progress bar with an ETA goes to stderr when it is a terminal.\n\n"
                "options:\n"
                "  --data DIR           the labelled images (required)\n"
                "  --model FILE         vkvit model file (default: the bundled %s, as for classify)\n"
-               "  --batch N            images per inference (default %u, at most %u)\n"
+               "  --batch N            images per inference (default %u, at most %u); a shorter remainder runs\n"
+               "                       in a session of its own size, never padded\n"
                "  --limit N            evaluate only the first N images of that order (default: all)\n"
                "  --predictions FILE   also write one line per image: path<TAB>true label<TAB>predicted label\n"
-               "                       (predicted is '-' for an unreadable image); default: none\n"
+               "                       (predicted is '-' for an unreadable image); default: none. FILE is\n"
+               "                       created before any image is evaluated, so a bad path fails at once\n"
                "  --json               one JSON object on stdout, no progress bar (default: text)\n"
                "  --precision P        fp32 (default) or fp16\n"
                "  --device DEV         Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
                "                       first discrete, integrated, virtual, then CPU device)\n"
                "  --help               this text\n\n"
                "exit codes: 0 success; 1 usage error; 2 bad input: DIR missing or without images, a class folder\n"
-               "that is not a label, a bad model file, or unreadable images (one line on stderr each; the rest are\n"
-               "still evaluated and reported); 3 no Vulkan device; 4 runtime failure\n",
+               "that is not a label, a bad model file, a --predictions FILE that cannot be created, or unreadable\n"
+               "images (one line on stderr each; the rest are still evaluated and reported); 3 no Vulkan device;\n"
+               "4 runtime failure\n",
             CLI_BUNDLED_MODEL, EVAL_DEFAULT_BATCH, EVAL_MAX_BATCH);
 }
 
@@ -55,6 +65,8 @@ typedef struct eval_item {
 typedef struct eval_list {
     eval_item *items;
     uint32_t count, cap;
+    uint32_t skipped;                       /* files in class folders that are not supported images */
+    char *skipped_examples[EVAL_SKIPPED_EXAMPLES]; /* the first few of them (paths), for the report */
 } eval_list;
 
 typedef struct name_list {
@@ -76,7 +88,7 @@ static int is_dir(const char *path) {
 }
 
 static int has_image_extension(const char *name) {
-    static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga"};
+    static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga", ".webp"};
     size_t n = strlen(name);
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(exts); i++) {
         size_t e = strlen(exts[i]);
@@ -85,8 +97,10 @@ static int has_image_extension(const char *name) {
     return 0;
 }
 
-/* The sorted names in `dir` (hidden entries skipped): its subfolders (want_dirs) or its image files. */
-static vkvit_result list_dir(const char *dir, int want_dirs, name_list *out) {
+/* The sorted names in `dir` (hidden entries skipped): its subfolders (want_dirs) or its image files. With
+ * `skipped` (image files only): files that are not of a supported image type are counted there, and the first
+ * EVAL_SKIPPED_EXAMPLES of them (over all calls) kept as paths. */
+static vkvit_result list_dir(const char *dir, int want_dirs, name_list *out, eval_list *skipped) {
     *out = (name_list){0};
     DIR *d = opendir(dir);
     if (!d) return vkvit__error(VKVIT_ERROR_IO, "cannot open the folder '%s': %s", dir, strerror(errno));
@@ -95,6 +109,13 @@ static vkvit_result list_dir(const char *dir, int want_dirs, name_list *out) {
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] == '.') continue;
         if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
+        if (!want_dirs && skipped && !is_dir(path) && !has_image_extension(e->d_name)) {
+            if (skipped->skipped < EVAL_SKIPPED_EXAMPLES && !(skipped->skipped_examples[skipped->skipped] =
+                                                                  strdup(path)))
+                goto oom;
+            skipped->skipped++;
+            continue;
+        }
         if (want_dirs ? !is_dir(path) : (is_dir(path) || !has_image_extension(e->d_name))) continue;
         if (out->count == out->cap) {
             uint32_t cap = out->cap ? out->cap * 2 : 64;
@@ -115,10 +136,10 @@ oom:
     return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", dir);
 }
 
-/* Collects DIR's labelled images, cycling through the classes; checks every class folder against the labels. */
+/* Collects DIR's labelled images, cycling through the classes; checks every class folder against the labels.
+ * Files of other types in the class folders are counted in out->skipped. */
 static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint32_t limit, eval_list *out,
                             char *root, size_t root_cap) {
-    *out = (eval_list){0};
     if (snprintf(root, root_cap, "%s/test", data_dir) >= (int)root_cap || !is_dir(root))
         snprintf(root, root_cap, "%s", data_dir);
     if (strlen(data_dir) >= root_cap || !is_dir(root)) return vkvit__error(VKVIT_ERROR_IO, "--data '%s' is not a folder", data_dir);
@@ -129,7 +150,7 @@ static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint
         return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "the model file has no class labels, so class folders "
                             "cannot be matched to its classes");
     name_list classes;
-    vkvit_result r = list_dir(root, 1, &classes);
+    vkvit_result r = list_dir(root, 1, &classes, NULL);
     if (r != VKVIT_OK) return r;
     if (classes.count == 0) {
         names_free(&classes);
@@ -161,13 +182,13 @@ static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint
             r = vkvit__error(VKVIT_ERROR_IO, "the path '%s/%s' is too long", root, classes.names[c]);
             goto done;
         }
-        if ((r = list_dir(dir, 0, &files[c])) != VKVIT_OK) goto done;
+        if ((r = list_dir(dir, 0, &files[c], out)) != VKVIT_OK) goto done;
         total += files[c].count;
         longest = VKVIT_MAX(longest, files[c].count);
     }
     if (total == 0) {
         r = vkvit__error(VKVIT_ERROR_IO, "the class folders under '%s' hold no image files (.jpg, .jpeg, .png, "
-                         ".bmp, .gif, .tga)", root);
+                         ".bmp, .gif, .tga, .webp)%s", root, out->skipped ? "; other files are skipped" : "");
         goto done;
     }
     uint32_t n = limit ? VKVIT_MIN(limit, total) : total;
@@ -207,30 +228,131 @@ done:
 
 static void eval_list_free(eval_list *l) {
     for (uint32_t i = 0; i < l->count; i++) free(l->items[i].path);
+    for (uint32_t i = 0; i < EVAL_SKIPPED_EXAMPLES; i++) free(l->skipped_examples[i]);
     free(l->items);
     *l = (eval_list){0};
 }
 
+/* The progress bar (stderr is a terminal): done / total, the rate so far and the time left at that rate. */
 static void progress(uint32_t done, uint32_t total, double seconds) {
-    const int width = 40;
+    const int width = 30;
     int filled = total ? (int)((uint64_t)done * width / total) : width;
-    fprintf(stderr, "\r[%.*s%*s] %u/%u  %.0f images/s ", filled, "########################################",
-            width - filled, "", done, total, seconds > 0 ? done / seconds : 0.0);
+    double rate = seconds > 0 ? done / seconds : 0.0;
+    char eta[32] = "ETA --:--";
+    if (done == total) {
+        snprintf(eta, sizeof eta, "took %u:%02u", (unsigned)(seconds / 60), (unsigned)fmod(seconds, 60.0));
+    } else if (rate > 0) {
+        double left = (total - done) / rate;
+        if (left < 360000) snprintf(eta, sizeof eta, "ETA %u:%02u", (unsigned)(left / 60), (unsigned)fmod(left, 60.0));
+    }
+    fprintf(stderr, "\r[%.*s%*s] %u/%u  %.1f images/s  %s ", filled, "##############################",
+            width - filled, "", done, total, rate, eta);
     if (done == total) fputc('\n', stderr);
     fflush(stderr);
 }
 
-static vkvit_result write_predictions(const char *path, const eval_list *list, const vkvit_model *model) {
-    FILE *f = fopen(path, "w");
-    if (!f) return vkvit__error(VKVIT_ERROR_IO, "cannot create '%s': %s", path, strerror(errno));
+static vkvit_result write_predictions(FILE *f, const char *path, const eval_list *list, const vkvit_model *model) {
     fprintf(f, "# path\ttrue\tpredicted\n");
     for (uint32_t i = 0; i < list->count; i++) {
         const eval_item *it = &list->items[i];
         fprintf(f, "%s\t%s\t%s\n", it->path, vkvit_model_label(model, it->label),
                 it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted));
     }
-    if (ferror(f) | (fclose(f) != 0)) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s'", path);
+    if (ferror(f) | (fflush(f) != 0))
+        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
     return VKVIT_OK;
+}
+
+/* ---- JSON (cJSON): valid UTF-8 strings, null for numbers that are not finite ---- */
+
+/* A copy of `s` that is valid UTF-8: every byte that does not start a well-formed sequence (overlong forms,
+ * surrogates and code points above U+10FFFF included) becomes U+FFFD, so a file name in any encoding gives a
+ * valid JSON document. NULL when out of memory. */
+static char *utf8_sanitized(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
+    char *out = malloc(3 * n + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
+                   : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++) ok = (p[i + k] & 0xC0) == 0x80;
+        if (ok && len == 3) {
+            unsigned c1 = p[i + 1];
+            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0); /* overlong; UTF-16 surrogates */
+        }
+        if (ok && len == 4) {
+            unsigned c1 = p[i + 1];
+            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90); /* overlong; above U+10FFFF */
+        }
+        if (ok) {
+            memcpy(o, p + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy(o, "\xEF\xBF\xBD", 3); /* U+FFFD */
+            o += 3;
+            i += 1;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Writes `s` for a terminal: valid UTF-8 (as utf8_sanitized), and control characters (C0, DEL, C1) and
+ * bidirectional overrides as '?', so a file name or label cannot move the cursor, recolour or reorder the output.
+ * `fmt` holds one %s. */
+static void put_clean(FILE *f, const char *fmt, const char *s) {
+    char *u = utf8_sanitized(s ? s : "(null)");
+    if (!u) {
+        fprintf(f, fmt, "(out of memory)");
+        return;
+    }
+    unsigned char *w = (unsigned char *)u;
+    for (const unsigned char *p = w; *p;) {
+        if (*p < 0x20 || *p == 0x7F) { /* C0, DEL */
+            *w++ = '?', p++;
+        } else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1 */
+            *w++ = '?', p += 2;
+        } else if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
+                                    (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9))) { /* U+202A-E, U+2066-9 */
+            *w++ = '?', p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    fprintf(f, fmt, u);
+    free(u);
+}
+
+/* Adds a string (sanitised to UTF-8) / a number (null when not finite); returns 0 when out of memory. */
+static int json_add_string(cJSON *obj, const char *key, const char *value) {
+    char *v = utf8_sanitized(value);
+    int ok = v && cJSON_AddStringToObject(obj, key, v);
+    free(v);
+    return ok;
+}
+
+static int json_add_number(cJSON *obj, const char *key, double value) {
+    return isfinite(value) ? cJSON_AddNumberToObject(obj, key, value) != NULL
+                           : cJSON_AddNullToObject(obj, key) != NULL;
+}
+
+/* One line on stderr, "vkvit eval: <what> (try 'vkvit eval --help')"; returns CLI_USAGE. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int eval_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("vkvit eval: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (try 'vkvit eval --help')\n", stderr);
+    va_end(ap);
+    return CLI_USAGE;
 }
 
 int vkvit_cli_eval(int argc, char **argv) {
@@ -238,46 +360,44 @@ int vkvit_cli_eval(int argc, char **argv) {
     uint32_t batch_max = EVAL_DEFAULT_BATCH, limit = 0;
     int json = 0;
     vkvit_precision precision = VKVIT_PRECISION_FP32;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            eval_usage(stdout);
-            return CLI_OK;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--model") && i + 1 < argc) {
-            model_path = argv[++i];
-        } else if (!strcmp(a, "--data") && i + 1 < argc) {
-            data_dir = argv[++i];
-        } else if (!strcmp(a, "--predictions") && i + 1 < argc) {
-            pred_path = argv[++i];
-        } else if (!strcmp(a, "--device") && i + 1 < argc) {
-            device = argv[++i];
-        } else if (!strcmp(a, "--batch") && i + 1 < argc) {
-            if (!cli_parse_u32(argv[++i], 1, EVAL_MAX_BATCH, &batch_max)) {
-                fprintf(stderr, "vkvit eval: --batch must be an integer in [1, %u], got '%s'\n", EVAL_MAX_BATCH,
-                        argv[i]);
-                return CLI_USAGE;
-            }
-        } else if (!strcmp(a, "--limit") && i + 1 < argc) {
-            if (!cli_parse_u32(argv[++i], 1, UINT32_MAX, &limit)) {
-                fprintf(stderr, "vkvit eval: --limit must be a positive integer, got '%s'\n", argv[i]);
-                return CLI_USAGE;
-            }
-        } else if (!strcmp(a, "--precision") && i + 1 < argc) {
-            if (!(precision = cli_parse_precision(argv[++i]))) {
-                fprintf(stderr, "vkvit eval: --precision is fp32 or fp16, got '%s'\n", argv[i]);
-                return CLI_USAGE;
-            }
-        } else {
-            fprintf(stderr, "vkvit eval: unknown or incomplete option '%s' (vkvit eval --help)\n", a);
-            return CLI_USAGE;
+    /* getopt_long: --name VALUE and --name=VALUE, unique prefixes of the long names, -h. */
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},           {"json", no_argument, NULL, 'j'},
+        {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
+        {"predictions", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'D'},
+        {"batch", required_argument, NULL, 'b'},    {"limit", required_argument, NULL, 'l'},
+        {"precision", required_argument, NULL, 'P'}, {NULL, 0, NULL, 0},
+    };
+    opterr = 0;
+    optind = 0; /* glibc: start over (another command may have run getopt in this process) */
+    for (int c; (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1;) {
+        const char *opt = argv[optind - 1]; /* the option as spelled (a value given with '=' included) */
+        switch (c) {
+        case 'h': eval_usage(stdout); return CLI_OK;
+        case 'j': json = 1; break;
+        case 'm': model_path = optarg; break;
+        case 'd': data_dir = optarg; break;
+        case 'p': pred_path = optarg; break;
+        case 'D': device = optarg; break;
+        case 'b':
+            if (!cli_parse_u32(optarg, 1, EVAL_MAX_BATCH, &batch_max))
+                return eval_usage_error("--batch must be an integer in [1, %u], got '%s'", EVAL_MAX_BATCH, optarg);
+            break;
+        case 'l':
+            if (!cli_parse_u32(optarg, 1, UINT32_MAX, &limit))
+                return eval_usage_error("--limit must be an integer in [1, %u], got '%s'", UINT32_MAX, optarg);
+            break;
+        case 'P':
+            if (!(precision = cli_parse_precision(optarg)))
+                return eval_usage_error("--precision is fp32 or fp16, got '%s'", optarg);
+            break;
+        case ':': return eval_usage_error("option '%s' needs a value", opt);
+        default: return eval_usage_error("unknown or ambiguous option '%s'", opt);
         }
     }
-    if (!data_dir) {
-        fprintf(stderr, "vkvit eval: --data DIR is required (vkvit eval --help)\n");
-        return CLI_USAGE;
-    }
+    if (optind < argc) return eval_usage_error("unexpected argument '%s' (the images are given with --data DIR)",
+                                               argv[optind]);
+    if (!data_dir) return eval_usage_error("--data DIR is required");
     char bundled[4096];
     if (!model_path) {
         if (!cli_find_bundled_model(CLI_BUNDLED_MODEL, bundled, sizeof bundled)) {
@@ -288,31 +408,54 @@ int vkvit_cli_eval(int argc, char **argv) {
         model_path = bundled;
     }
 
+    /* Every output is opened before any work, so a bad path costs nothing and never loses a finished run. */
+    FILE *pred_file = NULL;
+    int pred_created = 0; /* the file did not exist before: removed again when eval fails before writing it */
+    if (pred_path) {
+        struct stat st;
+        pred_created = stat(pred_path, &st) != 0;
+        if (!pred_created && S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "vkvit eval: --predictions '%s' is a directory, not a file\n", pred_path);
+            return CLI_BAD_INPUT;
+        }
+        if (!(pred_file = fopen(pred_path, "w"))) {
+            fprintf(stderr, "vkvit eval: cannot create the --predictions file '%s': %s\n", pred_path,
+                    strerror(errno));
+            return CLI_BAD_INPUT;
+        }
+    }
+
     int rc = CLI_OK;
     vkvit_result r;
     vkvit_ctx *ctx = NULL;
     vkvit_model *model = NULL;
-    vkvit_session *s = NULL;
+    vkvit_session *s = NULL, *tail = NULL;
     eval_list list = {0};
     cli_image *chunk = NULL;
     vkvit_image *views = NULL;
     uint32_t *chunk_of = NULL, *classes = NULL, *per_class_total = NULL, *per_class_correct = NULL;
     float *probs = NULL;
+    cJSON *doc = NULL;
+    char *text = NULL;
+    int pred_written = 0;
     char root[4096];
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        fprintf(stderr, "vkvit eval: %s\n", vkvit_last_error());                                              \
+        put_clean(stderr, "vkvit eval: %s\n", vkvit_last_error());                                           \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
-    vkvit_ctx_desc cd = {.label = "vkvit eval", .device = device, .log = cli_log_stderr, .log_user = "vkvit eval"};
+    vkvit_ctx_desc cd = {.label = "eval", .device = device, .log = cli_log_stderr, .log_user = "vkvit eval"};
     if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
     if ((r = collect(data_dir, model, limit, &list, root, sizeof root)) != VKVIT_OK) FAIL(r);
+    const uint64_t max_pixels = cli_image_device_max_pixels(ctx);
 
-    uint32_t batch = VKVIT_MIN(batch_max, list.count);
+    /* Full batches run in `s`; the remainder (list.count % batch images) in `tail`, a session of exactly that
+     * size, created here with the other so that neither the timing nor the GPU work includes padding. */
+    uint32_t batch = VKVIT_MIN(batch_max, list.count), tail_batch = list.count % batch;
     chunk = calloc(batch, sizeof *chunk);
     views = calloc(batch, sizeof *views);
     chunk_of = calloc(batch, sizeof *chunk_of);
@@ -327,9 +470,15 @@ int vkvit_cli_eval(int argc, char **argv) {
     vkvit_session_desc sd = {.label = "eval", .batch = batch, .precision = precision, .top_k = 1,
                              .max_image_pixels = (uint64_t)info.image_height * info.image_width};
     if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
+    if (tail_batch) {
+        vkvit_session_desc td = sd;
+        td.label = "eval (remainder)";
+        td.batch = tail_batch;
+        if ((r = vkvit_session_create(model, &td, &tail)) != VKVIT_OK) FAIL(r);
+    }
 
     int show_progress = !json && isatty(STDERR_FILENO);
-    uint32_t n_bad = 0, n_done = 0, n_correct = 0;
+    uint32_t n_bad = 0, n_done = 0, n_correct = 0, runs_full = 0, runs_tail = 0, padded = 0;
     uint64_t t_start = vkvit__now_ns(), gpu_ns = 0;
     uint32_t next = 0;
     while (next < list.count) {
@@ -337,10 +486,10 @@ int vkvit_cli_eval(int argc, char **argv) {
         uint64_t bytes = 0;
         while (count < batch && next < list.count && bytes < CLI_CHUNK_MAX_BYTES) {
             eval_item *it = &list.items[next];
-            if ((r = cli_image_load(it->path, &chunk[count])) != VKVIT_OK) {
+            if ((r = cli_image_load_max(it->path, max_pixels, &chunk[count])) != VKVIT_OK) {
                 if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) FAIL(r);
                 if (show_progress) fputc('\n', stderr);
-                fprintf(stderr, "vkvit eval: %s\n", vkvit_last_error());
+                put_clean(stderr, "vkvit eval: %s\n", vkvit_last_error());
                 n_bad++;
             } else {
                 bytes += (uint64_t)chunk[count].width * chunk[count].height * 4;
@@ -349,12 +498,20 @@ int vkvit_cli_eval(int argc, char **argv) {
             next++;
         }
         if (count > 0) {
-            for (uint32_t slot = 0; slot < batch; slot++) views[slot] = cli_image_view(&chunk[VKVIT_MIN(slot, count - 1)]);
+            /* A short chunk (the remainder, or fewer after unreadable images) runs in the remainder's session when
+             * it fits there; only a chunk cut short by the memory cap is padded (repeating its last image). */
+            vkvit_session *run = count <= tail_batch ? tail : s;
+            uint32_t slots = run == tail ? tail_batch : batch;
+            for (uint32_t slot = 0; slot < slots; slot++)
+                views[slot] = cli_image_view(&chunk[VKVIT_MIN(slot, count - 1)]);
+            padded += slots - count;
             uint64_t t0 = vkvit__now_ns();
-            if ((r = vkvit_session_set_images(s, 0, views, batch)) != VKVIT_OK) FAIL(r);
-            if ((r = vkvit_session_run(s)) != VKVIT_OK) FAIL(r);
-            if ((r = vkvit_session_get_top_k(s, classes, probs, batch)) != VKVIT_OK) FAIL(r);
+            if ((r = vkvit_session_set_images(run, 0, views, slots)) != VKVIT_OK) FAIL(r);
+            if ((r = vkvit_session_run(run)) != VKVIT_OK) FAIL(r);
+            if ((r = vkvit_session_get_top_k(run, classes, probs, slots)) != VKVIT_OK) FAIL(r);
             gpu_ns += vkvit__now_ns() - t0;
+            if (run == tail) runs_tail++;
+            else runs_full++;
             for (uint32_t i = 0; i < count; i++) {
                 eval_item *it = &list.items[chunk_of[i]];
                 it->predicted = (int32_t)classes[i];
@@ -367,51 +524,102 @@ int vkvit_cli_eval(int argc, char **argv) {
         if (show_progress) progress(next, list.count, (double)(vkvit__now_ns() - t_start) * 1e-9);
     }
     double seconds = (double)(vkvit__now_ns() - t_start) * 1e-9, gpu_seconds = (double)gpu_ns * 1e-9;
-    double accuracy = n_done ? (double)n_correct / n_done : 0.0;
-    double ips = seconds > 0 ? n_done / seconds : 0.0, gpu_ips = gpu_seconds > 0 ? n_done / gpu_seconds : 0.0;
-    if (pred_path && (r = write_predictions(pred_path, &list, model)) != VKVIT_OK) FAIL(r);
+    double accuracy = n_done ? (double)n_correct / n_done : NAN;
+    double ips = seconds > 0 ? n_done / seconds : NAN, gpu_ips = gpu_seconds > 0 ? n_done / gpu_seconds : NAN;
+    if (pred_file) {
+        if ((r = write_predictions(pred_file, pred_path, &list, model)) != VKVIT_OK) FAIL(r);
+        pred_written = 1;
+    }
 
     vkvit_device_info dev;
     vkvit_ctx_device_info(ctx, &dev);
     if (json) {
-        printf("{\"model\": ");
-        cli_json_string(stdout, model_path);
-        printf(", \"data\": ");
-        cli_json_string(stdout, root);
-        printf(", \"device\": ");
-        cli_json_string(stdout, dev.name);
-        printf(", \"precision\": \"%s\", \"batch\": %u, \"images\": %u, \"unreadable\": %u, \"correct\": %u, "
-               "\"accuracy\": %.6f, \"seconds\": %.4f, \"images_per_s\": %.3f, \"gpu_images_per_s\": %.3f, "
-               "\"per_class\": {",
-               cli_precision_name(precision), batch, n_done, n_bad, n_correct, accuracy, seconds, ips, gpu_ips);
-        int first = 1;
-        for (uint32_t c = 0; c < info.num_classes; c++) {
-            if (!per_class_total[c]) continue;
-            printf("%s", first ? "" : ", ");
-            first = 0;
-            cli_json_string(stdout, vkvit_model_label(model, c));
-            printf(": {\"correct\": %u, \"images\": %u, \"accuracy\": %.6f}", per_class_correct[c],
-                   per_class_total[c], (double)per_class_correct[c] / per_class_total[c]);
+        doc = cJSON_CreateObject();
+        int ok = doc && json_add_string(doc, "model", model_path) && json_add_string(doc, "data", root) &&
+                 json_add_string(doc, "device", dev.name) &&
+                 cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision)) &&
+                 cJSON_AddNumberToObject(doc, "batch", batch) && cJSON_AddNumberToObject(doc, "images", n_done) &&
+                 cJSON_AddNumberToObject(doc, "unreadable", n_bad) &&
+                 cJSON_AddNumberToObject(doc, "skipped", list.skipped) &&
+                 cJSON_AddNumberToObject(doc, "correct", n_correct) && json_add_number(doc, "accuracy", accuracy) &&
+                 json_add_number(doc, "seconds", seconds) && json_add_number(doc, "images_per_s", ips) &&
+                 json_add_number(doc, "gpu_images_per_s", gpu_ips) &&
+                 cJSON_AddNumberToObject(doc, "padded_slots", padded);
+        cJSON *arr = ok ? cJSON_AddArrayToObject(doc, "skipped_files") : NULL;
+        ok = ok && arr;
+        for (uint32_t i = 0; ok && i < VKVIT_MIN(list.skipped, EVAL_SKIPPED_EXAMPLES); i++) {
+            char *v = utf8_sanitized(list.skipped_examples[i]);
+            cJSON *item = v ? cJSON_CreateString(v) : NULL;
+            free(v);
+            ok = item && cJSON_AddItemToArray(arr, item);
         }
-        printf("}}\n");
+        cJSON *runs = ok ? cJSON_AddArrayToObject(doc, "runs") : NULL;
+        ok = ok && runs;
+        for (int k = 0; ok && k < 2; k++) {
+            uint32_t b = k ? tail_batch : batch, n = k ? runs_tail : runs_full;
+            if (!n) continue;
+            cJSON *o = cJSON_CreateObject();
+            ok = o && cJSON_AddItemToArray(runs, o) && cJSON_AddNumberToObject(o, "batch", b) &&
+                 cJSON_AddNumberToObject(o, "count", n);
+        }
+        cJSON *pc = ok ? cJSON_AddObjectToObject(doc, "per_class") : NULL;
+        ok = ok && pc;
+        for (uint32_t c = 0; ok && c < info.num_classes; c++) {
+            if (!per_class_total[c]) continue;
+            char *label = utf8_sanitized(vkvit_model_label(model, c));
+            cJSON *o = label ? cJSON_CreateObject() : NULL;
+            if (o && !cJSON_AddItemToObject(pc, label, o)) cJSON_Delete(o), o = NULL;
+            ok = o && cJSON_AddNumberToObject(o, "correct", per_class_correct[c]) &&
+                 cJSON_AddNumberToObject(o, "images", per_class_total[c]) &&
+                 json_add_number(o, "accuracy", (double)per_class_correct[c] / per_class_total[c]);
+            free(label);
+        }
+        if (!ok || !(text = cJSON_PrintUnformatted(doc))) {
+            r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory writing the JSON report");
+            FAIL(r);
+        }
+        printf("%s\n", text);
     } else {
-        printf("model       %s (%s/%s)\n", model_path, info.architecture, info.flavour);
-        printf("data        %s: %u images%s", root, n_done, n_bad ? "" : "\n");
-        if (n_bad) printf(" (%u more unreadable)\n", n_bad);
-        printf("device      %s, %s, batch %u\n", dev.name, cli_precision_name(precision), batch);
-        printf("accuracy    %.2f %%  (%u / %u)\n", 100.0 * accuracy, n_correct, n_done);
+        put_clean(stdout, "model       %s", model_path);
+        printf(" (%s/%s)\n", info.architecture, info.flavour);
+        put_clean(stdout, "data        %s", root);
+        printf(": %u images", n_done);
+        if (n_bad) printf(" (%u more unreadable)", n_bad);
+        if (list.skipped) {
+            printf("; %u file%s skipped, not a supported image type", list.skipped, list.skipped == 1 ? "" : "s");
+            put_clean(stdout, " (e.g. %s)", list.skipped_examples[0]);
+        }
+        printf("\n");
+        printf("device      %s, %s, batch %u", dev.name, cli_precision_name(precision), batch);
+        if (runs_tail) printf(" (the last %u in a batch-%u session)", tail_batch, tail_batch);
+        printf("\n");
+        if (n_done) printf("accuracy    %.2f %%  (%u / %u)\n", 100.0 * accuracy, n_correct, n_done);
+        else printf("accuracy    n/a (no image could be read)\n");
         printf("throughput  %.1f images/s end to end (decode + upload + preprocess + inference), %.1f images/s "
-               "on the GPU side (upload + preprocess + inference)\n", ips, gpu_ips);
+               "on the GPU side (upload + preprocess + inference)\n", isfinite(ips) ? ips : 0.0,
+               isfinite(gpu_ips) ? gpu_ips : 0.0);
         printf("per class:\n");
         for (uint32_t c = 0; c < info.num_classes; c++) {
             if (!per_class_total[c]) continue;
-            printf("  %-16s %6.2f %%  (%u / %u)\n", vkvit_model_label(model, c),
-                   100.0 * per_class_correct[c] / per_class_total[c], per_class_correct[c], per_class_total[c]);
+            put_clean(stdout, "  %-16s", vkvit_model_label(model, c));
+            printf(" %6.2f %%  (%u / %u)\n", 100.0 * per_class_correct[c] / per_class_total[c], per_class_correct[c],
+                   per_class_total[c]);
         }
+    }
+    if (fflush(stdout) != 0) {
+        r = vkvit__error(VKVIT_ERROR_IO, "cannot write the report to standard output: %s", strerror(errno));
+        FAIL(r);
     }
     rc = n_bad ? CLI_BAD_INPUT : CLI_OK;
 #undef FAIL
 done:
+    if (pred_file && fclose(pred_file) != 0 && pred_written && rc == CLI_OK) {
+        fprintf(stderr, "vkvit eval: cannot write '%s': %s\n", pred_path, strerror(errno));
+        rc = CLI_BAD_INPUT;
+    }
+    if (pred_file && !pred_written && pred_created) remove(pred_path);
+    cJSON_free(text);
+    cJSON_Delete(doc);
     if (chunk)
         for (uint32_t i = 0; i < batch_max && i < list.count; i++) cli_image_free(&chunk[i]);
     free(chunk);
@@ -422,6 +630,7 @@ done:
     free(per_class_total);
     free(per_class_correct);
     eval_list_free(&list);
+    vkvit_session_destroy(tail);
     vkvit_session_destroy(s);
     vkvit_model_destroy(model);
     vkvit_ctx_destroy(ctx);

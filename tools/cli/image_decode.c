@@ -1,19 +1,31 @@
-/* Image files for the CLI: size-capped read, header check, stb_image decode to RGBA8 (see image_decode.h).
+/* Image files for the CLI: size-capped read, header check, stb_image / libwebp decode to RGBA8, EXIF orientation
+ * (see image_decode.h).
  *
  * The order matters for hostile files:
- *   1. read the file (size cap, regular files only);
- *   2. PNG / BMP sides read from their headers and refused when 0 or above VKVIT_MAX_IMAGE_SIDE;
+ *   1. read the file (size cap, regular files only: a FIFO is refused before it can block a read);
+ *   2. PNG / BMP / WebP sides read from their headers and refused when 0, above VKVIT_MAX_IMAGE_SIDE, or above the
+ *      caller's pixel limit (the device's buffer range), before any pixel memory is allocated;
  *   3. completeness checks stb_image does not make (it decodes a short file as if the missing bytes were zero):
  *      PNG critical-chunk CRCs and IEND, a JPEG's end-of-image marker, a BMP's whole pixel array;
  *   4. stbi_info_from_memory (headers only, every format), the sides refused again, a GIF's first frame and an
  *      uncompressed TGA's pixel array checked for completeness;
- *   5. only then the pixels are decoded. */
+ *   5. only then the pixels are decoded;
+ *   6. the EXIF Orientation of a JPEG (APP1), PNG (eXIf) or WebP (EXIF chunk), parsed here with every offset
+ *      bounds-checked, is applied as PIL's ImageOps.exif_transpose does. */
 #include "image_decode.h"
 
 #include "common.h"
+#include "vk/vk.h" /* ctx->limits, for cli_image_device_max_pixels */
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <webp/decode.h> /* libwebp-dev */
 
 /* stb_image, compiled here and nowhere else in the CLI. STB_IMAGE_STATIC keeps its symbols private to this file,
  * so it cannot clash with another copy linked into a host program. STBI_NO_STDIO: every file goes through
@@ -77,9 +89,16 @@ static vkvit_result check_png_crcs(const uint8_t *data, size_t size, const char 
         const uint8_t *type = data + pos + 4;
         if (len > size - pos - 12) break;
         bool critical = type[0] >= 'A' && type[0] <= 'Z';
-        if (critical && crc32_update(0, type, 4u + len) != be32(type + 4 + len))
-            return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt PNG: the %.4s chunk fails its CRC check", name,
-                                (const char *)type);
+        if (critical && crc32_update(0, type, 4u + len) != be32(type + 4 + len)) {
+            /* The type goes into the sentence only when it is letters (a corrupt one could hold terminal escapes). */
+            char shown[16];
+            int letters = 1;
+            for (int k = 0; k < 4; k++) letters &= (type[k] | 0x20) >= 'a' && (type[k] | 0x20) <= 'z';
+            if (letters) snprintf(shown, sizeof shown, "%.4s", (const char *)type);
+            else snprintf(shown, sizeof shown, "0x%02X%02X%02X%02X", type[0], type[1], type[2], type[3]);
+            return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt PNG: the %s chunk fails its CRC check", name,
+                                shown);
+        }
         if (!memcmp(type, "IEND", 4)) return VKVIT_OK;
         pos += 12u + len;
     }
@@ -223,13 +242,182 @@ static int header_sides(const uint8_t *data, size_t size, int64_t *w, int64_t *h
     return 0;
 }
 
-static vkvit_result check_sides(int64_t w, int64_t h, const char *name) {
+static vkvit_result check_sides(int64_t w, int64_t h, uint64_t max_pixels, const char *name) {
     if (w <= 0 || h <= 0)
         return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels; an image needs at "
                             "least 1x1", name, (long long)w, (long long)h);
     if (w > VKVIT_MAX_IMAGE_SIDE || h > VKVIT_MAX_IMAGE_SIDE)
         return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels, above vkvit's limit "
                             "of %u pixels per side", name, (long long)w, (long long)h, VKVIT_MAX_IMAGE_SIDE);
+    if ((uint64_t)w * (uint64_t)h > max_pixels) /* both <= 16384 here: no overflow */
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels (%llu MiB as RGBA8), "
+                            "above the limit of %llu pixels (%llu MiB) one image may have on this device", name,
+                            (long long)w, (long long)h, (unsigned long long)((uint64_t)w * (uint64_t)h * 4 >> 20),
+                            (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20));
+    return VKVIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * WebP (libwebp): the header first (WebPGetFeatures reads no pixel data), then one decode into our own buffer
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static int is_webp(const uint8_t *data, size_t size) {
+    return size >= 12 && !memcmp(data, "RIFF", 4) && !memcmp(data + 8, "WEBP", 4);
+}
+
+static vkvit_result decode_webp(const uint8_t *data, size_t size, const char *name, uint64_t max_pixels,
+                                cli_image *out) {
+    WebPBitstreamFeatures f;
+    VP8StatusCode st = WebPGetFeatures(data, size, &f);
+    if (st == VP8_STATUS_NOT_ENOUGH_DATA)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated WebP: the file (%zu bytes) ends inside its "
+                            "header", name, size);
+    if (st != VP8_STATUS_OK)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a WebP file but its header is corrupt or "
+                            "unsupported", name);
+    if (f.has_animation)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is an animated WebP; vkvit decodes still WebP images only",
+                            name);
+    vkvit_result r = check_sides(f.width, f.height, max_pixels, name);
+    if (r != VKVIT_OK) return r;
+    /* RIFF states the file's length: a shorter file is truncated (libwebp may decode what is there). */
+    uint64_t riff = (uint64_t)le32(data + 4) + 8;
+    if (riff > size)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated WebP: its RIFF header says %llu bytes, the file "
+                            "has %zu", name, (unsigned long long)riff, size);
+    size_t bytes = (size_t)f.width * (size_t)f.height * 4;
+    uint8_t *pixels = malloc(bytes);
+    if (!pixels)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory decoding a %dx%d image", name,
+                            f.width, f.height);
+    if (!WebPDecodeRGBAInto(data, size, pixels, bytes, f.width * 4)) {
+        free(pixels);
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': cannot decode the %dx%d %s WebP image: its data is corrupt "
+                            "or truncated", name, f.width, f.height, f.format == 2 ? "lossless" : "lossy");
+    }
+    out->pixels = pixels;
+    out->width = (uint32_t)f.width;
+    out->height = (uint32_t)f.height;
+    out->channels_in_file = f.has_alpha ? 4u : 3u;
+    return VKVIT_OK;
+}
+
+static vkvit_result apply_orientation(cli_image *img, int o, const char *name);
+static int webp_orientation(const uint8_t *data, size_t size);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * EXIF orientation of a JPEG (APP1 "Exif\0\0" + a TIFF header + IFD0 tag 0x0112), as PIL's exif_transpose
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static uint32_t tiff_u16(const uint8_t *p, int big) {
+    return big ? (uint32_t)p[0] << 8 | p[1] : p[0] | (uint32_t)p[1] << 8;
+}
+static uint32_t tiff_u32(const uint8_t *p, int big) { return big ? be32(p) : le32(p); }
+
+/* The Orientation (1..8) in a TIFF structure of n bytes; 1 when absent or malformed. Every offset is checked. */
+static int tiff_orientation(const uint8_t *t, size_t n) {
+    if (n < 8) return 1;
+    int big;
+    if (t[0] == 'I' && t[1] == 'I') big = 0;
+    else if (t[0] == 'M' && t[1] == 'M') big = 1;
+    else return 1;
+    if (tiff_u16(t + 2, big) != 42) return 1;
+    uint64_t ifd = tiff_u32(t + 4, big);
+    if (ifd > n || n - ifd < 2) return 1;
+    uint32_t count = tiff_u16(t + ifd, big);
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t e = ifd + 2 + 12 * (uint64_t)i;
+        if (e + 12 > n) break;
+        if (tiff_u16(t + e, big) != 0x0112) continue;
+        uint32_t type = tiff_u16(t + e + 2, big), cnt = tiff_u32(t + e + 4, big);
+        uint32_t v = 0;
+        if (cnt >= 1 && type == 3) v = tiff_u16(t + e + 8, big);      /* SHORT, as written by cameras */
+        else if (cnt == 1 && type == 4) v = tiff_u32(t + e + 8, big); /* LONG, which PIL reads too */
+        return v >= 1 && v <= 8 ? (int)v : 1;
+    }
+    return 1;
+}
+
+/* Walks a JPEG's marker segments up to its first scan; the first APP1 Exif segment holds the orientation. */
+static int jpeg_orientation(const uint8_t *data, size_t size) {
+    size_t pos = 2;
+    while (pos + 4 <= size) {
+        if (data[pos] != 0xFF) return 1;
+        uint8_t m = data[pos + 1];
+        if (m == 0xFF) { pos++; continue; } /* fill byte */
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD8)) { pos += 2; continue; } /* markers without a length */
+        if (m == 0xDA || m == 0xD9) return 1; /* start of scan / end of image: no Exif before the pixels */
+        size_t len = (size_t)data[pos + 2] << 8 | data[pos + 3];
+        if (len < 2 || len > size - pos - 2) return 1;
+        if (m == 0xE1 && len >= 2 + 6 && !memcmp(data + pos + 4, "Exif\0\0", 6))
+            return tiff_orientation(data + pos + 10, len - 8);
+        pos += 2 + len;
+    }
+    return 1;
+}
+
+/* A PNG's eXIf chunk (TIFF data; PIL reads it anywhere in the file, before or after IDAT). */
+static int png_orientation(const uint8_t *data, size_t size) {
+    size_t pos = sizeof k_png_signature;
+    while (size - pos >= 12) {
+        uint32_t len = be32(data + pos);
+        if (len > size - pos - 12) return 1;
+        const uint8_t *type = data + pos + 4, *payload = data + pos + 8;
+        if (!memcmp(type, "eXIf", 4)) {
+            if (len >= 6 && !memcmp(payload, "Exif\0\0", 6)) payload += 6, len -= 6;
+            return tiff_orientation(payload, len);
+        }
+        if (!memcmp(type, "IEND", 4)) return 1;
+        pos += 12u + len;
+    }
+    return 1;
+}
+
+/* A WebP's EXIF chunk (extended format: RIFF chunks after "WEBP", each padded to an even size). */
+static int webp_orientation(const uint8_t *data, size_t size) {
+    size_t pos = 12;
+    while (size - pos >= 8) {
+        uint32_t len = le32(data + pos + 4);
+        if (len > size - pos - 8) return 1;
+        const uint8_t *payload = data + pos + 8;
+        if (!memcmp(data + pos, "EXIF", 4)) {
+            if (len >= 6 && !memcmp(payload, "Exif\0\0", 6)) payload += 6, len -= 6;
+            return tiff_orientation(payload, len);
+        }
+        if ((uint64_t)len + (len & 1u) > size - pos - 8) return 1;
+        pos += 8u + len + (len & 1u);
+    }
+    return 1;
+}
+
+/* Rotates / mirrors img as PIL's exif_transpose does for orientation o (2..8; 5..8 swap the sides). */
+static vkvit_result apply_orientation(cli_image *img, int o, const char *name) {
+    if (o <= 1 || o > 8) return VKVIT_OK;
+    const uint32_t W = img->width, H = img->height;
+    const int swap = o >= 5;
+    const uint32_t ow = swap ? H : W, oh = swap ? W : H;
+    uint32_t *dst = malloc((size_t)W * H * 4);
+    if (!dst)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory rotating a %ux%u image", name, W, H);
+    const uint32_t *src = (const uint32_t *)(const void *)img->pixels;
+    for (uint32_t oy = 0; oy < oh; oy++)
+        for (uint32_t ox = 0; ox < ow; ox++) {
+            uint32_t sx, sy;
+            switch (o) {
+            case 2: sx = W - 1 - ox, sy = oy; break;          /* FLIP_LEFT_RIGHT */
+            case 3: sx = W - 1 - ox, sy = H - 1 - oy; break;  /* ROTATE_180 */
+            case 4: sx = ox, sy = H - 1 - oy; break;          /* FLIP_TOP_BOTTOM */
+            case 5: sx = oy, sy = ox; break;                  /* TRANSPOSE */
+            case 6: sx = oy, sy = H - 1 - ox; break;          /* ROTATE_270 (90 degrees clockwise) */
+            case 7: sx = W - 1 - oy, sy = H - 1 - ox; break;  /* TRANSVERSE */
+            default: sx = W - 1 - oy, sy = ox; break;         /* 8: ROTATE_90 (counter-clockwise) */
+            }
+            dst[(size_t)oy * ow + ox] = src[(size_t)sy * W + sx];
+        }
+    free(img->pixels);
+    img->pixels = (uint8_t *)dst;
+    img->width = ow;
+    img->height = oh;
     return VKVIT_OK;
 }
 
@@ -237,20 +425,27 @@ static vkvit_result check_sides(int64_t w, int64_t h, const char *name) {
  * Decode
  * ------------------------------------------------------------------------------------------------------------ */
 
-vkvit_result cli_image_decode(const uint8_t *data, size_t size, const char *name, cli_image *out) {
+vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *name, uint64_t max_pixels,
+                                  cli_image *out) {
     memset(out, 0, sizeof *out);
+    if (max_pixels == 0) max_pixels = CLI_IMAGE_DEFAULT_MAX_PIXELS;
     if (size == 0) return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is empty (0 bytes), not an image", name);
     if (size > (size_t)INT32_MAX) /* stb_image takes an int length; cli_image_load caps far below this */
         return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %zu bytes, too large for the image decoder", name, size);
+    if (is_webp(data, size)) {
+        vkvit_result rw = decode_webp(data, size, name, max_pixels, out);
+        if (rw == VKVIT_OK && (rw = apply_orientation(out, webp_orientation(data, size), name)) != VKVIT_OK)
+            cli_image_free(out);
+        return rw;
+    }
     vkvit_result r;
     int64_t hw, hh;
-    if (header_sides(data, size, &hw, &hh) && (r = check_sides(hw, hh, name)) != VKVIT_OK) return r;
+    if (header_sides(data, size, &hw, &hh) && (r = check_sides(hw, hh, max_pixels, name)) != VKVIT_OK) return r;
     if (size >= sizeof k_png_signature && !memcmp(data, k_png_signature, sizeof k_png_signature) &&
         (r = check_png_crcs(data, size, name)) != VKVIT_OK)
         return r;
-    if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF &&
-        (r = check_jpeg_complete(data, size, name)) != VKVIT_OK)
-        return r;
+    const int jpeg = size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF;
+    if (jpeg && (r = check_jpeg_complete(data, size, name)) != VKVIT_OK) return r;
     if (size >= 2 && data[0] == 'B' && data[1] == 'M' && (r = check_bmp_complete(data, size, name)) != VKVIT_OK)
         return r;
 
@@ -261,10 +456,10 @@ vkvit_result cli_image_decode(const uint8_t *data, size_t size, const char *name
         if (format)
             return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
                                 "unsupported", name, format);
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF or TGA image", name);
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA or WebP image", name);
     }
     if (h < 0 && data[0] == 'B') h = -h; /* top-down BMP */
-    if ((r = check_sides(w, h, name)) != VKVIT_OK) return r;
+    if ((r = check_sides(w, h, max_pixels, name)) != VKVIT_OK) return r;
     const char *format = sniff_format(data, size);
     if (format && !strcmp(format, "GIF") && (r = check_gif_complete(data, size, name)) != VKVIT_OK) return r;
     if (!format && (r = check_tga_complete(data, size, name)) != VKVIT_OK) return r; /* TGA: the one without magic */
@@ -288,24 +483,92 @@ vkvit_result cli_image_decode(const uint8_t *data, size_t size, const char *name
     out->width = (uint32_t)w;
     out->height = (uint32_t)h;
     out->channels_in_file = (uint32_t)dn;
+    const int png = size >= sizeof k_png_signature && !memcmp(data, k_png_signature, sizeof k_png_signature);
+    const int orientation = jpeg ? jpeg_orientation(data, size) : png ? png_orientation(data, size) : 1;
+    if ((r = apply_orientation(out, orientation, name)) != VKVIT_OK) {
+        cli_image_free(out);
+        return r;
+    }
     return VKVIT_OK;
 }
 
-vkvit_result cli_image_load(const char *path, cli_image *out) {
+vkvit_result cli_image_decode(const uint8_t *data, size_t size, const char *name, cli_image *out) {
+    return cli_image_decode_max(data, size, name, 0, out);
+}
+
+/* Reads a regular file of at most CLI_IMAGE_MAX_FILE_BYTES. The file is opened with O_NONBLOCK and checked with
+ * fstat before any read, so a FIFO (which fopen would wait on for a writer forever) or a device is refused at
+ * once; the stat and the read see the same file. */
+static vkvit_result read_image_file(const char *path, uint8_t **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return vkvit__error(VKVIT_ERROR_IO, "cannot stat '%s': %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        const char *what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a named pipe (FIFO)"
+                         : S_ISSOCK(st.st_mode) ? "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                         : "a special file";
+        close(fd);
+        return vkvit__error(VKVIT_ERROR_IO, "'%s' is %s, not a regular file; images are read from regular files",
+                            path, what);
+    }
+    if ((uint64_t)st.st_size > (uint64_t)CLI_IMAGE_MAX_FILE_BYTES) {
+        close(fd);
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %lld bytes, more than the limit of %zu bytes for an "
+                            "image file", path, (long long)st.st_size, CLI_IMAGE_MAX_FILE_BYTES);
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) {
+        close(fd);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
+    }
+    while (got < n) {
+        ssize_t k = read(fd, buf + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    int e = errno;
+    close(fd);
+    if (got != n) {
+        free(buf);
+        return vkvit__error(VKVIT_ERROR_IO, "short read on '%s': %zu of %zu bytes (%s)", path, got, n,
+                            got < n ? strerror(e) : "the file changed");
+    }
+    *data = buf;
+    *size = n;
+    return VKVIT_OK;
+}
+
+vkvit_result cli_image_load_max(const char *path, uint64_t max_pixels, cli_image *out) {
     memset(out, 0, sizeof *out);
     uint8_t *data = NULL;
     size_t size = 0;
-    vkvit_result r = vkvit__read_file(path, CLI_IMAGE_MAX_FILE_BYTES, &data, &size);
-    if (r == VKVIT_ERROR_INVALID_ARGUMENT) return VKVIT_ERROR_BAD_IMAGE; /* above the size cap; the sentence says so */
+    vkvit_result r = read_image_file(path, &data, &size);
     if (r != VKVIT_OK) return r;
-    r = cli_image_decode(data, size, path, out);
+    r = cli_image_decode_max(data, size, path, max_pixels, out);
     free(data);
     return r;
 }
 
+vkvit_result cli_image_load(const char *path, cli_image *out) { return cli_image_load_max(path, 0, out); }
+
+uint64_t cli_image_device_max_pixels(const vkvit_ctx *ctx) {
+    if (!ctx) return CLI_IMAGE_DEFAULT_MAX_PIXELS;
+    uint64_t by_range = (uint64_t)ctx->limits.maxStorageBufferRange / 4;
+    return VKVIT_MIN(by_range, (uint64_t)VKVIT_MAX_IMAGE_SIDE * VKVIT_MAX_IMAGE_SIDE);
+}
+
 void cli_image_free(cli_image *img) {
     if (!img) return;
-    if (img->pixels) stbi_image_free(img->pixels);
+    free(img->pixels); /* stb_image (STBI_FREE is free), libwebp Into-decoding and the EXIF rotation all use malloc */
     memset(img, 0, sizeof *img);
 }
 

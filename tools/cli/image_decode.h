@@ -1,13 +1,16 @@
 /* Image files for the CLI (`vkvit classify`, `vkvit eval`): read with a size cap, the header checked before any
- * pixel is decoded, then decoded by stb_image into RGBA8 for vkvit_session_set_images.
+ * pixel is decoded, then decoded into RGBA8 for vkvit_session_set_images.
  *
  * Formats: PNG (every colour type and bit depth; 16-bit samples keep their high byte), JPEG (baseline and
- * progressive), BMP, GIF (first frame), TGA. Grey, grey + alpha, palette and RGB inputs become RGBA8 with A = 255.
+ * progressive), BMP, GIF (first frame), TGA (all through stb_image), WebP (lossy and lossless, still images;
+ * Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
+ * does. Grey, grey + alpha, palette and RGB inputs become RGBA8 with A = 255.
  *
- * Everything about the file is untrusted: a missing file, a directory, a file above CLI_IMAGE_MAX_FILE_BYTES, a
- * header claiming 0 or more than VKVIT_MAX_IMAGE_SIDE pixels on a side, a PNG whose critical chunk fails its CRC,
- * and any decoder error each get one sentence (vkvit_last_error(), naming the path) and a result code, never a
- * crash. stb_image is compiled into image_decode.c only, with static linkage. */
+ * Everything about the file is untrusted: a missing file, a directory, a FIFO or device (refused without blocking),
+ * a file above CLI_IMAGE_MAX_FILE_BYTES, a header claiming 0 or more than VKVIT_MAX_IMAGE_SIDE pixels on a side or
+ * more pixels than `max_pixels`, a PNG whose critical chunk fails its CRC, and any decoder error each get one
+ * sentence (vkvit_last_error(), naming the path) and a result code, never a crash. stb_image is compiled into
+ * image_decode.c only, with static linkage. */
 #ifndef VKVIT_CLI_IMAGE_DECODE_H
 #define VKVIT_CLI_IMAGE_DECODE_H
 
@@ -24,20 +27,36 @@
  * image always fits), so a batch of large photos is never held in host memory all at once. */
 #define CLI_CHUNK_MAX_BYTES ((uint64_t)1 << 30)
 
+/* The default pixel limit of cli_image_decode / cli_image_load: 2^25 pixels, whose RGBA8 bytes (128 MiB) fit the
+ * smallest maxStorageBufferRange Vulkan allows (2^27), so any device can pre-process such an image. Callers that
+ * hold a ctx pass cli_image_device_max_pixels(ctx) instead. */
+#define CLI_IMAGE_DEFAULT_MAX_PIXELS ((uint64_t)1 << 25)
+
 typedef struct cli_image {
     uint8_t *pixels;                        /* RGBA8, row-major, width * height * 4 bytes; free with cli_image_free */
     uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE each */
     uint32_t channels_in_file;              /* 1 grey, 2 grey + alpha, 3 RGB, 4 RGBA (as stb_image reports them) */
 } cli_image;
 
-/* Decodes an image held in memory. `name` (the path) only appears in error sentences. Errors:
- * VKVIT_ERROR_BAD_IMAGE (unknown format, corrupt or truncated data, 0 or too large a side),
- * VKVIT_ERROR_OUT_OF_HOST_MEMORY. On failure *out is zeroed. */
-vkvit_result cli_image_decode(const uint8_t *data, size_t size, const char *name, cli_image *out);
+/* Decodes an image held in memory. `name` (the path) only appears in error sentences. An image whose header
+ * states more than `max_pixels` pixels (width * height; 0 = CLI_IMAGE_DEFAULT_MAX_PIXELS) is refused before any
+ * pixel is decoded. Errors: VKVIT_ERROR_BAD_IMAGE (unknown format, corrupt or truncated data, 0 or too large a side,
+ * too many pixels), VKVIT_ERROR_OUT_OF_HOST_MEMORY. On failure *out is zeroed. */
+vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *name, uint64_t max_pixels,
+                                  cli_image *out);
 
-/* Reads `path` (at most CLI_IMAGE_MAX_FILE_BYTES, a regular file) and decodes it. Errors: VKVIT_ERROR_IO (missing,
- * unreadable, not a regular file), VKVIT_ERROR_BAD_IMAGE (too large a file, or as cli_image_decode). */
+/* Reads `path` (at most CLI_IMAGE_MAX_FILE_BYTES; a regular file: a FIFO, socket or device is refused without
+ * opening it for a blocking read) and decodes it as cli_image_decode_max does. Errors: VKVIT_ERROR_IO (missing,
+ * unreadable, not a regular file), VKVIT_ERROR_BAD_IMAGE (too large a file, or as cli_image_decode_max). */
+vkvit_result cli_image_load_max(const char *path, uint64_t max_pixels, cli_image *out);
+
+/* cli_image_decode_max / cli_image_load_max with max_pixels 0 (CLI_IMAGE_DEFAULT_MAX_PIXELS). */
+vkvit_result cli_image_decode(const uint8_t *data, size_t size, const char *name, cli_image *out);
 vkvit_result cli_image_load(const char *path, cli_image *out);
+
+/* The most pixels one image may have on this device: set_images uploads width * height * 4 bytes through one
+ * storage-buffer binding, so maxStorageBufferRange / 4 (at most VKVIT_MAX_IMAGE_SIDE squared). */
+uint64_t cli_image_device_max_pixels(const vkvit_ctx *ctx);
 
 /* Frees the pixels; a zeroed image is a no-op. */
 void cli_image_free(cli_image *img);
