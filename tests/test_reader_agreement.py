@@ -308,6 +308,10 @@ def cases():
     yield "vkvit_mean_inf", vk(doc(preprocess__mean=[0.5, 0.5, 0.5]).replace("[0.5,0.5,0.5]", "[0.5,1e999,0.5]")), \
         ACCEPT, REFUSE
     yield "vkvit_eps_zero", vk(doc(config__norm_eps=0)), ACCEPT, REFUSE
+    yield "vkvit_eps_huge", vk(doc(config__norm_eps=1e300)), ACCEPT, REFUSE
+    yield "vkvit_eps_one", vk(doc(config__qk_norm_eps=1.0)), ACCEPT, ACCEPT
+    yield "vkvit_rope_base_tiny", vk(doc(config__rope_base=1e-300)), ACCEPT, REFUSE
+    yield "vkvit_rope_base_huge", vk(doc(config__reg_rope_base=1e300)), ACCEPT, REFUSE
     yield "vkvit_flavour_rule", vk(doc(flavour="paper")), ACCEPT, REFUSE
     yield "vkvit_heads_not_dividing", vk(doc(config__num_heads=3)), ACCEPT, REFUSE
 

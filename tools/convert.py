@@ -1043,14 +1043,6 @@ def convert(args):
     try:
         vf.validate_model(sd, vkvit)
     except vf.FormatError as e:
-        D = cfg.get("dim", 0)
-        if arch == "vil" and flavour == "nxai" and "inner_dim" in str(e) and cfg.get("inner_dim") == 2 * D:
-            # The official ViLLayer uses inner_dim = 2 * dim exactly; the model format (tools/vkvit_file.py,
-            # src/model/config.c) still applies the seed's ceil(2*dim/64)*64 to both flavours.
-            raise ConvertError(f"this NX-AI ViL has dim {D} and inner_dim 2*dim = {2 * D}, which is what the "
-                               f"official code builds, but this version of the vkvit model format still requires "
-                               f"inner_dim = ceil(2*dim/64)*64 = {vf.vil_inner_dim(D)} for every ViL; widths whose "
-                               f"2*dim is a multiple of 64 (192, 384, 768, ...) convert") from None
         raise ConvertError(f"the checkpoint does not match the inferred {arch} model: {e}") from None
     tensors = cast(sd, DTYPE_ARG[args.dtype])
     try:

@@ -21,7 +21,7 @@ Public API (other tools import it; keep it stable):
     flops(vkvit) -> int                    (seed flop_count formulas, SPEC.md section 8)
     flops_breakdown(vkvit) -> {term: int}  (the same number, itemised; `vkvit inspect` prints these)
     check_vkvit(vkvit) -> config           (validates the document without the tensors)
-    vil_inner_dim(dim) -> int              (E = ceil(2·D/64)·64)
+    vil_inner_dim(dim, flavour) -> int     (E = ceil(2·D/64)·64; 2·D for nxai)
     check_resnet_config(config) -> config  (the `resnet` config rules alone; tools/reference uses it)
 
 Every failure raises `FormatError` (a ValueError) whose message is one sentence naming the tensor or field.
@@ -350,6 +350,19 @@ def _num(d, key, where, positive=True):
     return v
 
 
+# Ranges of the real-valued hyperparameters, as in src/model/config.c (docs/model-format.md, "Limits").
+EPS_RANGE = (1e-30, 1.0)
+ROPE_BASE_RANGE = (1.0, 1e12)
+
+
+def _num_in(d, key, where, lo_hi):
+    v = _num(d, key, where)
+    lo, hi = lo_hi
+    if not lo <= v <= hi:
+        raise FormatError(f"{where}.{key} = {v:g} is outside the supported range [{lo:g}, {hi:g}]")
+    return v
+
+
 def _bool(d, key, where):
     v = d.get(key)
     if not isinstance(v, bool):
@@ -423,8 +436,10 @@ def _check_vit5(cfg, flavour):
     elif neck != 0:
         raise FormatError(f"config.neck_dim is {neck} but must be 0 unless config.readout is register_concat")
     _bool(cfg, "qk_norm", "config")
-    for k in ("norm_eps", "qk_norm_eps", "rope_base", "reg_rope_base"):
-        _num(cfg, k, "config")
+    for k in ("norm_eps", "qk_norm_eps"):
+        _num_in(cfg, k, "config", EPS_RANGE)
+    for k in ("rope_base", "reg_rope_base"):
+        _num_in(cfg, k, "config", ROPE_BASE_RANGE)
     pairing = _choice(cfg, "rope_pairing", "config", ("split_half", "adjacent"))
     layout = _choice(cfg, "token_layout", "config", ("patches_cls_regs", "cls_patches_regs"))
     want_pairing, want_layout = VIT5_FLAVOUR_RULES[flavour]
@@ -443,9 +458,9 @@ def _check_vit5(cfg, flavour):
     _int(cfg, "num_classes", "config")
 
 
-def vil_inner_dim(dim):
-    """E = ceil(2·D/64)·64 (seed 004's mLSTMCell with proj_factor 2)."""
-    return -(-2 * dim // 64) * 64
+def vil_inner_dim(dim, flavour="seed"):
+    """E = ceil(2·D/64)·64 (seed 004's mLSTMCell with proj_factor 2); exactly 2·D for NX-AI's official ViL."""
+    return 2 * dim if flavour == "nxai" else -(-2 * dim // 64) * 64
 
 
 def _check_vil(cfg, flavour):
@@ -454,7 +469,11 @@ def _check_vil(cfg, flavour):
     d = _int(cfg, "dim", "config")
     _int(cfg, "depth", "config")
     e = _int(cfg, "inner_dim", "config", hi=2 * MAX_DIM)
-    if e != vil_inner_dim(d):
+    # nxai: the official 2*dim, or the rounded value earlier converters wrote (as src/model/config.c).
+    if flavour == "nxai" and e not in (2 * d, vil_inner_dim(d)):
+        raise FormatError(f"config.inner_dim {e} is neither 2*dim = {2 * d} nor ceil(2*dim/64)*64 = "
+                          f"{vil_inner_dim(d)} (flavour nxai)")
+    if flavour != "nxai" and e != vil_inner_dim(d):
         raise FormatError(f"config.inner_dim {e} does not equal ceil(2*dim/64)*64 = {vil_inner_dim(d)} "
                           f"for dim {d}")
     nh = _int(cfg, "num_heads", "config")
@@ -467,8 +486,8 @@ def _check_vil(cfg, flavour):
         raise FormatError(f"config.inner_dim {e} is not divisible by config.qkv_block_size {bs}")
     _int(cfg, "conv_kernel", "config")
     _choice(cfg, "pooling", "config", ("bilateral_avg",))
-    _num(cfg, "norm_eps", "config")
-    _num(cfg, "head_norm_eps", "config")
+    _num_in(cfg, "norm_eps", "config", EPS_RANGE)
+    _num_in(cfg, "head_norm_eps", "config", EPS_RANGE)
     _int(cfg, "num_classes", "config")
 
 
@@ -502,7 +521,7 @@ def _typed(obj, where, kinds):
 def _check_norm(obj, where):
     kind = _typed(obj, where, RESNET_NORM_KEYS)
     if kind != "identity":
-        _num(obj, "eps", where)
+        _num_in(obj, "eps", where, EPS_RANGE)
     if kind == "layernorm":
         _bool(obj, "bias", where)
     return kind
@@ -541,7 +560,7 @@ def check_resnet_config(cfg):
         _bool(m, "causal", where)
         if name == "sequence_mixer":
             _bool(m, "bias", where)
-            _num(m, "rope_base", where)
+            _num_in(m, "rope_base", where, ROPE_BASE_RANGE)
             if _bool(m, "rope", where) and (c // h) % 4:
                 raise FormatError(f"{where}.rope needs a head dim divisible by 4 (2-D RoPE rotates quarters), but "
                                   f"config.dim {c} / num_heads {h} = {c // h}")

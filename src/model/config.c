@@ -407,7 +407,7 @@ static const char *const VIL_KEYS[] = {
     "conv_kernel", "pooling", "norm_eps", "head_norm_eps", "num_classes",
 };
 
-static vkvit_result parse_vil(const parser *p, const cJSON *c, vkvit__vil_config *v) {
+static vkvit_result parse_vil(const parser *p, const cJSON *c, vkvit__flavour flavour, vkvit__vil_config *v) {
     const uint32_t MAXD = VKVIT_MODEL_MAX_DIM;
     int e = 0;
     TRY(check_keys(p, c, "config", VIL_KEYS, (int)VKVIT_ARRAY_LEN(VIL_KEYS)));
@@ -415,16 +415,25 @@ static vkvit_result parse_vil(const parser *p, const cJSON *c, vkvit__vil_config
     TRY(get_uint(p, c, "config", "dim", 1, MAXD, &v->dim));
     TRY(get_uint(p, c, "config", "depth", 1, MAXD, &v->depth));
     TRY(get_uint(p, c, "config", "inner_dim", 1, 2 * MAXD, &v->inner_dim));
-    uint32_t want = VKVIT_CEIL_DIV(2 * v->dim, 64) * 64;
-    if (v->inner_dim != want)
+    /* The seed's mLSTMCell rounds 2 * dim up to a multiple of 64; NX-AI's official ViLLayer uses exactly 2 * dim
+     * (the same number for every published width), and nxai files written by earlier converters carry the
+     * rounded value, so nxai accepts either. */
+    const uint32_t rounded = VKVIT_CEIL_DIV(2 * v->dim, 64) * 64;
+    if (flavour == VKVIT_FLAVOUR_NXAI && v->inner_dim != rounded && v->inner_dim != 2 * v->dim)
+        return BAD(p, "config.inner_dim = %u is neither 2 * config.dim = %u nor ceil(2 * config.dim / 64) * 64 = %u "
+                   "(flavour nxai)", v->inner_dim, 2 * v->dim, rounded);
+    if (flavour != VKVIT_FLAVOUR_NXAI && v->inner_dim != rounded)
         return BAD(p, "config.inner_dim = %u is not ceil(2 * config.dim / 64) * 64 = %u for config.dim = %u",
-                   v->inner_dim, want, v->dim);
+                   v->inner_dim, rounded, v->dim);
     TRY(get_uint(p, c, "config", "num_heads", 1, MAXD, &v->num_heads));
     if (v->inner_dim % v->num_heads)
         return BAD(p, "config.num_heads = %u does not divide config.inner_dim = %u", v->num_heads, v->inner_dim);
     TRY(get_uint(p, c, "config", "qkv_block_size", 1, MAXD, &v->qkv_block_size));
     if (v->qkv_block_size != 4)
         return BAD(p, "config.qkv_block_size = %u is not 4 (q/k/v projections are 4x4 blocks)", v->qkv_block_size);
+    if (v->inner_dim % v->qkv_block_size)
+        return BAD(p, "config.inner_dim = %u is not a multiple of config.qkv_block_size = %u", v->inner_dim,
+                   v->qkv_block_size);
     TRY(get_uint(p, c, "config", "conv_kernel", 1, MAXD, &v->conv_kernel));
     static const char *const POOL[] = {"bilateral_avg"};
     TRY(get_enum(p, c, "config", "pooling", POOL, 1, "bilateral_avg", &e));
@@ -720,7 +729,7 @@ static vkvit_result parse_root(const parser *p, const cJSON *root, vkvit__model_
         image = cfg->vit5.image_size;
         classes = cfg->vit5.num_classes;
     } else if (cfg->arch == VKVIT_ARCH_VIL) {
-        TRY(parse_vil(p, c, &cfg->vil));
+        TRY(parse_vil(p, c, cfg->flavour, &cfg->vil));
         image = cfg->vil.image_size;
         classes = cfg->vil.num_classes;
     } else {
