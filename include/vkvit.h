@@ -213,6 +213,8 @@ typedef struct vkvit_device_info {
     uint32_t max_shared_memory;             /* bytes per workgroup */
     uint32_t max_workgroup_invocations;
     uint64_t device_local_bytes;            /* largest device-local heap */
+    uint64_t max_storage_buffer_range;      /* bytes one storage-buffer descriptor reaches (128 MiB on lavapipe) */
+    uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
     char workarounds[512];                  /* the quirks in force, comma-separated, "" for none */
     int validation;                         /* the validation layer is active */
     int adopted;                            /* the ctx adopted a host device */

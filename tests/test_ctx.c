@@ -32,6 +32,15 @@ static void ctx_rejects_device_index_out_of_range(void) {
     vkvit_result r = vkvit_ctx_create(&(vkvit_ctx_desc){.device = "99", .pipeline_cache_dir = ""}, &ctx);
     CHECK(r == VKVIT_ERROR_NO_DEVICE && ctx == NULL, "got %s", vkvit_result_name(r));
     CHECK(strstr(vkvit_last_error(), "99") != NULL, "message: %s", vkvit_last_error());
+    /* Issue 12.9: an index too long for a number is echoed as given, never clamped to LONG_MAX or wrapped. */
+    const char *huge = "99999999999999999999";
+    r = vkvit_ctx_create(&(vkvit_ctx_desc){.device = huge, .pipeline_cache_dir = ""}, &ctx);
+    CHECK(r == VKVIT_ERROR_NO_DEVICE && ctx == NULL, "got %s", vkvit_result_name(r));
+    CHECK(strstr(vkvit_last_error(), "index 99999999999999999999 requested") != NULL &&
+              strstr(vkvit_last_error(), "9223372036854775807") == NULL,
+          "message: %s", vkvit_last_error());
+    r = vkvit_ctx_create(&(vkvit_ctx_desc){.device = "18446744073709551617", .pipeline_cache_dir = ""}, &ctx);
+    CHECK(r == VKVIT_ERROR_NO_DEVICE && ctx == NULL, "a 2^64 + 1 index wrapped to a device: %s", vkvit_result_name(r));
 }
 
 static void ctx_destroy_null_is_noop(void) {

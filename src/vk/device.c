@@ -3,6 +3,7 @@
 #include "vk/vk.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +332,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, int disable
     info->timestamp_period_ns = props.limits.timestampPeriod;
     info->max_shared_memory = props.limits.maxComputeSharedMemorySize;
     info->max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
+    info->max_storage_buffer_range = props.limits.maxStorageBufferRange;
+    for (int d = 0; d < 3; d++) info->max_workgroup_count[d] = props.limits.maxComputeWorkGroupCount[d];
 
     uint32_t nq = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
@@ -399,11 +402,13 @@ static vkvit_result pick_device(vkvit_ctx *ctx, const char *want) {
     res = vkEnumeratePhysicalDevices(ctx->instance, &n, pds) == VK_SUCCESS ? VKVIT_OK : VKVIT_ERROR_VULKAN;
     int chosen = -1;
     if (res == VKVIT_OK && want && want[0]) {
-        char *end = NULL;
-        long idx = strtol(want, &end, 10);
-        if (end && *end == '\0') {
-            if (idx < 0 || idx >= (long)n)
-                res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "device index %ld requested but there are %u devices", idx, n);
+        /* All decimal digits: an index, compared as text when it is too long for a number (no wrap, no clamp). */
+        size_t digits = strspn(want, "0123456789");
+        if (want[digits] == '\0') {
+            unsigned long long idx = digits <= 9 ? strtoull(want, NULL, 10) : ULLONG_MAX;
+            if (idx >= n)
+                res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "device index %s requested but there %s %u device%s (0 to %u)",
+                                   want, n == 1 ? "is" : "are", n, n == 1 ? "" : "s", n - 1);
             else
                 chosen = (int)idx;
         } else {

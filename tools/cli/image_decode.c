@@ -15,7 +15,6 @@
 #include "image_decode.h"
 
 #include "common.h"
-#include "vk/vk.h" /* ctx->limits, for cli_image_device_max_pixels */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -561,8 +560,9 @@ vkvit_result cli_image_load_max(const char *path, uint64_t max_pixels, cli_image
 vkvit_result cli_image_load(const char *path, cli_image *out) { return cli_image_load_max(path, 0, out); }
 
 uint64_t cli_image_device_max_pixels(const vkvit_ctx *ctx) {
-    if (!ctx) return CLI_IMAGE_DEFAULT_MAX_PIXELS;
-    uint64_t by_range = (uint64_t)ctx->limits.maxStorageBufferRange / 4;
+    vkvit_device_info info;
+    if (!ctx || vkvit_ctx_device_info(ctx, &info) != VKVIT_OK) return CLI_IMAGE_DEFAULT_MAX_PIXELS;
+    uint64_t by_range = info.max_storage_buffer_range / 4;
     return VKVIT_MIN(by_range, (uint64_t)VKVIT_MAX_IMAGE_SIDE * VKVIT_MAX_IMAGE_SIDE);
 }
 
