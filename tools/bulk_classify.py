@@ -328,11 +328,23 @@ def _parse_resources(text: Optional[str]) -> Optional[Dict[str, float]]:
     return out
 
 
-def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], None]] = None) -> dict:
+def local_cluster(workers: int):
+    """A LocalCluster of `workers` processes with one thread each, no dashboard, a free port, whose workers
+    import vkvit from this source tree when it is not installed."""
+    from distributed import LocalCluster
+    if PYTHON_DIR not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in [PYTHON_DIR, os.environ.get("PYTHONPATH")] if p)
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        scheduler_port=0, silence_logs=40)
+
+
+def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], None]] = None,
+        client=None) -> dict:
     """Runs the whole job; returns statistics. `on_result(client, stats)` is called after each batch is written
-    (tests use it to kill a worker part-way)."""
+    (tests use it to kill a worker part-way). `client`: an existing distributed.Client to use (and leave open)
+    instead of --scheduler / a new LocalCluster."""
     import cloudpickle
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
 
     # Tasks and the plugin travel by value, so workers need only the vkvit package, not this file.
     module = sys.modules[__name__]
@@ -355,13 +367,13 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
     plugin = VkvitWorker(os.path.basename(args.model), model_bytes, os.path.abspath(args.model), args.batch,
                          args.top_k, args.precision, args.devices.split(",") if args.devices else None, PYTHON_DIR)
     cluster = None
-    if args.scheduler:
+    own_client = client is None
+    if client is not None:
+        pass
+    elif args.scheduler:
         client = Client(args.scheduler)
     else:
-        env_path = os.pathsep.join(p for p in [PYTHON_DIR, os.environ.get("PYTHONPATH")] if p)
-        os.environ["PYTHONPATH"] = env_path          # spawned worker processes import vkvit from this tree
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, scheduler_port=0, silence_logs=40)
+        cluster = local_cluster(args.workers)
         client = Client(cluster)
     t0 = time.monotonic()
     try:
@@ -414,7 +426,8 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         stats["seconds"] = time.monotonic() - t0
         stats["images_per_s"] = stats["written"] / stats["seconds"] if stats["seconds"] > 0 else 0.0
         writer.close()
-        client.close()
+        if own_client:
+            client.close()
         if cluster is not None:
             cluster.close()
     return stats
