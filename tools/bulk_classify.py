@@ -355,7 +355,8 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
     writer = ResultWriter(args.output, args.format, args.top_k)
     todo = [p for p in paths if p not in writer.done]
     stats = {"images": len(paths), "skipped": len(paths) - len(todo), "written": 0, "errors": 0,
-             "validation_messages": 0, "seconds": 0.0, "images_per_s": 0.0, "workers": 0, "tasks": 0}
+             "validation_messages": 0, "seconds": 0.0, "images_per_s": 0.0, "first_result_s": None,
+             "steady_images_per_s": None, "workers": 0, "tasks": 0}
     if not todo:
         writer.close()
         return stats
@@ -376,6 +377,7 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         cluster = local_cluster(args.workers)
         client = Client(cluster)
     t0 = time.monotonic()
+    first_written = 0
     try:
         client.register_worker_plugin(plugin, name=PLUGIN_NAME)
         nworkers = len(client.scheduler_info()["workers"]) or 1
@@ -406,6 +408,9 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
                 continue
             fut.release()
             n = writer.write(res["rows"])
+            if stats["first_result_s"] is None:
+                stats["first_result_s"] = time.monotonic() - t0
+                first_written = n
             stats["written"] += n
             stats["errors"] += sum(1 for r in res["rows"] if r["error"])
             stats["validation_messages"] += res["validation_messages"]
@@ -425,6 +430,10 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
     finally:
         stats["seconds"] = time.monotonic() - t0
         stats["images_per_s"] = stats["written"] / stats["seconds"] if stats["seconds"] > 0 else 0.0
+        if stats["first_result_s"] is not None and stats["seconds"] > stats["first_result_s"]:
+            # after the first batch: the workers' sessions exist, so this is the rate a long run settles at
+            stats["steady_images_per_s"] = ((stats["written"] - first_written) /
+                                            (stats["seconds"] - stats["first_result_s"]))
         writer.close()
         if own_client:
             client.close()
