@@ -29,8 +29,9 @@ ERRORS
     Every failure raises a subclass of vkvit.Error, one per vkvit_result code (NoDeviceError, BadModelFileError,
     InvalidArgumentError, ...), carrying the library's sentence (vkvit_last_error) as its message and the code in
     .code / .name. Arguments the binding checks itself (dtype, shape, contiguity, a closed object) raise
-    InvalidArgumentError or ClosedError before anything reaches the library. InvalidArgumentError is also a
-    ValueError, ClosedError a ValueError, FileError an OSError, OutOfHostMemoryError a MemoryError.
+    InvalidArgumentError or ClosedError before anything reaches the library; LibraryNotFoundError means
+    libvkvit.so itself could not be loaded. InvalidArgumentError is also a ValueError, ClosedError a ValueError,
+    FileError and LibraryNotFoundError OSErrors, OutOfHostMemoryError a MemoryError.
 
 LIFETIME
     A Session keeps its Model alive and a Model its Context (they hold references), so the garbage collector can
@@ -73,7 +74,7 @@ import os
 import tempfile
 import threading
 import weakref
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -82,7 +83,7 @@ from . import _lib
 __all__ = [
     "Context", "Model", "Session", "Error", "ClosedError", "NoLoaderError", "NoDeviceError", "OutOfHostMemoryError",
     "OutOfDeviceMemoryError", "InvalidArgumentError", "BadModelFileError", "FileError", "VulkanError",
-    "UnsupportedError", "BadImageError", "DeviceLostError", "library_path", "features", "devices",
+    "UnsupportedError", "BadImageError", "DeviceLostError", "LibraryNotFoundError", "library_path", "features", "devices",
     "MAX_TOP_K", "__version__",
 ]
 
@@ -165,6 +166,14 @@ class DeviceLostError(Error):
     code, name = _lib.VKVIT_ERROR_DEVICE_LOST, "VKVIT_ERROR_DEVICE_LOST"
 
 
+class LibraryNotFoundError(Error, OSError):
+    """libvkvit.so itself could not be found or loaded (see FINDING THE LIBRARY)."""
+    name = "library not found"
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class ClosedError(Error, ValueError):
     """The object (or its context / model) has been closed."""
     name = "closed"
@@ -192,7 +201,7 @@ def _lib_or_raise() -> _lib.Library:
     try:
         return _lib.load()
     except OSError as e:
-        raise NoLoaderError(str(e), _lib.VKVIT_ERROR_NO_LOADER) from None
+        raise LibraryNotFoundError(str(e)) from None
 
 
 def library_path() -> str:
