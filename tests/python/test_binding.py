@@ -382,3 +382,88 @@ def test_thousand_inferences_keep_rss_flat(ctx):
         grown = rss_kib() - before
         assert np.array_equal(out, ref)
         assert grown < 2048, f"RSS grew by {grown} KiB over 1,000 inferences"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# C API additions the binding uses when the loaded library has them, exercised through stand-ins for the
+# symbols (so the binding's side of the contract is tested before the library gains them):
+#   vkvit_model_desc { ...; const void *data; size_t size; }        model from bytes
+#   vkvit_result vkvit_describe_model(const vkvit_model_desc *, char **json); void vkvit_free(void *);
+#   vkvit_shape vkvit_session_feature_shape(const vkvit_session *);
+#   vkvit_result vkvit_session_get_features(vkvit_session *, float *dst, size_t count);
+# ------------------------------------------------------------------------------------------------------------
+
+def test_model_bytes_go_through_desc_data_when_the_library_has_it(ctx, monkeypatch, tmp_path):
+    import ctypes
+    lib = _lib.load()
+    real = lib.vkvit_model_create
+    seen = []
+
+    def new_library_model_create(ctx_handle, desc_ref, out):     # what a library with desc.data does
+        desc = desc_ref._obj
+        if desc.path is None:
+            data = ctypes.string_at(desc.data, desc.size)
+            seen.append((data, desc.label))
+            path = tmp_path / f"from_data_{len(seen)}.vkvit"
+            path.write_bytes(data)
+            d = _lib.vkvit_model_desc(path=str(path).encode(), label=desc.label)
+            return real(ctx_handle, ctypes.byref(d), out)
+        return real(ctx_handle, desc_ref, out)
+
+    monkeypatch.setattr(lib, "vkvit_model_create", new_library_model_create)
+    monkeypatch.setattr(lib, "has_model_data", None)
+    data = open(TINY, "rb").read()
+    with vkvit.Model(ctx, data, label="tiny") as m:
+        assert m.num_classes == 10
+    assert seen == [(data, b"tiny")] and vkvit.features()["model_from_bytes"] is True
+    with pytest.raises(vkvit.BadModelFileError):
+        vkvit.Model(ctx, data[:200])
+    assert len(seen) == 2 and seen[1][0] == data[:200]                 # no temporary-file fallback
+    assert vkvit.features()["model_from_bytes"] is True
+
+
+def test_describe_uses_vkvit_describe_model_when_present(ctx, monkeypatch):
+    import ctypes
+    lib = _lib.load()
+    calls, freed, keep = [], [], []
+
+    def describe_model(desc_ref, out_ref):
+        desc = desc_ref._obj
+        calls.append(desc.path)
+        buf = ctypes.create_string_buffer(b'{"architecture": "ignored", "blocks": 2, "dtype": "F32"}')
+        keep.append(buf)
+        out_ref._obj.value = ctypes.addressof(buf)
+        return 0
+
+    monkeypatch.setattr(lib, "vkvit_describe_model", describe_model)
+    monkeypatch.setattr(lib, "vkvit_free", lambda p: freed.append(p.value if hasattr(p, "value") else p))
+    monkeypatch.setattr(lib, "has_describe", True)
+    with vkvit.Model(ctx, TINY) as m:
+        d = m.describe()
+    assert calls == [TINY.encode()]
+    assert freed == [ctypes.addressof(keep[0])]
+    assert d["architecture"] == "resnet"                               # get_info wins for the common keys
+    assert d["blocks"] == 2 and d["file"]["architecture"] == "ignored"
+
+
+def test_features_when_present(ctx, monkeypatch):
+    import ctypes
+    lib = _lib.load()
+    with vkvit.Model(ctx, TINY) as model:
+        with vkvit.Session(model) as s:
+            with pytest.raises(vkvit.UnsupportedError):
+                s.features()
+        monkeypatch.setattr(lib, "vkvit_session_feature_shape",
+                            lambda h: _lib.vkvit_shape(2, (ctypes.c_uint32 * 4)(1, 32, 0, 0)))
+
+        def get_features(h, dst, count):
+            assert count == 32
+            ctypes.memmove(dst, np.arange(32, dtype=np.float32).ctypes.data, 128)
+            return 0
+
+        monkeypatch.setattr(lib, "vkvit_session_get_features", get_features)
+        monkeypatch.setattr(lib, "has_features", True)
+        with vkvit.Session(model) as s:
+            assert s.feature_shape == (1, 32)
+            s.run(np.zeros(s.input_shape, np.float32))
+            assert np.array_equal(s.features(), np.arange(32, dtype=np.float32).reshape(1, 32))
