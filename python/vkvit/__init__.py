@@ -581,7 +581,9 @@ class Model:
                 lib.has_model_data = True
                 return handle.value
             msg = lib.last_error()
-            if not (r == _lib.VKVIT_ERROR_INVALID_ARGUMENT and "path" in msg):
+            # A library that predates desc.data answers exactly this (src/model/model.c, vkvit 0.1.0); any other
+            # answer comes from a library that read the bytes.
+            if not (r == _lib.VKVIT_ERROR_INVALID_ARGUMENT and "desc->path are required" in msg):
                 lib.has_model_data = True
                 _raise(lib, r, "vkvit_model_create")
             lib.has_model_data = False       # a library without desc.data: fall back to a temporary file
@@ -637,8 +639,8 @@ class Model:
         """What the model is: architecture, flavour, name, image_size [H, W], num_classes, labels, parameters,
         flops (per image, the seeds' formulas), weight_bytes, preprocessing {image_size, resize_shorter,
         interpolation, mean, std} — from vkvit_model_get_info and vkvit_model_label. When the library has
-        vkvit_describe_model, the keys of its JSON document that are not above are added too (its full document
-        is also under 'file')."""
+        vkvit_describe_model (the document `vkvit inspect --json` prints), its keys that are not above are added
+        too: file, file_size, format_version, hyperparameters, params, flops_breakdown, tensors, ..."""
         self._alive()
         out = {
             "architecture": self.architecture, "flavour": self.flavour, "name": self.name,
@@ -652,19 +654,24 @@ class Model:
             if isinstance(doc, dict):
                 for k, v in doc.items():
                     out.setdefault(k, v)
-                out["file"] = doc
         return out
 
     def _describe_json(self) -> Any:
-        lib = self._lib
-        keep = None
+        """vkvit_describe_model's document. It reads desc->path only, so a model made from bytes is described
+        from a private temporary copy."""
         if self._source_path is not None:
-            desc = _lib.vkvit_model_desc(path=self._source_path.encode("utf-8"))
-        elif lib.has_model_data:
-            keep = ctypes.create_string_buffer(self._source_bytes, len(self._source_bytes or b"") or 1)
-            desc = _lib.vkvit_model_desc(data=ctypes.cast(keep, ctypes.c_void_p), size=len(self._source_bytes or b""))
-        else:
-            return None
+            return self._describe_path(self._source_path)
+        fd, tmp = tempfile.mkstemp(prefix="vkvit-model-", suffix=".vkvit")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self._source_bytes or b"")
+            return self._describe_path(tmp)
+        finally:
+            os.unlink(tmp)
+
+    def _describe_path(self, path: str) -> Any:
+        lib = self._lib
+        desc = _lib.vkvit_model_desc(path=path.encode("utf-8"))
         out = ctypes.c_void_p()
         _check(lib, lib.vkvit_describe_model(ctypes.byref(desc), ctypes.byref(out)), "vkvit_describe_model")
         try:
@@ -672,7 +679,6 @@ class Model:
         finally:
             if out.value:
                 lib.vkvit_free(out)
-        del keep
         return json.loads(text)
 
     def close(self) -> None:

@@ -443,7 +443,7 @@ def test_describe_uses_vkvit_describe_model_when_present(ctx, monkeypatch):
     assert calls == [TINY.encode()]
     assert freed == [ctypes.addressof(keep[0])]
     assert d["architecture"] == "resnet"                               # get_info wins for the common keys
-    assert d["blocks"] == 2 and d["file"]["architecture"] == "ignored"
+    assert d["blocks"] == 2 and d["dtype"] == "F32"
 
 
 def test_features_when_present(ctx, monkeypatch):
