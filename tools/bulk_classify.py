@@ -6,8 +6,10 @@
     /usr/bin/python3 tools/bulk_classify.py /shared/images -o out.jsonl --scheduler tcp://10.0.0.1:8786
 
 SOURCES are directories (walked recursively, image files by extension, sorted) or list files (one image path per
-line; blank lines and lines starting with '#' skipped; relative paths are relative to the current directory). The
-paths must be readable at the same place on every worker (a shared file system on a real cluster).
+line; blank lines and lines starting with '#' skipped; relative paths are relative to the current directory). Rows
+name each image by its path as listed; workers open its absolute path, which must be readable at the same place on
+every worker (a shared file system on a real cluster). An image that cannot be read or decoded gets a row with an
+error, and counts as done on a rerun (delete its row to try it again).
 
 How it works:
   - the client lists the images, drops those already in the output (resume), and submits them in tasks of
@@ -236,17 +238,19 @@ class VkvitWorker(WorkerPlugin):
             self._state = (ctx, model, session)
         return self._state
 
-    def classify(self, paths: List[str]) -> dict:
+    def classify(self, items: List[List[str]]) -> dict:
+        """items: [path as listed (the row's key), absolute path (what is opened)]."""
         import numpy as np
         from PIL import Image
         ctx, model, session = self.session()
         vkvit = sys.modules["vkvit"]
         k = session.top_k
+        paths = [listed for listed, _ in items]
         rows: List[Optional[dict]] = [None] * len(paths)
         good, pictures = [], []
-        for i, p in enumerate(paths):
+        for i, (p, absolute) in enumerate(items):
             try:
-                with Image.open(p) as im:
+                with Image.open(absolute) as im:
                     im.load()
                     pictures.append(np.asarray(im.convert("RGBA")))
                 good.append(i)
@@ -275,10 +279,10 @@ class VkvitWorker(WorkerPlugin):
                 "probabilities": [p[2] for p in preds]}
 
 
-def classify_task(paths: List[str], plugin_name: str = PLUGIN_NAME) -> dict:
-    """The Dask task: classify `paths` with this worker's session."""
+def classify_task(items: List[List[str]], plugin_name: str = PLUGIN_NAME) -> dict:
+    """The Dask task: classify [listed path, absolute path] items with this worker's session."""
     from distributed import get_worker
-    return get_worker().plugins[plugin_name].classify(paths)
+    return get_worker().plugins[plugin_name].classify(items)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -384,7 +388,9 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         stats["workers"] = nworkers
         in_flight = args.in_flight or 4 * nworkers
         resources = _parse_resources(args.resources)
-        batches = iter([todo[i:i + args.batch] for i in range(0, len(todo), args.batch)])
+        # Workers open absolute paths (their working directory is not ours); rows keep the paths as listed.
+        items = [[p, os.path.abspath(p)] for p in todo]
+        batches = iter([items[i:i + args.batch] for i in range(0, len(items), args.batch)])
         ac = as_completed()
 
         def submit_next() -> bool:
