@@ -665,9 +665,12 @@ class Model:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(self._source_bytes or b"")
-            return self._describe_path(tmp)
+            doc = self._describe_path(tmp)
         finally:
             os.unlink(tmp)
+        if isinstance(doc, dict) and "file" in doc:
+            doc["file"] = None                  # not the temporary copy's name: the model came from memory
+        return doc
 
     def _describe_path(self, path: str) -> Any:
         lib = self._lib
