@@ -70,12 +70,17 @@ def eval_predictions(png_copy, tmp_path_factory):
 @pytest.fixture(scope="module")
 def client(png_copy):
     from distributed import Client
+    saved = os.environ.get("VKVIT_VALIDATION")
     os.environ["VKVIT_VALIDATION"] = "1"            # inherited by the worker processes
     cluster = bulk_classify.local_cluster(2)
     c = Client(cluster)
     yield c
     c.close()
     cluster.close()
+    if saved is None:
+        del os.environ["VKVIT_VALIDATION"]
+    else:
+        os.environ["VKVIT_VALIDATION"] = saved
 
 
 def args_for(png_copy, output):
