@@ -889,9 +889,9 @@ class Session:
         top_k >= this top_k, else a softmax of the logits on the host.
 
         images  a list of PIL images (any mode; converted to RGBA) or uint8 arrays [H, W, 3] (RGB) /
-                [H, W, 4] (RGBA, alpha ignored)."""
-        if isinstance(images, np.ndarray) and images.ndim == 3:
-            images = [images]
+                [H, W, 4] (RGBA, alpha ignored); a single picture is taken as a list of one."""
+        if (isinstance(images, np.ndarray) and images.ndim == 3) or hasattr(images, "convert"):
+            images = [images]                   # one picture rather than a list of them
         images = list(images)
         classes = self.output_shape[1] if len(self.output_shape) > 1 else 0
         if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or not 1 <= top_k <= classes:

@@ -172,6 +172,7 @@ def test_classify_any_size_photo(ctx):
     img = Image.open(os.path.join(ROOT, "assets", "images", "cat.png"))
     with vkvit.Model(ctx, BUNDLED) as model, vkvit.Session(model) as s:
         res = s.classify([img], top_k=5)
+        assert s.classify(img, top_k=5) == res      # one picture without a list
     assert res[0][0][0] == "cat"                    # as `vkvit classify assets/images/cat.png` says
     assert abs(sum(p for _, _, p in res[0]) - 1.0) < 0.1
 
