@@ -468,3 +468,16 @@ def test_features_when_present(ctx, monkeypatch):
             assert s.feature_shape == (1, 32)
             s.run(np.zeros(s.input_shape, np.float32))
             assert np.array_equal(s.features(), np.arange(32, dtype=np.float32).reshape(1, 32))
+
+
+def test_device_listing_stats_and_profile(ctx):
+    info = ctx.device_info()
+    assert info["name"] and info["validation"] == 1 and info["adopted"] == 0
+    assert any(d["name"] == info["name"] for d in vkvit.devices())
+    with vkvit.Model(ctx, TINY) as model, vkvit.Session(model, profile=True) as s:
+        s.run(np.zeros(s.input_shape, np.float32))
+        st = s.stats()
+        assert st["nodes"] > 0 and st["pipelines"] > 0 and st["weight_bytes"] == model.weight_bytes
+        prof = s.profile()
+        assert len(prof) == st["nodes"]
+        assert all(label and kind and ms >= 0 for label, kind, ms in prof)
