@@ -244,6 +244,7 @@ class VkvitWorker(WorkerPlugin):
         from PIL import Image
         ctx, model, session = self.session()
         vkvit = sys.modules["vkvit"]
+        t0 = time.perf_counter()                      # busy time: decode + classify, not session creation
         k = session.top_k
         paths = [listed for listed, _ in items]
         rows: List[Optional[dict]] = [None] * len(paths)
@@ -270,7 +271,7 @@ class VkvitWorker(WorkerPlugin):
                 except vkvit.Error as e:
                     rows[i] = self._row(paths[i], None, f"{type(e).__name__}: {e}")
         return {"rows": rows, "validation_messages": ctx.validation_messages(),
-                "worker": str(self._worker_name), "pid": os.getpid()}
+                "worker": str(self._worker_name), "pid": os.getpid(), "busy_s": time.perf_counter() - t0}
 
     def _row(self, path: str, preds, error: Optional[str]) -> dict:
         preds = preds or []
@@ -360,7 +361,8 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
     todo = [p for p in paths if p not in writer.done]
     stats = {"images": len(paths), "skipped": len(paths) - len(todo), "written": 0, "errors": 0,
              "validation_messages": 0, "seconds": 0.0, "images_per_s": 0.0, "first_result_s": None,
-             "steady_images_per_s": None, "workers": 0, "tasks": 0}
+             "worker_images_per_s": None, "workers": 0, "tasks": 0}
+    busy: Dict[str, List[float]] = {}                 # worker -> [images, seconds busy]
     if not todo:
         writer.close()
         return stats
@@ -381,7 +383,6 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         cluster = local_cluster(args.workers)
         client = Client(cluster)
     t0 = time.monotonic()
-    first_written = 0
     try:
         client.register_worker_plugin(plugin, name=PLUGIN_NAME)
         nworkers = len(client.scheduler_info()["workers"]) or 1
@@ -416,7 +417,9 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
             n = writer.write(res["rows"])
             if stats["first_result_s"] is None:
                 stats["first_result_s"] = time.monotonic() - t0
-                first_written = n
+            b = busy.setdefault(res["worker"], [0, 0.0])
+            b[0] += len(res["rows"])
+            b[1] += res["busy_s"]
             stats["written"] += n
             stats["errors"] += sum(1 for r in res["rows"] if r["error"])
             stats["validation_messages"] += res["validation_messages"]
@@ -436,10 +439,9 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
     finally:
         stats["seconds"] = time.monotonic() - t0
         stats["images_per_s"] = stats["written"] / stats["seconds"] if stats["seconds"] > 0 else 0.0
-        if stats["first_result_s"] is not None and stats["seconds"] > stats["first_result_s"]:
-            # after the first batch: the workers' sessions exist, so this is the rate a long run settles at
-            stats["steady_images_per_s"] = ((stats["written"] - first_written) /
-                                            (stats["seconds"] - stats["first_result_s"]))
+        if busy:
+            # each worker's own rate while it had a batch (decode + GPU), without start-up and scheduling
+            stats["worker_images_per_s"] = {w: round(n / t, 2) for w, (n, t) in sorted(busy.items()) if t > 0}
         writer.close()
         if own_client:
             client.close()
