@@ -13,6 +13,7 @@ RUNTIME_DEPS=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev 
               libcjson-dev libwebp-dev mesa-vulkan-drivers)
 TEST_DEPS=(vulkan-validationlayers spirv-tools clang libclang-rt-14-dev python3-torch python3-numpy python3-pil
            libopenblas0-pthread)
+TEST_DEPS+=(python3-pytest python3-dask python3-distributed)   # tests/python: the binding, tools/bulk_classify.py
 
 deps=(); install=1
 for arg in "$@"; do

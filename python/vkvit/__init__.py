@@ -1,0 +1,988 @@
+"""vkvit — vision backbones (ViT-5, Vision-LSTM, conditioned ResNets) on any Vulkan GPU, from Python.
+
+A pure-Python binding (ctypes, no compiled extension) over the C library libvkvit.so; include/vkvit.h is the
+C manual this one follows.
+
+QUICK START
+    import numpy as np, vkvit
+    from PIL import Image
+
+    with vkvit.Context() as ctx:                                  # a Vulkan device ($VKVIT_DEVICE picks one)
+        model = vkvit.Model(ctx, "assets/models/vil_cifar10.vkvit")   # a path, or the file's bytes
+        print(model.describe())                                   # architecture, classes, FLOPs, preprocessing
+        with vkvit.Session(model, batch=2, top_k=5) as s:
+            print(s.classify([Image.open("cat.png"), Image.open("dog.jpg")]))
+            # [[('cat', 3, 0.29), ('frog', 6, 0.26), ...], [...]]
+            logits = s.run(np.zeros(s.input_shape, np.float32))  # [B, H, W, 3] normalised -> [B, classes]
+
+OBJECTS
+    Context   a Vulkan device and queue               Context(device=None, validation=None, ...)
+    Model     an architecture + weights on the device  Model(ctx, path_or_bytes)
+    Session   one recorded graph for a batch size      Session(model, batch=1, precision='fp32', top_k=0)
+
+FINDING THE LIBRARY
+    $VKVIT_LIBRARY (a path to libvkvit.so), else libvkvit.so inside this package's folder, else build/libvkvit.so
+    of the source tree the package sits in (python/vkvit -> ../../build), else the system's (ctypes.util
+    .find_library("vkvit"), e.g. after `cmake --install`). vkvit.library_path() says which one was loaded.
+
+ERRORS
+    Every failure raises a subclass of vkvit.Error, one per vkvit_result code (NoDeviceError, BadModelFileError,
+    InvalidArgumentError, ...), carrying the library's sentence (vkvit_last_error) as its message and the code in
+    .code / .name. Arguments the binding checks itself (dtype, shape, contiguity, a closed object) raise
+    InvalidArgumentError or ClosedError before anything reaches the library; LibraryNotFoundError means
+    libvkvit.so itself could not be loaded. InvalidArgumentError is also a ValueError, ClosedError a ValueError,
+    FileError and LibraryNotFoundError OSErrors, OutOfHostMemoryError a MemoryError.
+
+LIFETIME
+    A Session keeps its Model alive and a Model its Context (they hold references), so the garbage collector can
+    never destroy a parent first. close() (or a `with` block) destroys an object now; using it afterwards raises
+    ClosedError. Closing a Context or Model that still has open children CLOSES THE CHILDREN FIRST (sessions, then
+    models, then the context: the order the C library requires). When the collector finalises objects of a
+    reference cycle in an arbitrary order, a parent whose children are still alive in C is destroyed only after
+    the last of them. At interpreter exit every open context is closed (atexit).
+
+THREADS AND THE GIL
+    Foreign calls go through ctypes.CDLL, which releases the GIL for the duration of every C call, so a run
+    (vkvit_session_run: submit + wait for the GPU) lets other Python threads work meanwhile. The C objects are not
+    internally synchronised; the binding enforces the C THREADING rules with locks:
+      - each Session has a lock: one call at a time per session (run() = set_input + run + get_output is atomic);
+      - each Context has a readers/writer lock: session calls share it, while creating or destroying a model or
+        session, device queries and close() take it exclusively (the C library needs the whole ctx for those);
+      - runs and set_images of different sessions of one Context are serialised on the Context's queue lock
+        (Vulkan requires one submitter per VkQueue at a time);
+      - Context creation and destruction take a process-wide lock (they load process-wide Vulkan entry points).
+    For parallel inference use one Context per thread (or per process, as tools/bulk_classify.py does).
+
+IN-MEMORY MODELS
+    Model(ctx, data: bytes) hands the bytes to the library through vkvit_model_desc.data / .size when the loaded
+    library has those fields (an addition to the C API); a library that predates them answers such a desc with
+    VKVIT_ERROR_INVALID_ARGUMENT ("desc->path is required") and the binding then writes the bytes to a private
+    temporary file, loads that and deletes it. The outcome is remembered for the process
+    (vkvit.features()['model_from_bytes']).
+
+ENVIRONMENT (read by the library)
+    VKVIT_DEVICE (device index or name substring), VKVIT_VALIDATION=1 (validation layer), VKVIT_DISABLE_F16=1,
+    VKVIT_CACHE_DIR (pipeline cache), VKVIT_ATTENTION=fused|gemm; VKVIT_LIBRARY (read by this binding).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import json
+import os
+import tempfile
+import threading
+import weakref
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _lib
+
+__all__ = [
+    "Context", "Model", "Session", "Error", "ClosedError", "NoLoaderError", "NoDeviceError", "OutOfHostMemoryError",
+    "OutOfDeviceMemoryError", "InvalidArgumentError", "BadModelFileError", "FileError", "VulkanError",
+    "UnsupportedError", "BadImageError", "DeviceLostError", "LibraryNotFoundError", "library_path", "features", "devices",
+    "MAX_TOP_K", "__version__",
+]
+
+__version__ = "0.1.0"
+MAX_TOP_K = _lib.VKVIT_MAX_TOP_K
+
+# ------------------------------------------------------------------------------------------------------------
+# Errors
+# ------------------------------------------------------------------------------------------------------------
+
+
+class Error(Exception):
+    """A vkvit failure. `code` is the vkvit_result (a negative int; None for errors found by the binding before
+    calling the library), `name` its enum name, str(error) the library's sentence."""
+
+    code: Optional[int] = None
+    name: str = "VKVIT_ERROR"
+
+    def __init__(self, message: str, code: Optional[int] = None):
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+
+class NoLoaderError(Error):
+    """No Vulkan loader (libvulkan.so.1) could be opened."""
+    code, name = _lib.VKVIT_ERROR_NO_LOADER, "VKVIT_ERROR_NO_LOADER"
+
+
+class NoDeviceError(Error):
+    """No Vulkan device, or none matching the requested one."""
+    code, name = _lib.VKVIT_ERROR_NO_DEVICE, "VKVIT_ERROR_NO_DEVICE"
+
+
+class OutOfHostMemoryError(Error, MemoryError):
+    """Host memory ran out."""
+    code, name = _lib.VKVIT_ERROR_OUT_OF_HOST_MEMORY, "VKVIT_ERROR_OUT_OF_HOST_MEMORY"
+
+
+class OutOfDeviceMemoryError(Error):
+    """Device memory ran out."""
+    code, name = _lib.VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, "VKVIT_ERROR_OUT_OF_DEVICE_MEMORY"
+
+
+class InvalidArgumentError(Error, ValueError):
+    """An argument broke a documented rule (wrong dtype, shape, count, a session in flight, ...)."""
+    code, name = _lib.VKVIT_ERROR_INVALID_ARGUMENT, "VKVIT_ERROR_INVALID_ARGUMENT"
+
+
+class BadModelFileError(Error):
+    """The model file (or bytes) is malformed or inconsistent."""
+    code, name = _lib.VKVIT_ERROR_BAD_MODEL_FILE, "VKVIT_ERROR_BAD_MODEL_FILE"
+
+
+class FileError(Error, OSError):
+    """A file could not be opened, read or written (VKVIT_ERROR_IO)."""
+    code, name = _lib.VKVIT_ERROR_IO, "VKVIT_ERROR_IO"
+
+    def __str__(self) -> str:  # OSError's __str__ would print the args tuple differently
+        return str(self.args[0]) if self.args else ""
+
+
+class VulkanError(Error):
+    """A Vulkan call failed (the message names it and its VkResult)."""
+    code, name = _lib.VKVIT_ERROR_VULKAN, "VKVIT_ERROR_VULKAN"
+
+
+class UnsupportedError(Error):
+    """The device, build or loaded library lacks something this request needs."""
+    code, name = _lib.VKVIT_ERROR_UNSUPPORTED, "VKVIT_ERROR_UNSUPPORTED"
+
+
+class BadImageError(Error):
+    """An image could not be decoded or is out of limits."""
+    code, name = _lib.VKVIT_ERROR_BAD_IMAGE, "VKVIT_ERROR_BAD_IMAGE"
+
+
+class DeviceLostError(Error):
+    """VK_ERROR_DEVICE_LOST: the context must be closed."""
+    code, name = _lib.VKVIT_ERROR_DEVICE_LOST, "VKVIT_ERROR_DEVICE_LOST"
+
+
+class LibraryNotFoundError(Error, OSError):
+    """libvkvit.so itself could not be found or loaded (see FINDING THE LIBRARY)."""
+    name = "library not found"
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ClosedError(Error, ValueError):
+    """The object (or its context / model) has been closed."""
+    name = "closed"
+
+
+_ERRORS = {cls.code: cls for cls in (NoLoaderError, NoDeviceError, OutOfHostMemoryError, OutOfDeviceMemoryError,
+                                      InvalidArgumentError, BadModelFileError, FileError, VulkanError,
+                                      UnsupportedError, BadImageError, DeviceLostError)}
+
+
+def _raise(lib: _lib.Library, code: int, what: str = "") -> None:
+    """Raises the Error subclass of `code` with the library's sentence (read right after the failing call, on the
+    same thread: vkvit_last_error is thread-local)."""
+    sentence = lib.last_error() or f"{what}: {lib.result_name(code)}"
+    cls = _ERRORS.get(code, Error)
+    raise cls(sentence, code)
+
+
+def _check(lib: _lib.Library, code: int, what: str = "") -> None:
+    if code != _lib.VKVIT_OK:
+        _raise(lib, code, what)
+
+
+def _lib_or_raise() -> _lib.Library:
+    try:
+        return _lib.load()
+    except OSError as e:
+        raise LibraryNotFoundError(str(e)) from None
+
+
+def library_path() -> str:
+    """The path of the libvkvit.so this process loaded (loading it if needed)."""
+    return _lib_or_raise().path
+
+
+def features() -> dict:
+    """Which optional C API additions the loaded library has: 'describe_model' (vkvit_describe_model +
+    vkvit_free), 'features' (vkvit_session_feature_shape + vkvit_session_get_features), 'model_from_bytes'
+    (vkvit_model_desc.data/.size: True/False once a Model was created from bytes, None before)."""
+    lib = _lib_or_raise()
+    return {"describe_model": lib.has_describe, "features": lib.has_features,
+            "model_from_bytes": lib.has_model_data}
+
+
+def _str(b: Optional[bytes]) -> Optional[str]:
+    return None if b is None else b.decode("utf-8", "replace")
+
+
+def _device_info_dict(info: _lib.vkvit_device_info) -> dict:
+    out = {}
+    for name, _ in _lib.vkvit_device_info._fields_:
+        v = getattr(info, name)
+        out[name] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+    return out
+
+
+def devices() -> List[dict]:
+    """Every Vulkan device (vkvit_enumerate_devices) as dicts of vkvit_device_info's fields, without a Context."""
+    lib = _lib_or_raise()
+    with _process_lock:
+        count = ctypes.c_uint32(0)
+        _check(lib, lib.vkvit_enumerate_devices(None, 0, ctypes.byref(count)), "vkvit_enumerate_devices")
+        n = count.value
+        arr = (_lib.vkvit_device_info * max(n, 1))()
+        _check(lib, lib.vkvit_enumerate_devices(arr, n, ctypes.byref(count)), "vkvit_enumerate_devices")
+    return [_device_info_dict(arr[i]) for i in range(min(n, count.value))]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Locks and the object tree
+# ------------------------------------------------------------------------------------------------------------
+
+_process_lock = threading.Lock()            # vkvit_ctx_create / _destroy / enumerate: one thread in the process
+
+
+class _RWLock:
+    """Readers/writer lock. Shared: session calls. Exclusive: whole-ctx calls (create/destroy children, close)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer: Optional[int] = None
+
+    def acquire_shared(self) -> None:
+        with self._cond:
+            while self._writer is not None:
+                self._cond.wait()
+            self._readers += 1
+
+    def release_shared(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            if self._readers == 0:
+                self._cond.notify_all()
+
+    def acquire_exclusive(self, blocking: bool = True) -> bool:
+        me = threading.get_ident()
+        with self._cond:
+            while self._writer is not None or self._readers > 0:
+                if not blocking:
+                    return False
+                self._cond.wait()
+            self._writer = me
+            return True
+
+    def release_exclusive(self) -> None:
+        with self._cond:
+            self._writer = None
+            self._cond.notify_all()
+
+
+class _Node:
+    """The C handle of one object and its place in the tree (ctx -> models -> sessions). Nodes hold no reference
+    to the Python wrappers, so finalising a wrapper in any order can never free a parent before its children:
+    destroy() of a node with live children only marks it, and the last child's destruction then destroys it."""
+
+    def __init__(self, kind: str, handle: int, parent: Optional["_Node"], ctx: Optional["_CtxNode"]):
+        self.kind = kind
+        self.handle: Optional[int] = handle
+        self.parent = parent
+        self.ctx = ctx if ctx is not None else self  # type: ignore[assignment]
+        self.children: set = set()
+        self.pending = False                # destroy requested while children were alive
+        if parent is not None:
+            parent.children.add(self)
+
+    @property
+    def closed(self) -> bool:
+        return self.handle is None
+
+    def _destroy_c(self, lib: _lib.Library) -> None:
+        h, self.handle = self.handle, None
+        if h is None:
+            return
+        if self.kind == "session":
+            lib.vkvit_session_destroy(h)
+        elif self.kind == "model":
+            lib.vkvit_model_destroy(h)
+        else:
+            with _process_lock:
+                lib.vkvit_ctx_destroy(h)
+        if self.parent is not None:
+            self.parent.children.discard(self)
+            if self.parent.pending and not self.parent.children:
+                self.parent._destroy_c(lib)
+
+    def close_tree(self, lib: _lib.Library) -> None:
+        """Destroys the children (deepest first), then this node. Caller holds the ctx exclusively."""
+        for child in list(self.children):
+            child.close_tree(lib)
+        self._destroy_c(lib)
+
+    def release(self, lib: _lib.Library) -> None:
+        """Destroy on behalf of a finaliser: never blocks; defers when the ctx is busy or children are alive."""
+        if self.handle is None:
+            return
+        ctx = self.ctx
+        if not ctx.rw.acquire_exclusive(blocking=False):
+            ctx.deferred.append(self)
+            return
+        try:
+            if self.children:
+                self.pending = True
+            else:
+                self._destroy_c(lib)
+        finally:
+            ctx.rw.release_exclusive()
+
+
+class _CtxNode(_Node):
+    def __init__(self, handle: int):
+        super().__init__("ctx", handle, None, None)
+        self.rw = _RWLock()
+        self.queue_lock = threading.Lock()
+        self.deferred: list = []            # nodes whose finaliser could not take the lock
+
+    def drain_deferred(self, lib: _lib.Library) -> None:
+        """Caller holds rw exclusively."""
+        while self.deferred:
+            node = self.deferred.pop()
+            if node.handle is None:
+                continue
+            if node.children:
+                node.pending = True
+            else:
+                node._destroy_c(lib)
+
+
+class _Exclusive:
+    def __init__(self, node: _CtxNode, lib: _lib.Library):
+        self.node, self.lib = node, lib
+
+    def __enter__(self) -> None:
+        self.node.rw.acquire_exclusive()
+        self.node.drain_deferred(self.lib)
+
+    def __exit__(self, *exc: Any) -> None:
+        self.node.rw.release_exclusive()
+
+
+class _Shared:
+    def __init__(self, node: _CtxNode):
+        self.node = node
+
+    def __enter__(self) -> None:
+        self.node.rw.acquire_shared()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.node.rw.release_shared()
+
+
+_live_contexts: "weakref.WeakSet[_CtxNode]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all_at_exit() -> None:
+    lib = _lib._library
+    if lib is None:
+        return
+    for node in list(_live_contexts):
+        if node.handle is not None and node.rw.acquire_exclusive(blocking=False):
+            try:
+                node.close_tree(lib)
+            finally:
+                node.rw.release_exclusive()
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Context
+# ------------------------------------------------------------------------------------------------------------
+
+
+class Context:
+    """A Vulkan device and queue (vkvit_ctx).
+
+    Context(device=None, validation=None, pipeline_cache_dir=None, disable_f16=False, label=None, log=None)
+
+    device              None: $VKVIT_DEVICE, else the first discrete, integrated, virtual, then CPU device; an int
+                        (index) or a str (index, or case-insensitive name substring).
+    validation          None: on when $VKVIT_VALIDATION=1; True: always (UnsupportedError without the layer);
+                        False: never.
+    pipeline_cache_dir  None: $VKVIT_CACHE_DIR, else $XDG_CACHE_HOME/vkvit, else ~/.cache/vkvit; "" disables it.
+    disable_f16         never use fp16 storage/arithmetic.
+    log                 None, or a callable(level: int, message: str) (0 error, 1 warning, 2 info), called on the
+                        thread of the failing call (with the GIL).
+
+    Raises NoLoaderError / NoDeviceError (no Vulkan), UnsupportedError, VulkanError. Use as a context manager or
+    call close(); closing closes every model and session of the context first.
+    """
+
+    def __init__(self, device: Union[None, int, str] = None, validation: Optional[bool] = None,
+                 pipeline_cache_dir: Optional[str] = None, disable_f16: bool = False, label: Optional[str] = None,
+                 log: Optional[Any] = None):
+        self._lib = lib = _lib_or_raise()
+        self._node: Optional[_CtxNode] = None
+        desc = _lib.vkvit_ctx_desc()
+        self._keep = []                     # byte strings and the log trampoline, alive as long as the ctx
+        if label is not None:
+            desc.label = self._bytes(label)
+        if device is not None:
+            desc.device = self._bytes(str(device))
+        desc.validation = 0 if validation is None else (1 if validation else -1)
+        if pipeline_cache_dir is not None:
+            desc.pipeline_cache_dir = self._bytes(os.fspath(pipeline_cache_dir))
+        desc.disable_f16 = 1 if disable_f16 else 0
+        if log is not None:
+            if not callable(log):
+                raise InvalidArgumentError("Context: log must be callable(level, message)")
+
+            def trampoline(_user: Any, level: int, message: bytes, _log: Any = log) -> None:
+                try:
+                    _log(int(level), message.decode("utf-8", "replace") if message else "")
+                except Exception:  # an exception cannot cross into C
+                    pass
+
+            cb = _lib.LOG_FN(trampoline)
+            self._keep.append(cb)
+            desc.log = cb
+        handle = ctypes.c_void_p()
+        with _process_lock:
+            r = lib.vkvit_ctx_create(ctypes.byref(desc), ctypes.byref(handle))
+            if r != _lib.VKVIT_OK:
+                _raise(lib, r, "vkvit_ctx_create")
+        self._node = _CtxNode(handle.value)
+        _live_contexts.add(self._node)
+
+    def _bytes(self, s: str) -> bytes:
+        b = s.encode("utf-8")
+        self._keep.append(b)
+        return b
+
+    def _alive(self) -> _CtxNode:
+        node = self._node
+        if node is None or node.closed:
+            raise ClosedError("vkvit.Context is closed")
+        return node
+
+    @property
+    def closed(self) -> bool:
+        """True after close()."""
+        return self._node is None or self._node.closed
+
+    def device_info(self) -> dict:
+        """The device vkvit uses and what it found there (vkvit_device_info as a dict: name, driver_name,
+        fp16_in_use, subgroup_size, workarounds, validation, ...)."""
+        node = self._alive()
+        info = _lib.vkvit_device_info()
+        with _Exclusive(node, self._lib):
+            self._alive()
+            _check(self._lib, self._lib.vkvit_ctx_device_info(node.handle, ctypes.byref(info)),
+                   "vkvit_ctx_device_info")
+        return _device_info_dict(info)
+
+    def validation_messages(self, reset: bool = False) -> int:
+        """Validation-layer messages (warnings and errors) seen since creation or the last reset; 0 with
+        validation off. `reset` zeroes the count after reading it."""
+        node = self._alive()
+        with _Shared(node):
+            self._alive()
+            return int(self._lib.vkvit_ctx_validation_messages(node.handle, 1 if reset else 0))
+
+    def close(self) -> None:
+        """Closes every session and model of this context, then the context (waits for the queue to go idle).
+        Idempotent."""
+        node = self._node
+        if node is None or node.closed:
+            return
+        with _Exclusive(node, self._lib):
+            node.close_tree(self._lib)
+        _live_contexts.discard(node)
+
+    def __enter__(self) -> "Context":
+        self._alive()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        node = getattr(self, "_node", None)
+        if node is not None and not node.closed:
+            node.release(self._lib)
+
+    def __repr__(self) -> str:
+        return f"<vkvit.Context {'closed' if self.closed else hex(self._node.handle)}>"  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Model
+# ------------------------------------------------------------------------------------------------------------
+
+PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+
+class Model:
+    """An architecture and its weights on the device (vkvit_model).
+
+    Model(ctx, source, label=None)
+
+    source  a path to a vkvit model file, or the file's contents (bytes, bytearray, memoryview). The file is
+            hostile input to the library: a corrupt one raises BadModelFileError with a sentence, never crashes.
+
+    The model keeps `ctx` alive. Attributes: architecture, flavour, name, image_size (H, W), num_classes, labels
+    (list of str, empty when the file has none), parameters, flops (per image), weight_bytes, preprocessing (dict).
+    """
+
+    def __init__(self, ctx: Context, source: PathOrBytes, label: Optional[str] = None):
+        if not isinstance(ctx, Context):
+            raise InvalidArgumentError("Model: ctx must be a vkvit.Context")
+        self._lib = lib = ctx._lib
+        self._node: Optional[_Node] = None
+        self.context = ctx
+        ctx_node = ctx._alive()
+        self._source_path: Optional[str] = None
+        self._source_bytes: Optional[bytes] = None
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._source_bytes = bytes(source)
+        elif isinstance(source, (str, os.PathLike)):
+            self._source_path = os.fspath(source)
+        else:
+            raise InvalidArgumentError(f"Model: source must be a path or bytes, got {type(source).__name__}")
+        label_b = label.encode("utf-8") if label is not None else None
+        with _Exclusive(ctx_node, lib):
+            ctx._alive()
+            handle = self._create(ctx_node.handle, label_b)
+            self._node = _Node("model", handle, ctx_node, ctx_node)
+            self._read_info()
+
+    def _create(self, ctx_handle: int, label_b: Optional[bytes]) -> int:
+        lib = self._lib
+        handle = ctypes.c_void_p()
+        if self._source_path is not None:
+            desc = _lib.vkvit_model_desc(path=self._source_path.encode("utf-8"), label=label_b)
+            _check(lib, lib.vkvit_model_create(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)),
+                   "vkvit_model_create")
+            return handle.value
+        data = self._source_bytes
+        assert data is not None
+        if lib.has_model_data is not False:
+            buf = ctypes.create_string_buffer(data, len(data)) if data else ctypes.create_string_buffer(1)
+            desc = _lib.vkvit_model_desc(path=None, label=label_b or b"<bytes>",
+                                         data=ctypes.cast(buf, ctypes.c_void_p), size=len(data))
+            r = lib.vkvit_model_create(ctx_handle, ctypes.byref(desc), ctypes.byref(handle))
+            if r == _lib.VKVIT_OK:
+                lib.has_model_data = True
+                return handle.value
+            msg = lib.last_error()
+            # A library that predates desc.data answers exactly this (src/model/model.c, vkvit 0.1.0); any other
+            # answer comes from a library that read the bytes.
+            if not (r == _lib.VKVIT_ERROR_INVALID_ARGUMENT and "desc->path are required" in msg):
+                lib.has_model_data = True
+                _raise(lib, r, "vkvit_model_create")
+            lib.has_model_data = False       # a library without desc.data: fall back to a temporary file
+        fd, tmp = tempfile.mkstemp(prefix="vkvit-model-", suffix=".vkvit")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            desc = _lib.vkvit_model_desc(path=tmp.encode("utf-8"), label=label_b or b"<bytes>")
+            _check(lib, lib.vkvit_model_create(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)),
+                   "vkvit_model_create")
+            return handle.value
+        finally:
+            os.unlink(tmp)
+
+    def _read_info(self) -> None:
+        lib, node = self._lib, self._node
+        assert node is not None
+        info = _lib.vkvit_model_info()
+        _check(lib, lib.vkvit_model_get_info(node.handle, ctypes.byref(info)), "vkvit_model_get_info")
+        self.architecture: str = _str(info.architecture) or ""
+        self.flavour: str = _str(info.flavour) or ""
+        self.name: str = _str(info.name) or ""
+        self.image_size: Tuple[int, int] = (int(info.image_height), int(info.image_width))
+        self.num_classes: int = int(info.num_classes)
+        self.labels: List[str] = [_str(lib.vkvit_model_label(node.handle, i)) or str(i)
+                                  for i in range(int(info.num_labels))]
+        self.parameters: int = int(info.parameters)
+        self.flops: int = int(info.flops)
+        self.weight_bytes: int = int(info.weight_bytes)
+        self.preprocessing: dict = {
+            "image_size": list(self.image_size),
+            "resize_shorter": int(info.resize_shorter),
+            "interpolation": "bicubic" if info.bicubic else "bilinear",
+            "mean": [float(v) for v in info.mean],
+            "std": [float(v) for v in info.std],
+        }
+
+    def _alive(self) -> _Node:
+        node = self._node
+        if node is None or node.closed:
+            raise ClosedError("vkvit.Model is closed (or its Context is)")
+        return node
+
+    @property
+    def closed(self) -> bool:
+        return self._node is None or self._node.closed
+
+    def label(self, index: int) -> str:
+        """The label of class `index` (its number as a string when the file has no labels)."""
+        return self.labels[index] if index < len(self.labels) else str(index)
+
+    def describe(self) -> dict:
+        """What the model is: architecture, flavour, name, image_size [H, W], num_classes, labels, parameters,
+        flops (per image, the seeds' formulas), weight_bytes, preprocessing {image_size, resize_shorter,
+        interpolation, mean, std} — from vkvit_model_get_info and vkvit_model_label. When the library has
+        vkvit_describe_model (the document `vkvit inspect --json` prints), its keys that are not above are added
+        too: file, file_size, format_version, hyperparameters, params, flops_breakdown, tensors, ..."""
+        self._alive()
+        out = {
+            "architecture": self.architecture, "flavour": self.flavour, "name": self.name,
+            "image_size": list(self.image_size), "num_classes": self.num_classes, "labels": list(self.labels),
+            "parameters": self.parameters, "flops": self.flops, "weight_bytes": self.weight_bytes,
+            "preprocessing": dict(self.preprocessing),
+        }
+        lib = self._lib
+        if lib.has_describe:
+            doc = self._describe_json()
+            if isinstance(doc, dict):
+                for k, v in doc.items():
+                    out.setdefault(k, v)
+        return out
+
+    def _describe_json(self) -> Any:
+        """vkvit_describe_model's document. It reads desc->path only, so a model made from bytes is described
+        from a private temporary copy."""
+        if self._source_path is not None:
+            return self._describe_path(self._source_path)
+        fd, tmp = tempfile.mkstemp(prefix="vkvit-model-", suffix=".vkvit")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(self._source_bytes or b"")
+            doc = self._describe_path(tmp)
+        finally:
+            os.unlink(tmp)
+        if isinstance(doc, dict) and "file" in doc:
+            doc["file"] = None                  # not the temporary copy's name: the model came from memory
+        return doc
+
+    def _describe_path(self, path: str) -> Any:
+        lib = self._lib
+        desc = _lib.vkvit_model_desc(path=path.encode("utf-8"))
+        out = ctypes.c_void_p()
+        _check(lib, lib.vkvit_describe_model(ctypes.byref(desc), ctypes.byref(out)), "vkvit_describe_model")
+        try:
+            text = ctypes.string_at(out.value).decode("utf-8", "replace") if out.value else "null"
+        finally:
+            if out.value:
+                lib.vkvit_free(out)
+        return json.loads(text)
+
+    def close(self) -> None:
+        """Closes the model's sessions, then the model. Idempotent."""
+        node = self._node
+        if node is None or node.closed:
+            return
+        with _Exclusive(node.ctx, self._lib):
+            node.close_tree(self._lib)
+
+    def __enter__(self) -> "Model":
+        self._alive()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        node = getattr(self, "_node", None)
+        if node is not None and not node.closed:
+            node.release(self._lib)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.architecture}/{self.flavour} {self.image_size}"
+        return f"<vkvit.Model {self.name!r} {state}>"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Session
+# ------------------------------------------------------------------------------------------------------------
+
+_PRECISIONS = {"default": _lib.VKVIT_PRECISION_DEFAULT, "fp32": _lib.VKVIT_PRECISION_FP32,
+               "fp16": _lib.VKVIT_PRECISION_FP16}
+
+ImageLike = Any  # a PIL.Image.Image, or a uint8 numpy array [H, W, 3] (RGB) or [H, W, 4] (RGBA)
+Prediction = Tuple[str, int, float]
+
+
+class Session:
+    """One planned and recorded graph for a fixed batch size and precision (vkvit_session).
+
+    Session(model, batch=1, precision='fp32', top_k=0, max_image_pixels=0, profile=False, label=None)
+
+    precision         'fp32' (the reference path), 'fp16' (fp16 GEMM weights; UnsupportedError without
+                      storageBuffer16BitAccess) or 'default' (fp32).
+    top_k             0, or 1..min(32, classes): softmax + top-K on the GPU after every run (classify uses it).
+    max_image_pixels  0, or the largest width*height classify() will see: sizes the GPU pre-processing up front.
+    profile           per-node GPU timestamps, read with profile().
+
+    The session keeps its model (and so the context) alive. Shapes: input_shape (B, H, W, 3), output_shape
+    (B, classes), condition_shape (None, or (B, C) / (B, Tc, C) for conditioned models).
+    """
+
+    def __init__(self, model: Model, batch: int = 1, precision: str = "fp32", top_k: int = 0,
+                 max_image_pixels: int = 0, profile: bool = False, label: Optional[str] = None):
+        if not isinstance(model, Model):
+            raise InvalidArgumentError("Session: model must be a vkvit.Model")
+        self._lib = lib = model._lib
+        self._node: Optional[_Node] = None
+        self._lock = threading.Lock()
+        self.model = model
+        if precision not in _PRECISIONS:
+            raise InvalidArgumentError(f"Session: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
+        for name, v in (("batch", batch), ("top_k", top_k), ("max_image_pixels", max_image_pixels)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+                raise InvalidArgumentError(f"Session: {name} must be a non-negative int, got {v!r}")
+        if batch < 1 or batch > 0xFFFFFFFF:
+            raise InvalidArgumentError(f"Session: batch must be >= 1, got {batch}")
+        if top_k > 0xFFFFFFFF:
+            raise InvalidArgumentError(f"Session: top_k {top_k} is out of range")
+        desc = _lib.vkvit_session_desc(batch=int(batch), precision=_PRECISIONS[precision], profile=1 if profile else 0,
+                                       top_k=int(top_k), max_image_pixels=int(max_image_pixels))
+        if label is not None:
+            desc.label = label.encode("utf-8")
+        model_node = model._alive()
+        handle = ctypes.c_void_p()
+        with _Exclusive(model_node.ctx, lib):
+            model._alive()
+            _check(lib, lib.vkvit_session_create(model_node.handle, ctypes.byref(desc), ctypes.byref(handle)),
+                   "vkvit_session_create")
+            self._node = _Node("session", handle.value, model_node, model_node.ctx)
+            h = handle.value
+            self.input_shape: Tuple[int, ...] = lib.vkvit_session_input_shape(h).tuple()
+            self.output_shape: Tuple[int, ...] = lib.vkvit_session_output_shape(h).tuple()
+            cond = lib.vkvit_session_condition_shape(h).tuple()
+            self.condition_shape: Optional[Tuple[int, ...]] = cond if cond else None
+            self.feature_shape: Optional[Tuple[int, ...]] = None
+            if lib.has_features:
+                f = lib.vkvit_session_feature_shape(h).tuple()
+                self.feature_shape = f if f else None
+        self.batch: int = int(batch)
+        self.precision: str = precision
+        self.top_k: int = int(top_k)
+        self._condition_set = False
+
+    # -- plumbing -----------------------------------------------------------------------------------------------
+
+    def _alive(self) -> _Node:
+        node = self._node
+        if node is None or node.closed:
+            raise ClosedError("vkvit.Session is closed (or its Model or Context is)")
+        return node
+
+    @property
+    def closed(self) -> bool:
+        return self._node is None or self._node.closed
+
+    def _call(self, fn: Any, *args: Any, submit: bool = False, what: str = "") -> None:
+        """One C call on this session: holds the ctx shared (and its queue lock when the call submits). The
+        caller holds self._lock."""
+        node = self._alive()
+        ctx = node.ctx
+        with _Shared(ctx):
+            node = self._alive()
+            if submit:
+                with ctx.queue_lock:
+                    r = fn(node.handle, *args)
+            else:
+                r = fn(node.handle, *args)
+        _check(self._lib, r, what)
+
+    @staticmethod
+    def _check_array(a: Any, shape: Tuple[int, ...], what: str) -> np.ndarray:
+        if not isinstance(a, np.ndarray):
+            raise InvalidArgumentError(f"{what}: expected a numpy.ndarray, got {type(a).__name__}")
+        if a.dtype != np.float32:
+            raise InvalidArgumentError(f"{what}: expected dtype float32, got {a.dtype}")
+        if tuple(a.shape) != tuple(shape):
+            raise InvalidArgumentError(f"{what}: expected shape {tuple(shape)}, got {tuple(a.shape)}")
+        if not a.flags["C_CONTIGUOUS"]:
+            raise InvalidArgumentError(f"{what}: the array must be C-contiguous (use numpy.ascontiguousarray)")
+        if not a.flags["ALIGNED"]:
+            raise InvalidArgumentError(f"{what}: the array must be aligned")
+        return a
+
+    def _output(self) -> np.ndarray:
+        out = np.empty(self.output_shape, np.float32)
+        self._call(self._lib.vkvit_session_get_output, out.ctypes.data, out.size, what="vkvit_session_get_output")
+        return out
+
+    # -- inference ----------------------------------------------------------------------------------------------
+
+    def set_condition(self, condition: np.ndarray) -> None:
+        """Sets the condition of a conditioned model: float32, C-contiguous, exactly condition_shape. It stays
+        set for later runs until replaced. InvalidArgumentError for a model that takes no condition."""
+        if self.condition_shape is None:
+            self._alive()
+            raise InvalidArgumentError("Session.set_condition: this model takes no condition")
+        a = self._check_array(condition, self.condition_shape, "Session.set_condition")
+        with self._lock:
+            self._call(self._lib.vkvit_session_set_condition, a.ctypes.data, a.size,
+                       what="vkvit_session_set_condition")
+            self._condition_set = True
+
+    def run(self, x: np.ndarray) -> np.ndarray:
+        """One inference on a normalised float32 input of exactly input_shape [B, H, W, 3] (C-contiguous,
+        channels-last); returns the logits, a new float32 array [B, num_classes]. The GIL is released while the
+        GPU works."""
+        a = self._check_array(x, self.input_shape, "Session.run")
+        with self._lock:
+            self._call(self._lib.vkvit_session_set_input, a.ctypes.data, a.size, what="vkvit_session_set_input")
+            self._call(self._lib.vkvit_session_run, submit=True, what="vkvit_session_run")
+            return self._output()
+
+    def features(self) -> np.ndarray:
+        """The pooled features of the last run, [B, D] float32, when the library supports them
+        (vkvit_session_feature_shape / vkvit_session_get_features); UnsupportedError otherwise."""
+        if not self._lib.has_features or not self.feature_shape:
+            self._alive()
+            raise UnsupportedError("Session.features: the loaded libvkvit has no pooled-feature output "
+                                   "(vkvit_session_get_features)")
+        out = np.empty(self.feature_shape, np.float32)
+        with self._lock:
+            self._call(self._lib.vkvit_session_get_features, out.ctypes.data, out.size,
+                       what="vkvit_session_get_features")
+        return out
+
+    @staticmethod
+    def _rgba(image: ImageLike, i: int) -> np.ndarray:
+        if isinstance(image, np.ndarray):
+            a = image
+        elif hasattr(image, "convert") and hasattr(image, "mode"):     # PIL.Image.Image, without importing PIL
+            a = np.asarray(image.convert("RGBA") if image.mode != "RGBA" else image)
+        else:
+            raise InvalidArgumentError(f"Session.classify: image {i} is a {type(image).__name__}, expected a "
+                                       "PIL image or a uint8 array [H, W, 3|4]")
+        if a.dtype != np.uint8:
+            raise InvalidArgumentError(f"Session.classify: image {i} has dtype {a.dtype}, expected uint8")
+        if a.ndim != 3 or a.shape[2] not in (3, 4):
+            raise InvalidArgumentError(f"Session.classify: image {i} has shape {a.shape}, expected [H, W, 3|4]")
+        if a.shape[0] < 1 or a.shape[1] < 1:
+            raise BadImageError(f"Session.classify: image {i} is empty ({a.shape[1]} x {a.shape[0]})")
+        if a.shape[2] == 3:
+            rgba = np.empty(a.shape[:2] + (4,), np.uint8)
+            rgba[..., :3] = a
+            rgba[..., 3] = 255
+            a = rgba
+        return np.ascontiguousarray(a)
+
+    def classify(self, images: Sequence[ImageLike], top_k: int = 5) -> List[List[Prediction]]:
+        """Classifies pictures of any size: 8-bit RGB(A) pictures are resized, centre-cropped and normalised on
+        the GPU exactly as the model file says (vkvit_session_set_images, docs/preprocessing.md), in chunks of
+        `batch`. Returns, per image, the top_k (label, class index, probability) tuples, most probable first
+        (ties: lower class index first). Uses the GPU's softmax/top-K when the session was created with
+        top_k >= this top_k, else a softmax of the logits on the host.
+
+        images  a list of PIL images (any mode; converted to RGBA) or uint8 arrays [H, W, 3] (RGB) /
+                [H, W, 4] (RGBA, alpha ignored); a single picture is taken as a list of one."""
+        if (isinstance(images, np.ndarray) and images.ndim == 3) or hasattr(images, "convert"):
+            images = [images]                   # one picture rather than a list of them
+        images = list(images)
+        classes = self.output_shape[1] if len(self.output_shape) > 1 else 0
+        if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or not 1 <= top_k <= classes:
+            raise InvalidArgumentError(f"Session.classify: top_k must be in [1, {classes}], got {top_k!r}")
+        if self.condition_shape is not None and not self._condition_set:
+            self._alive()
+            raise InvalidArgumentError("Session.classify: this model takes a condition; call set_condition first")
+        rgba = [self._rgba(im, i) for i, im in enumerate(images)]
+        for i, a in enumerate(rgba):
+            if a.shape[0] > _lib.VKVIT_MAX_IMAGE_SIDE or a.shape[1] > _lib.VKVIT_MAX_IMAGE_SIDE:
+                raise BadImageError(f"Session.classify: image {i} is {a.shape[1]} x {a.shape[0]}, larger than "
+                                    f"{_lib.VKVIT_MAX_IMAGE_SIDE} on a side")
+        results: List[List[Prediction]] = []
+        gpu_top_k = self.top_k >= top_k
+        with self._lock:
+            for start in range(0, len(rgba), self.batch):
+                chunk = rgba[start:start + self.batch]
+                n = len(chunk)
+                descs = (_lib.vkvit_image * n)()
+                for d, a in zip(descs, chunk):
+                    d.pixels = a.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
+                    d.width, d.height = a.shape[1], a.shape[0]
+                    d.row_bytes = a.strides[0]
+                    d.format = _lib.VKVIT_PIXEL_RGBA8
+                self._call(self._lib.vkvit_session_set_images, 0, descs, n, submit=True,
+                           what="vkvit_session_set_images")
+                del descs
+                self._call(self._lib.vkvit_session_run, submit=True, what="vkvit_session_run")
+                if gpu_top_k:
+                    k = self.top_k
+                    cls = np.empty((self.batch, k), np.uint32)
+                    prob = np.empty((self.batch, k), np.float32)
+                    self._call(self._lib.vkvit_session_get_top_k, cls.ctypes.data, prob.ctypes.data, cls.size,
+                               what="vkvit_session_get_top_k")
+                    for b in range(n):
+                        results.append([(self.model.label(int(c)), int(c), float(p))
+                                        for c, p in zip(cls[b, :top_k], prob[b, :top_k])])
+                else:
+                    logits = self._output().astype(np.float64)
+                    for b in range(n):
+                        z = logits[b] - logits[b].max()
+                        p = np.exp(z)
+                        p /= p.sum()
+                        order = np.argsort(-p, kind="stable")[:top_k]
+                        results.append([(self.model.label(int(c)), int(c), float(p[c])) for c in order])
+        return results
+
+    # -- introspection ------------------------------------------------------------------------------------------
+
+    def stats(self) -> dict:
+        """vkvit_session_stats as a dict: arena_bytes, sum_activation_bytes, largest_activation_bytes,
+        weight_bytes, nodes, barriers, pipelines."""
+        st = _lib.vkvit_session_stats()
+        with self._lock:
+            self._call(self._lib.vkvit_session_get_stats, ctypes.byref(st), what="vkvit_session_get_stats")
+        return {name: int(getattr(st, name)) for name, _ in _lib.vkvit_session_stats._fields_}
+
+    def profile(self) -> List[Tuple[str, str, float]]:
+        """(label, kind, milliseconds) per node of the last run, in execution order (profile=True sessions)."""
+        count = ctypes.c_uint32(0)
+        with self._lock:
+            self._call(self._lib.vkvit_session_profile, None, 0, ctypes.byref(count), what="vkvit_session_profile")
+            n = count.value
+            arr = (_lib.vkvit_profile_entry * max(n, 1))()
+            self._call(self._lib.vkvit_session_profile, arr, n, ctypes.byref(count), what="vkvit_session_profile")
+            return [(_str(arr[i].label) or "", _str(arr[i].kind) or "", float(arr[i].ms))
+                    for i in range(min(n, count.value))]
+
+    # -- lifetime -----------------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Destroys the session (waits for its own submissions). Idempotent."""
+        node = self._node
+        if node is None or node.closed:
+            return
+        with self._lock:
+            with _Exclusive(node.ctx, self._lib):
+                node.close_tree(self._lib)
+
+    def __enter__(self) -> "Session":
+        self._alive()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        node = getattr(self, "_node", None)
+        if node is not None and not node.closed:
+            node.release(self._lib)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"batch {self.batch} {self.precision} in {self.input_shape}"
+        return f"<vkvit.Session {state}>"
