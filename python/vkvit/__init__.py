@@ -226,8 +226,13 @@ def _device_info_dict(info: _lib.vkvit_device_info) -> dict:
     out = {}
     for name, _ in _lib.vkvit_device_info._fields_:
         v = getattr(info, name)
-        out[name] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        out[name] = v.decode("utf-8", "replace") if isinstance(v, bytes) else _plain(v)
     return out
+
+
+def _plain(v):
+    """A ctypes field value as plain Python: arrays become lists."""
+    return list(v) if isinstance(v, ctypes.Array) else v
 
 
 def devices() -> List[dict]:
@@ -943,11 +948,12 @@ class Session:
 
     def stats(self) -> dict:
         """vkvit_session_stats as a dict: arena_bytes, sum_activation_bytes, largest_activation_bytes,
-        weight_bytes, nodes, barriers, pipelines."""
+        weight_bytes, nodes, barriers, pipelines, batch, sub_batch (less than batch when a device limit split it),
+        largest_grid, largest_weight_binding."""
         st = _lib.vkvit_session_stats()
         with self._lock:
             self._call(self._lib.vkvit_session_get_stats, ctypes.byref(st), what="vkvit_session_get_stats")
-        return {name: int(getattr(st, name)) for name, _ in _lib.vkvit_session_stats._fields_}
+        return {name: _plain(getattr(st, name)) for name, _ in _lib.vkvit_session_stats._fields_}
 
     def profile(self) -> List[Tuple[str, str, float]]:
         """(label, kind, milliseconds) per node of the last run, in execution order (profile=True sessions)."""

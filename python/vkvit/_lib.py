@@ -100,6 +100,8 @@ class vkvit_device_info(Structure):
         ("max_shared_memory", c_uint32),
         ("max_workgroup_invocations", c_uint32),
         ("device_local_bytes", c_uint64),
+        ("max_storage_buffer_range", c_uint64),
+        ("max_workgroup_count", c_uint32 * 3),
         ("workarounds", c_char * 512),
         ("validation", c_int),
         ("adopted", c_int),
@@ -172,6 +174,10 @@ class vkvit_session_stats(Structure):
         ("nodes", c_uint32),
         ("barriers", c_uint32),
         ("pipelines", c_uint32),
+        ("batch", c_uint32),
+        ("sub_batch", c_uint32),
+        ("largest_grid", c_uint32 * 3),
+        ("largest_weight_binding", c_uint64),
     ]
 
 
