@@ -118,6 +118,13 @@ vkvit_result cli_read_condition(const char *path, vkvit_shape cs, float **out, u
 /* "[2, 32]" */
 const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap);
 
+/* Before a model file goes to the reader: when its first bytes cannot start a safetensors file (8-byte header
+ * length, then '{') it returns VKVIT_ERROR_BAD_MODEL_FILE with a sentence saying what the file looks like by its
+ * magic bytes (PNG, JPEG, GIF, WebP, BMP, a PyTorch zip checkpoint, a pickle, HDF5, gzip, ONNX, GGUF, ...), so the
+ * user does not meet "header length 727905341920923785 is above the limit". VKVIT_OK otherwise (also for files it
+ * cannot read: the reader reports those). */
+vkvit_result cli_sniff_model(const char *path);
+
 /* Flushes stdout and checks it for errors (a full disk, a closed pipe, /dev/full): prints one sentence and returns
  * CLI_FAILURE, else returns rc unchanged. Every command's last call. */
 int cli_finish_stdout(const char *cmd, int rc);

@@ -480,6 +480,52 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
     return VKVIT_OK;
 }
 
+vkvit_result cli_sniff_model(const char *path) {
+    unsigned char b[16] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return VKVIT_OK;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, b, sizeof b) : -1;
+    close(fd);
+    if (n < 9 || b[8] == '{') return VKVIT_OK; /* empty, short or plausible: the reader says what is wrong */
+    static const struct {
+        const char *magic;
+        size_t len, at;
+        const char *what;
+    } k[] = {
+        {"\x89PNG\r\n\x1a\n", 8, 0, "a PNG image"},
+        {"\xff\xd8\xff", 3, 0, "a JPEG image"},
+        {"GIF8", 4, 0, "a GIF image"},
+        {"WEBP", 4, 8, "a WebP image"},
+        {"BM", 2, 0, "a BMP image"},
+        {"PK\x03\x04", 4, 0, "a ZIP archive, as PyTorch's torch.save writes (.pt / .pth): convert the "
+                             "checkpoint with tools/convert.py"},
+        {"\x89HDF\r\n\x1a\n", 8, 0, "an HDF5 file (e.g. Keras .h5)"},
+        {"\x1f\x8b", 2, 0, "gzip-compressed data: decompress it first"},
+        {"GGUF", 4, 0, "a GGUF model (llama.cpp)"},
+        {"TFL3", 4, 4, "a TensorFlow Lite model"},
+        {"\x93NUMPY", 6, 0, "a NumPy .npy array"},
+        {"%PDF", 4, 0, "a PDF document"},
+        {"\x7f" "ELF", 4, 0, "an ELF executable"},
+    };
+    const char *what = NULL;
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k) && !what; i++)
+        if (!memcmp(b + k[i].at, k[i].magic, k[i].len)) what = k[i].what;
+    if (!what && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+        what = "a Python pickle (an older PyTorch checkpoint): convert it with tools/convert.py";
+    if (!what && b[0] == 0x08 && b[1] < 0x20 && (b[2] == 0x12 || b[2] == 0x3a))
+        what = "an ONNX model (protobuf): vkvit reads converted PyTorch checkpoints (tools/convert.py)";
+    if (!what && (b[0] == '{' || b[0] == '['))
+        what = "JSON text (a safetensors file starts with an 8-byte header length, then its JSON header)";
+    if (what)
+        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not a vkvit model (a safetensors file with vkvit "
+                            "metadata, docs/model-format.md): it looks like %s", path, what);
+    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not a vkvit model (a safetensors file with vkvit metadata, "
+                        "docs/model-format.md): a safetensors file starts with an 8-byte header length and then '{', "
+                        "this one with %02x %02x %02x %02x %02x %02x %02x %02x %02x", path, b[0], b[1], b[2], b[3],
+                        b[4], b[5], b[6], b[7], b[8]);
+}
+
 const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap) {
     size_t n = (size_t)snprintf(buf, cap, "[");
     for (uint32_t d = 0; d < s->ndim && n < cap; d++)

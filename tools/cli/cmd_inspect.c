@@ -16,15 +16,18 @@ static void usage(FILE *f) {
             "\n"
             "Reads a vkvit model file (safetensors + `vkvit` metadata, docs/model-format.md), checks it completely\n"
             "and describes it: architecture and flavour, input size, patch grid and token count, width / depth /\n"
-            "heads, parameter count, FLOPs per image (the seed flop_count formulas, SPEC.md section 8), classes and\n"
-            "the first labels, preprocessing, the dtype mix and the file size. No GPU is used.\n"
+            "heads, parameter count, FLOPs per image (the seed flop_count formulas, as docs/model-format.md lists\n"
+            "them per architecture), classes and labels (the first %d in text, all in JSON), preprocessing\n"
+            "(docs/preprocessing.md), the dtype mix and the file size. No GPU is used. A file that is not a\n"
+            "model is named by what it looks like (an image, a PyTorch checkpoint, ...).\n"
             "\n"
             "options:\n"
             "  --json       print one JSON object instead of text (default: text)\n"
             "  -h, --help   this help\n"
             "\n"
             "exit codes: 0 success, 1 usage error, 2 bad, unreadable or unsupported model file (the reason is one\n"
-            "sentence on stderr), 4 out of memory or an internal inconsistency\n");
+            "sentence on stderr), 4 out of memory, an internal inconsistency, or the output could not be written\n",
+            SHOW_LABELS);
 }
 
 /* 9412799616 -> "9,412,799,616" */
@@ -38,16 +41,6 @@ static const char *thousands(uint64_t v, char *buf, size_t cap) {
     }
     buf[at] = '\0';
     return buf;
-}
-
-/* A label or name for the terminal: control bytes become '?', long strings are cut. */
-static void put_clean(FILE *f, const char *s, size_t max) {
-    size_t i = 0;
-    for (; s[i] && i < max; i++) {
-        unsigned char c = (unsigned char)s[i];
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
-    }
-    if (s[i]) fputs("...", f);
 }
 
 typedef struct summary {
@@ -73,10 +66,12 @@ static void print_text(const char *path, const vkvit__model_file *mf, const summ
     const vkvit__model_config *c = &mf->cfg;
     const vkvit__preprocess *pp = &c->preprocess;
     char a[32], b[32];
-    printf("file           %s (%s bytes, format_version %u)\n", path, thousands(mf->size, a, sizeof a),
+    printf("file           ");
+    cli_put_clean(stdout, path, 300);
+    printf(" (%s bytes, format_version %u)\n", thousands(mf->size, a, sizeof a),
            c->format_version);
     printf("name           ");
-    put_clean(stdout, c->name[0] ? c->name : "(none)", 120);
+    cli_put_clean(stdout, c->name[0] ? c->name : "(none)", 120);
     printf("\n");
 
     uint32_t classes = vkvit__model_num_classes(c);
@@ -168,9 +163,9 @@ static void print_text(const char *path, const vkvit__model_file *mf, const summ
         printf(": ");
         for (uint32_t i = 0; i < c->n_labels && i < SHOW_LABELS; i++) {
             if (i) printf(", ");
-            put_clean(stdout, c->labels[i], 40);
+            cli_put_clean(stdout, c->labels[i], 40);
         }
-        if (c->n_labels > SHOW_LABELS) printf(", ...");
+        if (c->n_labels > SHOW_LABELS) printf(", ... (--json lists all %u)", c->n_labels);
     } else {
         printf(" (no labels in the file)");
     }
@@ -202,10 +197,10 @@ static int print_json(const char *path, const vkvit__model_file *mf, const summa
     const vkvit__model_config *c = &mf->cfg;
     const vkvit__preprocess *pp = &c->preprocess;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "file", path);
+    cJSON_AddItemToObject(o, "file", cli_jstr(path));
     cJSON_AddNumberToObject(o, "file_size", (double)mf->size);
     cJSON_AddNumberToObject(o, "format_version", c->format_version);
-    cJSON_AddStringToObject(o, "name", c->name);
+    cJSON_AddItemToObject(o, "name", cli_jstr(c->name));
     cJSON_AddStringToObject(o, "architecture", vkvit__arch_name(c->arch));
     cJSON_AddStringToObject(o, "flavour", vkvit__flavour_name(c->flavour));
     if (c->arch == VKVIT_ARCH_VIT5) {
@@ -302,8 +297,7 @@ static int print_json(const char *path, const vkvit__model_file *mf, const summa
     cJSON_AddNumberToObject(fb, "head", (double)s->flops.head);
     cJSON_AddNumberToObject(o, "num_classes", vkvit__model_num_classes(c));
     cJSON *labels = cJSON_AddArrayToObject(o, "labels");
-    for (uint32_t i = 0; i < c->n_labels && i < SHOW_LABELS; i++)
-        cJSON_AddItemToArray(labels, cJSON_CreateString(c->labels[i]));
+    for (uint32_t i = 0; i < c->n_labels; i++) cJSON_AddItemToArray(labels, cli_jstr(c->labels[i]));
     cJSON *p = cJSON_AddObjectToObject(o, "preprocess");
     cJSON_AddItemToObject(p, "image_size", pair(pp->image_size[0], pp->image_size[1]));
     cJSON_AddNumberToObject(p, "resize_shorter", pp->resize_shorter);
@@ -316,43 +310,34 @@ static int print_json(const char *path, const vkvit__model_file *mf, const summa
         cJSON_AddNumberToObject(t, vkvit__st_dtype_name((vkvit__st_dtype)d), s->count[d]);
     cJSON_AddNumberToObject(t, "data_bytes", (double)s->data_bytes);
 
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    if (!text) {
-        fprintf(stderr, "vkvit inspect: out of memory while printing JSON\n");
-        return CLI_FAILURE;
-    }
-    printf("%s\n", text);
-    cJSON_free(text);
-    return CLI_OK;
+    return cli_json_print("inspect", o, 1);
 }
 
 /* --------------------------------------------------------------------------------------------------------------- */
 
+enum { OPT_JSON = 256 };
+
 int vkvit_cli_inspect(int argc, char **argv) {
-    const char *path = NULL;
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return CLI_OK;
-        }
-        if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "vkvit inspect: unknown option '%s' (see vkvit inspect --help)\n", argv[i]);
-            return CLI_USAGE;
-        } else if (path) {
-            fprintf(stderr, "vkvit inspect: one FILE only (got '%s' and '%s')\n", path, argv[i]);
-            return CLI_USAGE;
-        } else {
-            path = argv[i];
+    cli_opts o;
+    cli_opts_init(&o, "inspect", argc, argv, "h", longopts);
+    for (int c; (c = cli_opts_next(&o)) != -1;) {
+        switch (c) {
+        case 'h': usage(stdout); return cli_finish_stdout("inspect", CLI_OK);
+        case OPT_JSON: json = true; break;
+        default: return CLI_USAGE;
         }
     }
-    if (!path) {
-        fprintf(stderr, "vkvit inspect: no FILE given\n");
-        usage(stderr);
-        return CLI_USAGE;
+    if (o.first_operand == argc) return cli_usage_error("inspect", "no FILE given");
+    if (argc - o.first_operand > 1)
+        return cli_usage_error("inspect", "one FILE only (got '%s' and '%s')", argv[o.first_operand],
+                               argv[o.first_operand + 1]);
+    const char *path = argv[o.first_operand];
+    if (cli_sniff_model(path) != VKVIT_OK) {
+        fprintf(stderr, "vkvit inspect: %s\n", vkvit_last_error());
+        return CLI_BAD_INPUT;
     }
 
     vkvit__model_file mf;
@@ -384,5 +369,5 @@ int vkvit_cli_inspect(int argc, char **argv) {
         rc = CLI_OK;
     }
     vkvit__model_file_close(&mf);
-    return rc;
+    return cli_finish_stdout("inspect", rc);
 }
