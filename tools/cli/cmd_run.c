@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void run_usage(FILE *f) {
     fprintf(f, "usage: vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [options]\n\n"
@@ -93,6 +94,9 @@ int vkvit_cli_run(int argc, char **argv) {
         return cli_usage_error("run", "--model, --input and --output are required");
     if (cond_path && !strcmp(cond_path, "-") && !strcmp(in_path, "-"))
         return cli_usage_error("run", "standard input ('-') can be read only once");
+    if (!strcmp(out_path, "-") && isatty(STDOUT_FILENO))
+        return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
+                               "file or a pipe");
     FILE *summary = strcmp(out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
 
     int rc = CLI_OK;
