@@ -90,6 +90,11 @@ def test_run_stdio(tmp):
     rc, out, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", "-", "--output", "-"], stdin=open(io, "rb").read())
     check(rc == 0 and out == open(out_file, "rb").read() and "standard output" in err,
           f"run -i - -o -: exit {rc}, {len(out)} bytes on stdout\n{err}")
+    master, slave = pty.openpty()  # a terminal as stdout: no binary bytes onto it
+    rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", io, "--output", "-"], stdout=slave)
+    os.close(slave)
+    os.close(master)
+    check(rc == 1 and "--output - writes a binary safetensors file" in err, f"run -o - on a terminal: {rc}: {err!r}")
 
 
 # ------------------------------------------------------------------------------------------------------------------
