@@ -275,6 +275,8 @@ def test_inspect(tmp):
     check(rc == 2 and "this one with 01 02 03 04 05 06 07 08 09" in err, f"inspect junk: {err!r}")
     rc, out, err = run(["classify", "--model", CAT, CAT])
     check(rc == 2 and "it looks like a PNG image" in err, f"classify --model cat.png: {err!r}")
+    rc, out, err = run(["run", "--model", GOLDEN, "--input", CAT, "--output", os.path.join(tmp, "o.st")])
+    check(rc == 2 and "is not a safetensors file: it looks like a PNG image" in err, f"run --input cat.png: {err!r}")
 
 
 def write_st(path, **tensors):

@@ -124,6 +124,8 @@ const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap);
  * user does not meet "header length 727905341920923785 is above the limit". VKVIT_OK otherwise (also for files it
  * cannot read: the reader reports those). */
 vkvit_result cli_sniff_model(const char *path);
+/* The same on the first n bytes of an input already read; `kind` completes "'NAME' is not <kind>". */
+vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *name, const char *kind);
 
 /* Flushes stdout and checks it for errors (a full disk, a closed pipe, /dev/full): prints one sentence and returns
  * CLI_FAILURE, else returns rc unchanged. Every command's last call. */

@@ -487,7 +487,15 @@ vkvit_result cli_sniff_model(const char *path) {
     struct stat st;
     ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, b, sizeof b) : -1;
     close(fd);
-    if (n < 9 || b[8] == '{') return VKVIT_OK; /* empty, short or plausible: the reader says what is wrong */
+    if (n < 0) return VKVIT_OK;
+    return cli_sniff_safetensors(b, (size_t)n, path,
+                                 "a vkvit model (a safetensors file with vkvit metadata, docs/model-format.md)");
+}
+
+vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *name, const char *kind) {
+    if (n < 9 || bytes[8] == '{') return VKVIT_OK; /* empty, short or plausible: the reader says what is wrong */
+    unsigned char b[16] = {0};                      /* the magic table looks at up to 16 bytes */
+    memcpy(b, bytes, n < sizeof b ? n : sizeof b);
     static const struct {
         const char *magic;
         size_t len, at;
@@ -518,12 +526,10 @@ vkvit_result cli_sniff_model(const char *path) {
     if (!what && (b[0] == '{' || b[0] == '['))
         what = "JSON text (a safetensors file starts with an 8-byte header length, then its JSON header)";
     if (what)
-        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not a vkvit model (a safetensors file with vkvit "
-                            "metadata, docs/model-format.md): it looks like %s", path, what);
-    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not a vkvit model (a safetensors file with vkvit metadata, "
-                        "docs/model-format.md): a safetensors file starts with an 8-byte header length and then '{', "
-                        "this one with %02x %02x %02x %02x %02x %02x %02x %02x %02x", path, b[0], b[1], b[2], b[3],
-                        b[4], b[5], b[6], b[7], b[8]);
+        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: it looks like %s", name, kind, what);
+    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: a safetensors file starts with an 8-byte header "
+                        "length and then '{', this one with %02x %02x %02x %02x %02x %02x %02x %02x %02x", name, kind,
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]);
 }
 
 const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap) {
@@ -544,7 +550,9 @@ vkvit_result cli_read_condition(const char *path, vkvit_shape cs, float **out, u
     vkvit_result r = cli_read_input(path, (size_t)1 << 30, &data, &size);
     if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap; the sentence says so */
     if (r != VKVIT_OK) return r;
-    if ((r = vkvit__safetensors_parse(data, size, name, &st)) != VKVIT_OK) goto done;
+    if ((r = cli_sniff_safetensors(data, size, name, "a safetensors file")) != VKVIT_OK ||
+        (r = vkvit__safetensors_parse(data, size, name, &st)) != VKVIT_OK)
+        goto done;
     const vkvit__st_tensor *t = vkvit__safetensors_find(&st, "condition");
     char want[64], got[96];
     vkvit_shape any = cs;

@@ -120,7 +120,9 @@ int vkvit_cli_run(int argc, char **argv) {
         if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap */
         FAIL(r);
     }
-    if ((r = vkvit__safetensors_parse(data, size, in_name, &st)) != VKVIT_OK) FAIL(r);
+    if ((r = cli_sniff_safetensors(data, size, in_name, "a safetensors file")) != VKVIT_OK ||
+        (r = vkvit__safetensors_parse(data, size, in_name, &st)) != VKVIT_OK)
+        FAIL(r);
     const vkvit__st_tensor *t = vkvit__safetensors_find(&st, "input");
     if (!t) {
         r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", in_name);
