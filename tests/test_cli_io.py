@@ -238,6 +238,15 @@ def test_non_utf8_name(tmp):
     d = strict_json(text, "classify --json on a Latin-1 name") if text is not None else None
     check(p.returncode == 0 and d and d["images"][0]["image"].endswith("caf\ufffd.png"),
           f"Latin-1 name: exit {p.returncode}: {p.stdout!r}")
+    # The one-line JSON keeps ": " and ", " between fields (.ci/run greps '"rank": 1, "class": 3, "label": "cat"'),
+    # never inside strings: a name with quotes, a backslash, colons and commas comes back exactly.
+    odd = os.path.join(tmp, 'a"b\\c: d,e.png')
+    with open(CAT, "rb") as f, open(odd, "wb") as g:
+        g.write(f.read())
+    rc, out, err = run(["classify", "--model", GOLDEN, "--top", "1", "--json", odd])
+    d = strict_json(out, "classify --json with quotes in the name")
+    check(rc == 0 and d and d["images"][0]["image"] == odd and '{"rank": 1, "class": ' in out,
+          f"classify --json one-line format: {out!r}")
     p = subprocess.run([CLI.encode(), b"classify", b"--model", GOLDEN.encode(), b"--top", b"1", name], capture_output=True,
                        env=env(), timeout=300)
     check(p.returncode == 0 and b"caf?.png" in p.stdout and b"\xe9" not in p.stdout,

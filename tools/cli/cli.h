@@ -156,7 +156,10 @@ cJSON *cli_jstr(const char *s);
 cJSON *cli_jnum(double v);
 /* A float as JSON with at most 9 significant digits (exact for a float); non-finite as cli_jnum. */
 cJSON *cli_jfloat(float v);
-/* Prints `doc` (pretty or one line) and a newline on stdout, then deletes it; warns on stderr once when
+/* `item` on one line with a space after each ':' and ',' ({"rank": 1, "class": 3}); malloc'ed (free), NULL when out
+ * of memory. */
+char *cli_json_line(const cJSON *item);
+/* Prints `doc` (pretty, or one line as cli_json_line) and a newline on stdout, then deletes it; warns on stderr once when
  * non-finite numbers were written as null. Returns CLI_OK, or CLI_FAILURE when out of memory. */
 int cli_json_print(const char *cmd, cJSON *doc, int pretty);
 /* Prints cli_json_print's warning now (for documents printed piece by piece); nothing when all were finite. */

@@ -232,8 +232,44 @@ cJSON *cli_jnum(double v) {
     return cJSON_CreateNumber(v);
 }
 
+char *cli_json_line(const cJSON *item) {
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    if (!text) return NULL;
+    size_t n = strlen(text), extra = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) { /* one space after each ':' and ',' outside strings */
+        if (in_string) {
+            if (text[i] == '\\') i++;
+            else if (text[i] == '"') in_string = 0;
+        } else if (text[i] == '"') {
+            in_string = 1;
+        } else if (text[i] == ':' || text[i] == ',') {
+            extra++;
+        }
+    }
+    char *out = malloc(n + extra + 1), *o = out;
+    if (out) {
+        in_string = 0;
+        for (size_t i = 0; i < n; i++) {
+            char c = text[i];
+            *o++ = c;
+            if (in_string) {
+                if (c == '\\' && i + 1 < n) *o++ = text[++i];
+                else if (c == '"') in_string = 0;
+            } else if (c == '"') {
+                in_string = 1;
+            } else if (c == ':' || c == ',') {
+                *o++ = ' ';
+            }
+        }
+        *o = '\0';
+    }
+    cJSON_free(text);
+    return out;
+}
+
 int cli_json_print(const char *cmd, cJSON *doc, int pretty) {
-    char *text = doc ? (pretty ? cJSON_Print(doc) : cJSON_PrintUnformatted(doc)) : NULL;
+    char *text = doc ? (pretty ? cJSON_Print(doc) : cli_json_line(doc)) : NULL;
     cJSON_Delete(doc);
     if (!text) {
         fprintf(stderr, "vkvit %s: out of memory while building the JSON output\n", cmd);
@@ -241,7 +277,8 @@ int cli_json_print(const char *cmd, cJSON *doc, int pretty) {
     }
     fputs(text, stdout);
     fputc('\n', stdout);
-    cJSON_free(text);
+    if (pretty) cJSON_free(text);
+    else free(text);
     cli_json_warn_non_finite(cmd);
     return CLI_OK;
 }

@@ -154,12 +154,12 @@ static void print_start(printer *p) {
     if (p->started) return;
     p->started = 1;
     if (p->json) {
-        char *text = cJSON_PrintUnformatted(p->head);
+        char *text = cli_json_line(p->head);
         size_t n = text ? strlen(text) : 0;
         if (n >= 2 && text[n - 1] == '}') text[n - 1] = '\0'; /* reopened: "images" follows */
         fputs(text ? text : "{", stdout);
-        fputs(text && n > 2 ? ",\"images\":[" : "\"images\":[", stdout);
-        cJSON_free(text);
+        fputs(text && n > 2 ? ", \"images\": [" : "\"images\": [", stdout);
+        free(text);
         return;
     }
     fputs("image", stdout);
@@ -201,10 +201,10 @@ static void print_result(printer *p, const image_result *ir) {
             cJSON_AddItemToArray(top, e);
         }
     }
-    char *text = cJSON_PrintUnformatted(o);
+    char *text = cli_json_line(o);
     cJSON_Delete(o);
     printf("%s\n  %s", p->n_printed++ ? "," : "", text ? text : "null");
-    cJSON_free(text);
+    free(text);
 }
 
 static void print_end(printer *p) {

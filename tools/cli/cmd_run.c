@@ -251,10 +251,10 @@ int vkvit_cli_run(int argc, char **argv) {
         size_t bad = 0;
         for (size_t i = 0; i < n_out; i++) bad += !isfinite(logits[i]);
         cJSON_AddNumberToObject(doc, "non_finite_logits", (double)bad);
-        char *text = cJSON_PrintUnformatted(doc);
+        char *text = cli_json_line(doc);
         cJSON_Delete(doc);
         if (text) fprintf(summary, "%s\n", text);
-        cJSON_free(text);
+        free(text);
     } else {
         fprintf(summary, "vkvit run: %s (%s/%s) on %s, %s: logits [%u, %u] -> %s\n", model_path, info.architecture,
                 info.flavour, dev.name, cli_precision_name(precision), os.dims[0], os.dims[1],
