@@ -33,7 +33,7 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
     snprintf(f[0].why, sizeof f[0].why, "%s",
              d->fp16_in_use ? "fp16 weights in sessions with precision fp16 (activations stay fp32)"
              : disabled    ? "disabled by VKVIT_DISABLE_F16=1 (or the ctx's disable_f16)"
-                           : "the device lacks storageBuffer16BitAccess: precision fp16 runs in fp32");
+                           : "the device lacks storageBuffer16BitAccess: sessions with precision fp16 are refused (use fp32)");
     f[1] = (feature){"fp16 arithmetic", d->fp16_arithmetic, 0, ""};
     snprintf(f[1].why, sizeof f[1].why, "%s%s",
              "vkvit's kernels compute and accumulate in fp32 (fp16 is a storage format only)",
