@@ -256,9 +256,13 @@ int vkvit_cli_run(int argc, char **argv) {
         if (text) fprintf(summary, "%s\n", text);
         free(text);
     } else {
-        fprintf(summary, "vkvit run: %s (%s/%s) on %s, %s: logits [%u, %u] -> %s\n", model_path, info.architecture,
-                info.flavour, dev.name, cli_precision_name(precision), os.dims[0], os.dims[1],
-                strcmp(out_path, "-") ? out_path : "standard output");
+        fputs("vkvit run: ", summary); /* names from the command line and the driver: sanitised for a terminal */
+        cli_put_clean(summary, model_path, 300);
+        fprintf(summary, " (%s/%s) on ", info.architecture, info.flavour);
+        cli_put_clean(summary, dev.name, 256);
+        fprintf(summary, ", %s: logits [%u, %u] -> ", cli_precision_name(precision), os.dims[0], os.dims[1]);
+        cli_put_clean(summary, strcmp(out_path, "-") ? out_path : "standard output", 300);
+        fputc('\n', summary);
     }
     {
         size_t bad = 0;
