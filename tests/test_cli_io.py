@@ -207,6 +207,8 @@ def test_labels(tmp):
           f"labels with escapes reach the terminal: {out!r}")
     rc, out, err = run(["inspect", path])
     check(rc == 0 and not any(c in out for c in "\x1b\x07\u202e"), f"inspect prints escapes: {out!r}")
+    rc, out, err = run(["classify", "--model", path, os.path.join(tmp, "no\x1b]0;x\x07.png")])
+    check(rc == 2 and "no?]0;x?.png" in err and "\x1b" not in err, f"an error line prints escapes: {err!r}")
     rc, out, err = run(["classify", "--model", path, "--top", "1", "--json", CAT])
     d = strict_json(out, "classify --json with escapes in labels")
     check(rc == 0 and d and d["images"][0]["top"][0]["label"].startswith("\x1b]0;pwned\x07"),

@@ -140,6 +140,9 @@ void cli_flush_stdout(void);
 /* Writes `s` for a terminal: control characters (C0, DEL, C1), bidirectional overrides and bytes that are not
  * valid UTF-8 become '?'; at most `max` characters, then "...". NULL writes "(null)". */
 void cli_put_clean(FILE *f, const char *s, size_t max);
+/* Prints "vkvit CMD: <sentence>" on stderr, the sentence sanitised as cli_put_clean does (it may quote a file name
+ * or a label). */
+void cli_print_error(const char *cmd, const char *sentence);
 /* The number of characters cli_put_clean(s, max) writes. */
 size_t cli_clean_width(const char *s, size_t max);
 /* cli_put_clean, then spaces up to `width` characters. */

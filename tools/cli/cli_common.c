@@ -148,6 +148,12 @@ static size_t clean_walk(FILE *f, const char *s, size_t max) {
 
 void cli_put_clean(FILE *f, const char *s, size_t max) { (void)clean_walk(f, s, max); }
 
+void cli_print_error(const char *cmd, const char *sentence) {
+    fprintf(stderr, "vkvit %s: ", cmd);
+    cli_put_clean(stderr, sentence, 4096);
+    fputc('\n', stderr);
+}
+
 size_t cli_clean_width(const char *s, size_t max) { return clean_walk(NULL, s, max); }
 
 void cli_put_clean_padded(FILE *f, const char *s, size_t max, size_t width) {

@@ -218,7 +218,7 @@ static int bench_gemm(int argc, char **argv) {
     vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench"};
     vkvit_result r = vkvit_ctx_create(&cd, &ctx);
     if (r != VKVIT_OK) {
-        fprintf(stderr, "vkvit bench: %s\n", vkvit_last_error());
+        cli_print_error("bench", vkvit_last_error());
         return vkvit_cli_exit_code(r);
     }
     if (!json) {
@@ -232,7 +232,7 @@ static int bench_gemm(int argc, char **argv) {
         stats st;
         r = time_gemm(ctx, shapes[i], (int)warmup, (int)repeat, &st);
         if (r != VKVIT_OK) {
-            fprintf(stderr, "vkvit bench: %s\n", vkvit_last_error());
+            cli_print_error("bench", vkvit_last_error());
             rc = vkvit_cli_exit_code(r);
             break;
         }
@@ -353,7 +353,7 @@ static int bench_model(int argc, char **argv) {
     vkvit_profile_entry *prof = NULL;
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        fprintf(stderr, "vkvit bench: %s\n", vkvit_last_error());                                             \
+        cli_print_error("bench", vkvit_last_error());                                                         \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)

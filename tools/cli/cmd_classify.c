@@ -113,7 +113,7 @@ static int parse_args(int argc, char **argv, classify_args *a) {
 /* Records a bad image: one line on stderr now, the sentence kept for --json. */
 static void image_failed(image_result *res) {
     const char *why = vkvit_last_error();
-    fprintf(stderr, "vkvit classify: %s\n", why);
+    cli_print_error("classify", why);
     res->ok = 0;
     res->error = strdup(why);
 }
@@ -259,7 +259,7 @@ int vkvit_cli_classify(int argc, char **argv) {
     uint64_t t0 = vkvit__now_ns();
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        fprintf(stderr, "vkvit classify: %s\n", vkvit_last_error());                                          \
+        cli_print_error("classify", vkvit_last_error());                                                      \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)

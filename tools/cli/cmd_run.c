@@ -110,7 +110,7 @@ int vkvit_cli_run(int argc, char **argv) {
     vkvit_session *s = NULL;
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        fprintf(stderr, "vkvit run: %s\n", vkvit_last_error());                                               \
+        cli_print_error("run", vkvit_last_error());                                                           \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
@@ -231,7 +231,7 @@ int vkvit_cli_run(int argc, char **argv) {
         (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK)
         FAIL(r);
     if ((r = write_logits(out_path, logits, &os)) != VKVIT_OK) {
-        fprintf(stderr, "vkvit run: %s\n", vkvit_last_error());
+        cli_print_error("run", vkvit_last_error());
         rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
         goto done;
     }
