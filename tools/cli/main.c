@@ -16,7 +16,7 @@ static const command k_commands[] = {
     {"info", vkvit_cli_info, "list Vulkan devices, their features and the workarounds in force"},
     {"inspect", vkvit_cli_inspect, "describe a model file: architecture, parameters, FLOPs"},
     {"run", vkvit_cli_run, "run a model on a tensor from a safetensors file, write the logits"},
-    {"bench", vkvit_cli_bench, "measure kernels or a model (GPU timestamps, median of repeats)"},
+    {"bench", vkvit_cli_bench, "measure kernels or a model (latency p50/p90/p99/max, drift, GPU time per kind)"},
 };
 
 int vkvit_cli_exit_code(vkvit_result r) {
