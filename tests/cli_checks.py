@@ -32,3 +32,22 @@ def summary():
     """Prints the counts; the exit status of the test (0 all passed, 1 something failed)."""
     print(f"{_passed[0]} passed, {len(_failures)} failed")
     return 1 if _failures else 0
+
+
+def env():
+    """The environment `run` uses: validation layer on, no pipeline cache."""
+    e = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
+    e.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+    return e
+
+
+def run_bytes(args, stdin=None, timeout=900, shell=False, stdout=subprocess.PIPE):
+    """(exit code, stdout bytes, stderr text) of `vkvit ARGS`; `stdin` is bytes fed to it. With shell=True, ARGS is
+    a bash command line in which $VKVIT is the binary."""
+    if shell:
+        cmd = ["bash", "-c", args]
+        e = dict(env(), VKVIT=CLI)
+    else:
+        cmd, e = [CLI] + args, env()
+    p = subprocess.run(cmd, input=stdin, stdout=stdout, stderr=subprocess.PIPE, env=e, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")

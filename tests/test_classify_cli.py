@@ -27,6 +27,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,11 @@ def run_json(args, what):
         return None
 
 
+def option_line(line, flag):
+    """Whether `line` of a --help text documents `flag` ("  --top K ..." or "  -k, --top K ...")."""
+    return re.match(r"\s+(-\w, )?" + re.escape(flag) + r"\b", line) is not None
+
+
 def test_help():
     rc, out, _ = run(["--help"])
     check(rc == 0 and "classify" in out and "eval" in out and "exit codes" in out, f"vkvit --help:\n{out}")
@@ -65,7 +71,7 @@ def test_help():
         rc, out, _ = run([cmd, "--help"])
         check(rc == 0 and out.startswith(f"usage: vkvit {cmd}"), f"{cmd} --help: exit {rc}\n{out}")
         for flag in want:
-            line = next((l for l in out.splitlines() if l.strip().startswith(flag)), "")
+            line = next((l for l in out.splitlines() if option_line(l, flag)), "")
             # A flag's description may continue on the next lines; look at its paragraph.
             para = out[out.find(line):].split("\n  -")[0] if line else ""
             check(line and ("default" in para or "required" in para),
@@ -77,7 +83,7 @@ def test_help():
         check(rc == 0 and "--repeat" in out and "default" in out, f"{' '.join(args)}: exit {rc}\n{out}")
     rc, out, _ = run(["bench", "--help"])
     for flag in ("--model", "--batch", "--precision", "--repeat", "--warmup", "--device", "--json", "--shape"):
-        line = next((l for l in out.splitlines() if l.strip().startswith(flag)), "")
+        line = next((l for l in out.splitlines() if option_line(l, flag)), "")
         para = out[out.find(line):].split("\n  -")[0] if line else ""
         check(line and ("default" in para or "required" in para), f"bench --help: {flag} has no default:\n{out}")
 

@@ -1,6 +1,7 @@
 /* The vkvit CLI as a user meets it: exit codes, help texts, `info` on this machine, and a clear sentence (not a
  * crash) when no Vulkan driver can be found; `vkvit run` on a conditioned resnet golden (input + condition from
- * the golden's io file, logits against PyTorch). Runs the built binary with popen(). */
+ * the golden's io file, logits against PyTorch). Runs the built binary with popen(). Also vkvit_describe_model, the
+ * public API behind `vkvit inspect`. */
 #include "golden_util.h"
 #include "test_util.h"
 
@@ -68,6 +69,25 @@ static void run_resnet(char *out, size_t cap) {
     unlink(out_path);
 }
 
+/* vkvit_describe_model: the JSON inspect prints, without a device; every label; the tensor table; errors. */
+static void describe(void) {
+    char *json = (char *)"untouched";
+    vkvit_result r = vkvit_describe_model(&(vkvit_model_desc){.path = MODELS "vit5_nvsubq_cls_r4.vkvit"}, &json);
+    CHECK(r == VKVIT_OK && json && strstr(json, "\"architecture\":\t\"vit5\"") && strstr(json, "\"class_9\"") &&
+          strstr(json, "\"params\":\t") && strstr(json, "\"list\":\t[") && strstr(json, "\"out_proj.weight\""),
+          "vkvit_describe_model: %d\n%.400s", r, json ? json : "(null)");
+    vkvit_free(json);
+    json = (char *)"untouched";
+    r = vkvit_describe_model(&(vkvit_model_desc){.path = VKVIT_SOURCE_DIR "/assets/images/cat.png"}, &json);
+    CHECK(r == VKVIT_ERROR_BAD_MODEL_FILE && json == NULL && vkvit_last_error()[0],
+          "vkvit_describe_model on a PNG: %d, %s", r, vkvit_last_error());
+    r = vkvit_describe_model(NULL, &json);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && json == NULL, "vkvit_describe_model(NULL): %d", r);
+    r = vkvit_describe_model(&(vkvit_model_desc){.path = MODELS "vil_seed.vkvit"}, NULL);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model(json_out NULL): %d", r);
+    vkvit_free(NULL);
+}
+
 int main(void) {
     static char out[1 << 16];
     int rc;
@@ -78,6 +98,8 @@ int main(void) {
     CHECK(rc == 1, "no command: rc %d", rc);
     rc = run(CLI " frobnicate", out, sizeof out);
     CHECK(rc == 1 && strstr(out, "unknown command 'frobnicate'"), "unknown command: rc %d\n%s", rc, out);
+
+    describe();
 
     rc = run(CLI " info", out, sizeof out);
     if (rc == 3) {

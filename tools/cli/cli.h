@@ -6,6 +6,9 @@
 
 #include "vkvit.h"
 
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_BAD_INPUT = 2, CLI_NO_DEVICE = 3, CLI_FAILURE = 4 };
@@ -35,15 +38,134 @@ int cli_find_bundled_model(const char *file, char *path, size_t cap);
 vkvit_precision cli_parse_precision(const char *s);
 const char *cli_precision_name(vkvit_precision p);
 
-/* Parses a decimal integer in [lo, hi] (the whole string); returns 0 on failure. */
+/* Parses a decimal integer in [lo, hi] (the whole string: digits only, no sign or blanks, no wrap-around: values
+ * above 2^64 - 1 fail like any other out-of-range value); returns 0 on failure. */
 int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 
-/* Writes `s` as a JSON string literal (quotes, escapes, control characters as \u00XX; bytes >= 0x80 as they are). */
+/* Writes `s` as a JSON string literal (quotes, escapes, control characters as \u00XX; valid UTF-8 as it is, every
+ * byte that is not part of valid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *f, const char *s);
 
 /* A vkvit_ctx_desc.log callback that prints warnings (validation messages when VKVIT_VALIDATION=1) to stderr,
  * prefixed with `user` (a "vkvit <command>" string). Errors are not printed: the command prints the sentence of
  * the failing call's result itself. */
 void cli_log_stderr(void *user, int level, const char *message);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Option parsing: one getopt_long loop for every subcommand, one error style.
+ *
+ *     cli_opts o;
+ *     cli_opts_init(&o, "classify", argc, argv, "hm:k:", longopts);
+ *     for (int c; (c = cli_opts_next(&o)) != -1;)
+ *         switch (c) { case 'm': model = o.arg; break; ... case '?': return CLI_USAGE; }
+ *     operands: argv[o.first_operand .. argc - 1]
+ *
+ * `--name=value` and `--name value`, short flags (`-m FILE`, `-mFILE`), unique prefixes of long names, options
+ * after operands, and `--` (everything after it is an operand; `-` alone is an operand: standard input) all work.
+ * Errors print one line, "vkvit CMD: <what> (try 'vkvit CMD --help')", and cli_opts_next returns '?'.
+ * ------------------------------------------------------------------------------------------------------------ */
+typedef struct cli_opts {
+    const char *cmd;                        /* "classify", "bench gemm": names the command in messages */
+    int argc;
+    char **argv;
+    char shortopts[64];                     /* ':' + the caller's short options */
+    const struct option *longopts;
+    const char *arg;                        /* the value of the option just returned (NULL when it takes none) */
+    char name[64];                          /* that option as spelled: "--top" or "-k" */
+    int first_operand;                      /* valid once cli_opts_next returned -1 */
+} cli_opts;
+
+void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
+                   const struct option *longopts);
+/* The next option's `val`; -1 when the options are done; '?' after an error line was printed. */
+int cli_opts_next(cli_opts *o);
+/* Prints "vkvit CMD: <message> (try 'vkvit CMD --help')" and returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* The current option's value as an integer in [lo, hi], or a usage error naming the option and echoing the value
+ * (returns 0). */
+int cli_opt_u32(cli_opts *o, uint32_t lo, uint32_t hi, uint32_t *out);
+/* The current option's value as fp32 / fp16, or a usage error (returns 0). */
+int cli_opt_precision(cli_opts *o, vkvit_precision *out);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Files in and out
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Reads an input whole into a malloc'ed buffer: "-" is standard input; pipes, FIFOs and character devices
+ * (/dev/stdin, <(...)) are read to their end; regular files are checked against the cap before reading. At most
+ * max_bytes in every case. Errors (with a sentence naming the input): VKVIT_ERROR_IO (missing, unreadable, a
+ * directory), VKVIT_ERROR_INVALID_ARGUMENT (larger than max_bytes). */
+vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, size_t *size);
+/* How messages name an input: "standard input" for "-", else the path. */
+const char *cli_input_name(const char *path);
+
+/* Writes `size` bytes to `path`: "-" is standard output; a regular file (after resolving symlinks) or a new file
+ * is written atomically (a temporary file next to the real file, then rename); anything else (a device such as
+ * /dev/null or /dev/full, a FIFO) is opened and written in place. Every write error is reported:
+ * VKVIT_ERROR_IO with a sentence. */
+vkvit_result cli_write_output(const char *path, const void *data, size_t size);
+
+/* Reads the float tensor `condition` of a safetensors file (`-`: standard input) for a session whose condition
+ * shape is `cs` ([B, C] or [B, Tc, C]): the tensor must have cs's rank and trailing dims; its first dim is the number
+ * of rows R, returned in *rows with the R * (elements per row) floats in *out (malloc'ed). Errors: VKVIT_ERROR_IO,
+ * VKVIT_ERROR_BAD_MODEL_FILE (not safetensors, no tensor `condition`, wrong shape), VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
+vkvit_result cli_read_condition(const char *path, vkvit_shape cs, float **out, uint32_t *rows);
+/* "[2, 32]" */
+const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap);
+
+/* Before a model file goes to the reader: when its first bytes cannot start a safetensors file (8-byte header
+ * length, then '{') it returns VKVIT_ERROR_BAD_MODEL_FILE with a sentence saying what the file looks like by its
+ * magic bytes (PNG, JPEG, GIF, WebP, BMP, a PyTorch zip checkpoint, a pickle, HDF5, gzip, ONNX, GGUF, ...), so the
+ * user does not meet "header length 727905341920923785 is above the limit". VKVIT_OK otherwise (also for files it
+ * cannot read: the reader reports those). */
+vkvit_result cli_sniff_model(const char *path);
+/* The same on the first n bytes of an input already read; `kind` completes "'NAME' is not <kind>". */
+vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *name, const char *kind);
+
+/* Flushes stdout and checks it for errors (a full disk, a closed pipe, /dev/full): prints one sentence and returns
+ * CLI_FAILURE, else returns rc unchanged. Every command's last call. */
+int cli_finish_stdout(const char *cmd, int rc);
+/* fflush(stdout) for output printed piece by piece; an error is remembered for cli_finish_stdout. */
+void cli_flush_stdout(void);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Strings from model files and file names on a terminal
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Writes `s` for a terminal: control characters (C0, DEL, C1), bidirectional overrides and bytes that are not
+ * valid UTF-8 become '?'; at most `max` characters, then "...". NULL writes "(null)". */
+void cli_put_clean(FILE *f, const char *s, size_t max);
+/* Prints "vkvit CMD: <sentence>" on stderr, the sentence sanitised as cli_put_clean does (it may quote a file name
+ * or a label). */
+void cli_print_error(const char *cmd, const char *sentence);
+/* The number of characters cli_put_clean(s, max) writes. */
+size_t cli_clean_width(const char *s, size_t max);
+/* cli_put_clean, then spaces up to `width` characters. */
+void cli_put_clean_padded(FILE *f, const char *s, size_t max, size_t width);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * JSON output: every document the CLI prints (classify, bench, run, info, inspect) is built with cJSON.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* A JSON string of `s` (NULL: null); bytes that are not valid UTF-8 become U+FFFD, so the document is always
+ * valid UTF-8 whatever a file name or label holds. */
+cJSON *cli_jstr(const char *s);
+/* A JSON number; NaN and infinities become null and are counted for cli_json_print's warning. */
+cJSON *cli_jnum(double v);
+/* A float as JSON with at most 9 significant digits (exact for a float); non-finite as cli_jnum. */
+cJSON *cli_jfloat(float v);
+/* `item` on one line with a space after each ':' and ',' ({"rank": 1, "class": 3}); malloc'ed (free), NULL when out
+ * of memory. */
+char *cli_json_line(const cJSON *item);
+/* Prints `doc` (pretty, or one line as cli_json_line) and a newline on stdout, then deletes it; warns on stderr once when
+ * non-finite numbers were written as null. Returns CLI_OK, or CLI_FAILURE when out of memory. */
+int cli_json_print(const char *cmd, cJSON *doc, int pretty);
+/* Prints cli_json_print's warning now (for documents printed piece by piece); nothing when all were finite. */
+void cli_json_warn_non_finite(const char *cmd);
 
 #endif

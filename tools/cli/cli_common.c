@@ -1,7 +1,15 @@
-/* Helpers shared by the CLI's subcommands: finding the bundled model, flag parsing, JSON strings, the log
- * callback. The one platform call of the CLI (/proc/self/exe) lives here. */
+/* Helpers shared by the CLI's subcommands: finding the bundled model, option parsing, reading inputs and writing
+ * outputs, terminal-safe strings, JSON, the log callback. The CLI's platform calls (/proc/self/exe, open/read,
+ * realpath, rename) live here. */
 #include "cli.h"
+#include "common.h"
+#include "model/safetensors.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,30 +69,586 @@ vkvit_precision cli_parse_precision(const char *s) {
 
 const char *cli_precision_name(vkvit_precision p) { return p == VKVIT_PRECISION_FP16 ? "fp16" : "fp32"; }
 
-int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out) {
-    if (!s || *s < '0' || *s > '9') return 0;
+int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
+    if (!s || *s < '0' || *s > '9') return 0; /* strtoull would accept " 5", "+5" and "-5" (as 2^64 - 5) */
     char *end = NULL;
+    errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || v < lo || v > hi) return 0;
+    if (errno == ERANGE || *end != '\0' || v < lo || v > hi) return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out) {
+    uint64_t v;
+    if (!cli_parse_u64(s, lo, hi, &v)) return 0;
     *out = (uint32_t)v;
     return 1;
 }
 
+/* ------------------------------------------------------------------------------------------------------------
+ * UTF-8
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Decodes one code point at s (n > 0 bytes left); returns its length (1..4), or 0 for a byte that does not start a
+ * valid, shortest-form, non-surrogate sequence. */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t v, min;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, v = c & 0x1Fu, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, v = c & 0x0Fu, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, v = c & 0x07u, min = 0x10000;
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        v = v << 6 | (s[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return len;
+}
+
+/* Characters a terminal must not receive from a file: C0 controls (ESC, BEL, CR, ...), DEL, C1 controls, and the
+ * bidirectional embeddings / overrides / isolates that reorder what follows them. */
+static int unsafe_on_terminal(uint32_t cp) {
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Walks the clean form of s: calls put(f, bytes, n) per character; returns the characters written. */
+static size_t clean_walk(FILE *f, const char *s, size_t max) {
+    if (!s) s = "(null)";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t left = strlen(s), chars = 0;
+    while (left && chars < max) {
+        uint32_t cp = 0;
+        size_t len = utf8_next(p, left, &cp);
+        if (len == 0 || unsafe_on_terminal(cp)) {
+            if (f) fputc('?', f);
+            len = len ? len : 1;
+        } else if (f) {
+            fwrite(p, 1, len, f);
+        }
+        p += len;
+        left -= len;
+        chars++;
+    }
+    if (left) {
+        if (f) fputs("...", f);
+        chars += 3;
+    }
+    return chars;
+}
+
+void cli_put_clean(FILE *f, const char *s, size_t max) { (void)clean_walk(f, s, max); }
+
+void cli_print_error(const char *cmd, const char *sentence) {
+    fprintf(stderr, "vkvit %s: ", cmd);
+    cli_put_clean(stderr, sentence, 4096);
+    fputc('\n', stderr);
+}
+
+size_t cli_clean_width(const char *s, size_t max) { return clean_walk(NULL, s, max); }
+
+void cli_put_clean_padded(FILE *f, const char *s, size_t max, size_t width) {
+    for (size_t n = clean_walk(f, s, max); n < width; n++) fputc(' ', f);
+}
+
+/* A malloc'ed copy of s with every byte that is not valid UTF-8 replaced by U+FFFD. */
+static char *utf8_fix(const char *s) {
+    size_t n = strlen(s);
+    char *out = malloc(3 * n + 1), *o = out;
+    if (!out) return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    while (n) {
+        uint32_t cp;
+        size_t len = utf8_next(p, n, &cp);
+        if (len == 0) {
+            memcpy(o, "\xEF\xBF\xBD", 3);
+            o += 3;
+            len = 1;
+        } else {
+            memcpy(o, p, len);
+            o += len;
+        }
+        p += len;
+        n -= len;
+    }
+    *o = '\0';
+    return out;
+}
+
 void cli_json_string(FILE *f, const char *s) {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        default:
-            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-            else fputc(*p, f);
+    const unsigned char *p = (const unsigned char *)s;
+    size_t left = strlen(s);
+    while (left) {
+        uint32_t cp = 0;
+        size_t len = utf8_next(p, left, &cp);
+        if (len == 0) {
+            fputs("\\ufffd", f);
+            len = 1;
+        } else if (cp == '"') {
+            fputs("\\\"", f);
+        } else if (cp == '\\') {
+            fputs("\\\\", f);
+        } else if (cp == '\n') {
+            fputs("\\n", f);
+        } else if (cp == '\r') {
+            fputs("\\r", f);
+        } else if (cp == '\t') {
+            fputs("\\t", f);
+        } else if (cp < 0x20) {
+            fprintf(f, "\\u%04x", cp);
+        } else {
+            fwrite(p, 1, len, f);
         }
+        p += len;
+        left -= len;
     }
     fputc('"', f);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * JSON documents
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static unsigned g_non_finite; /* numbers written as null since the last cli_json_print */
+
+cJSON *cli_jstr(const char *s) {
+    if (!s) return cJSON_CreateNull();
+    char *fixed = utf8_fix(s);
+    if (!fixed) return NULL;
+    cJSON *j = cJSON_CreateString(fixed);
+    free(fixed);
+    return j;
+}
+
+cJSON *cli_jnum(double v) {
+    if (!isfinite(v)) {
+        g_non_finite++;
+        return cJSON_CreateNull();
+    }
+    return cJSON_CreateNumber(v);
+}
+
+char *cli_json_line(const cJSON *item) {
+    char *text = item ? cJSON_PrintUnformatted(item) : NULL;
+    if (!text) return NULL;
+    size_t n = strlen(text), extra = 0;
+    int in_string = 0;
+    for (size_t i = 0; i < n; i++) { /* one space after each ':' and ',' outside strings */
+        if (in_string) {
+            if (text[i] == '\\') i++;
+            else if (text[i] == '"') in_string = 0;
+        } else if (text[i] == '"') {
+            in_string = 1;
+        } else if (text[i] == ':' || text[i] == ',') {
+            extra++;
+        }
+    }
+    char *out = malloc(n + extra + 1), *o = out;
+    if (out) {
+        in_string = 0;
+        for (size_t i = 0; i < n; i++) {
+            char c = text[i];
+            *o++ = c;
+            if (in_string) {
+                if (c == '\\' && i + 1 < n) *o++ = text[++i];
+                else if (c == '"') in_string = 0;
+            } else if (c == '"') {
+                in_string = 1;
+            } else if (c == ':' || c == ',') {
+                *o++ = ' ';
+            }
+        }
+        *o = '\0';
+    }
+    cJSON_free(text);
+    return out;
+}
+
+int cli_json_print(const char *cmd, cJSON *doc, int pretty) {
+    char *text = doc ? (pretty ? cJSON_Print(doc) : cli_json_line(doc)) : NULL;
+    cJSON_Delete(doc);
+    if (!text) {
+        fprintf(stderr, "vkvit %s: out of memory while building the JSON output\n", cmd);
+        return CLI_FAILURE;
+    }
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    if (pretty) cJSON_free(text);
+    else free(text);
+    cli_json_warn_non_finite(cmd);
+    return CLI_OK;
+}
+
+void cli_json_warn_non_finite(const char *cmd) {
+    if (!g_non_finite) return;
+    fprintf(stderr, "vkvit %s: warning: %u non-finite number%s (NaN or infinity) written as null in the JSON "
+                    "output\n", cmd, g_non_finite, g_non_finite == 1 ? "" : "s");
+    g_non_finite = 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Option parsing
+ * ------------------------------------------------------------------------------------------------------------ */
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "vkvit %s: %s (try 'vkvit %s --help')\n", cmd, msg, cmd);
+    return CLI_USAGE;
+}
+
+void cli_opts_init(cli_opts *o, const char *cmd, int argc, char **argv, const char *shortopts,
+                   const struct option *longopts) {
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd;
+    o->argc = argc;
+    o->argv = argv;
+    snprintf(o->shortopts, sizeof o->shortopts, ":%s", shortopts);
+    o->longopts = longopts;
+    o->first_operand = argc;
+    optind = 0; /* glibc: a full re-initialisation */
+    opterr = 0; /* the messages are ours */
+}
+
+/* The option at argv[i] as spelled, without "=value". */
+static void spelled(cli_opts *o, const char *a) {
+    size_t n = strcspn(a, "=");
+    if (n >= sizeof o->name) n = sizeof o->name - 1;
+    memcpy(o->name, a, n);
+    o->name[n] = '\0';
+}
+
+static const struct option *long_by_val(const cli_opts *o, int val) {
+    for (const struct option *l = o->longopts; l && l->name; l++)
+        if (l->val == val) return l;
+    return NULL;
+}
+
+int cli_opts_next(cli_opts *o) {
+    int index = -1;
+    int c = getopt_long(o->argc, o->argv, o->shortopts, o->longopts, &index);
+    o->arg = optarg;
+    if (c == -1) {
+        o->first_operand = optind;
+        return -1;
+    }
+    const char *prev = optind > 0 && optind <= o->argc ? o->argv[optind - 1] : "";
+    if (c == ':') { /* a known option without its value */
+        if (!strncmp(prev, "--", 2)) spelled(o, prev);
+        else snprintf(o->name, sizeof o->name, "-%c", optopt);
+        cli_usage_error(o->cmd, "option '%s' needs a value", o->name);
+        return '?';
+    }
+    if (c == '?') {
+        if (optopt == 0) { /* an unknown (or ambiguous) long option */
+            spelled(o, prev);
+            cli_usage_error(o->cmd, "unknown option '%s'", o->name);
+        } else if (!strncmp(prev, "--", 2) && long_by_val(o, optopt)) { /* --flag=value for a flag */
+            spelled(o, prev);
+            cli_usage_error(o->cmd, "option '%s' takes no value", o->name);
+        } else {
+            snprintf(o->name, sizeof o->name, "-%c", optopt > 32 && optopt < 127 ? optopt : '?');
+            cli_usage_error(o->cmd, "unknown option '%s'", o->name);
+        }
+        return '?';
+    }
+    if (index >= 0) snprintf(o->name, sizeof o->name, "--%s", o->longopts[index].name);
+    else snprintf(o->name, sizeof o->name, "-%c", c);
+    return c;
+}
+
+int cli_opt_u32(cli_opts *o, uint32_t lo, uint32_t hi, uint32_t *out) {
+    if (cli_parse_u32(o->arg, lo, hi, out)) return 1;
+    cli_usage_error(o->cmd, "%s wants an integer in [%u, %u], got '%s'", o->name, lo, hi, o->arg ? o->arg : "");
+    return 0;
+}
+
+int cli_opt_precision(cli_opts *o, vkvit_precision *out) {
+    vkvit_precision p = cli_parse_precision(o->arg ? o->arg : "");
+    if (p) {
+        *out = p;
+        return 1;
+    }
+    cli_usage_error(o->cmd, "%s is fp32 or fp16, got '%s'", o->name, o->arg ? o->arg : "");
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Files
+ * ------------------------------------------------------------------------------------------------------------ */
+
+const char *cli_input_name(const char *path) { return strcmp(path, "-") ? path : "standard input"; }
+
+vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, size_t *size) {
+    *data = NULL;
+    *size = 0;
+    const char *name = cli_input_name(path);
+    int std = !strcmp(path, "-");
+    int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", name, strerror(errno));
+    struct stat st;
+    vkvit_result r = VKVIT_OK;
+    uint8_t *buf = NULL;
+    size_t n = 0, cap = 0;
+    if (fstat(fd, &st) != 0) {
+        r = vkvit__error(VKVIT_ERROR_IO, "cannot read '%s': %s", name, strerror(errno));
+        goto done;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        r = vkvit__error(VKVIT_ERROR_IO, "'%s' is a directory, not a file", name);
+        goto done;
+    }
+    if (S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
+            r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %lld bytes, more than the limit of %zu bytes",
+                             name, (long long)st.st_size, max_bytes);
+            goto done;
+        }
+        cap = (size_t)st.st_size + 1; /* +1: the read that finds the end (or that the file grew) */
+    } else {
+        cap = 64 << 10; /* a pipe, FIFO, terminal or character device: read to the end */
+    }
+    size_t limit = max_bytes + 1; /* one byte more than allowed proves the input too large */
+    cap = VKVIT_MIN(cap, limit);
+    for (;;) {
+        if (!buf || n == cap) {
+            if (buf && cap >= limit) {
+                r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' holds more than the limit of %zu bytes", name,
+                                 max_bytes);
+                goto done;
+            }
+            size_t want = buf ? (cap > limit / 2 ? limit : cap * 2) : cap;
+            uint8_t *grown = realloc(buf, want);
+            if (!grown) {
+                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", want,
+                                 name);
+                goto done;
+            }
+            buf = grown;
+            cap = want;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            r = vkvit__error(VKVIT_ERROR_IO, "cannot read '%s': %s", name, strerror(errno));
+            goto done;
+        }
+        if (got == 0) break;
+        n += (size_t)got;
+    }
+    if (n > max_bytes)
+        r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' holds more than the limit of %zu bytes", name, max_bytes);
+done:
+    if (!std) close(fd);
+    if (r != VKVIT_OK) {
+        free(buf);
+        return r;
+    }
+    *data = buf;
+    *size = n;
+    return VKVIT_OK;
+}
+
+/* Writes everything to fd; returns 0 or an errno. */
+static int write_all(int fd, const uint8_t *p, size_t n) {
+    while (n) {
+        ssize_t put = write(fd, p, n);
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0) return errno;
+        if (put == 0) return EIO;
+        p += put;
+        n -= (size_t)put;
+    }
+    return 0;
+}
+
+vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
+    if (!strcmp(path, "-")) {
+        fflush(stdout);
+        int e = write_all(STDOUT_FILENO, data, size);
+        if (e) return vkvit__error(VKVIT_ERROR_IO, "cannot write to standard output: %s", strerror(e));
+        return VKVIT_OK;
+    }
+    /* Where the bytes really go: symlinks resolved, so a link is followed rather than replaced. */
+    char real[PATH_MAX];
+    struct stat st;
+    int exists = realpath(path, real) != NULL && stat(real, &st) == 0;
+    if (!exists) {
+        struct stat lst;
+        if (lstat(path, &lst) == 0) {
+            /* A dangling symlink (or an unreadable path): create the target through it, in place. */
+            exists = 1;
+            st.st_mode = S_IFIFO;
+        }
+        snprintf(real, sizeof real, "%s", path);
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': it is a directory", path);
+        /* A device, FIFO or socket: written in place; replacing it with a regular file would be wrong. */
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+        int e = write_all(fd, data, size);
+        if (close(fd) != 0 && !e) e = errno;
+        if (e) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
+        return VKVIT_OK;
+    }
+    /* A regular file or a new one: a temporary file in the same directory as the real file, then rename. */
+    char tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", real, (long)getpid()) >= (int)sizeof tmp)
+        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': the path is too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    int e = write_all(fd, data, size);
+    if (!e && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    if (exists && !e) (void)chmod(tmp, st.st_mode & 07777); /* keep the replaced file's permissions */
+    if (!e && rename(tmp, real) != 0) e = errno;
+    if (e) {
+        unlink(tmp);
+        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result cli_sniff_model(const char *path) {
+    unsigned char b[16] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return VKVIT_OK;
+    struct stat st;
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, b, sizeof b) : -1;
+    close(fd);
+    if (n < 0) return VKVIT_OK;
+    return cli_sniff_safetensors(b, (size_t)n, path,
+                                 "a vkvit model (a safetensors file with vkvit metadata, docs/model-format.md)");
+}
+
+vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *name, const char *kind) {
+    if (n < 9 || bytes[8] == '{') return VKVIT_OK; /* empty, short or plausible: the reader says what is wrong */
+    unsigned char b[16] = {0};                      /* the magic table looks at up to 16 bytes */
+    memcpy(b, bytes, n < sizeof b ? n : sizeof b);
+    static const struct {
+        const char *magic;
+        size_t len, at;
+        const char *what;
+    } k[] = {
+        {"\x89PNG\r\n\x1a\n", 8, 0, "a PNG image"},
+        {"\xff\xd8\xff", 3, 0, "a JPEG image"},
+        {"GIF8", 4, 0, "a GIF image"},
+        {"WEBP", 4, 8, "a WebP image"},
+        {"BM", 2, 0, "a BMP image"},
+        {"PK\x03\x04", 4, 0, "a ZIP archive, as PyTorch's torch.save writes (.pt / .pth): convert the "
+                             "checkpoint with tools/convert.py"},
+        {"\x89HDF\r\n\x1a\n", 8, 0, "an HDF5 file (e.g. Keras .h5)"},
+        {"\x1f\x8b", 2, 0, "gzip-compressed data: decompress it first"},
+        {"GGUF", 4, 0, "a GGUF model (llama.cpp)"},
+        {"TFL3", 4, 4, "a TensorFlow Lite model"},
+        {"\x93NUMPY", 6, 0, "a NumPy .npy array"},
+        {"%PDF", 4, 0, "a PDF document"},
+        {"\x7f" "ELF", 4, 0, "an ELF executable"},
+    };
+    const char *what = NULL;
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k) && !what; i++)
+        if (!memcmp(b + k[i].at, k[i].magic, k[i].len)) what = k[i].what;
+    if (!what && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+        what = "a Python pickle (an older PyTorch checkpoint): convert it with tools/convert.py";
+    if (!what && b[0] == 0x08 && b[1] < 0x20 && (b[2] == 0x12 || b[2] == 0x3a))
+        what = "an ONNX model (protobuf): vkvit reads converted PyTorch checkpoints (tools/convert.py)";
+    if (!what && (b[0] == '{' || b[0] == '['))
+        what = "JSON text (a safetensors file starts with an 8-byte header length, then its JSON header)";
+    if (what)
+        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: it looks like %s", name, kind, what);
+    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: a safetensors file starts with an 8-byte header "
+                        "length and then '{', this one with %02x %02x %02x %02x %02x %02x %02x %02x %02x", name, kind,
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]);
+}
+
+const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t d = 0; d < s->ndim && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%u", d ? ", " : "", s->dims[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+vkvit_result cli_read_condition(const char *path, vkvit_shape cs, float **out, uint32_t *rows) {
+    *out = NULL;
+    *rows = 0;
+    const char *name = cli_input_name(path);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    vkvit__safetensors st = {0};
+    vkvit_result r = cli_read_input(path, (size_t)1 << 30, &data, &size);
+    if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap; the sentence says so */
+    if (r != VKVIT_OK) return r;
+    if ((r = cli_sniff_safetensors(data, size, name, "a safetensors file")) != VKVIT_OK ||
+        (r = vkvit__safetensors_parse(data, size, name, &st)) != VKVIT_OK)
+        goto done;
+    const vkvit__st_tensor *t = vkvit__safetensors_find(&st, "condition");
+    char want[64], got[96];
+    vkvit_shape any = cs;
+    any.dims[0] = 0;
+    cli_shape_text(&any, want, sizeof want);
+    memcpy(want, "[R", 2); /* "[R, 32]": any number of rows */
+    if (!t) {
+        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'condition' (the model wants %s)", name,
+                         want);
+        goto done;
+    }
+    bool same = t->ndim == cs.ndim && t->shape[0] >= 1 && t->shape[0] <= 65536;
+    for (uint32_t d = 1; same && d < cs.ndim; d++) same = t->shape[d] == cs.dims[d];
+    if (!same) {
+        vkvit__st_format_shape(got, sizeof got, t->shape, t->ndim);
+        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, the model wants %s (R rows, R >= 1)", name,
+                         got, want);
+        goto done;
+    }
+    float *f = malloc((size_t)t->numel * sizeof *f);
+    if (!f) {
+        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the condition of '%s'", name);
+        goto done;
+    }
+    vkvit__st_convert_f32(t->dtype, data + t->offset, (size_t)t->numel, f);
+    *out = f;
+    *rows = (uint32_t)t->shape[0];
+done:
+    vkvit__safetensors_free(&st);
+    free(data);
+    return r;
+}
+
+static int g_stdout_errno; /* the first error a flush of stdout met */
+
+void cli_flush_stdout(void) {
+    errno = 0;
+    if (fflush(stdout) != 0 && !g_stdout_errno) g_stdout_errno = errno ? errno : EIO;
+}
+
+int cli_finish_stdout(const char *cmd, int rc) {
+    cli_flush_stdout();
+    if (!g_stdout_errno && !ferror(stdout)) return rc;
+    fprintf(stderr, "vkvit %s: cannot write the output to standard output: %s\n", cmd,
+            strerror(g_stdout_errno ? g_stdout_errno : EIO));
+    return CLI_FAILURE;
+}
+
+cJSON *cli_jfloat(float v) {
+    if (!isfinite(v)) return cli_jnum(v);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.9g", v); /* the shortest that round-trips a float, not a double's 17 digits */
+    return cJSON_CreateNumber(strtod(buf, NULL));
 }
 
 void cli_log_stderr(void *user, int level, const char *message) {

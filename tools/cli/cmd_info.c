@@ -17,21 +17,69 @@ static const char *type_name(int t) {
 
 static const char *yes(int b) { return b ? "yes" : "no"; }
 
+/* One feature: does the device have it, does vkvit use it, and why (not). */
+typedef struct feature {
+    const char *name;
+    int available, used;
+    char why[160];
+} feature;
+
+enum { N_FEATURES = 4 };
+
+static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
+    int cpu_quirk = strstr(d->workarounds, "no-fp16-arithmetic") != NULL;
+    int disabled = strstr(d->workarounds, "fp16 disabled") != NULL;
+    f[0] = (feature){"fp16 storage", d->fp16_storage, d->fp16_in_use, ""};
+    snprintf(f[0].why, sizeof f[0].why, "%s",
+             d->fp16_in_use ? "fp16 weights in sessions with precision fp16 (activations stay fp32)"
+             : disabled    ? "disabled by VKVIT_DISABLE_F16=1 (or the ctx's disable_f16)"
+                           : "the device lacks storageBuffer16BitAccess: sessions with precision fp16 are refused (use fp32)");
+    f[1] = (feature){"fp16 arithmetic", d->fp16_arithmetic, 0, ""};
+    snprintf(f[1].why, sizeof f[1].why, "%s%s",
+             "vkvit's kernels compute and accumulate in fp32 (fp16 is a storage format only)",
+             cpu_quirk ? "; workaround no-fp16-arithmetic: fp16 math is emulated on this CPU device" : "");
+    f[2] = (feature){"cooperative matrix", d->cooperative_matrix, 0, ""};
+    snprintf(f[2].why, sizeof f[2].why, "%s",
+             d->cooperative_matrix ? "present, but no vkvit kernel uses it yet: GEMM runs its tiled shader variant"
+                                   : "not present: GEMM runs its tiled shader variant");
+    f[3] = (feature){"timestamps", d->timestamps, d->timestamps, ""};
+    snprintf(f[3].why, sizeof f[3].why, "%s",
+             d->timestamps ? "per-node GPU times for `vkvit bench` and profiled sessions"
+                           : "no per-node GPU times (bench reports wall-clock only)");
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: vkvit info [--json]\n\n"
+               "Lists every Vulkan device with its name, driver and Vulkan version, its limits vkvit cares about,\n"
+               "and for each feature vkvit decides on (fp16 storage, fp16 arithmetic, cooperative matrix,\n"
+               "timestamps) whether the device has it, whether vkvit uses it, and why; then the\n"
+               "workarounds (quirks) vkvit applies on the device.\n\n"
+               "options:\n"
+               "  --json       one JSON object on stdout (default: text)\n"
+               "  -h, --help   this text\n\n"
+               "exit codes: 0 success, 1 usage error, 3 no Vulkan loader or device, 4 runtime failure\n");
+}
+
+enum { OPT_JSON = 256 };
+
 int vkvit_cli_info(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: vkvit info\n\nLists every Vulkan device with its name, driver, Vulkan version, fp16 /\n"
-                   "subgroup / cooperative-matrix support, limits vkvit cares about, and the workarounds vkvit\n"
-                   "applies on it. No options.\n");
-            return CLI_OK;
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, OPT_JSON}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int json = 0;
+    cli_opts o;
+    cli_opts_init(&o, "info", argc, argv, "h", longopts);
+    for (int c; (c = cli_opts_next(&o)) != -1;) {
+        switch (c) {
+        case 'h': usage(stdout); return cli_finish_stdout("info", CLI_OK);
+        case OPT_JSON: json = 1; break;
+        default: return CLI_USAGE;
         }
-        fprintf(stderr, "vkvit info: unknown option '%s'\n", argv[i]);
-        return CLI_USAGE;
     }
+    if (o.first_operand < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[o.first_operand]);
     uint32_t n = 0;
     vkvit_result r = vkvit_enumerate_devices(NULL, 0, &n);
     if (r != VKVIT_OK) {
-        fprintf(stderr, "vkvit info: %s\n", vkvit_last_error());
+        cli_print_error("info", vkvit_last_error());
         return vkvit_cli_exit_code(r);
     }
     if (n == 0) {
@@ -42,32 +90,99 @@ int vkvit_cli_info(int argc, char **argv) {
     if (!devs) return CLI_FAILURE;
     r = vkvit_enumerate_devices(devs, n, &n);
     if (r != VKVIT_OK) {
-        fprintf(stderr, "vkvit info: %s\n", vkvit_last_error());
+        cli_print_error("info", vkvit_last_error());
         free(devs);
         return vkvit_cli_exit_code(r);
     }
+    int rc = CLI_OK;
+    cJSON *doc = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(doc, "devices") : NULL;
+    if (json) {
+        char version[32];
+        snprintf(version, sizeof version, "%d.%d.%d", VKVIT_VERSION_MAJOR, VKVIT_VERSION_MINOR, VKVIT_VERSION_PATCH);
+        cJSON_AddStringToObject(doc, "vkvit_version", version);
+    }
     for (uint32_t i = 0; i < n; i++) {
         const vkvit_device_info *d = &devs[i];
-        printf("device %u: %s\n", i, d->name);
-        printf("  type               %s (vendor 0x%04x, device 0x%04x)\n", type_name(d->device_type), d->vendor_id,
+        feature f[N_FEATURES];
+        features_of(d, f);
+        if (json) {
+            cJSON *dj = cJSON_CreateObject();
+            char api[32];
+            snprintf(api, sizeof api, "%u.%u.%u", VK_API_VERSION_MAJOR(d->api_version),
+                     VK_API_VERSION_MINOR(d->api_version), VK_API_VERSION_PATCH(d->api_version));
+            cJSON_AddNumberToObject(dj, "index", i);
+            cJSON_AddItemToObject(dj, "name", cli_jstr(d->name));
+            cJSON_AddStringToObject(dj, "type", type_name(d->device_type));
+            cJSON_AddNumberToObject(dj, "vendor_id", d->vendor_id);
+            cJSON_AddNumberToObject(dj, "device_id", d->device_id);
+            cJSON_AddItemToObject(dj, "driver", cli_jstr(d->driver_name));
+            cJSON_AddItemToObject(dj, "driver_info", cli_jstr(d->driver_info));
+            cJSON_AddStringToObject(dj, "vulkan", api);
+            cJSON *fo = cJSON_AddObjectToObject(dj, "features");
+            for (int k = 0; k < N_FEATURES; k++) {
+                char key[32];
+                snprintf(key, sizeof key, "%s", f[k].name);
+                for (char *c = key; *c; c++) if (*c == ' ') *c = '_';
+                cJSON *e = cJSON_AddObjectToObject(fo, key);
+                cJSON_AddBoolToObject(e, "available", f[k].available);
+                cJSON_AddBoolToObject(e, "used", f[k].used);
+                cJSON_AddStringToObject(e, "why", f[k].why);
+            }
+            cJSON *sg = cJSON_AddObjectToObject(dj, "subgroup");
+            cJSON_AddNumberToObject(sg, "size", d->subgroup_size);
+            cJSON_AddBoolToObject(sg, "size_control", d->subgroup_size_control);
+            cJSON_AddNumberToObject(sg, "min", d->subgroup_size_min);
+            cJSON_AddNumberToObject(sg, "max", d->subgroup_size_max);
+            cJSON_AddBoolToObject(sg, "arithmetic", d->subgroup_arithmetic);
+            cJSON_AddBoolToObject(dj, "timeline_semaphore", d->timeline_semaphore);
+            cJSON_AddItemToObject(dj, "timestamp_period_ns", cli_jnum(d->timestamp_period_ns));
+            cJSON_AddNumberToObject(dj, "max_shared_memory", d->max_shared_memory);
+            cJSON_AddNumberToObject(dj, "max_workgroup_invocations", d->max_workgroup_invocations);
+            cJSON_AddNumberToObject(dj, "device_local_bytes", (double)d->device_local_bytes);
+            cJSON *w = cJSON_AddArrayToObject(dj, "workarounds");
+            /* "a (x, y), b": split at the commas outside parentheses */
+            char item[512];
+            size_t at = 0;
+            int depth = 0;
+            for (const char *c = d->workarounds;; c++) {
+                if (*c == '\0' || (*c == ',' && depth == 0)) {
+                    item[at] = '\0';
+                    if (at) cJSON_AddItemToArray(w, cli_jstr(item));
+                    at = 0;
+                    if (*c == '\0') break;
+                    while (c[1] == ' ') c++;
+                    continue;
+                }
+                depth += (*c == '(') - (*c == ')');
+                if (at + 1 < sizeof item) item[at++] = *c;
+            }
+            cJSON_AddItemToArray(arr, dj);
+            continue;
+        }
+        printf("device %u: ", i);
+        cli_put_clean(stdout, d->name, 256);
+        printf("\n  type               %s (vendor 0x%04x, device 0x%04x)\n", type_name(d->device_type), d->vendor_id,
                d->device_id);
-        printf("  driver             %s %s\n", d->driver_name[0] ? d->driver_name : "(unknown)", d->driver_info);
-        printf("  vulkan             %u.%u.%u\n", VK_API_VERSION_MAJOR(d->api_version),
+        printf("  driver             ");
+        cli_put_clean(stdout, d->driver_name[0] ? d->driver_name : "(unknown)", 256);
+        printf(" ");
+        cli_put_clean(stdout, d->driver_info, 256);
+        printf("\n  vulkan             %u.%u.%u\n", VK_API_VERSION_MAJOR(d->api_version),
                VK_API_VERSION_MINOR(d->api_version), VK_API_VERSION_PATCH(d->api_version));
-        printf("  fp16 storage       %s\n", yes(d->fp16_storage));
-        printf("  fp16 arithmetic    %s\n", yes(d->fp16_arithmetic));
-        printf("  fp16 used          %s\n", yes(d->fp16_in_use));
         printf("  subgroup size      %u", d->subgroup_size);
         if (d->subgroup_size_control) printf(" (size control %u..%u)", d->subgroup_size_min, d->subgroup_size_max);
-        printf(", arithmetic %s\n", yes(d->subgroup_arithmetic));
-        printf("  cooperative matrix %s\n", yes(d->cooperative_matrix));
-        printf("  timeline semaphore %s\n", yes(d->timeline_semaphore));
-        printf("  timestamps         %s (%.3g ns/tick)\n", yes(d->timestamps), d->timestamp_period_ns);
+        printf(", subgroup arithmetic %s", yes(d->subgroup_arithmetic));
+        printf("\n  timeline semaphore %s\n", yes(d->timeline_semaphore));
+        printf("  timestamp period   %.3g ns/tick\n", d->timestamp_period_ns);
         printf("  shared memory      %u bytes per workgroup, %u invocations max\n", d->max_shared_memory,
                d->max_workgroup_invocations);
         printf("  device memory      %.1f GiB\n", (double)d->device_local_bytes / (1u << 30));
+        printf("  feature              device  vkvit uses  why\n");
+        for (int k = 0; k < N_FEATURES; k++)
+            printf("  %-20s %-7s %-11s %s\n", f[k].name, yes(f[k].available), yes(f[k].used), f[k].why);
         printf("  workarounds        %s\n", d->workarounds[0] ? d->workarounds : "none");
     }
+    if (json) rc = cli_json_print("info", doc, 1);
     free(devs);
-    return CLI_OK;
+    return cli_finish_stdout("info", rc);
 }

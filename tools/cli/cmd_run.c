@@ -1,31 +1,45 @@
 /* vkvit run: run a model on a tensor from a safetensors file and write the logits — the tool for checking vkvit
  * against any PyTorch model.
  *
- *   vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [--device N]
+ *   vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [--condition FILE]
+ *             [--precision fp32|fp16] [--json] [--device DEV]
  *
  * IN holds `input` [B, H, W, 3] (float32/16/bf16, already normalised) and, for resnet models with a condition mixer,
- * `condition` ([B, C] or [B, Tc, C]); OUT receives `logits` [B, classes] (F32). */
+ * `condition` ([B, C] or [B, Tc, C]; --condition FILE overrides it); OUT receives `logits` [B, classes] (F32).
+ * `-` is standard input / output. */
 #include "cli.h"
 #include "model/safetensors.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void run_usage(FILE *f) {
     fprintf(f, "usage: vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [options]\n\n"
                "Runs the model on the tensor `input` [B, H, W, 3] (channels-last, already normalised) of IN and\n"
-               "writes `logits` [B, classes] as float32 to OUT. The batch size is taken from the input.\n"
-               "Models that take a condition (resnet with a condition mixer) read it from the tensor `condition`\n"
-               "of IN: [B, C] or [B, Tc, C] as the model says; other models ignore a `condition` tensor.\n\n"
+               "writes `logits` [B, classes] as float32 to OUT (safetensors; docs/model-format.md describes the\n"
+               "format). The batch size is taken from the input. A PyTorch NCHW tensor x becomes channels-last with\n"
+               "x.permute(0, 2, 3, 1).\n"
+               "Models that take a condition (resnet with a condition mixer) read it from --condition FILE, else\n"
+               "from the tensor `condition` of IN: [B, C] or [B, Tc, C] as the model says, or a single row\n"
+               "([1, C] / [1, Tc, C]) used for every image; other models ignore a condition.\n\n"
                "options:\n"
-               "  --model FILE      vkvit model file (required)\n"
-               "  --input FILE      safetensors file with a tensor named `input` (required)\n"
-               "  --output FILE     safetensors file to write (required; replaced atomically)\n"
-               "  --device DEV      Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
-               "                    first discrete, integrated, virtual, then CPU device)\n"
-               "  --help            this text\n\n"
-               "exit codes: 0 success, 1 usage error, 2 bad input (file, model), 3 no Vulkan device, 4 runtime failure\n");
+               "  -m, --model FILE    vkvit model file (required)\n"
+               "  -i, --input FILE    safetensors file with a tensor named `input` (required; `-`: standard input)\n"
+               "  -o, --output FILE   safetensors file to write (required; `-`: standard output). A regular file\n"
+               "                      (symlinks followed) is replaced atomically; a device or FIFO is written in\n"
+               "                      place\n"
+               "  --condition FILE    safetensors file with the tensor `condition` (default: the one in IN)\n"
+               "  --precision P       fp32 (default) or fp16 (fp16 weights, fp32 activations)\n"
+               "  --json              print the summary as one JSON object (default: one line of text; with\n"
+               "                      --output - the summary goes to stderr)\n"
+               "  --device DEV        Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
+               "                      first discrete, integrated, virtual, then CPU device)\n"
+               "  -h, --help          this text\n\n"
+               "exit codes: 0 success, 1 usage error, 2 bad input (file, model, tensor shape), 3 no Vulkan device,\n"
+               "4 runtime failure (also: OUT or standard output could not be written)\n");
 }
 
 /* Writes a one-tensor F32 safetensors file. */
@@ -43,37 +57,47 @@ static vkvit_result write_logits(const char *path, const float *data, const vkvi
     for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(hl >> (8 * i));
     memcpy(buf + 8, header, (size_t)len);
     memcpy(buf + 8 + len, data, (size_t)n * 4); /* little-endian hosts only, like the rest of vkvit */
-    vkvit_result r = vkvit__write_file_atomic(path, buf, total);
+    vkvit_result r = cli_write_output(path, buf, total);
     free(buf);
     return r;
 }
 
+enum { OPT_CONDITION = 256, OPT_PRECISION, OPT_DEVICE, OPT_JSON };
+
 int vkvit_cli_run(int argc, char **argv) {
-    const char *model_path = NULL, *in_path = NULL, *out_path = NULL, *device = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            run_usage(stdout);
-            return CLI_OK;
-        } else if (!strcmp(a, "--model") && i + 1 < argc) {
-            model_path = argv[++i];
-        } else if (!strcmp(a, "--input") && i + 1 < argc) {
-            in_path = argv[++i];
-        } else if (!strcmp(a, "--output") && i + 1 < argc) {
-            out_path = argv[++i];
-        } else if (!strcmp(a, "--device") && i + 1 < argc) {
-            device = argv[++i];
-        } else {
-            fprintf(stderr, "vkvit run: unknown or incomplete option '%s'\n", a);
-            run_usage(stderr);
-            return CLI_USAGE;
+    static const struct option longopts[] = {
+        {"model", required_argument, NULL, 'm'},     {"input", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},    {"condition", required_argument, NULL, OPT_CONDITION},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"device", required_argument, NULL, OPT_DEVICE},
+        {"json", no_argument, NULL, OPT_JSON},       {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *model_path = NULL, *in_path = NULL, *out_path = NULL, *device = NULL, *cond_path = NULL;
+    vkvit_precision precision = VKVIT_PRECISION_FP32;
+    int json = 0;
+    cli_opts o;
+    cli_opts_init(&o, "run", argc, argv, "m:i:o:h", longopts);
+    for (int c; (c = cli_opts_next(&o)) != -1;) {
+        switch (c) {
+        case 'h': run_usage(stdout); return cli_finish_stdout("run", CLI_OK);
+        case 'm': model_path = o.arg; break;
+        case 'i': in_path = o.arg; break;
+        case 'o': out_path = o.arg; break;
+        case OPT_CONDITION: cond_path = o.arg; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
+        case OPT_DEVICE: device = o.arg; break;
+        case OPT_JSON: json = 1; break;
+        default: return CLI_USAGE;
         }
     }
-    if (!model_path || !in_path || !out_path) {
-        fprintf(stderr, "vkvit run: --model, --input and --output are required\n");
-        run_usage(stderr);
-        return CLI_USAGE;
-    }
+    if (o.first_operand < argc) return cli_usage_error("run", "unexpected argument '%s'", argv[o.first_operand]);
+    if (!model_path || !in_path || !out_path)
+        return cli_usage_error("run", "--model, --input and --output are required");
+    if (cond_path && !strcmp(cond_path, "-") && !strcmp(in_path, "-"))
+        return cli_usage_error("run", "standard input ('-') can be read only once");
+    if (!strcmp(out_path, "-") && isatty(STDOUT_FILENO))
+        return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
+                               "file or a pipe");
+    FILE *summary = strcmp(out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
 
     int rc = CLI_OK;
     vkvit_result r;
@@ -86,20 +110,34 @@ int vkvit_cli_run(int argc, char **argv) {
     vkvit_session *s = NULL;
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        fprintf(stderr, "vkvit run: %s\n", vkvit_last_error());                                               \
+        cli_print_error("run", vkvit_last_error());                                                           \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
 
-    if ((r = vkvit__read_file(in_path, (size_t)4 << 30, &data, &size)) != VKVIT_OK) FAIL(r);
-    if ((r = vkvit__safetensors_parse(data, size, in_path, &st)) != VKVIT_OK) FAIL(r);
+    const char *in_name = cli_input_name(in_path);
+    if ((r = cli_read_input(in_path, (size_t)4 << 30, &data, &size)) != VKVIT_OK) {
+        if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap */
+        FAIL(r);
+    }
+    if ((r = cli_sniff_safetensors(data, size, in_name, "a safetensors file")) != VKVIT_OK ||
+        (r = vkvit__safetensors_parse(data, size, in_name, &st)) != VKVIT_OK)
+        FAIL(r);
     const vkvit__st_tensor *t = vkvit__safetensors_find(&st, "input");
     if (!t) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", in_path);
+        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", in_name);
         FAIL(r);
     }
     if (t->ndim != 4 || t->shape[3] != 3 || t->shape[0] == 0) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input must be [B, H, W, 3], got %u dims", in_path, t->ndim);
+        char got[96];
+        vkvit__st_format_shape(got, sizeof got, t->shape, t->ndim);
+        if (t->ndim == 4 && t->shape[1] == 3 && t->shape[3] != 3)
+            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s, which looks like NCHW (channels first); "
+                             "vkvit takes channels-last [B, H, W, 3]: in PyTorch, x.permute(0, 2, 3, 1).contiguous()",
+                             in_name, got);
+        else
+            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s; vkvit takes [B, H, W, 3] "
+                             "(channels-last)", in_name, got);
         FAIL(r);
     }
     input = malloc(t->numel * sizeof(float));
@@ -109,57 +147,78 @@ int vkvit_cli_run(int argc, char **argv) {
     }
     vkvit__st_convert_f32(t->dtype, data + t->offset, t->numel, input);
 
-    if ((r = vkvit_ctx_create(&(vkvit_ctx_desc){.label = "vkvit run", .device = device}, &ctx)) != VKVIT_OK) FAIL(r);
+    vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit run"};
+    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
+    if ((r = cli_sniff_model(model_path)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
     if (t->shape[1] != info.image_height || t->shape[2] != info.image_width) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %llux%llu, the model takes %ux%u", in_path,
+        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %llux%llu, the model takes %ux%u", in_name,
                          (unsigned long long)t->shape[1], (unsigned long long)t->shape[2], info.image_height,
                          info.image_width);
         FAIL(r);
     }
     if (t->shape[0] > 4096) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': batch %llu is above 4096", in_path,
+        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': batch %llu is above 4096", in_name,
                          (unsigned long long)t->shape[0]);
         FAIL(r);
     }
-    if ((r = vkvit_session_create(model, &(vkvit_session_desc){.batch = (uint32_t)t->shape[0]}, &s)) != VKVIT_OK)
-        FAIL(r);
-    /* The condition: required exactly when the session has one, with exactly its shape. */
+    vkvit_session_desc sd = {.label = "run", .batch = (uint32_t)t->shape[0], .precision = precision};
+    if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
+    /* The condition: required exactly when the session has one; [B, ...] or one row [1, ...] for every image. */
     vkvit_shape cs = vkvit_session_condition_shape(s);
-    const vkvit__st_tensor *ct = vkvit__safetensors_find(&st, "condition");
     if (cs.ndim > 0) {
         char want[64];
-        if (cs.ndim == 2) snprintf(want, sizeof want, "[%u, %u]", cs.dims[0], cs.dims[1]);
-        else snprintf(want, sizeof want, "[%u, %u, %u]", cs.dims[0], cs.dims[1], cs.dims[2]);
-        if (!ct) {
-            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor "
-                             "named 'condition'", model_path, want, in_path);
+        cli_shape_text(&cs, want, sizeof want);
+        float *rows_f = NULL;
+        uint32_t rows = 0;
+        const char *from = cond_path ? cli_input_name(cond_path) : in_name;
+        if (cond_path) {
+            if ((r = cli_read_condition(cond_path, cs, &rows_f, &rows)) != VKVIT_OK) FAIL(r);
+        } else {
+            const vkvit__st_tensor *ct = vkvit__safetensors_find(&st, "condition");
+            if (!ct) {
+                r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor "
+                                 "named 'condition' (give one with --condition FILE)", model_path, want, in_name);
+                FAIL(r);
+            }
+            bool same = ct->ndim == cs.ndim && ct->shape[0] >= 1;
+            for (uint32_t d = 1; same && d < cs.ndim; d++) same = ct->shape[d] == cs.dims[d];
+            if (!same) {
+                char got[96];
+                vkvit__st_format_shape(got, sizeof got, ct->shape, ct->ndim);
+                r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", in_name,
+                                 got, model_path, want);
+                FAIL(r);
+            }
+            rows = (uint32_t)VKVIT_MIN(ct->shape[0], (uint64_t)UINT32_MAX);
+            if (!(rows_f = malloc(ct->numel * sizeof(float)))) {
+                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
+                FAIL(r);
+            }
+            vkvit__st_convert_f32(ct->dtype, data + ct->offset, ct->numel, rows_f);
+        }
+        if (rows != 1 && rows != cs.dims[0]) {
+            free(rows_f);
+            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows; model '%s' with batch %u "
+                             "needs %s (or one row for every image)", from, rows, model_path, cs.dims[0], want);
             FAIL(r);
         }
-        bool same = ct->ndim == cs.ndim;
-        for (uint32_t d = 0; same && d < cs.ndim; d++) same = ct->shape[d] == cs.dims[d];
-        if (!same) {
-            char got[96] = "[";
-            for (uint32_t d = 0; d < ct->ndim && d < 4; d++)
-                snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? ", " : "",
-                         (unsigned long long)ct->shape[d]);
-            snprintf(got + strlen(got), sizeof got - strlen(got), "%s]", ct->ndim > 4 ? ", ..." : "");
-            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", in_path, got,
-                             model_path, want);
-            FAIL(r);
-        }
-        condition = malloc(ct->numel * sizeof(float));
-        if (!condition) {
+        size_t row = 1;
+        for (uint32_t d = 1; d < cs.ndim; d++) row *= cs.dims[d];
+        if (!(condition = malloc((size_t)cs.dims[0] * row * sizeof(float)))) {
+            free(rows_f);
             r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
             FAIL(r);
         }
-        vkvit__st_convert_f32(ct->dtype, data + ct->offset, ct->numel, condition);
-        if ((r = vkvit_session_set_condition(s, condition, ct->numel)) != VKVIT_OK) FAIL(r);
-    } else if (ct) {
-        fprintf(stderr, "vkvit run: note: model '%s' takes no condition; the tensor 'condition' of '%s' is ignored\n",
-                model_path, in_path);
+        for (uint32_t b = 0; b < cs.dims[0]; b++)
+            memcpy(condition + b * row, rows_f + (rows == 1 ? 0 : b * row), row * sizeof(float));
+        free(rows_f);
+        if ((r = vkvit_session_set_condition(s, condition, (size_t)cs.dims[0] * row)) != VKVIT_OK) FAIL(r);
+    } else if (cond_path || vkvit__safetensors_find(&st, "condition")) {
+        fprintf(stderr, "vkvit run: note: model '%s' takes no condition; the condition %s is ignored\n", model_path,
+                cond_path ? "given with --condition" : "tensor of the input file");
     }
     vkvit_shape os = vkvit_session_output_shape(s);
     size_t n_out = (size_t)os.dims[0] * os.dims[1];
@@ -171,11 +230,45 @@ int vkvit_cli_run(int argc, char **argv) {
     if ((r = vkvit_session_set_input(s, input, t->numel)) != VKVIT_OK || (r = vkvit_session_run(s)) != VKVIT_OK ||
         (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK)
         FAIL(r);
-    if ((r = write_logits(out_path, logits, &os)) != VKVIT_OK) FAIL(r);
+    if ((r = write_logits(out_path, logits, &os)) != VKVIT_OK) {
+        cli_print_error("run", vkvit_last_error());
+        rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
+        goto done;
+    }
     vkvit_device_info dev;
     vkvit_ctx_device_info(ctx, &dev);
-    printf("vkvit run: %s (%s/%s) on %s: logits [%u, %u] -> %s\n", model_path, info.architecture, info.flavour,
-           dev.name, os.dims[0], os.dims[1], out_path);
+    if (json) {
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddItemToObject(doc, "model", cli_jstr(model_path));
+        cJSON_AddStringToObject(doc, "architecture", info.architecture);
+        cJSON_AddStringToObject(doc, "flavour", info.flavour);
+        cJSON_AddItemToObject(doc, "input", cli_jstr(in_path));
+        cJSON_AddItemToObject(doc, "output", cli_jstr(out_path));
+        cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
+        cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
+        const double shape[2] = {os.dims[0], os.dims[1]};
+        cJSON_AddItemToObject(doc, "logits_shape", cJSON_CreateDoubleArray(shape, 2));
+        size_t bad = 0;
+        for (size_t i = 0; i < n_out; i++) bad += !isfinite(logits[i]);
+        cJSON_AddNumberToObject(doc, "non_finite_logits", (double)bad);
+        char *text = cli_json_line(doc);
+        cJSON_Delete(doc);
+        if (text) fprintf(summary, "%s\n", text);
+        free(text);
+    } else {
+        fputs("vkvit run: ", summary); /* names from the command line and the driver: sanitised for a terminal */
+        cli_put_clean(summary, model_path, 300);
+        fprintf(summary, " (%s/%s) on ", info.architecture, info.flavour);
+        cli_put_clean(summary, dev.name, 256);
+        fprintf(summary, ", %s: logits [%u, %u] -> ", cli_precision_name(precision), os.dims[0], os.dims[1]);
+        cli_put_clean(summary, strcmp(out_path, "-") ? out_path : "standard output", 300);
+        fputc('\n', summary);
+    }
+    {
+        size_t bad = 0;
+        for (size_t i = 0; i < n_out; i++) bad += !isfinite(logits[i]);
+        if (bad) fprintf(stderr, "vkvit run: warning: %zu of %zu logits are NaN or infinite\n", bad, n_out);
+    }
 #undef FAIL
 done:
     vkvit_session_destroy(s);
@@ -186,5 +279,5 @@ done:
     free(input);
     free(condition);
     free(logits);
-    return rc;
+    return cli_finish_stdout("run", rc);
 }
