@@ -5,6 +5,7 @@
 #include "model/model_file.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,12 +220,14 @@ static cJSON *describe(const char *path, const vkvit__model_file *mf, const summ
 
 VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char **json_out) {
     if (json_out) *json_out = NULL;
-    if (!desc || !desc->path || !json_out)
+    if (!desc || !json_out)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model: %s is NULL",
-                            !desc ? "desc" : !desc->path ? "desc->path" : "json_out");
-    vkvit__model_file mf;
-    vkvit_result r = vkvit__model_file_open(desc->path, &mf);
+                            !desc ? "desc" : "json_out");
+    vkvit__model_file mf; /* from desc->path or desc->data, exactly as vkvit_model_create reads it */
+    vkvit_result r = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (r != VKVIT_OK) return r;
+    char name[256]; /* the model's label outlives mf (closed below) for the sentences */
+    snprintf(name, sizeof name, "%s", mf.label ? mf.label : "model");
     summary s = {0};
     for (uint32_t i = 0; i < mf.st.n_tensors; i++) {
         const vkvit__st_tensor *t = &mf.st.tensors[i];
@@ -237,12 +240,12 @@ VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char *
     if (s.params != formula) {
         /* Cannot happen once the tensor table matched; say so rather than describe a wrong number. */
         r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "vkvit_describe_model '%s': internal inconsistency: the file's "
-                         "tensors hold %llu parameters, the config's formula says %llu", desc->path,
+                         "tensors hold %llu parameters, the config's formula says %llu", name,
                          (unsigned long long)s.params, (unsigned long long)formula);
         vkvit__model_file_close(&mf);
         return r;
     }
-    cJSON *doc = describe(desc->path, &mf, &s);
+    cJSON *doc = describe(name, &mf, &s);
     vkvit__model_file_close(&mf);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
@@ -252,7 +255,7 @@ VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char *
     if (text) cJSON_free(text);
     if (!copy)
         return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_describe_model '%s': out of host memory",
-                            desc->path);
+                            name);
     *json_out = copy;
     return VKVIT_OK;
 }

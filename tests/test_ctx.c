@@ -124,8 +124,30 @@ static void pipeline_cache_roundtrip_and_corruption(void) {
     CHECK(system(cmd) == 0, "cleanup");
 }
 
+/* desc.disable_f16 (and VKVIT_DISABLE_F16=1) means no fp16 at all: an fp16 session is refused, it does not
+ * quietly run with fp16 weights while `vkvit info` says fp16 is off. */
+static void disabled_f16_refuses_fp16_sessions(void) {
+    vkvit_ctx *ctx = vt_ctx_with((vkvit_ctx_desc){.disable_f16 = 1});
+    vkvit_device_info info;
+    MUST(vkvit_ctx_device_info(ctx, &info));
+    CHECK(!info.fp16_in_use, "fp16 reported in use although disabled");
+    vkvit_model *m = NULL;
+    vkvit_session *s = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = VKVIT_SOURCE_DIR "/tests/golden/models/vit5_nvsubq_cls_r4.vkvit"},
+                            &m));
+    vkvit_result r = vkvit_session_create(m, &(vkvit_session_desc){.precision = VKVIT_PRECISION_FP16}, &s);
+    CHECK(r == VKVIT_ERROR_UNSUPPORTED && s == NULL && strstr(vkvit_last_error(), "disabled"), "%s: %s",
+          vkvit_result_name(r), vkvit_last_error());
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(m);
+    uint32_t n = vkvit_ctx_validation_messages(ctx, 0);
+    CHECK(n == 0, "%u validation message(s); first: %s", n, n ? ctx->validation_log[0] : "");
+    vkvit_ctx_destroy(ctx);
+}
+
 int main(void) {
     ctx_rejects_unknown_device_name();
+    disabled_f16_refuses_fp16_sessions();
     ctx_rejects_device_index_out_of_range();
     ctx_destroy_null_is_noop();
     pipeline_cache_roundtrip_and_corruption();

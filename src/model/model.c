@@ -208,9 +208,11 @@ fail:
 vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
     if (m->has_f16) return VKVIT_OK;
     vkvit_ctx *ctx = m->ctx;
-    if (!ctx->info.fp16_storage)
-        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': fp16 needs storageBuffer16BitAccess, which device '%s' "
-                            "does not offer (or the host did not enable)", m->label, ctx->info.name);
+    if (!ctx->info.fp16_in_use) /* storage missing, or disabled (VKVIT_DISABLE_F16 / desc.disable_f16) */
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, ctx->info.fp16_storage
+                                ? "model '%s': fp16 is disabled on device '%s' (VKVIT_DISABLE_F16 or desc.disable_f16)"
+                                : "model '%s': fp16 needs storageBuffer16BitAccess, which device '%s' does not offer "
+                                  "(or the host did not enable)", m->label, ctx->info.name);
     /* fp16 copies of the 2-D weights (the GEMM operands), each at a VKVIT_ARENA_ALIGN boundary. */
     uint64_t total = 0, largest = 0;
     for (uint32_t i = 0; i < m->n_weights; i++) {
