@@ -392,12 +392,25 @@ int cli_opt_precision(cli_opts *o, vkvit_precision *out) {
 
 const char *cli_input_name(const char *path) { return strcmp(path, "-") ? path : "standard input"; }
 
+/* A FIFO with a name in the file system (mkfifo), as opposed to the anonymous pipe behind '-', /dev/stdin or a
+ * shell's <(...). Linux names anonymous pipes "pipe:[inode]" in /proc/self/fd; elsewhere every FIFO counts as
+ * anonymous (read to the end, as before). */
+static bool is_named_pipe(int fd) {
+    char link[64], target[256];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n < 0) return false;
+    target[n] = '\0';
+    return strncmp(target, "pipe:", 5) != 0;
+}
+
 vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, size_t *size) {
     *data = NULL;
     *size = 0;
     const char *name = cli_input_name(path);
     int std = !strcmp(path, "-");
-    int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a named pipe with no writer must not block (issue 12.9); cleared again below. */
+    int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", name, strerror(errno));
     struct stat st;
     vkvit_result r = VKVIT_OK;
@@ -411,6 +424,12 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
         r = vkvit__error(VKVIT_ERROR_IO, "'%s' is a directory, not a file", name);
         goto done;
     }
+    if (!std && S_ISFIFO(st.st_mode) && is_named_pipe(fd)) {
+        r = vkvit__error(VKVIT_ERROR_IO, "'%s' is a named pipe (FIFO); give the file itself, or '-' and the data on "
+                         "standard input", name);
+        goto done;
+    }
+    if (!std) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (S_ISREG(st.st_mode)) {
         if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
             r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %lld bytes, more than the limit of %zu bytes",
