@@ -307,6 +307,7 @@ typedef struct vkvit_session_desc {
     int profile;
     uint32_t top_k;                         /* 0 = no top-K; else softmax + top-K on the GPU (vkvit_session_get_top_k) */
     uint64_t max_image_pixels;              /* 0 = none; largest width * height of set_images / record_ex pictures */
+    int features;                           /* 1 = also output the pooled features (vkvit_session_get_features) */
 } vkvit_session_desc;
 
 /* Builds the graph, plans one activation arena, creates every pipeline and descriptor set and records the whole
@@ -353,6 +354,14 @@ VKVIT_API uint32_t vkvit_ctx_queue_family(const vkvit_ctx *ctx);
 
 /* Copies the output (exactly `count` floats) out after a run. */
 VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *dst, size_t count);
+
+/* Pooled features (sessions created with desc.features = 1): what the classifier head reads, [batch, F] — timm's
+ * forward_features + pre-logits. ViT-5: the CLS token, the token average (GAP) or the register concat through the
+ * neck, after out_norm (F = dim, or num_registers * neck_dim); ViL: the bilateral average after the head norm
+ * (F = dim); resnet: the token average after out_norm (F = dim). The logits are exactly out_proj(features).
+ * The shape is all zeros without features. For retrieval and detection heads of the application's own. */
+VKVIT_API vkvit_shape vkvit_session_feature_shape(const vkvit_session *session);
+VKVIT_API vkvit_result vkvit_session_get_features(vkvit_session *session, float *dst, size_t count);
 
 typedef struct vkvit_session_stats {
     uint64_t arena_bytes;                   /* the planned activation arena (inputs and outputs included) */

@@ -43,6 +43,8 @@ struct vkvit_session {
     vkvit__imgproc img;                     /* img.ctx NULL until created (create_imgproc) */
     uint32_t top_k;                         /* 0 = none */
     uint32_t topk;                          /* graph tensor [2, B, top_k] words (classes, probabilities), or VKVIT_NONE */
+    bool want_features;                     /* desc.features */
+    uint32_t features;                      /* graph tensor [B, F]: the pooled pre-logits features, or VKVIT_NONE */
 };
 
 static vkvit_shape shape_of(const vkvit__tensor *t) {
@@ -51,10 +53,37 @@ static vkvit_shape shape_of(const vkvit__tensor *t) {
     return s;
 }
 
-/* One network for `batch` images: its input, condition (VKVIT_NONE when the model takes none) and logits. */
-static void build_network(vkvit_session *s, uint32_t batch, uint32_t *in, uint32_t *cond, uint32_t *out) {
+/* Where host output tensor t starts in out_staging: the logits, then the top-K words, then the features, back to
+ * back (record(), step 4). With t = VKVIT_NONE: the staging buffer's whole size. */
+static uint64_t staged_offset(const vkvit_session *s, uint32_t t) {
+    const uint32_t order[3] = {s->output, s->topk, s->features};
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < 3 && order[i] != t; i++)
+        if (order[i] != VKVIT_NONE) off += s->graph.tensors[order[i]].bytes;
+    return off;
+}
+
+/* Copies `bytes` of host output tensor t, from byte `at` on, to dst: from the arena in place (direct) or from
+ * out_staging. */
+static void read_host_output(const vkvit_session *s, uint32_t t, uint64_t at, void *dst, size_t bytes) {
+    const vkvit__buffer *b = s->direct ? &s->arena : &s->out_staging;
+    const uint64_t off = (s->direct ? s->graph.tensors[t].offset : staged_offset(s, t)) + at;
+    if (!b->coherent) {
+        VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->memory,
+                                     .size = VK_WHOLE_SIZE};
+        s->ctx->vk.vkInvalidateMappedMemoryRanges(s->ctx->device, 1, &range);
+    }
+    memcpy(dst, (const uint8_t *)b->mapped + off, bytes);
+}
+
+/* One network for `batch` images: its input, condition (VKVIT_NONE when the model takes none), logits and, when
+ * the session outputs them, a copy of the pooled features the classifier head reads (else VKVIT_NONE). */
+static void build_network(vkvit_session *s, uint32_t batch, uint32_t *in, uint32_t *cond, uint32_t *out,
+                          uint32_t *features) {
     vkvit__graph *g = &s->graph;
     *cond = VKVIT_NONE;
+    *features = VKVIT_NONE;
+    g->features = VKVIT_NONE;
     switch (s->model->cfg.arch) {
     case VKVIT_ARCH_VIT5: vkvit__vit5_build(g, s->model, batch, in, out); break;
     case VKVIT_ARCH_VIL: vkvit__vil_build(g, s->model, batch, in, out); break;
@@ -63,6 +92,17 @@ static void build_network(vkvit_session *s, uint32_t batch, uint32_t *in, uint32
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: architecture %s has no kernels yet",
                           vkvit__arch_name(s->model->cfg.arch));
     }
+    if (!s->want_features || g->error) return;
+    if (g->features == VKVIT_NONE) {
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: this architecture has no pooled features");
+        return;
+    }
+    /* A copy into an output tensor of its own: the head's input may be a view or be reused by the planner. */
+    const vkvit__tensor f = vkvit__graph_get(g, g->features);
+    const uint32_t dim = f.shape[f.ndim - 1];
+    *features = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "features", 2, (uint32_t[2]){batch, dim});
+    vkvit__op_copy_rows(g, "features", (vkvit__mat){g->features, 0, dim, 0}, (vkvit__mat){*features, 0, dim, 0}, 1,
+                        batch, dim);
 }
 
 /* A tensor for the whole batch shaped like the sub-batch tensor `part` (batch first). */
@@ -102,21 +142,23 @@ static void attach_part(vkvit_session *s, uint32_t whole, uint32_t part, uint32_
  * tensors, so the host sees one input and one output whatever `sub` is. */
 static void build_sub_batches(vkvit_session *s, uint32_t sub) {
     if (sub >= s->batch) {
-        build_network(s, s->batch, &s->input, &s->condition, &s->output);
+        build_network(s, s->batch, &s->input, &s->condition, &s->output, &s->features);
         return;
     }
     vkvit__graph *g = &s->graph;
     for (uint32_t first = 0; first < s->batch && !g->error; first += sub) {
-        uint32_t in, cond, out, first_node = g->n_nodes;
-        build_network(s, VKVIT_MIN(sub, s->batch - first), &in, &cond, &out);
+        uint32_t in, cond, out, feat, first_node = g->n_nodes;
+        build_network(s, VKVIT_MIN(sub, s->batch - first), &in, &cond, &out, &feat);
         if (first == 0) {
             s->input = whole_batch_like(s, in);
             s->condition = cond == VKVIT_NONE ? VKVIT_NONE : whole_batch_like(s, cond);
             s->output = whole_batch_like(s, out);
+            s->features = feat == VKVIT_NONE ? VKVIT_NONE : whole_batch_like(s, feat);
         }
         attach_part(s, s->input, in, first, true, first_node);
         if (cond != VKVIT_NONE) attach_part(s, s->condition, cond, first, true, first_node);
         attach_part(s, s->output, out, first, false, first_node);
+        if (feat != VKVIT_NONE) attach_part(s, s->features, feat, first, false, first_node);
     }
 }
 
@@ -217,9 +259,10 @@ static void record(vkvit_session *s, const vkvit_record_desc *io) {
         return;
     }
     uint64_t staged = 0;
-    for (uint32_t i = 0; i < 2; i++) {
-        if (i == 1 && s->topk == VKVIT_NONE) break;
-        if (i == 1) out = &s->graph.tensors[s->topk];
+    const uint32_t host_outputs[3] = {s->output, s->topk, s->features}; /* out_staging's order (staged_offset) */
+    for (uint32_t i = 0; i < 3; i++) {
+        if (host_outputs[i] == VKVIT_NONE) continue;
+        out = &s->graph.tensors[host_outputs[i]];
         if (!s->direct) {
             vkvit__cmd_barrier(ctx, cmd, &s->arena, out->offset, out->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
@@ -286,6 +329,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->batch = desc.batch;
     snprintf(s->label, sizeof s->label, "%s", desc.label ? desc.label : "vkvit session");
     s->top_k = desc.top_k;
+    s->want_features = desc.features != 0;
+    s->features = VKVIT_NONE;
     vkvit__graph_init(&s->graph, ctx);
     if (desc.precision == VKVIT_PRECISION_FP16) {
         /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy). */
@@ -299,10 +344,10 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         goto fail;
     s->direct = s->arena.mapped && s->arena.coherent;
     if (!s->direct) {
-        const vkvit__tensor *in = &s->graph.tensors[s->input], *o = &s->graph.tensors[s->output];
+        const vkvit__tensor *in = &s->graph.tensors[s->input];
         if ((res = vkvit__buffer_create(ctx, in->bytes, VKVIT_MEM_UPLOAD, "vkvit input", &s->in_staging)) != VKVIT_OK ||
-            (res = vkvit__buffer_create(ctx, o->bytes + (s->topk != VKVIT_NONE ? s->graph.tensors[s->topk].bytes : 0),
-                                        VKVIT_MEM_READBACK, "vkvit output", &s->out_staging)) != VKVIT_OK)
+            (res = vkvit__buffer_create(ctx, staged_offset(s, VKVIT_NONE), VKVIT_MEM_READBACK, "vkvit output",
+                                        &s->out_staging)) != VKVIT_OK)
             goto fail;
         if (s->condition != VKVIT_NONE &&
             (res = vkvit__buffer_create(ctx, s->graph.tensors[s->condition].bytes, VKVIT_MEM_UPLOAD, "vkvit condition",
@@ -456,14 +501,24 @@ vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count
     if (res != VKVIT_OK) return res;
     if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_output '%s': no run yet", s->label);
     if ((res = check_idle(s, "vkvit_session_get_output")) != VKVIT_OK) return res;
-    const vkvit__tensor *o = &s->graph.tensors[s->output];
-    const vkvit__buffer *b = s->direct ? &s->arena : &s->out_staging;
-    uint64_t off = s->direct ? o->offset : 0;
-    if (!b->coherent) {
-        VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->memory, .size = VK_WHOLE_SIZE};
-        s->ctx->vk.vkInvalidateMappedMemoryRanges(s->ctx->device, 1, &range);
-    }
-    memcpy(dst, (const uint8_t *)b->mapped + off, count * sizeof(float));
+    read_host_output(s, s->output, 0, dst, count * sizeof(float));
+    return VKVIT_OK;
+}
+
+vkvit_shape vkvit_session_feature_shape(const vkvit_session *s) {
+    return s && s->features != VKVIT_NONE ? shape_of(&s->graph.tensors[s->features]) : (vkvit_shape){0};
+}
+
+vkvit_result vkvit_session_get_features(vkvit_session *s, float *dst, size_t count) {
+    if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features: NULL argument");
+    if (s->features == VKVIT_NONE)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features '%s': the session was created "
+                            "without features (vkvit_session_desc.features = 0)", s->label);
+    vkvit_result res = check_count(s, s->features, count, "vkvit_session_get_features");
+    if (res != VKVIT_OK) return res;
+    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features '%s': no run yet", s->label);
+    if ((res = check_idle(s, "vkvit_session_get_features")) != VKVIT_OK) return res;
+    read_host_output(s, s->features, 0, dst, count * sizeof(float));
     return VKVIT_OK;
 }
 
@@ -648,17 +703,8 @@ vkvit_result vkvit_session_get_top_k(vkvit_session *s, uint32_t *classes, float 
     if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': no run yet", fn, s->label);
     vkvit_result res = check_idle(s, fn);
     if (res != VKVIT_OK) return res;
-    /* Direct: the arena's top-K tensor; else out_staging, right after the logits (record(), step 4). */
-    const vkvit__buffer *b = s->direct ? &s->arena : &s->out_staging;
-    const uint64_t off = s->direct ? s->graph.tensors[s->topk].offset : s->graph.tensors[s->output].bytes;
-    if (!b->coherent) {
-        VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->memory,
-                                     .size = VK_WHOLE_SIZE};
-        s->ctx->vk.vkInvalidateMappedMemoryRanges(s->ctx->device, 1, &range);
-    }
-    const uint8_t *src = (const uint8_t *)b->mapped + off;
-    memcpy(classes, src, n * sizeof(uint32_t));
-    memcpy(probabilities, src + n * sizeof(uint32_t), n * sizeof(float));
+    read_host_output(s, s->topk, 0, classes, n * sizeof(uint32_t));
+    read_host_output(s, s->topk, n * sizeof(uint32_t), probabilities, n * sizeof(float));
     return VKVIT_OK;
 }
 

@@ -8,6 +8,7 @@
 void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx) {
     memset(g, 0, sizeof *g);
     g->ctx = ctx;
+    g->features = VKVIT_NONE;
 }
 
 void vkvit__graph_free(vkvit__graph *g) {

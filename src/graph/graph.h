@@ -78,6 +78,8 @@ typedef struct vkvit__graph {
     char scope[64];                         /* name prefix for labels, e.g. "blocks.3" */
     bool f16_weights;                       /* GEMM weights come from the model's fp16 buffer (fp16 sessions) */
     bool grid_too_large;                    /* the first error was a grid above maxComputeWorkGroupCount */
+    uint32_t features;                      /* what the classifier head reads: the pooled features [B, F] (timm's
+                                               pre-logits), set by the head builder; VKVIT_NONE before */
 } vkvit__graph;
 
 void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx);

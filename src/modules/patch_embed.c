@@ -35,6 +35,7 @@ uint32_t vkvit__classifier_head(vkvit__graph *g, const vkvit_model *m, uint32_t 
                                 uint32_t classes, bool bias) {
     uint32_t shape[2] = {B, classes};
     uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, shape);
+    g->features = v; /* [B, in_dim]: the pre-logits features (vkvit_session_get_features) */
     vkvit__gemm_op head = {
         .a = vkvit__mat_dense(v, B, in_dim), .w = vkvit__model_gemm_weight(g, m, "out_proj.weight"),
         .bias = bias ? vkvit__model_weight(g, m, "out_proj.bias") : VKVIT_NONE,

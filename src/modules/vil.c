@@ -168,6 +168,7 @@ void vkvit__vil_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_
 
     uint32_t logits_shape[2] = {B, c->num_classes};
     uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, logits_shape);
+    g->features = v; /* [B, D]: the pre-logits features (vkvit_session_get_features) */
     vkvit__gemm_op head = {
         .a = vkvit__mat_dense(v, B, D), .w = vkvit__model_gemm_weight(g, m, "head.weight"),
         .bias = vkvit__model_weight(g, m, "head.bias"), .d = vkvit__mat_dense(logits, B, c->num_classes),
