@@ -741,7 +741,8 @@ class Session:
     """
 
     def __init__(self, model: Model, batch: int = 1, precision: str = "fp32", top_k: int = 0,
-                 max_image_pixels: int = 0, profile: bool = False, label: Optional[str] = None):
+                 max_image_pixels: int = 0, profile: bool = False, label: Optional[str] = None,
+                 features: bool = False):
         if not isinstance(model, Model):
             raise InvalidArgumentError("Session: model must be a vkvit.Model")
         self._lib = lib = model._lib
@@ -757,8 +758,11 @@ class Session:
             raise InvalidArgumentError(f"Session: batch must be >= 1, got {batch}")
         if top_k > 0xFFFFFFFF:
             raise InvalidArgumentError(f"Session: top_k {top_k} is out of range")
+        if features and not lib.has_features:
+            raise UnsupportedError("Session: the loaded libvkvit has no pooled-feature output")
         desc = _lib.vkvit_session_desc(batch=int(batch), precision=_PRECISIONS[precision], profile=1 if profile else 0,
-                                       top_k=int(top_k), max_image_pixels=int(max_image_pixels))
+                                       top_k=int(top_k), max_image_pixels=int(max_image_pixels),
+                                       features=1 if features else 0)
         if label is not None:
             desc.label = label.encode("utf-8")
         model_node = model._alive()

@@ -152,6 +152,7 @@ class vkvit_session_desc(Structure):
         ("profile", c_int),
         ("top_k", c_uint32),
         ("max_image_pixels", c_uint64),
+        ("features", c_int),
     ]
 
 

@@ -447,6 +447,21 @@ def test_describe_uses_vkvit_describe_model_when_present(ctx, monkeypatch):
     assert d["blocks"] == 2 and d["dtype"] == "F32"
 
 
+def test_pooled_features(ctx):
+    """Session(features=True): the head applied to the features reproduces PyTorch's logits (issue 17)."""
+    stem = "vit5_nvsubq_regconcat_r9"
+    io, _ = read_safetensors(os.path.join(GOLDEN_MODELS, stem + ".io.safetensors"))
+    weights, _ = read_safetensors(os.path.join(GOLDEN_MODELS, stem + ".vkvit"))
+    w, b = weights["out_proj.weight"].astype(np.float64), weights.get("out_proj.bias")
+    with vkvit.Model(ctx, os.path.join(GOLDEN_MODELS, stem + ".vkvit")) as model:
+        with vkvit.Session(model, batch=io["input"].shape[0], features=True) as s:
+            assert s.feature_shape == (io["input"].shape[0], w.shape[1])
+            s.run(io["input"])
+            f = s.features()
+    again = f.astype(np.float64) @ w.T + (b.astype(np.float64) if b is not None else 0)
+    assert max_rel_err(again, io["logits"]) <= 1e-4
+
+
 def test_features_when_present(ctx, monkeypatch):
     import ctypes
     lib = _lib.load()

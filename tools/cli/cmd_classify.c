@@ -37,6 +37,8 @@ static void classify_usage(FILE *f) {
                "  -k, --top K           classes per image (default %u; clamped to the model's class count and %u)\n"
                "  -b, --batch N         images per inference (default %u, at most %u)\n"
                "  --json                one JSON document on stdout (default: a table)\n"
+               "  --features            with --json: each image also gets \"features\", the pooled features the\n"
+               "                        classifier head reads (an embedding for retrieval; include/vkvit.h)\n"
                "  --precision P         fp32 (default) or fp16 (fp16 weights, fp32 activations)\n"
                "  --condition FILE      for models that take a condition (resnet with a condition mixer): a\n"
                "                        safetensors file with a float tensor `condition` of the session's shape\n"
@@ -62,6 +64,7 @@ typedef struct image_result {
     uint32_t width, height;
     uint32_t *classes;                      /* [top] */
     float *probs;                           /* [top] */
+    float *features;                        /* [n_features] with --features, else NULL */
 } image_result;
 
 typedef struct classify_args {
@@ -69,11 +72,11 @@ typedef struct classify_args {
     uint32_t n_paths;
     const char *model_path, *device, *condition_path;
     uint32_t top, batch;
-    int json;
+    int json, features;
     vkvit_precision precision;
 } classify_args;
 
-enum { OPT_JSON = 256, OPT_PRECISION, OPT_DEVICE, OPT_CONDITION };
+enum { OPT_JSON = 256, OPT_PRECISION, OPT_DEVICE, OPT_CONDITION, OPT_FEATURES };
 
 /* Returns CLI_OK, -1 after --help, or the exit code after printing the reason. */
 static int parse_args(int argc, char **argv, classify_args *a) {
@@ -82,6 +85,7 @@ static int parse_args(int argc, char **argv, classify_args *a) {
         {"batch", required_argument, NULL, 'b'},      {"json", no_argument, NULL, OPT_JSON},
         {"precision", required_argument, NULL, OPT_PRECISION}, {"device", required_argument, NULL, OPT_DEVICE},
         {"condition", required_argument, NULL, OPT_CONDITION}, {"help", no_argument, NULL, 'h'},
+        {"features", no_argument, NULL, OPT_FEATURES},
         {NULL, 0, NULL, 0}};
     *a = (classify_args){.top = CLASSIFY_DEFAULT_TOP, .batch = CLASSIFY_DEFAULT_BATCH,
                          .precision = VKVIT_PRECISION_FP32};
@@ -94,6 +98,7 @@ static int parse_args(int argc, char **argv, classify_args *a) {
         case 'k': if (!cli_opt_u32(&o, 1, 1000000, &a->top)) return CLI_USAGE; break;
         case 'b': if (!cli_opt_u32(&o, 1, CLASSIFY_MAX_BATCH, &a->batch)) return CLI_USAGE; break;
         case OPT_JSON: a->json = 1; break;
+        case OPT_FEATURES: a->features = 1; break;
         case OPT_PRECISION: if (!cli_opt_precision(&o, &a->precision)) return CLI_USAGE; break;
         case OPT_DEVICE: a->device = o.arg; break;
         case OPT_CONDITION: a->condition_path = o.arg; break;
@@ -103,6 +108,7 @@ static int parse_args(int argc, char **argv, classify_args *a) {
     a->n_paths = (uint32_t)(argc - o.first_operand);
     a->paths = (const char **)(argv + o.first_operand);
     if (a->n_paths == 0) return cli_usage_error("classify", "no image given");
+    if (a->features && !a->json) return cli_usage_error("classify", "--features needs --json");
     uint32_t stdin_uses = 0;
     for (uint32_t i = 0; i < a->n_paths; i++) stdin_uses += !strcmp(a->paths[i], "-");
     if (a->condition_path && !strcmp(a->condition_path, "-")) stdin_uses++;
@@ -139,6 +145,7 @@ typedef struct printer {
     uint32_t n_printed;                     /* JSON elements so far */
     size_t path_w, label_w;                 /* table column widths, in characters */
     uint32_t top;
+    uint32_t n_features;                    /* --features: the width F of each image's vector */
     const vkvit_model *model;
     cJSON *head;                            /* JSON: the document without "images" */
 } printer;
@@ -200,6 +207,10 @@ static void print_result(printer *p, const image_result *ir) {
             cJSON_AddItemToObject(e, "probability", cli_jfloat(ir->probs[k]));
             cJSON_AddItemToArray(top, e);
         }
+        if (ir->features) {
+            cJSON *f = cJSON_AddArrayToObject(o, "features");
+            for (uint32_t i = 0; i < p->n_features; i++) cJSON_AddItemToArray(f, cli_jfloat(ir->features[i]));
+        }
     }
     char *text = cli_json_line(o);
     cJSON_Delete(o);
@@ -250,7 +261,7 @@ int vkvit_cli_classify(int argc, char **argv) {
     cli_image *chunk = calloc(a.batch, sizeof *chunk);
     uint32_t *chunk_of = calloc(a.batch, sizeof *chunk_of); /* chunk slot -> index into res */
     uint32_t *classes = NULL;
-    float *probs = NULL, *cond_file = NULL, *cond = NULL;
+    float *probs = NULL, *cond_file = NULL, *cond = NULL, *feats = NULL;
     uint32_t cond_rows = 0;
     size_t cond_row = 0;
     uint32_t n_bad = 0, batch = 0;
@@ -324,8 +335,15 @@ int vkvit_cli_classify(int argc, char **argv) {
              * the session's batch. */
             batch = count;
             vkvit_session_desc sd = {.label = "classify", .batch = batch, .precision = a.precision, .top_k = top,
-                                     .max_image_pixels = max_pixels};
+                                     .max_image_pixels = max_pixels, .features = a.features};
             if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
+            if (a.features) {
+                pr.n_features = vkvit_session_feature_shape(s).dims[1];
+                if (!(feats = malloc((size_t)batch * pr.n_features * sizeof *feats))) {
+                    r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the features");
+                    FAIL(r);
+                }
+            }
             classes = malloc((size_t)batch * top * sizeof *classes);
             probs = malloc((size_t)batch * top * sizeof *probs);
             if (!classes || !probs) {
@@ -374,6 +392,8 @@ int vkvit_cli_classify(int argc, char **argv) {
             if (cond && (r = vkvit_session_set_condition(s, cond, (size_t)batch * cond_row)) != VKVIT_OK) FAIL(r);
             if ((r = vkvit_session_run(s)) != VKVIT_OK) FAIL(r);
             if ((r = vkvit_session_get_top_k(s, classes, probs, (size_t)batch * top)) != VKVIT_OK) FAIL(r);
+            if (feats && (r = vkvit_session_get_features(s, feats, (size_t)batch * pr.n_features)) != VKVIT_OK)
+                FAIL(r);
             for (uint32_t i = 0; i < count; i++) {
                 image_result *ir = &res[chunk_of[i]];
                 ir->classes = malloc(top * sizeof *ir->classes);
@@ -384,6 +404,13 @@ int vkvit_cli_classify(int argc, char **argv) {
                 }
                 memcpy(ir->classes, classes + (size_t)i * top, top * sizeof *classes);
                 memcpy(ir->probs, probs + (size_t)i * top, top * sizeof *probs);
+                if (feats) {
+                    if (!(ir->features = malloc(pr.n_features * sizeof *feats))) {
+                        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
+                        FAIL(r);
+                    }
+                    memcpy(ir->features, feats + (size_t)i * pr.n_features, pr.n_features * sizeof *feats);
+                }
                 ir->ok = 1;
             }
             for (uint32_t i = 0; i < count; i++) cli_image_free(&chunk[i]);
@@ -404,12 +431,14 @@ done:
     if (chunk)
         for (uint32_t i = 0; i < a.batch; i++) cli_image_free(&chunk[i]);
     if (res)
-        for (uint32_t i = 0; i < a.n_paths; i++) free(res[i].error), free(res[i].classes), free(res[i].probs);
+        for (uint32_t i = 0; i < a.n_paths; i++)
+            free(res[i].error), free(res[i].classes), free(res[i].probs), free(res[i].features);
     free(res);
     free(chunk);
     free(chunk_of);
     free(classes);
     free(probs);
+    free(feats);
     free(cond_file);
     free(cond);
     vkvit_session_destroy(s);

@@ -33,6 +33,8 @@ static void run_usage(FILE *f) {
                "                      place\n"
                "  --condition FILE    safetensors file with the tensor `condition` (default: the one in IN)\n"
                "  --precision P       fp32 (default) or fp16 (fp16 weights, fp32 activations)\n"
+               "  --features          also write `features` [B, F]: the pooled features the classifier head reads\n"
+               "                      (timm's forward_features + pre-logits; include/vkvit.h)\n"
                "  --json              print the summary as one JSON object (default: one line of text; with\n"
                "                      --output - the summary goes to stderr)\n"
                "  --device DEV        Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
@@ -42,27 +44,34 @@ static void run_usage(FILE *f) {
                "4 runtime failure (also: OUT or standard output could not be written)\n");
 }
 
-/* Writes a one-tensor F32 safetensors file. */
-static vkvit_result write_logits(const char *path, const float *data, const vkvit_shape *shape) {
-    uint64_t n = 1;
-    for (uint32_t i = 0; i < shape->ndim; i++) n *= shape->dims[i];
-    char header[256];
-    int len = snprintf(header, sizeof header, "{\"logits\":{\"dtype\":\"F32\",\"shape\":[%u,%u],\"data_offsets\":[0,%llu]}}",
-                       shape->dims[0], shape->dims[1], (unsigned long long)(n * 4));
+/* Writes an F32 safetensors file holding `logits` [B, classes] and, when `features` is not NULL, `features`
+ * [B, F] after it. */
+static vkvit_result write_outputs(const char *path, const float *logits, const vkvit_shape *ls, const float *features,
+                                  const vkvit_shape *fs) {
+    const uint64_t nl = (uint64_t)ls->dims[0] * ls->dims[1], nf = features ? (uint64_t)fs->dims[0] * fs->dims[1] : 0;
+    char header[512];
+    int len = snprintf(header, sizeof header, "{\"logits\":{\"dtype\":\"F32\",\"shape\":[%u,%u],\"data_offsets\":[0,%llu]}",
+                       ls->dims[0], ls->dims[1], (unsigned long long)(nl * 4));
+    if (features)
+        len += snprintf(header + len, sizeof header - (size_t)len,
+                        ",\"features\":{\"dtype\":\"F32\",\"shape\":[%u,%u],\"data_offsets\":[%llu,%llu]}",
+                        fs->dims[0], fs->dims[1], (unsigned long long)(nl * 4), (unsigned long long)((nl + nf) * 4));
+    header[len++] = '}';
     while (len % 8) header[len++] = ' ';
-    size_t total = 8 + (size_t)len + (size_t)n * 4;
+    size_t total = 8 + (size_t)len + (size_t)(nl + nf) * 4;
     uint8_t *buf = malloc(total);
     if (!buf) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory writing '%s'", path);
     uint64_t hl = (uint64_t)len;
     for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(hl >> (8 * i));
     memcpy(buf + 8, header, (size_t)len);
-    memcpy(buf + 8 + len, data, (size_t)n * 4); /* little-endian hosts only, like the rest of vkvit */
+    memcpy(buf + 8 + len, logits, (size_t)nl * 4); /* little-endian hosts only, like the rest of vkvit */
+    if (features) memcpy(buf + 8 + len + nl * 4, features, (size_t)nf * 4);
     vkvit_result r = cli_write_output(path, buf, total);
     free(buf);
     return r;
 }
 
-enum { OPT_CONDITION = 256, OPT_PRECISION, OPT_DEVICE, OPT_JSON };
+enum { OPT_CONDITION = 256, OPT_PRECISION, OPT_DEVICE, OPT_JSON, OPT_FEATURES };
 
 int vkvit_cli_run(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -70,10 +79,11 @@ int vkvit_cli_run(int argc, char **argv) {
         {"output", required_argument, NULL, 'o'},    {"condition", required_argument, NULL, OPT_CONDITION},
         {"precision", required_argument, NULL, OPT_PRECISION}, {"device", required_argument, NULL, OPT_DEVICE},
         {"json", no_argument, NULL, OPT_JSON},       {"help", no_argument, NULL, 'h'},
+        {"features", no_argument, NULL, OPT_FEATURES},
         {NULL, 0, NULL, 0}};
     const char *model_path = NULL, *in_path = NULL, *out_path = NULL, *device = NULL, *cond_path = NULL;
     vkvit_precision precision = VKVIT_PRECISION_FP32;
-    int json = 0;
+    int json = 0, want_features = 0;
     cli_opts o;
     cli_opts_init(&o, "run", argc, argv, "m:i:o:h", longopts);
     for (int c; (c = cli_opts_next(&o)) != -1;) {
@@ -86,6 +96,7 @@ int vkvit_cli_run(int argc, char **argv) {
         case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
         case OPT_DEVICE: device = o.arg; break;
         case OPT_JSON: json = 1; break;
+        case OPT_FEATURES: want_features = 1; break;
         default: return CLI_USAGE;
         }
     }
@@ -103,7 +114,7 @@ int vkvit_cli_run(int argc, char **argv) {
     vkvit_result r;
     uint8_t *data = NULL;
     size_t size = 0;
-    float *input = NULL, *logits = NULL, *condition = NULL;
+    float *input = NULL, *logits = NULL, *condition = NULL, *features = NULL;
     vkvit__safetensors st = {0};
     vkvit_ctx *ctx = NULL;
     vkvit_model *model = NULL;
@@ -164,7 +175,8 @@ int vkvit_cli_run(int argc, char **argv) {
                          (unsigned long long)t->shape[0]);
         FAIL(r);
     }
-    vkvit_session_desc sd = {.label = "run", .batch = (uint32_t)t->shape[0], .precision = precision};
+    vkvit_session_desc sd = {.label = "run", .batch = (uint32_t)t->shape[0], .precision = precision,
+                             .features = want_features};
     if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
     /* The condition: required exactly when the session has one; [B, ...] or one row [1, ...] for every image. */
     vkvit_shape cs = vkvit_session_condition_shape(s);
@@ -227,10 +239,17 @@ int vkvit_cli_run(int argc, char **argv) {
         r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the logits");
         FAIL(r);
     }
-    if ((r = vkvit_session_set_input(s, input, t->numel)) != VKVIT_OK || (r = vkvit_session_run(s)) != VKVIT_OK ||
-        (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK)
+    vkvit_shape fs = vkvit_session_feature_shape(s);
+    const size_t n_feat = want_features ? (size_t)fs.dims[0] * fs.dims[1] : 0;
+    if (want_features && !(features = malloc(n_feat * sizeof(float)))) {
+        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the features");
         FAIL(r);
-    if ((r = write_logits(out_path, logits, &os)) != VKVIT_OK) {
+    }
+    if ((r = vkvit_session_set_input(s, input, t->numel)) != VKVIT_OK || (r = vkvit_session_run(s)) != VKVIT_OK ||
+        (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK ||
+        (want_features && (r = vkvit_session_get_features(s, features, n_feat)) != VKVIT_OK))
+        FAIL(r);
+    if ((r = write_outputs(out_path, logits, &os, features, &fs)) != VKVIT_OK) {
         cli_print_error("run", vkvit_last_error());
         rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
         goto done;
@@ -279,5 +298,6 @@ done:
     free(input);
     free(condition);
     free(logits);
+    free(features);
     return cli_finish_stdout("run", rc);
 }
