@@ -241,7 +241,7 @@ class VkvitWorker(WorkerPlugin):
     def classify(self, items: List[List[str]]) -> dict:
         """items: [path as listed (the row's key), absolute path (what is opened)]."""
         import numpy as np
-        from PIL import Image
+        from PIL import Image, ImageOps
         ctx, model, session = self.session()
         vkvit = sys.modules["vkvit"]
         t0 = time.perf_counter()                      # busy time: decode + classify, not session creation
@@ -252,8 +252,8 @@ class VkvitWorker(WorkerPlugin):
         for i, (p, absolute) in enumerate(items):
             try:
                 with Image.open(absolute) as im:
-                    im.load()
-                    pictures.append(np.asarray(im.convert("RGBA")))
+                    im.load()  # EXIF orientation applied, as vkvit's own decoder does
+                    pictures.append(np.asarray(ImageOps.exif_transpose(im).convert("RGBA")))
                 good.append(i)
             except Exception as e:  # noqa: BLE001 - one bad file is one error row
                 rows[i] = self._row(p, None, f"cannot decode: {e}")

@@ -37,7 +37,7 @@ sys.path.insert(1, HERE)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from PIL import Image  # noqa: E402
+from PIL import Image, ImageOps  # noqa: E402
 
 import vkvit_file  # noqa: E402
 from generic import ClassificationResNet  # noqa: E402
@@ -104,8 +104,8 @@ def pytorch_predictions(net, doc, paths, batch=100):
     for i in range(0, len(paths), batch):
         xs = []
         for p in paths[i:i + batch]:
-            with Image.open(p) as im:
-                rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
+            with Image.open(p) as im:  # EXIF orientation applied, as vkvit's decoder does
+                rgb = np.asarray(ImageOps.exif_transpose(im).convert("RGB"), dtype=np.uint8)
             xs.append(preprocess(rgb, pp["image_size"], pp["resize_shorter"], pp["interpolation"], pp["mean"],
                                  pp["std"]))
         with torch.no_grad():
@@ -124,7 +124,8 @@ def lossless_copy(src, dst):
         for name in sorted(os.listdir(os.path.join(root, cls))):
             try:
                 with Image.open(os.path.join(root, cls, name)) as im:
-                    im.convert("RGB").save(os.path.join(dst, cls, os.path.splitext(name)[0] + ".png"))
+                    ImageOps.exif_transpose(im).convert("RGB").save(os.path.join(dst, cls,
+                                                                                 os.path.splitext(name)[0] + ".png"))
             except OSError:
                 pass                                    # unreadable: vkvit eval reports it, PyTorch skips it
     return dst

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageOps
 
 FILTERS = {"bicubic": Image.Resampling.BICUBIC, "bilinear": Image.Resampling.BILINEAR}
 
@@ -78,7 +78,7 @@ def main() -> int:
     ap.add_argument("--interpolation", choices=sorted(FILTERS), default="bicubic")
     args = ap.parse_args()
     size = (args.size[0], args.size[-1])
-    rgb = np.asarray(Image.open(args.image).convert("RGB"))
+    rgb = np.asarray(ImageOps.exif_transpose(Image.open(args.image)).convert("RGB"))  # as vkvit applies EXIF
     out = preprocess(rgb, size, args.resize or max(size), args.interpolation,
                      [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
     print(f"{args.image}: {rgb.shape[1]}x{rgb.shape[0]} -> {out.shape}, mean {out.mean(axis=(0, 1))}, "
