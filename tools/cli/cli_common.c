@@ -544,7 +544,7 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
 
 vkvit_result cli_sniff_model(const char *path) {
     unsigned char b[16] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block here: the reader refuses it */
     if (fd < 0) return VKVIT_OK;
     struct stat st;
     ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, b, sizeof b) : -1;
@@ -555,7 +555,12 @@ vkvit_result cli_sniff_model(const char *path) {
 }
 
 vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *name, const char *kind) {
-    if (n < 9 || bytes[8] == '{') return VKVIT_OK; /* empty, short or plausible: the reader says what is wrong */
+    size_t at = 8; /* the JSON header may start with whitespace, as JSON may */
+    while (at < n && (bytes[at] == ' ' || bytes[at] == '\t' || bytes[at] == '\n' || bytes[at] == '\r')) at++;
+    uint64_t header_len = 0;
+    for (int i = 7; n >= 8 && i >= 0; i--) header_len = header_len << 8 | bytes[i];
+    if (n < 9 || (header_len <= ((uint64_t)1 << 32) && (at == n || bytes[at] == '{')))
+        return VKVIT_OK; /* short or plausible: the reader says what is wrong */
     unsigned char b[16] = {0};                      /* the magic table looks at up to 16 bytes */
     memcpy(b, bytes, n < sizeof b ? n : sizeof b);
     static const struct {
