@@ -10,13 +10,17 @@
  *                            concurrently without it. Both sessions are in flight on the one queue at once.
  *   own_ctx_two_sessions     one ctx that vkvit created, two sessions on it, one thread each, calling
  *                            vkvit_session_run with no lock at all: the ctx's queue lock serialises the submissions
- *                            (before it, the layer's threading check reported vkQueueSubmit from two threads).
+ *                            (before it, the layer's threading check reported vkQueueSubmit from two threads). The
+ *                            ctx's vkQueueSubmit is wrapped to hold each call open for 1 ms and count the callers
+ *                            inside at once, which makes an unsynchronised submission certain, not rare: at most 1.
  * Every frame alternates the batch order of the golden input, is preceded by a NaN poisoning run, and must match the
  * golden logits (max rel err <= 1e-4). The threads record their results; the main thread CHECKs them. */
 #include "embed_util.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
 
 enum { FRAMES = 6 };
 
@@ -156,8 +160,23 @@ static void one_ctx_two_sessions(host *h, const eu_golden *g) {
     vkvit_ctx_destroy(ctx);
 }
 
+static PFN_vkQueueSubmit real_queue_submit;
+static atomic_int submits_inside, most_inside;
+
+/* The ctx's vkQueueSubmit, held open for 1 ms, counting how many threads are inside at once. */
+static VKAPI_ATTR VkResult VKAPI_CALL counting_queue_submit(VkQueue q, uint32_t n, const VkSubmitInfo *s, VkFence f) {
+    int inside = atomic_fetch_add(&submits_inside, 1) + 1;
+    for (int seen = atomic_load(&most_inside); inside > seen && !atomic_compare_exchange_weak(&most_inside, &seen, inside);) {}
+    nanosleep(&(struct timespec){0, 1000000}, NULL);
+    VkResult r = real_queue_submit(q, n, s, f);
+    atomic_fetch_sub(&submits_inside, 1);
+    return r;
+}
+
 static void own_ctx_two_sessions(const eu_golden *g) {
     vkvit_ctx *ctx = vt_ctx_with((vkvit_ctx_desc){.label = "own ctx"});
+    real_queue_submit = ctx->vk.vkQueueSubmit;
+    ctx->vk.vkQueueSubmit = counting_queue_submit;
     vkvit_model *model = NULL;
     vkvit_session *s[2] = {NULL, NULL};
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = EU_MODEL ".vkvit"}, &model));
@@ -166,6 +185,9 @@ static void own_ctx_two_sessions(const eu_golden *g) {
     worker ws[2] = {{.name = "session A thread", .g = g, .ctx = ctx, .model = model, .session = s[0], .burst = 200},
                     {.name = "session B thread", .g = g, .ctx = ctx, .model = model, .session = s[1], .burst = 200}};
     run_workers(ws, 2);
+    CHECK(atomic_load(&most_inside) == 1, "own ctx: %d threads were inside vkQueueSubmit at once",
+          atomic_load(&most_inside));
+    ctx->vk.vkQueueSubmit = real_queue_submit;
     uint32_t n = vkvit_ctx_validation_messages(ctx, 0);
     CHECK(n == 0, "own ctx: %u validation message(s); first: %s", n, n ? ctx->validation_log[0] : "");
     vkvit_session_destroy(s[1]);
