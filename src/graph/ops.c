@@ -157,7 +157,8 @@ void vkvit__op_norm(vkvit__graph *g, const char *name, const vkvit__norm_op *op)
     uint32_t wg = cpu ? 8 : 64; /* one SIMD vector on llvmpipe: no idle lanes, cheap barriers */
     while (wg > 8 && wg / 2 >= op->group) wg /= 2;
     vkvit__kernel_desc kd = {
-        .shader = VKVIT_SHADER_NORM_F32_F32, .n_buffers = 4, .push_size = sizeof(norm_push), .n_spec = 5,
+        .shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_NORM_F32_F32_SUBGROUP : VKVIT_SHADER_NORM_F32_F32,
+        .n_buffers = 4, .push_size = sizeof(norm_push), .n_spec = 5,
         .spec = {wg, op->kind, op->one_plus_w, op->bias != VKVIT_NONE, op->weight != VKVIT_NONE},
     };
     norm_push p = {
@@ -265,8 +266,9 @@ void vkvit__op_grn_residual(vkvit__graph *g, const char *name, uint32_t a, uint3
     uint32_t shape[2] = {B, C};
     uint32_t nx = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, shape);
     uint32_t wg = g->ctx->caps.cpu_device ? 8 : 64;
-    vkvit__kernel_desc ks = {.shader = VKVIT_SHADER_GRN_STATS_F32, .n_buffers = 2, .push_size = sizeof(grn_stats_push),
-                             .n_spec = 1, .spec = {wg}};
+    vkvit__kernel_desc ks = {.shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_GRN_STATS_F32_SUBGROUP
+                                                                    : VKVIT_SHADER_GRN_STATS_F32,
+                             .n_buffers = 2, .push_size = sizeof(grn_stats_push), .n_spec = 1, .spec = {wg}};
     grn_stats_push ps = {T, C, eps};
     vkvit__node_binding bs[2] = {rd(a), wr(nx)};
     vkvit__graph_node(g, label, "grn", &ks, bs, 2, &ps, sizeof ps, B, 1, 1);

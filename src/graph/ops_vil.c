@@ -200,7 +200,9 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
         snprintf(label, sizeof label, "%s.gn_stats", name);
         stats = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 3, st_shape);
         const uint32_t wg = g->ctx->caps.cpu_device ? 8 : 64;
-        vkvit__kernel_desc ks = {.shader = VKVIT_SHADER_MLSTM_GN_STATS_F32, .n_buffers = 2,
+        vkvit__kernel_desc ks = {.shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP
+                                                                        : VKVIT_SHADER_MLSTM_GN_STATS_F32,
+                                 .n_buffers = 2,
                                  .push_size = sizeof(mlstm_gn_push), .n_spec = 1, .spec = {wg}};
         mlstm_gn_push ps = {op->S, op->E, G, op->eps};
         vkvit__node_binding bs[2] = {rd(op->h), wr(stats)};
