@@ -218,7 +218,7 @@ typedef struct vkvit_device_info {
     char workarounds[512];                  /* the quirks in force, comma-separated, "" for none */
     int validation;                         /* the validation layer is active */
     int adopted;                            /* the ctx adopted a host device */
-    /* Appended in 0.2 (layout: fields are only ever added here, at the end). */
+    /* Capabilities in use (src/vk/vk.h vkvit__caps; docs/gpu.md). New fields are only ever appended here. */
     int subgroup_in_use;                    /* subgroup reductions (norm, GRN and GroupNorm statistics) in use:
                                                subgroup_arithmetic and not VKVIT_DISABLE_SUBGROUP=1 */
     int cooperative_matrix_nv;              /* VK_NV_cooperative_matrix present */
