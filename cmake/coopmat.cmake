@@ -1,6 +1,6 @@
 # Cooperative matrix at build time: does the configured glslangValidator compile a tiny compute shader with
 # GL_NV_cooperative_matrix (Debian 12's glslang 12 does) and with GL_KHR_cooperative_matrix (glslang >= 13)?
-# Sets VKVIT_HAVE_NV_COOPMAT / VKVIT_HAVE_KHR_COOPMAT (ON/OFF, cached per glslangValidator path) and prints the
+# Sets VKVIT_HAVE_NV_COOPMAT / VKVIT_HAVE_KHR_COOPMAT (ON/OFF, in the including scope) and prints the
 # result. Whether a device has the extension is a run-time question (vkvit__caps in src/vk/vk.h); this only says
 # whether a cooperative-matrix shader variant can be built at all.
 
@@ -17,12 +17,8 @@ function(vkvit_probe_glslang out_var source)
   endif()
 endfunction()
 
-if(NOT DEFINED VKVIT_COOPMAT_PROBED_WITH OR NOT VKVIT_COOPMAT_PROBED_WITH STREQUAL GLSLANG_VALIDATOR)
-  vkvit_probe_glslang(nv coopmat_nv.comp)
-  vkvit_probe_glslang(khr coopmat_khr.comp)
-  set(VKVIT_HAVE_NV_COOPMAT ${nv} CACHE INTERNAL "glslangValidator compiles GL_NV_cooperative_matrix")
-  set(VKVIT_HAVE_KHR_COOPMAT ${khr} CACHE INTERNAL "glslangValidator compiles GL_KHR_cooperative_matrix")
-  set(VKVIT_COOPMAT_PROBED_WITH ${GLSLANG_VALIDATOR} CACHE INTERNAL "")
-endif()
+# Probed at every configure (two tiny compiles), so an upgraded glslang at the same path is noticed.
+vkvit_probe_glslang(VKVIT_HAVE_NV_COOPMAT coopmat_nv.comp)
+vkvit_probe_glslang(VKVIT_HAVE_KHR_COOPMAT coopmat_khr.comp)
 message(STATUS "vkvit: ${GLSLANG_VALIDATOR} compiles GL_NV_cooperative_matrix: ${VKVIT_HAVE_NV_COOPMAT}, "
                "GL_KHR_cooperative_matrix: ${VKVIT_HAVE_KHR_COOPMAT}")
