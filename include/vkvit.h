@@ -218,6 +218,12 @@ typedef struct vkvit_device_info {
     char workarounds[512];                  /* the quirks in force, comma-separated, "" for none */
     int validation;                         /* the validation layer is active */
     int adopted;                            /* the ctx adopted a host device */
+    /* Capabilities in use (src/vk/vk.h vkvit__caps; docs/gpu.md). New fields are only ever appended here. */
+    int subgroup_in_use;                    /* subgroup reductions (norm, GRN and GroupNorm statistics) in use:
+                                               subgroup_arithmetic and not VKVIT_DISABLE_SUBGROUP=1 */
+    int cooperative_matrix_nv;              /* VK_NV_cooperative_matrix present */
+    int cooperative_matrix_in_use;          /* a cooperative-matrix GEMM is used (0 in this version: no such kernel
+                                               is selected yet; VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good) */
 } vkvit_device_info;
 
 VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);

@@ -5,12 +5,15 @@
 //   g[c]    = sqrt( sum_t x[b,t,c]^2 )                 L2 over the token axis
 //   nx[b,c] = g[c] / ( mean_c' g[c'] + 1e-6 )          eps added to the channel mean
 // One workgroup per image: each invocation owns channels c = tid, tid + WG, ...; the channel mean is a
-// shared-memory reduction. x: (B, T, C) -> nx: (B, C).
+// workgroup reduction (shaders/reduce.glsl). x: (B, T, C) -> nx: (B, C).
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
 layout(constant_id = 0) const uint WG = 64;
 layout(local_size_x_id = 0) in;
+
+#define REDUCE_WG WG
+#include "reduce.glsl"
 
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
 layout(binding = 1, std430) writeonly buffer D { float data_d[]; };
@@ -19,8 +22,6 @@ layout(push_constant) uniform Push {
     uint T, C;
     float eps;
 } p;
-
-shared float sh[WG];
 
 void main() {
     const uint tid = gl_LocalInvocationID.x, b = gl_WorkGroupID.x;
@@ -34,13 +35,7 @@ void main() {
         }
         gsum += sqrt(s);
     }
-    sh[tid] = gsum;
-    barrier();
-    for (uint stride = WG / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) sh[tid] += sh[tid + stride];
-        barrier();
-    }
-    const float denom = sh[0] / float(p.C) + p.eps;
+    const float denom = reduce_sum(gsum) / float(p.C) + p.eps;
     for (uint c = tid; c < p.C; c += WG) {
         float s = 0.0;
         for (uint t = 0; t < p.T; t++) {

@@ -12,6 +12,9 @@
 layout(constant_id = 0) const uint WG = 64;
 layout(local_size_x_id = 0) in;
 
+#define REDUCE_WG WG
+#include "reduce.glsl"
+
 layout(binding = 0, std430) readonly buffer H { float data_h[]; };       // [B*S, E]
 layout(binding = 1, std430) writeonly buffer St { float data_st[]; };    // [B, NP, 2]
 
@@ -19,21 +22,6 @@ layout(push_constant) uniform Push {
     uint S, E, G;                                     // tokens, channels, channels per group
     float eps;
 } p;
-
-shared float sh[WG];
-
-float reduce_sum(float v) {
-    const uint tid = gl_LocalInvocationID.x;
-    sh[tid] = v;
-    barrier();
-    for (uint s = WG / 2; s > 0; s >>= 1) {
-        if (tid < s) sh[tid] += sh[tid + s];
-        barrier();
-    }
-    const float r = sh[0];
-    barrier();                                        // everyone has read sh[0] before it is reused
-    return r;
-}
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;

@@ -19,6 +19,10 @@ layout(constant_id = 3) const bool HAS_BIAS = false;
 layout(constant_id = 4) const bool HAS_WEIGHT = true;
 layout(local_size_x_id = 0) in;
 
+#define REDUCE_WG WG
+#define REDUCE_T vec2
+#include "reduce.glsl"
+
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
 layout(binding = 1, std430) readonly buffer W { float data_w[]; };     // [C] (indexed by channel)
 layout(binding = 2, std430) readonly buffer Bi { float data_bias[]; }; // [C]
@@ -31,8 +35,6 @@ layout(push_constant) uniform Push {
     uint out_offset, out_row_stride, out_batch_stride;
     float eps;
 } p;
-
-shared float sh_sum[WG], sh_sq[WG];
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -49,34 +51,18 @@ void main() {
         s += v;
         sq += v * v;
     }
-    sh_sum[tid] = s;
-    sh_sq[tid] = sq;
-    barrier();
-    for (uint stride = WG / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) {
-            sh_sum[tid] += sh_sum[tid + stride];
-            sh_sq[tid] += sh_sq[tid + stride];
-        }
-        barrier();
-    }
-    const float mean = sh_sum[0] / float(p.G);
+    const vec2 tot = reduce_sum(vec2(s, sq));        // (sum, sum of squares), shaders/reduce.glsl
+    const float mean = tot.x / float(p.G);
     float inv;
     if (MODE == 0) {
-        inv = inversesqrt(sh_sq[0] / float(p.G) + p.eps);
+        inv = inversesqrt(tot.y / float(p.G) + p.eps);
     } else {
-        barrier();  // everyone has read sh_sum[0] before it is reused
         float dev = 0.0;
         for (uint c = tid; c < p.G; c += WG) {
             const float v = float(data_a[in_base + c]) - mean;
             dev += v * v;
         }
-        sh_sq[tid] = dev;
-        barrier();
-        for (uint stride = WG / 2; stride > 0; stride >>= 1) {
-            if (tid < stride) sh_sq[tid] += sh_sq[tid + stride];
-            barrier();
-        }
-        inv = inversesqrt(sh_sq[0] / float(p.G) + p.eps);
+        inv = inversesqrt(reduce_sum(vec2(dev, 0.0)).x / float(p.G) + p.eps);
     }
     const float shift = MODE == 0 ? 0.0 : mean;
     for (uint c = tid; c < p.G; c += WG) {

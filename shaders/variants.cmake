@@ -7,10 +7,12 @@ vkvit_shader(gemm_cpu_f32_f32 gemm_cpu.comp)        # no shared memory, lanes ow
 vkvit_shader(gemm_cpu_f32_f32_w16 gemm_cpu.comp DEFINES B_F16=1)
 vkvit_shader(add_f32_f32 add.comp)
 vkvit_shader(norm_f32_f32 norm.comp)
+vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)
 vkvit_shader(patchify_f32_f32 patchify.comp)
 vkvit_shader(copy_rows_f32_f32 copy_rows.comp)
 vkvit_shader(mean_rows_f32_f32 mean_rows.comp)
 vkvit_shader(grn_stats_f32 grn_stats.comp)
+vkvit_shader(grn_stats_f32_subgroup grn_stats.comp DEFINES SUBGROUP=1)
 vkvit_shader(grn_apply_f32_f32 grn_apply.comp)
 vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
@@ -23,6 +25,7 @@ vkvit_shader(mlstm_carry_f32 mlstm_carry.comp)       # ViL: chunked scan phase 2
 vkvit_shader(mlstm_inter_f32 mlstm_inter.comp)       # ViL: chunked scan phase 3, carried part C^T q of the outputs
 vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (SPEC 7.3), seed / NX-AI
 vkvit_shader(mlstm_gn_stats_f32 mlstm_gn_stats.comp) # ViL seed: sequence-wide GroupNorm statistics
+vkvit_shader(mlstm_gn_stats_f32_subgroup mlstm_gn_stats.comp DEFINES SUBGROUP=1)
 vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)
 vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)        # image pre-processing pass 1:
 vkvit_shader(preprocess_h_u8_f32_image preprocess_h.comp DEFINES SOURCE_IMAGE=1)  # buffer / sampled VkImage source

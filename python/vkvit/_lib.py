@@ -105,6 +105,9 @@ class vkvit_device_info(Structure):
         ("workarounds", c_char * 512),
         ("validation", c_int),
         ("adopted", c_int),
+        ("subgroup_in_use", c_int),
+        ("cooperative_matrix_nv", c_int),
+        ("cooperative_matrix_in_use", c_int),
     ]
 
 

@@ -153,11 +153,12 @@ void vkvit__op_norm(vkvit__graph *g, const char *name, const vkvit__norm_op *op)
         vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "norm '%s': group %u must divide C %u", name, op->group, op->C);
         return;
     }
-    bool cpu = g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE;
+    const bool cpu = g->ctx->caps.cpu_device;
     uint32_t wg = cpu ? 8 : 64; /* one SIMD vector on llvmpipe: no idle lanes, cheap barriers */
     while (wg > 8 && wg / 2 >= op->group) wg /= 2;
     vkvit__kernel_desc kd = {
-        .shader = VKVIT_SHADER_NORM_F32_F32, .n_buffers = 4, .push_size = sizeof(norm_push), .n_spec = 5,
+        .shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_NORM_F32_F32_SUBGROUP : VKVIT_SHADER_NORM_F32_F32,
+        .n_buffers = 4, .push_size = sizeof(norm_push), .n_spec = 5,
         .spec = {wg, op->kind, op->one_plus_w, op->bias != VKVIT_NONE, op->weight != VKVIT_NONE},
     };
     norm_push p = {
@@ -264,9 +265,10 @@ void vkvit__op_grn_residual(vkvit__graph *g, const char *name, uint32_t a, uint3
     snprintf(label, sizeof label, "%s.stats", name);
     uint32_t shape[2] = {B, C};
     uint32_t nx = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, shape);
-    uint32_t wg = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) ? 8 : 64;
-    vkvit__kernel_desc ks = {.shader = VKVIT_SHADER_GRN_STATS_F32, .n_buffers = 2, .push_size = sizeof(grn_stats_push),
-                             .n_spec = 1, .spec = {wg}};
+    uint32_t wg = g->ctx->caps.cpu_device ? 8 : 64;
+    vkvit__kernel_desc ks = {.shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_GRN_STATS_F32_SUBGROUP
+                                                                    : VKVIT_SHADER_GRN_STATS_F32,
+                             .n_buffers = 2, .push_size = sizeof(grn_stats_push), .n_spec = 1, .spec = {wg}};
     grn_stats_push ps = {T, C, eps};
     vkvit__node_binding bs[2] = {rd(a), wr(nx)};
     vkvit__graph_node(g, label, "grn", &ks, bs, 2, &ps, sizeof ps, B, 1, 1);
@@ -359,7 +361,7 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
     const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
     snprintf(label, sizeof label, "%s.scores", name);
     const uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, s_shape);
-    const bool cpu = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t wg = cpu ? 8 : 64; /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
 
     /* 1. prep */
@@ -411,7 +413,7 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
 
 /* Path choice: op->path if set, else the environment variable VKVIT_ATTENTION ("fused" or "gemm"; read at every
  * graph build, so a session created after setenv() sees the new value), else the GEMM path on CPU devices
- * (VKVIT_QUIRK_CPU_DEVICE: llvmpipe runs the GEMMs ~10x faster than the fused kernel) and the fused kernel
+ * (caps.cpu_device: llvmpipe runs the GEMMs ~10x faster than the fused kernel) and the fused kernel
  * elsewhere. An unknown VKVIT_ATTENTION value fails the graph build with a sentence. */
 uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
     if (g->error) return VKVIT_NONE;
@@ -425,7 +427,7 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
                 return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                          "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name, env);
         } else {
-            path = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
+            path = g->ctx->caps.cpu_device ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
         }
     }
     uint32_t shape[2] = {op->B * op->T, op->C};

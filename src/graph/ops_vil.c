@@ -98,14 +98,14 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     if (op->NH == 0 || op->E % op->NH || op->S == 0)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm scan '%s': %u heads do not divide E = %u "
                                  "(or S = 0)", name, op->NH, op->E);
-    const bool cpu = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t DH = op->E / op->NH;
     /* Chunk: 16 tokens on CPU devices, 32 elsewhere. Value tiles of the carry: one 8-lane SIMD vector on CPU
      * devices, else 32 columns, narrowed until the shared memory fits. */
     const uint32_t L = op->chunk ? op->chunk : cpu ? 16 : 32;
     const uint32_t n_chunks = VKVIT_CEIL_DIV(op->S, L);
     const uint32_t want = cpu ? 8 : 32;
-    const uint32_t max_shared = g->ctx->info.max_shared_memory ? g->ctx->info.max_shared_memory : 16384;
+    const uint32_t max_shared = g->ctx->caps.max_shared_memory ? g->ctx->caps.max_shared_memory : 16384;
     const uint32_t wg = 64;                    /* chunk summaries and carried parts: lanes own register blocks */
     const uint32_t vt2 = pick_tile(want, DH, shared_carry, L, max_shared);
     /* The outputs (phase 4) recompute the chunk's L x L scores in every value tile: on CPU devices one tile spans
@@ -199,8 +199,10 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
         uint32_t st_shape[3] = {op->B, op->E / G, 2};
         snprintf(label, sizeof label, "%s.gn_stats", name);
         stats = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 3, st_shape);
-        const uint32_t wg = (g->ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) ? 8 : 64;
-        vkvit__kernel_desc ks = {.shader = VKVIT_SHADER_MLSTM_GN_STATS_F32, .n_buffers = 2,
+        const uint32_t wg = g->ctx->caps.cpu_device ? 8 : 64;
+        vkvit__kernel_desc ks = {.shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP
+                                                                        : VKVIT_SHADER_MLSTM_GN_STATS_F32,
+                                 .n_buffers = 2,
                                  .push_size = sizeof(mlstm_gn_push), .n_spec = 1, .spec = {wg}};
         mlstm_gn_push ps = {op->S, op->E, G, op->eps};
         vkvit__node_binding bs[2] = {rd(op->h), wr(stats)};

@@ -11,14 +11,6 @@ float vkvit__attention_default_scale(const vkvit__attention_config *cfg) {
 }
 
 /* Subgroup shuffles in compute shaders (GL_KHR_shader_subgroup_shuffle), needed by the tpr > 1 variant. */
-static bool has_subgroup_shuffle(const vkvit_ctx *ctx) {
-    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
-    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props);
-    const VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
-    return (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & need) == need;
-}
-
 /* The smallest subgroup size the shader may see (without size control, gl_SubgroupSize is the default size). */
 static uint32_t min_subgroup_size(const vkvit_ctx *ctx) {
     uint32_t s = ctx->info.subgroup_size;
@@ -55,10 +47,10 @@ vkvit_result vkvit__attention_resolve(const vkvit_ctx *ctx, const vkvit__attenti
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "attention: unknown rope pairing %d", (int)c.rope);
     }
 
-    const bool cpu = (ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
-    const bool shuffle = has_subgroup_shuffle(ctx);
+    const bool cpu = ctx->caps.cpu_device;
+    const bool shuffle = ctx->caps.subgroup_shuffle;
     const uint32_t sg = min_subgroup_size(ctx);
-    const uint32_t max_shared = ctx->info.max_shared_memory ? ctx->info.max_shared_memory : 16384;
+    const uint32_t max_shared = ctx->caps.max_shared_memory ? ctx->caps.max_shared_memory : 16384;
 
     /* CPU devices (llvmpipe) execute every shared-memory load as a loop over the 8 SIMD lanes, so there each K/V
      * value is loaded once per SIMD vector (tpr 1: the addresses are uniform across it) and used for rpi rows per

@@ -259,18 +259,38 @@ static uint32_t quirks_for(const vkvit_device_info *info, VkDriverId driver) {
     return q;
 }
 
-static void describe_quirks(uint32_t quirks, int f16_disabled, char *out, size_t cap) {
+/* What the caller asked vkvit not to use: the ctx desc and the environment, read once per ctx creation (and once
+ * per vkvit_enumerate_devices call, so `vkvit info` shows what a ctx would use). */
+typedef struct overrides {
+    bool f16;                               /* vkvit_ctx_desc.disable_f16 or VKVIT_DISABLE_F16=1 */
+    bool subgroup;                          /* VKVIT_DISABLE_SUBGROUP=1 */
+    bool coopmat;                           /* VKVIT_DISABLE_COOPMAT=1 */
+} overrides;
+
+static overrides read_overrides(int disable_f16) {
+    return (overrides){
+        .f16 = disable_f16 || env_flag("VKVIT_DISABLE_F16"),
+        .subgroup = env_flag("VKVIT_DISABLE_SUBGROUP"),
+        .coopmat = env_flag("VKVIT_DISABLE_COOPMAT"),
+    };
+}
+
+static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, overrides off, char *out, size_t cap) {
     out[0] = '\0';
     size_t n = 0;
 #define ADD(s) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", s)
     if (quirks & VKVIT_QUIRK_CPU_DEVICE) ADD("cpu-device (large register tiles, fp32 kernels)");
     if (quirks & VKVIT_QUIRK_NO_F16_ARITHMETIC) ADD("no-fp16-arithmetic");
-    if (f16_disabled) ADD("fp16 disabled by request");
+    if (off.f16) ADD("fp16 disabled by request");
+    if (off.subgroup) ADD("subgroup reductions disabled by request (VKVIT_DISABLE_SUBGROUP)");
+    else if (!info->subgroup_arithmetic) ADD("no subgroup arithmetic (shared-memory reductions)");
+    if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
+    else if (info->cooperative_matrix || info->cooperative_matrix_nv) ADD("cooperative matrix unused (no kernel yet)");
 #undef ADD
 }
 
 /* Fills `info` (and optionally the quirk bits) for one physical device. */
-static void query_device(VkPhysicalDevice pd, uint32_t instance_api, int disable_f16, vkvit_device_info *info,
+static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides off, vkvit_device_info *info,
                          uint32_t *quirks_out) {
     memset(info, 0, sizeof *info);
     ext_list exts = device_exts(pd);
@@ -328,6 +348,9 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, int disable
         info->subgroup_size_max = sgc_props.maxSubgroupSize;
     }
     info->cooperative_matrix = ext_has(&exts, "VK_KHR_cooperative_matrix");
+    info->cooperative_matrix_nv = ext_has(&exts, "VK_NV_cooperative_matrix");
+    info->subgroup_in_use = info->subgroup_arithmetic && !off.subgroup;
+    info->cooperative_matrix_in_use = 0; /* no cooperative-matrix kernel is selected in this version */
     info->timeline_semaphore = has_tl && tl.timelineSemaphore;
     info->timestamp_period_ns = props.limits.timestampPeriod;
     info->max_shared_memory = props.limits.maxComputeSharedMemorySize;
@@ -351,9 +374,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, int disable
             info->device_local_bytes = mp.memoryHeaps[i].size;
 
     uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
-    int f16_disabled = disable_f16 || env_flag("VKVIT_DISABLE_F16");
-    info->fp16_in_use = info->fp16_storage && !f16_disabled;
-    describe_quirks(quirks, f16_disabled, info->workarounds, sizeof info->workarounds);
+    info->fp16_in_use = info->fp16_storage && !off.f16;
+    describe_quirks(quirks, info, off, info->workarounds, sizeof info->workarounds);
     if (quirks_out) *quirks_out = quirks;
     free(exts.props);
 }
@@ -558,6 +580,56 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     ctx->info.adopted = 1;
 }
 
+/* The capability struct the op builders read (vk.h), from the device info after adopt-mode narrowing. */
+static void fill_caps(vkvit_ctx *ctx, overrides off) {
+    const vkvit_device_info *i = &ctx->info;
+    vkvit__caps *c = &ctx->caps;
+    memset(c, 0, sizeof *c);
+    c->cpu_device = (ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    c->fp16_storage = i->fp16_storage != 0;
+    c->fp16_math = i->fp16_arithmetic != 0;
+    c->fp16_in_use = i->fp16_in_use != 0;
+    c->subgroup_size = i->subgroup_size;
+    c->subgroup_size_min = i->subgroup_size_min;
+    c->subgroup_size_max = i->subgroup_size_max;
+    c->subgroup_size_control = i->subgroup_size_control != 0;
+    c->subgroup_arithmetic = i->subgroup_arithmetic != 0;
+    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
+    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props);
+    const VkSubgroupFeatureFlags shuffle = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    c->subgroup_shuffle = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sg.supportedOperations & shuffle) == shuffle;
+    c->subgroup_in_use = i->subgroup_in_use != 0;
+    c->cooperative_matrix_nv = i->cooperative_matrix_nv != 0;
+    c->cooperative_matrix_khr = i->cooperative_matrix != 0;
+    if (c->cooperative_matrix_nv && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) {
+        /* The configuration a first NV GEMM would use: fp16 A/B, fp32 C/D, 16x16x16, subgroup scope. */
+        VkCooperativeMatrixPropertiesNV cm[64];
+        uint32_t n = 0;
+        if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical_device, &n, NULL) == VK_SUCCESS) {
+            n = n < 64 ? n : 64;
+            for (uint32_t k = 0; k < n; k++) cm[k] = (VkCooperativeMatrixPropertiesNV){
+                .sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+            VkResult r = vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical_device, &n, cm);
+            for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
+                if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
+                    cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV && cm[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    cm[k].scope == VK_SCOPE_SUBGROUP_NV)
+                    c->coopmat_nv_f16_16x16x16 = true;
+        }
+    }
+    /* No cooperative-matrix kernel exists yet, and the device is not created with the extension: never in use. */
+    c->cooperative_matrix_in_use = false;
+    c->disabled_f16 = off.f16;
+    c->disabled_subgroup = off.subgroup;
+    c->disabled_coopmat = off.coopmat;
+    c->max_shared_memory = ctx->limits.maxComputeSharedMemorySize;
+    c->max_workgroup_invocations = ctx->limits.maxComputeWorkGroupInvocations;
+    for (int d = 0; d < 3; d++) c->max_workgroup_count[d] = ctx->limits.maxComputeWorkGroupCount[d];
+    c->max_storage_buffer_range = ctx->limits.maxStorageBufferRange;
+}
+
 /* ------------------------------------------------------------------------------------------------------------
  * ctx create / destroy
  * ------------------------------------------------------------------------------------------------------------ */
@@ -615,7 +687,8 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     }
 
     int validation_on = ctx->info.validation;
-    query_device(ctx->physical_device, instance_api, desc.disable_f16, &ctx->info, &ctx->quirks);
+    const overrides off = read_overrides(desc.disable_f16);
+    query_device(ctx->physical_device, instance_api, off, &ctx->info, &ctx->quirks);
     ctx->info.validation = validation_on;
     if (ctx->info.api_version < VK_API_VERSION_1_1) {
         res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' supports Vulkan %u.%u; vkvit needs 1.1", ctx->info.name,
@@ -636,6 +709,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     } else {
         if ((res = create_device(ctx)) != VKVIT_OK) goto fail;
     }
+    fill_caps(ctx, off);
     volkLoadDeviceTable(&ctx->vk, ctx->device);
     if (!desc.host) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
 
@@ -704,7 +778,8 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
         goto fail;
     }
     VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, pds));
-    for (uint32_t i = 0; i < n && out && i < cap; i++) query_device(pds[i], volkGetInstanceVersion(), 0, &out[i], NULL);
+    const overrides off = read_overrides(0);
+    for (uint32_t i = 0; i < n && out && i < cap; i++) query_device(pds[i], volkGetInstanceVersion(), off, &out[i], NULL);
     *count = n;
 fail:
     free(pds);

@@ -38,7 +38,7 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
 }
 
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    const bool cpu = (ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0;
+    const bool cpu = ctx->caps.cpu_device;
     return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED, M, N, K);
 }
 

@@ -44,7 +44,7 @@ typedef struct vkvit__gemm_config {
 } vkvit__gemm_config;
 
 /* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_CPU on CPU devices
- * (VKVIT_QUIRK_CPU_DEVICE), VKVIT_GEMM_SHARED elsewhere. */
+ * (ctx->caps.cpu_device), VKVIT_GEMM_SHARED elsewhere. */
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K);
 /* The tile configuration of one given variant for this problem size (tests run every variant). */
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,

@@ -43,6 +43,32 @@ enum {
     VKVIT_QUIRK_NO_F16_ARITHMETIC = 1u << 1,/* fp16 math is emulated or broken: keep fp32 arithmetic */
 };
 
+/* What this ctx's device can do and what vkvit uses, filled once at ctx creation (device.c) after the feature
+ * queries, the quirk table, adopt-mode narrowing and the environment overrides (VKVIT_DISABLE_F16,
+ * VKVIT_DISABLE_SUBGROUP, VKVIT_DISABLE_COOPMAT, read once there). Op builders read this, never the quirk bits or
+ * the environment, so a variant choice has one place to look. The public mirror is vkvit_device_info. */
+typedef struct vkvit__caps {
+    bool cpu_device;                        /* VKVIT_QUIRK_CPU_DEVICE: llvmpipe / lavapipe / SwiftShader */
+    bool fp16_storage;                      /* storageBuffer16BitAccess enabled */
+    bool fp16_math;                         /* shaderFloat16 enabled */
+    bool fp16_in_use;                       /* fp16 storage available and not disabled */
+    uint32_t subgroup_size;                 /* default subgroup size */
+    uint32_t subgroup_size_min, subgroup_size_max; /* 0 without subgroup size control */
+    bool subgroup_size_control;             /* subgroupSizeControl + computeFullSubgroups enabled */
+    bool subgroup_arithmetic;               /* VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in the compute stage */
+    bool subgroup_shuffle;                  /* BASIC + SHUFFLE in the compute stage */
+    bool subgroup_in_use;                   /* subgroup_arithmetic and not disabled: the *_subgroup reductions */
+    bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix present */
+    bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
+    bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
+    bool cooperative_matrix_in_use;         /* a cooperative-matrix kernel is selected (none exists yet: false) */
+    bool disabled_f16, disabled_subgroup, disabled_coopmat;  /* by request (environment or ctx desc) */
+    uint32_t max_shared_memory;             /* maxComputeSharedMemorySize, bytes */
+    uint32_t max_workgroup_invocations;     /* maxComputeWorkGroupInvocations */
+    uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
+    VkDeviceSize max_storage_buffer_range;  /* maxStorageBufferRange */
+} vkvit__caps;
+
 #define VKVIT_VALIDATION_LOG_CAP 8
 
 /* Every device allocation and every Vulkan object src/vk creates for this ctx, counted (never decremented) so that
@@ -79,6 +105,7 @@ struct vkvit_ctx {
 
     vkvit_device_info info;
     uint32_t quirks;
+    vkvit__caps caps;                       /* what the op builders read (filled once in vkvit_ctx_create) */
     VkPhysicalDeviceMemoryProperties mem_props;
     VkPhysicalDeviceLimits limits;
     VkDeviceSize max_allocation;            /* VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize */

@@ -1,0 +1,24 @@
+# Cooperative matrix at build time: does the configured glslangValidator compile a tiny compute shader with
+# GL_NV_cooperative_matrix (Debian 12's glslang 12 does) and with GL_KHR_cooperative_matrix (glslang >= 13)?
+# Sets VKVIT_HAVE_NV_COOPMAT / VKVIT_HAVE_KHR_COOPMAT (ON/OFF, in the including scope) and prints the
+# result. Whether a device has the extension is a run-time question (vkvit__caps in src/vk/vk.h); this only says
+# whether a cooperative-matrix shader variant can be built at all.
+
+function(vkvit_probe_glslang out_var source)
+  set(spv ${PROJECT_BINARY_DIR}/probes/${source}.spv)
+  file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/probes)
+  execute_process(
+    COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 -o ${spv} ${PROJECT_SOURCE_DIR}/cmake/probes/${source}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+  if(rc EQUAL 0 AND EXISTS ${spv})
+    set(${out_var} ON PARENT_SCOPE)
+  else()
+    set(${out_var} OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+# Probed at every configure (two tiny compiles), so an upgraded glslang at the same path is noticed.
+vkvit_probe_glslang(VKVIT_HAVE_NV_COOPMAT coopmat_nv.comp)
+vkvit_probe_glslang(VKVIT_HAVE_KHR_COOPMAT coopmat_khr.comp)
+message(STATUS "vkvit: ${GLSLANG_VALIDATOR} compiles GL_NV_cooperative_matrix: ${VKVIT_HAVE_NV_COOPMAT}, "
+               "GL_KHR_cooperative_matrix: ${VKVIT_HAVE_KHR_COOPMAT}")
