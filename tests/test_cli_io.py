@@ -372,7 +372,8 @@ def test_info():
     if rc == 0 and d:
         dev = d["devices"][0]
         f = dev["features"]
-        check(set(f) == {"fp16_storage", "fp16_arithmetic", "cooperative_matrix", "timestamps"} and
+        check(set(f) == {"fp16_storage", "fp16_arithmetic", "cooperative_matrix", "timestamps",
+                      "subgroup_arithmetic"} and
               all(set(v) == {"available", "used", "why"} for v in f.values()), f"info --json features: {f}")
         if "no-fp16-arithmetic" in " ".join(dev["workarounds"]):
             check(f["fp16_arithmetic"]["used"] is False and "no-fp16-arithmetic" in f["fp16_arithmetic"]["why"],

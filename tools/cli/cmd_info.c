@@ -24,7 +24,7 @@ typedef struct feature {
     char why[160];
 } feature;
 
-enum { N_FEATURES = 4 };
+enum { N_FEATURES = 5 };
 
 static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
     int cpu_quirk = strstr(d->workarounds, "no-fp16-arithmetic") != NULL;
@@ -38,10 +38,17 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
     snprintf(f[1].why, sizeof f[1].why, "%s%s",
              "vkvit's kernels compute and accumulate in fp32 (fp16 is a storage format only)",
              cpu_quirk ? "; workaround no-fp16-arithmetic: fp16 math is emulated on this CPU device" : "");
-    f[2] = (feature){"cooperative matrix", d->cooperative_matrix, 0, ""};
+    const int coopmat = d->cooperative_matrix || d->cooperative_matrix_nv;
+    f[2] = (feature){"cooperative matrix", coopmat, d->cooperative_matrix_in_use, ""};
     snprintf(f[2].why, sizeof f[2].why, "%s",
-             d->cooperative_matrix ? "present, but no vkvit kernel uses it yet: GEMM runs its tiled shader variant"
-                                   : "not present: GEMM runs its tiled shader variant");
+             strstr(d->workarounds, "VKVIT_DISABLE_COOPMAT") ? "disabled by VKVIT_DISABLE_COOPMAT=1"
+             : coopmat ? "present (KHR or NV), but no vkvit kernel uses it yet: GEMM runs its tiled shader variant"
+                       : "not present: GEMM runs its tiled shader variant");
+    f[4] = (feature){"subgroup arithmetic", d->subgroup_arithmetic, d->subgroup_in_use, ""};
+    snprintf(f[4].why, sizeof f[4].why, "%s",
+             d->subgroup_in_use ? "reductions in norms, GRN and the mLSTM GroupNorm use subgroupAdd"
+             : strstr(d->workarounds, "VKVIT_DISABLE_SUBGROUP") ? "disabled by VKVIT_DISABLE_SUBGROUP=1"
+             : "not present in compute shaders: reductions use shared memory");
     f[3] = (feature){"timestamps", d->timestamps, d->timestamps, ""};
     snprintf(f[3].why, sizeof f[3].why, "%s",
              d->timestamps ? "per-node GPU times for `vkvit bench` and profiled sessions"
