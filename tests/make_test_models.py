@@ -9,9 +9,14 @@
     make_test_models.py inf OUT             ... with one +inf weight
     make_test_models.py eps VALUE OUT       a tiny ViT-5 with norm_eps = VALUE (e.g. 1e300)
     make_test_models.py rope VALUE OUT      a tiny ViT-5 with rope_base = VALUE (e.g. 1e-300)
+    make_test_models.py tokens OUT          a tiny ViT-5 with 4,097 tokens per image (128x128, patch 2, width 8): at
+                                            batch 16 its norms need 65,552 workgroups, past the 65,535 of every device
+
+eps and rope are written without the Python writer's validation (it refuses them, as the C reader must).
 
 Weights are small random numbers (seeded), so the files are deterministic.
 """
+import json
 import os
 import sys
 
@@ -41,8 +46,12 @@ def random_tensors(doc, seed=0):
     return {name: torch.randn(shape, generator=gen) * 0.05 for name, shape in shapes.items()}
 
 
-def write(doc, out, tensors=None):
-    vf.write_model(out, tensors if tensors is not None else random_tensors(doc), doc)
+def write(doc, out, tensors=None, validate=True):
+    tensors = tensors if tensors is not None else random_tensors(doc)
+    if validate:
+        vf.write_model(out, tensors, doc)
+    else:
+        vf.write_safetensors(out, tensors, {"vkvit": json.dumps(doc, sort_keys=True)})
 
 
 def main(argv):
@@ -71,10 +80,13 @@ def main(argv):
         t = random_tensors(doc)
         t["blocks.1.mlp.layer1.weight"][3, 5] = float("nan") if kind == "nan" else float("inf")
         write(doc, out, t)
-    elif kind == "eps":
-        write(vit5_doc(norm_eps=float(argv[2])), out)
-    elif kind == "rope":
-        write(vit5_doc(rope_base=float(argv[2])), out)
+    elif kind in ("eps", "rope"):
+        value = float(argv[2])
+        legal = vit5_doc()
+        tensors = random_tensors(legal)  # the tensor table does not depend on the value
+        write(vit5_doc(**{"norm_eps" if kind == "eps" else "rope_base": value}), out, tensors, validate=False)
+    elif kind == "tokens":
+        write(vit5_doc(image=128, patch=2, dim=8, heads=1, mlp=16), out)
     else:
         sys.exit(f"unknown kind {kind}\n{__doc__}")
 

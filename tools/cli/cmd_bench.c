@@ -481,6 +481,7 @@ static int bench_model(int argc, char **argv) {
         cJSON_AddNumberToObject(doc, "nodes", ss.nodes);
         cJSON_AddNumberToObject(doc, "barriers", ss.barriers);
         cJSON_AddNumberToObject(doc, "pipelines", ss.pipelines);
+        cJSON_AddNumberToObject(doc, "sub_batch", ss.sub_batch);
         cJSON *by = cJSON_AddObjectToObject(doc, "gpu_ms_by_kind");
         for (uint32_t k = 0; k < n_kinds; k++) cJSON_AddItemToObject(by, kinds[k].kind, cli_jnum(kinds[k].ms));
         rc = cli_json_print("bench", doc, 0);
@@ -503,7 +504,10 @@ static int bench_model(int argc, char **argv) {
         printf("memory      arena %.2f MiB (sum of all intermediates %.2f MiB, largest %.2f MiB), weights %.2f MiB\n",
                ss.arena_bytes / 1048576.0, ss.sum_activation_bytes / 1048576.0,
                ss.largest_activation_bytes / 1048576.0, ss.weight_bytes / 1048576.0);
-        printf("graph       %u dispatches, %u barriers, %u pipelines\n", ss.nodes, ss.barriers, ss.pipelines);
+        printf("graph       %u dispatches, %u barriers, %u pipelines", ss.nodes, ss.barriers, ss.pipelines);
+        if (ss.sub_batch < ss.batch)
+            printf(", batch run as sub-batches of %u (device dispatch / storage-buffer limits)", ss.sub_batch);
+        printf("\n");
         printf("GPU time by node kind (one profiled run, %.3f ms total):\n", gpu_total);
         for (uint32_t k = 0; k < n_kinds; k++)
             printf("  %-12s %9.3f ms  %5.1f %%  (%u nodes)\n", kinds[k].kind, kinds[k].ms,
