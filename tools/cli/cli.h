@@ -155,6 +155,8 @@ void cli_put_clean_padded(FILE *f, const char *s, size_t max, size_t width);
 /* A JSON string of `s` (NULL: null); bytes that are not valid UTF-8 become U+FFFD, so the document is always
  * valid UTF-8 whatever a file name or label holds. */
 cJSON *cli_jstr(const char *s);
+/* A malloc'ed copy of s with every byte that is not valid UTF-8 replaced by U+FFFD (NULL when out of memory). */
+char *cli_utf8_fix(const char *s);
 /* A JSON number; NaN and infinities become null and are counted for cli_json_print's warning. */
 cJSON *cli_jnum(double v);
 /* A float as JSON with at most 9 significant digits (exact for a float); non-finite as cli_jnum. */

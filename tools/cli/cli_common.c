@@ -160,8 +160,7 @@ void cli_put_clean_padded(FILE *f, const char *s, size_t max, size_t width) {
     for (size_t n = clean_walk(f, s, max); n < width; n++) fputc(' ', f);
 }
 
-/* A malloc'ed copy of s with every byte that is not valid UTF-8 replaced by U+FFFD. */
-static char *utf8_fix(const char *s) {
+char *cli_utf8_fix(const char *s) {
     size_t n = strlen(s);
     char *out = malloc(3 * n + 1), *o = out;
     if (!out) return NULL;
@@ -223,7 +222,7 @@ static unsigned g_non_finite; /* numbers written as null since the last cli_json
 
 cJSON *cli_jstr(const char *s) {
     if (!s) return cJSON_CreateNull();
-    char *fixed = utf8_fix(s);
+    char *fixed = cli_utf8_fix(s);
     if (!fixed) return NULL;
     cJSON *j = cJSON_CreateString(fixed);
     free(fixed);

@@ -265,80 +265,23 @@ static vkvit_result write_predictions(FILE *f, const char *path, const eval_list
 
 /* ---- JSON (cJSON): valid UTF-8 strings, null for numbers that are not finite ---- */
 
-/* A copy of `s` that is valid UTF-8: every byte that does not start a well-formed sequence (overlong forms,
- * surrogates and code points above U+10FFFF included) becomes U+FFFD, so a file name in any encoding gives a
- * valid JSON document. NULL when out of memory. */
-static char *utf8_sanitized(const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
-    char *out = malloc(3 * n + 1), *o = out;
-    if (!out) return NULL;
-    for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
-                   : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
-        int ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) ok = (p[i + k] & 0xC0) == 0x80;
-        if (ok && len == 3) {
-            unsigned c1 = p[i + 1];
-            ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0); /* overlong; UTF-16 surrogates */
-        }
-        if (ok && len == 4) {
-            unsigned c1 = p[i + 1];
-            ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90); /* overlong; above U+10FFFF */
-        }
-        if (ok) {
-            memcpy(o, p + i, len);
-            o += len;
-            i += len;
-        } else {
-            memcpy(o, "\xEF\xBF\xBD", 3); /* U+FFFD */
-            o += 3;
-            i += 1;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
-/* Writes `s` for a terminal: valid UTF-8 (as utf8_sanitized), and control characters (C0, DEL, C1) and
- * bidirectional overrides as '?', so a file name or label cannot move the cursor, recolour or reorder the output.
- * `fmt` holds one %s. */
-static void put_clean(FILE *f, const char *fmt, const char *s) {
-    char *u = utf8_sanitized(s ? s : "(null)");
-    if (!u) {
-        fprintf(f, fmt, "(out of memory)");
-        return;
-    }
-    unsigned char *w = (unsigned char *)u;
-    for (const unsigned char *p = w; *p;) {
-        if (*p < 0x20 || *p == 0x7F) { /* C0, DEL */
-            *w++ = '?', p++;
-        } else if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1 */
-            *w++ = '?', p += 2;
-        } else if (p[0] == 0xE2 && ((p[1] == 0x80 && p[2] >= 0xAA && p[2] <= 0xAE) ||
-                                    (p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9))) { /* U+202A-E, U+2066-9 */
-            *w++ = '?', p += 3;
-        } else {
-            *w++ = *p++;
-        }
-    }
-    *w = '\0';
-    fprintf(f, fmt, u);
-    free(u);
-}
-
-/* Adds a string (sanitised to UTF-8) / a number (null when not finite); returns 0 when out of memory. */
+/* Adds a string (valid UTF-8, cli_jstr) / a number (null when not finite, cli_jnum); 0 when out of memory. */
 static int json_add_string(cJSON *obj, const char *key, const char *value) {
-    char *v = utf8_sanitized(value);
-    int ok = v && cJSON_AddStringToObject(obj, key, v);
-    free(v);
-    return ok;
+    cJSON *v = cli_jstr(value);
+    return v && cJSON_AddItemToObject(obj, key, v);
 }
 
 static int json_add_number(cJSON *obj, const char *key, double value) {
-    return isfinite(value) ? cJSON_AddNumberToObject(obj, key, value) != NULL
-                           : cJSON_AddNullToObject(obj, key) != NULL;
+    cJSON *v = cli_jnum(value);
+    return v && cJSON_AddItemToObject(obj, key, v);
+}
+
+/* Writes `s` between `before` and `after` for a terminal (cli_put_clean: valid UTF-8, no control characters or
+ * bidirectional overrides). */
+static void put_clean(FILE *f, const char *before, const char *s, const char *after) {
+    fputs(before, f);
+    cli_put_clean(f, s, 4096);
+    fputs(after, f);
 }
 
 /* One line on stderr, "vkvit eval: <what> (try 'vkvit eval --help')"; returns CLI_USAGE. */
@@ -441,7 +384,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     char root[4096];
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        put_clean(stderr, "vkvit eval: %s\n", vkvit_last_error());                                           \
+        cli_print_error("eval", vkvit_last_error());                                           \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
@@ -489,7 +432,7 @@ int vkvit_cli_eval(int argc, char **argv) {
             if ((r = cli_image_load_max(it->path, max_pixels, &chunk[count])) != VKVIT_OK) {
                 if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) FAIL(r);
                 if (show_progress) fputc('\n', stderr);
-                put_clean(stderr, "vkvit eval: %s\n", vkvit_last_error());
+                cli_print_error("eval", vkvit_last_error());
                 n_bad++;
             } else {
                 bytes += (uint64_t)chunk[count].width * chunk[count].height * 4;
@@ -548,9 +491,7 @@ int vkvit_cli_eval(int argc, char **argv) {
         cJSON *arr = ok ? cJSON_AddArrayToObject(doc, "skipped_files") : NULL;
         ok = ok && arr;
         for (uint32_t i = 0; ok && i < VKVIT_MIN(list.skipped, EVAL_SKIPPED_EXAMPLES); i++) {
-            char *v = utf8_sanitized(list.skipped_examples[i]);
-            cJSON *item = v ? cJSON_CreateString(v) : NULL;
-            free(v);
+            cJSON *item = cli_jstr(list.skipped_examples[i]);
             ok = item && cJSON_AddItemToArray(arr, item);
         }
         cJSON *runs = ok ? cJSON_AddArrayToObject(doc, "runs") : NULL;
@@ -566,7 +507,7 @@ int vkvit_cli_eval(int argc, char **argv) {
         ok = ok && pc;
         for (uint32_t c = 0; ok && c < info.num_classes; c++) {
             if (!per_class_total[c]) continue;
-            char *label = utf8_sanitized(vkvit_model_label(model, c));
+            char *label = cli_utf8_fix(vkvit_model_label(model, c));
             cJSON *o = label ? cJSON_CreateObject() : NULL;
             if (o && !cJSON_AddItemToObject(pc, label, o)) cJSON_Delete(o), o = NULL;
             ok = o && cJSON_AddNumberToObject(o, "correct", per_class_correct[c]) &&
@@ -580,14 +521,14 @@ int vkvit_cli_eval(int argc, char **argv) {
         }
         printf("%s\n", text);
     } else {
-        put_clean(stdout, "model       %s", model_path);
+        put_clean(stdout, "model       ", model_path, "");
         printf(" (%s/%s)\n", info.architecture, info.flavour);
-        put_clean(stdout, "data        %s", root);
+        put_clean(stdout, "data        ", root, "");
         printf(": %u images", n_done);
         if (n_bad) printf(" (%u more unreadable)", n_bad);
         if (list.skipped) {
             printf("; %u file%s skipped, not a supported image type", list.skipped, list.skipped == 1 ? "" : "s");
-            put_clean(stdout, " (e.g. %s)", list.skipped_examples[0]);
+            put_clean(stdout, " (e.g. ", list.skipped_examples[0], ")");
         }
         printf("\n");
         printf("device      %s, %s, batch %u", dev.name, cli_precision_name(precision), batch);
@@ -601,7 +542,8 @@ int vkvit_cli_eval(int argc, char **argv) {
         printf("per class:\n");
         for (uint32_t c = 0; c < info.num_classes; c++) {
             if (!per_class_total[c]) continue;
-            put_clean(stdout, "  %-16s", vkvit_model_label(model, c));
+            fputs("  ", stdout);
+            cli_put_clean_padded(stdout, vkvit_model_label(model, c), 4096, 16);
             printf(" %6.2f %%  (%u / %u)\n", 100.0 * per_class_correct[c] / per_class_total[c], per_class_correct[c],
                    per_class_total[c]);
         }
