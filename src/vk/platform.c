@@ -82,6 +82,23 @@ static vkvit_result read_all(int fd, const char *path, uint8_t *buf, size_t n) {
     return VKVIT_OK;
 }
 
+/* Reads the n bytes of open file fd into a malloc'ed buffer (*out, caller frees) and closes fd either way. */
+static vkvit_result read_and_close(int fd, const char *path, size_t n, uint8_t **out) {
+    uint8_t *buf = malloc(n ? n : 1);
+    if (!buf) {
+        close(fd);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
+    }
+    vkvit_result r = read_all(fd, path, buf, n);
+    close(fd);
+    if (r != VKVIT_OK) {
+        free(buf);
+        return r;
+    }
+    *out = buf;
+    return VKVIT_OK;
+}
+
 vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data, size_t *size) {
     *data = NULL;
     *size = 0;
@@ -89,20 +106,8 @@ vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data
     size_t n;
     vkvit_result r = open_regular(path, max_bytes, &fd, &n);
     if (r != VKVIT_OK) return r;
-    uint8_t *buf = malloc(n ? n : 1);
-    if (!buf) {
-        close(fd);
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
-    }
-    r = read_all(fd, path, buf, n);
-    close(fd);
-    if (r != VKVIT_OK) {
-        free(buf);
-        return r;
-    }
-    *data = buf;
-    *size = n;
-    return VKVIT_OK;
+    if ((r = read_and_close(fd, path, n, data)) == VKVIT_OK) *size = n;
+    return r;
 }
 
 vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_view *view) {
@@ -128,17 +133,8 @@ vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_vie
     }
     /* Some file systems cannot be mapped: read the file instead. */
 #endif
-    uint8_t *buf = malloc(n);
-    if (!buf) {
-        close(fd);
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
-    }
-    r = read_all(fd, path, buf, n);
-    close(fd);
-    if (r != VKVIT_OK) {
-        free(buf);
-        return r;
-    }
+    uint8_t *buf = NULL;
+    if ((r = read_and_close(fd, path, n, &buf)) != VKVIT_OK) return r;
     view->data = buf;
     view->size = n;
     return VKVIT_OK;
