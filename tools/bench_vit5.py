@@ -1,29 +1,28 @@
 #!/usr/bin/python3
 """ViT-5 on PyTorch and on vkvit, side by side in one run, with a correctness check of the same logits.
 
-    /usr/bin/python3 tools/bench_vit5.py                          # ViT-5-S/16 at 224, nvsubq, random weights, batch 1
-    /usr/bin/python3 tools/bench_vit5.py --batch 8 --repeat 5
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 tools/bench_vit5.py   # ViT-5-S/16, 224, batch 1
+    /usr/bin/python3 tools/bench_vit5.py --batch 8 --rounds 7
     /usr/bin/python3 tools/bench_vit5.py --flavour paper --json
 
 Builds the reference ViT5ClassificationNet (tools/reference/vit5.py) with random weights, writes it as a vkvit
 model file, then
-  1. times the PyTorch forward (eval, no_grad, median of --repeat after --warmup) on --torch-device
-     (cpu by default: OpenBLAS with --threads threads; cuda: eager fp32, eager bf16 autocast, and torch.compile
-     when --compile is given),
-  2. runs `vkvit bench --model ... --json` (median latency of vkvit_session_run),
-  3. runs `vkvit run` on the same input and compares the logits with PyTorch's fp32 logits,
-and prints the ratio. Needs Debian's python3-torch (run it with /usr/bin/python3) and a built build/vkvit.
+  1. alternates --rounds rounds of (the PyTorch forward: eval, no_grad, median of --repeat after --warmup, on
+     --torch-device; `vkvit bench --model ... --json`: median latency of vkvit_session_run) and reports the median
+     and the minimum over the rounds of each, and their ratio; on cuda also eager bf16 autocast, and torch.compile
+     when --compile is given (timed once, after the rounds),
+  2. runs `vkvit run` on the same input and compares the logits with PyTorch's fp32 logits.
+On the CPU, measure PyTorch at its best on a quiet machine: unset OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in this
+command only (tools/bench_common.py); the report names the OpenBLAS kernel used. Needs Debian's python3-torch (run
+it with /usr/bin/python3) and a built build/vkvit.
 """
 
 import argparse
 import copy
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -31,6 +30,7 @@ sys.path.insert(0, os.path.join(HERE, "reference"))
 
 import torch  # noqa: E402
 
+import bench_common as bc  # noqa: E402
 import vkvit_file  # noqa: E402
 from flops import VIT5_S_NVSUBQ, VIT5_S_PAPER, VIT5_B_NVSUBQ  # noqa: E402
 from vit5 import ViT5ClassificationNet  # noqa: E402
@@ -55,25 +55,13 @@ def build_model(size: str, flavour: str, seed: int):
     return net, vkvit
 
 
-def time_torch(fn, warmup: int, repeat: int, sync=lambda: None):
-    for _ in range(warmup):
-        fn()
-    sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", choices=["s", "b"], default="s")
     ap.add_argument("--flavour", choices=["nvsubq", "paper"], default="nvsubq")
     ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds of the two engines")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per round (median)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch CPU threads")
     ap.add_argument("--torch-device", default="cpu", help="cpu or cuda")
@@ -99,52 +87,53 @@ def main() -> int:
     dev = torch.device(args.torch_device)
     netd, xd = net.to(dev), x.to(dev)
     sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
+    dev_args = ["--device", args.device] if args.device else []
+
+    def torch_round():
+        with torch.no_grad():
+            return bc.time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
+
+    def vkvit_round():
+        return bc.vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args)["median_ms"]
+
+    samples = bc.alternate({"torch": torch_round, "vkvit": vkvit_round}, args.rounds)
+    t, v = bc.summary(samples["torch"]), bc.summary(samples["vkvit"])
+    results.update({"torch_fp32_ms": t, "vkvit_ms": v, "ratio_vkvit_over_torch_median": v["median"] / t["median"],
+                    "ratio_vkvit_over_torch_min": v["min"] / t["min"]})
     with torch.no_grad():
-        results["torch_fp32_ms"] = time_torch(lambda: netd(xd), args.warmup, args.repeat, sync)
         if dev.type == "cuda":
             with torch.autocast("cuda", dtype=torch.bfloat16):
-                results["torch_bf16_ms"] = time_torch(lambda: netd(xd), args.warmup, args.repeat, sync)
+                results["torch_bf16_ms"] = bc.time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
             if args.compile:
                 cnet = torch.compile(netd)
-                results["torch_compile_ms"] = time_torch(lambda: cnet(xd), args.warmup + 2, args.repeat, sync)
+                results["torch_compile_ms"] = bc.time_ms(lambda: cnet(xd), args.warmup + 2, args.repeat, sync)
     results["torch_device"] = str(dev) + (f" ({args.threads} threads)" if dev.type == "cpu" else "")
+    if dev.type == "cpu":
+        results["blas"] = bc.blas_info()
 
-    env = dict(os.environ)
-    dev_args = ["--device", args.device] if args.device else []
-    bench = subprocess.run([args.vkvit, "bench", "--model", model_path, "--batch", str(args.batch), "--repeat",
-                            str(args.repeat), "--warmup", str(args.warmup), "--json"] + dev_args,
-                           capture_output=True, text=True, env=env)
-    if bench.returncode != 0:
-        print(bench.stderr, file=sys.stderr)
-        return 1
-    vb = json.loads(bench.stdout)
-    results.update({"vkvit_ms": vb["median_ms"], "vkvit_device": vb["device"], "vkvit_gpu_ms_by_kind": vb["gpu_ms_by_kind"],
+    vb = bc.vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args)
+    results.update({"vkvit_device": vb["device"], "vkvit_gpu_ms_by_kind": vb["gpu_ms_by_kind"],
                     "vkvit_host_cpu_ms": vb["host_cpu_ms"], "vkvit_arena_bytes": vb["arena_bytes"],
                     "vkvit_sum_activation_bytes": vb["sum_activation_bytes"]})
-
-    in_path, out_path = os.path.join(tmp, "in.safetensors"), os.path.join(tmp, "out.safetensors")
-    vkvit_file.write_safetensors(in_path, {"input": x.contiguous()})
-    run = subprocess.run([args.vkvit, "run", "--model", model_path, "--input", in_path, "--output", out_path] + dev_args,
-                         capture_output=True, text=True, env=env)
-    if run.returncode != 0:
-        print(run.stderr, file=sys.stderr)
-        return 1
-    got = vkvit_file.read_safetensors(out_path)[0]["logits"]
+    got = bc.vkvit_logits(args.vkvit, model_path, x, tmp, dev_args)
     err = ((got - want).abs().max() / want.abs().max()).item()
     results["logits_max_rel_err"] = err
-    results["ratio_vkvit_over_torch"] = results["vkvit_ms"] / results["torch_fp32_ms"]
 
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print(f"{results['model']}, batch {args.batch}, {results['gflop_per_image']:.2f} GFLOP per image")
-        print(f"  PyTorch fp32 on {results['torch_device']}: {results['torch_fp32_ms']:9.2f} ms")
+        print(f"{results['model']}, batch {args.batch}, {results['gflop_per_image']:.2f} GFLOP per image, "
+              f"{args.rounds} alternating rounds of {args.repeat}")
+        print(f"  PyTorch fp32 on {results['torch_device']}" +
+              (f", {bc.blas_line(results['blas'])}" if "blas" in results else ""))
+        print(f"    median {t['median']:9.2f} ms   min {t['min']:9.2f} ms")
         for k in ("torch_bf16_ms", "torch_compile_ms"):
             if k in results:
                 print(f"  PyTorch {k[6:-3]:>12}: {results[k]:9.2f} ms")
-        print(f"  vkvit on {results['vkvit_device']}: {results['vkvit_ms']:9.2f} ms  "
-              f"(host CPU {results['vkvit_host_cpu_ms']:.2f} ms)")
-        print(f"  ratio vkvit / PyTorch fp32: {results['ratio_vkvit_over_torch']:.2f}x")
+        print(f"  vkvit on {results['vkvit_device']} (host CPU {results['vkvit_host_cpu_ms']:.2f} ms)")
+        print(f"    median {v['median']:9.2f} ms   min {v['min']:9.2f} ms")
+        print(f"  ratio vkvit / PyTorch fp32: median {results['ratio_vkvit_over_torch_median']:.2f}x, "
+              f"min {results['ratio_vkvit_over_torch_min']:.2f}x")
         print(f"  vkvit GPU time by kind: " +
               ", ".join(f"{k} {v:.1f} ms" for k, v in results["vkvit_gpu_ms_by_kind"].items()))
         print(f"  arena {results['vkvit_arena_bytes'] / 2**20:.2f} MiB vs sum of intermediates "
