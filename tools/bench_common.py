@@ -93,3 +93,107 @@ def vkvit_logits(vkvit: str, model: str, x: torch.Tensor, tmp: str, dev_args: li
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()}")
     return vkvit_file.read_safetensors(out_path)[0]["logits"]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# One network, PyTorch against vkvit: what tools/bench_vit5.py and tools/bench_vil.py share
+# ------------------------------------------------------------------------------------------------------------------
+
+# Largest relative logit error (max |d| / max |want|) accepted per vkvit precision: fp32 is exact up to summation
+# order; fp16 weights round every weight to 11 bits; fp16 math also sums products in fp16 over short K chunks.
+LOGIT_TOLERANCE = {"fp32": 1e-4, "fp16": 2e-2, "fp16-math": 5e-2}
+
+
+def add_common_args(ap, default_repeat: int = 5):
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds of the two engines")
+    ap.add_argument("--repeat", type=int, default=default_repeat, help="runs per round (median)")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch CPU threads")
+    ap.add_argument("--torch-device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--compile", action="store_true", help="also time torch.compile (cuda; mode max-autotune, "
+                    "which includes CUDA graphs)")
+    ap.add_argument("--precision", default="fp32", help="vkvit precisions, comma-separated (fp32, fp16, fp16-math)")
+    ap.add_argument("--vkvit", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "vkvit"),
+                    help="path of the vkvit binary")
+    ap.add_argument("--device", default=None, help="vkvit device (index or name substring)")
+    ap.add_argument("--keep", default=None, help="write the model file here and keep it")
+    ap.add_argument("--json", action="store_true")
+
+
+def side_by_side(net, x, want, meta: dict, model_path: str, tmp: str, args) -> dict:
+    """Alternates PyTorch fp32 (eval, no_grad, on --torch-device) and vkvit at each --precision for --rounds rounds;
+    then, on cuda, eager bf16 autocast and (--compile) torch.compile once; then checks vkvit's logits per precision
+    against `want` (PyTorch fp32 on the CPU). Returns the results dict (print_report prints it)."""
+    import vkvit_file
+    precisions = [p for p in args.precision.split(",") if p]
+    dev = torch.device(args.torch_device)
+    netd, xd = net.to(dev), x.to(dev)
+    sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
+    dev_args = ["--device", args.device] if args.device else []
+
+    def torch_round():
+        with torch.no_grad():
+            return time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
+
+    def vkvit_round(precision):
+        return lambda: vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args,
+                                   ["--precision", precision])["median_ms"]
+
+    runners = {"torch": torch_round}
+    runners.update({f"vkvit {p}": vkvit_round(p) for p in precisions})
+    samples = alternate(runners, args.rounds)
+    results = {"model": meta["name"], "batch": args.batch, "gflop_per_image": vkvit_file.flops(meta) / 1e9,
+               "rounds": args.rounds, "repeat": args.repeat,
+               "torch_device": str(dev) + (f" ({args.threads} threads)" if dev.type == "cpu" else ""),
+               "torch_fp32_ms": summary(samples["torch"]), "vkvit": {}}
+    if dev.type == "cpu":
+        results["blas"] = blas_info()
+    else:
+        results["torch_gpu"] = torch.cuda.get_device_name(dev)
+    with torch.no_grad():
+        if dev.type == "cuda":
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                results["torch_bf16_ms"] = time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
+            if args.compile:
+                cnet = torch.compile(netd, mode="max-autotune")    # CUDA graphs included in this mode
+                results["torch_compile_mode"] = "max-autotune"
+                results["torch_compile_ms"] = time_ms(lambda: cnet(xd), args.warmup + 3, args.repeat, sync)
+    ok = True
+    for p in precisions:
+        vb = vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args, ["--precision", p])
+        got = vkvit_logits(args.vkvit, model_path, x, tmp, dev_args + ["--precision", p])
+        err = ((got - want).abs().max() / want.abs().max()).item()
+        ok = ok and err <= LOGIT_TOLERANCE.get(p, 5e-2)
+        t, v = results["torch_fp32_ms"], summary(samples[f"vkvit {p}"])
+        results["vkvit"][p] = {"ms": v, "ratio_over_torch_fp32_median": v["median"] / t["median"],
+                               "ratio_over_torch_fp32_min": v["min"] / t["min"], "logits_max_rel_err": err,
+                               "device": vb["device"], "gpu_ms_by_kind": vb["gpu_ms_by_kind"],
+                               "host_cpu_ms": vb["host_cpu_ms"], "arena_bytes": vb["arena_bytes"],
+                               "sum_activation_bytes": vb["sum_activation_bytes"]}
+    results["ok"] = ok
+    return results
+
+
+def print_report(results: dict):
+    t = results["torch_fp32_ms"]
+    print(f"{results['model']}, batch {results['batch']}, {results['gflop_per_image']:.2f} GFLOP per image, "
+          f"{results['rounds']} alternating rounds of {results['repeat']}")
+    print(f"  PyTorch fp32 on {results['torch_device']}" +
+          (f", {blas_line(results['blas'])}" if "blas" in results else f", {results.get('torch_gpu', '')}"))
+    if "torch_forms_ms" in results:
+        print("    forms (ms): " + ", ".join(f"{k} {ms:.1f}" for k, ms in results["torch_forms_ms"].items()) +
+              f" -> {results['torch_form']}")
+    print(f"    median {t['median']:9.2f} ms   min {t['min']:9.2f} ms")
+    for k in ("torch_bf16_ms", "torch_compile_ms"):
+        if k in results:
+            print(f"  PyTorch {k[6:-3]}: {results[k]:9.2f} ms")
+    for p, r in results["vkvit"].items():
+        v = r["ms"]
+        print(f"  vkvit {p} on {r['device']} (host CPU {r['host_cpu_ms']:.2f} ms)")
+        print(f"    median {v['median']:9.2f} ms   min {v['min']:9.2f} ms   ratio vkvit / PyTorch fp32: median "
+              f"{r['ratio_over_torch_fp32_median']:.2f}x, min {r['ratio_over_torch_fp32_min']:.2f}x")
+        print("    GPU time by kind: " + ", ".join(f"{k} {ms:.1f} ms" for k, ms in r["gpu_ms_by_kind"].items()))
+        print(f"    arena {r['arena_bytes'] / 2**20:.2f} MiB vs sum of intermediates "
+              f"{r['sum_activation_bytes'] / 2**20:.2f} MiB; logits max rel err vs PyTorch fp32 "
+              f"{r['logits_max_rel_err']:.3g} (tolerance {LOGIT_TOLERANCE.get(p, 5e-2):g})")

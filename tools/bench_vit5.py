@@ -8,10 +8,11 @@
 Builds the reference ViT5ClassificationNet (tools/reference/vit5.py) with random weights, writes it as a vkvit
 model file, then
   1. alternates --rounds rounds of (the PyTorch forward: eval, no_grad, median of --repeat after --warmup, on
-     --torch-device; `vkvit bench --model ... --json`: median latency of vkvit_session_run) and reports the median
-     and the minimum over the rounds of each, and their ratio; on cuda also eager bf16 autocast, and torch.compile
-     when --compile is given (timed once, after the rounds),
-  2. runs `vkvit run` on the same input and compares the logits with PyTorch's fp32 logits.
+     --torch-device; `vkvit bench --model ... --json --precision P` for each P of --precision: median latency of
+     vkvit_session_run) and reports the median and the minimum over the rounds of each, and their ratios; on cuda
+     also eager bf16 autocast, and torch.compile (max-autotune) when --compile is given (timed after the rounds),
+  2. runs `vkvit run` on the same input at each precision and compares the logits with PyTorch's fp32 logits
+     (tolerances in tools/bench_common.py; exit status 2 when one is exceeded).
 On the CPU, measure PyTorch at its best on a quiet machine: unset OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in this
 command only (tools/bench_common.py); the report names the OpenBLAS kernel used. Needs Debian's python3-torch (run
 it with /usr/bin/python3) and a built build/vkvit.
@@ -59,17 +60,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", choices=["s", "b"], default="s")
     ap.add_argument("--flavour", choices=["nvsubq", "paper"], default="nvsubq")
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=5, help="alternating rounds of the two engines")
-    ap.add_argument("--repeat", type=int, default=5, help="runs per round (median)")
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch CPU threads")
-    ap.add_argument("--torch-device", default="cpu", help="cpu or cuda")
-    ap.add_argument("--compile", action="store_true", help="also time torch.compile (cuda)")
-    ap.add_argument("--vkvit", default=os.path.join(HERE, "..", "build", "vkvit"), help="path of the vkvit binary")
-    ap.add_argument("--device", default=None, help="vkvit device (index or name substring)")
-    ap.add_argument("--keep", default=None, help="write the model file here and keep it")
-    ap.add_argument("--json", action="store_true")
+    bc.add_common_args(ap)
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -83,63 +74,12 @@ def main() -> int:
     with torch.no_grad():
         want = net(x).float()
 
-    results = {"model": meta["name"], "batch": args.batch, "gflop_per_image": vkvit_file.flops(meta) / 1e9}
-    dev = torch.device(args.torch_device)
-    netd, xd = net.to(dev), x.to(dev)
-    sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
-    dev_args = ["--device", args.device] if args.device else []
-
-    def torch_round():
-        with torch.no_grad():
-            return bc.time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
-
-    def vkvit_round():
-        return bc.vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args)["median_ms"]
-
-    samples = bc.alternate({"torch": torch_round, "vkvit": vkvit_round}, args.rounds)
-    t, v = bc.summary(samples["torch"]), bc.summary(samples["vkvit"])
-    results.update({"torch_fp32_ms": t, "vkvit_ms": v, "ratio_vkvit_over_torch_median": v["median"] / t["median"],
-                    "ratio_vkvit_over_torch_min": v["min"] / t["min"]})
-    with torch.no_grad():
-        if dev.type == "cuda":
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                results["torch_bf16_ms"] = bc.time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
-            if args.compile:
-                cnet = torch.compile(netd)
-                results["torch_compile_ms"] = bc.time_ms(lambda: cnet(xd), args.warmup + 2, args.repeat, sync)
-    results["torch_device"] = str(dev) + (f" ({args.threads} threads)" if dev.type == "cpu" else "")
-    if dev.type == "cpu":
-        results["blas"] = bc.blas_info()
-
-    vb = bc.vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args)
-    results.update({"vkvit_device": vb["device"], "vkvit_gpu_ms_by_kind": vb["gpu_ms_by_kind"],
-                    "vkvit_host_cpu_ms": vb["host_cpu_ms"], "vkvit_arena_bytes": vb["arena_bytes"],
-                    "vkvit_sum_activation_bytes": vb["sum_activation_bytes"]})
-    got = bc.vkvit_logits(args.vkvit, model_path, x, tmp, dev_args)
-    err = ((got - want).abs().max() / want.abs().max()).item()
-    results["logits_max_rel_err"] = err
-
+    results = bc.side_by_side(net, x, want, meta, model_path, tmp, args)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print(f"{results['model']}, batch {args.batch}, {results['gflop_per_image']:.2f} GFLOP per image, "
-              f"{args.rounds} alternating rounds of {args.repeat}")
-        print(f"  PyTorch fp32 on {results['torch_device']}" +
-              (f", {bc.blas_line(results['blas'])}" if "blas" in results else ""))
-        print(f"    median {t['median']:9.2f} ms   min {t['min']:9.2f} ms")
-        for k in ("torch_bf16_ms", "torch_compile_ms"):
-            if k in results:
-                print(f"  PyTorch {k[6:-3]:>12}: {results[k]:9.2f} ms")
-        print(f"  vkvit on {results['vkvit_device']} (host CPU {results['vkvit_host_cpu_ms']:.2f} ms)")
-        print(f"    median {v['median']:9.2f} ms   min {v['min']:9.2f} ms")
-        print(f"  ratio vkvit / PyTorch fp32: median {results['ratio_vkvit_over_torch_median']:.2f}x, "
-              f"min {results['ratio_vkvit_over_torch_min']:.2f}x")
-        print(f"  vkvit GPU time by kind: " +
-              ", ".join(f"{k} {v:.1f} ms" for k, v in results["vkvit_gpu_ms_by_kind"].items()))
-        print(f"  arena {results['vkvit_arena_bytes'] / 2**20:.2f} MiB vs sum of intermediates "
-              f"{results['vkvit_sum_activation_bytes'] / 2**20:.2f} MiB")
-        print(f"  logits max rel err vs PyTorch fp32: {err:.3g}")
-    return 0 if err <= 1e-4 else 2
+        bc.print_report(results)
+    return 0 if results["ok"] else 2
 
 
 if __name__ == "__main__":

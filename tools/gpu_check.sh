@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # One command for a machine with a GPU (docs/gpu.md): the whole CTest suite with the validation layer on the default
 # Vulkan device, then `vkvit info`, `vkvit bench gemm` and `vkvit bench --model` for every bundled model at batch 1
-# and 8, written to OUTDIR/report.json and OUTDIR/report.md (raw logs and JSON lines next to them).
+# and 8, then (with a Python that has PyTorch) vkvit side by side with PyTorch: GEMM against torch.matmul, ViT-5-S,
+# ViT-5-B and ViL-S at batch 1, 64 and 256 against eager fp32 / bf16 autocast / torch.compile, 60 s of sustained
+# ViT-5-S latency, cold and warm start-up; written to OUTDIR/report.json and OUTDIR/report.md (raw logs and JSON
+# next to them).
 #
 #   tools/gpu_check.sh OUTDIR             the full check (expects a built tree: tools/setup.sh --test-deps)
-#   tools/gpu_check.sh --dry-run OUTDIR   a small subset of tests and one tiny GEMM bench (lavapipe, CI)
+#   tools/gpu_check.sh --dry-run OUTDIR   a small subset of tests, one tiny GEMM bench, a tiny side-by-side GEMM
+#                                         (lavapipe, CI)
+#   tools/gpu_check.sh --parts P OUTDIR   only the parts P, comma-separated, of: tests, bench, torch (default all;
+#                                         the device's per-command limit may ask for two calls)
 #
 # Environment:
 #   BUILD_DIR        build tree (default build)
@@ -12,21 +18,31 @@
 #   VKVIT_DEB_ROOT   a directory where Debian packages were unpacked (dpkg-deb -x X.deb DIR): its Vulkan loader
 #                    and validation layer are used (LD_LIBRARY_PATH, VK_LAYER_PATH are set from it)
 #   VK_DRIVER_FILES, VK_LAYER_PATH, LD_LIBRARY_PATH, VKVIT_DEVICE: passed through (recorded in the report)
+#   PYTHON           the Python with PyTorch for the side-by-side part (default: the first of python3 and
+#                    /usr/bin/python3 that imports torch; none: the part is skipped and the report says so)
 # Exit status: 0 when every test passed and every command succeeded, 1 otherwise, 2 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 dry=0
 out=""
+parts="tests,bench,torch"
+want_parts=0
 for arg in "$@"; do
+    if [ "$want_parts" = 1 ]; then parts=$arg; want_parts=0; continue; fi
     case "$arg" in
         --dry-run) dry=1 ;;
+        --parts) want_parts=1 ;;
         -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "gpu_check.sh: unknown option $arg" >&2; exit 2 ;;
         *) [ -z "$out" ] || { echo "gpu_check.sh: one OUTDIR only" >&2; exit 2; }; out=$arg ;;
     esac
 done
-[ -n "$out" ] || { echo "usage: tools/gpu_check.sh [--dry-run] OUTDIR" >&2; exit 2; }
+[ -n "$out" ] || { echo "usage: tools/gpu_check.sh [--dry-run] [--parts tests,bench,torch] OUTDIR" >&2; exit 2; }
+for p in ${parts//,/ }; do
+    case "$p" in tests|bench|torch) ;; *) echo "gpu_check.sh: unknown part '$p' (tests, bench, torch)" >&2; exit 2 ;; esac
+done
+has_part() { case ",$parts," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 BUILD_DIR=${BUILD_DIR:-build}
 cli="$BUILD_DIR/vkvit"
 if [ ! -x "$cli" ] || [ ! -f "$BUILD_DIR/CTestTestfile.cmake" ]; then
@@ -61,7 +77,9 @@ run() {
 
 # 1. Tests (validation + synchronization validation on: any message fails a test).
 jobs=${CTEST_JOBS:-4}
-if [ "$dry" = 1 ]; then
+if ! has_part tests; then
+    :
+elif [ "$dry" = 1 ]; then
     run ctest "$out/ctest.log" env VKVIT_VALIDATION=1 ctest --test-dir "$BUILD_DIR" -j2 --output-on-failure --output-junit "$(realpath "$out")/ctest.xml" \
         -R '^(test_plan|test_topk|test_spirv)$'
 else
@@ -73,7 +91,9 @@ fi
 run info "$out/info.txt" "$cli" info
 
 # 3. Benchmarks (JSON lines).
-if [ "$dry" = 1 ]; then
+if ! has_part bench; then
+    :
+elif [ "$dry" = 1 ]; then
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --shape 64x64x64 --repeat 2 --warmup 1 --json
 else
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --json
@@ -86,10 +106,50 @@ else
     done
 fi
 
-# 4. report.json + report.md
-/usr/bin/python3 - "$out" "$dry" <<'EOF' || status=1
+# 4. Side by side with PyTorch, same device, same run (tools/bench_gemm.py, bench_vit5.py, bench_vil.py: alternating
+#    rounds, medians and minima), sustained latency and start-up.
+py=${PYTHON:-}
+if [ -z "$py" ]; then
+    for c in python3 /usr/bin/python3; do
+        if command -v "$c" > /dev/null && "$c" -c 'import torch' 2> /dev/null; then py=$c; break; fi
+    done
+fi
+if has_part torch && [ -n "$py" ]; then
+    tdev=$("$py" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')
+    if "$cli" bench --help 2>&1 | grep -q fp16-math; then precisions=fp32,fp16,fp16-math; else precisions=fp32,fp16; fi
+    if [ "$dry" = 1 ]; then
+        run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
+            --shape 64x64x64 --rounds 1 --repeat 2 --warmup 1 --json
+    else
+        run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" --json
+        for b in 1 64 256; do
+            compile=""
+            [ "$b" = 1 ] && compile=--compile        # the issue's target: torch.compile at batch 1
+            run "torch vit5_s b$b" "$out/torch_vit5_s_b$b.json" "$py" tools/bench_vit5.py --size s --batch "$b" \
+                --torch-device "$tdev" $compile --precision "$precisions" --rounds 3 --vkvit "$cli" \
+                --keep "$out/vit5_s.vkvit" --json
+            run "torch vit5_b b$b" "$out/torch_vit5_b_b$b.json" "$py" tools/bench_vit5.py --size b --batch "$b" \
+                --torch-device "$tdev" --precision "$precisions" --rounds 3 --vkvit "$cli" --json
+            run "torch vil_s b$b" "$out/torch_vil_s_b$b.json" "$py" tools/bench_vil.py --batch "$b" \
+                --torch-device "$tdev" --precision "$precisions" --rounds 3 --vkvit "$cli" --json
+        done
+        if [ -f "$out/vit5_s.vkvit" ]; then
+            for p in ${precisions//,/ }; do
+                run "sustained vit5_s $p" "$out/sustained_vit5_s_$p.json" "$cli" bench --model "$out/vit5_s.vkvit" \
+                    --precision "$p" --duration 60 --json
+            done
+            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" "$out/vit5_s.vkvit"
+            rm -f "$out/vit5_s.vkvit"
+        fi
+    fi
+elif has_part torch; then
+    echo "gpu_check.sh: no Python with PyTorch (set PYTHON): side-by-side part skipped" | tee "$out/torch_skipped.txt" >&2
+fi
+
+# 5. report.json + report.md
+/usr/bin/python3 - "$out" "$dry" "$parts" <<'EOF' || status=1
 import glob, json, os, subprocess, sys, xml.etree.ElementTree as ET
-out, dry = sys.argv[1], sys.argv[2] == "1"
+out, dry, parts = sys.argv[1], sys.argv[2] == "1", sys.argv[3].split(",")
 
 def text(path):
     try:
@@ -135,6 +195,17 @@ models = []
 for p in sorted(glob.glob(os.path.join(out, "bench_*_b*.json"))):
     models.extend(json_lines(p))
 
+def json_file(path):
+    try:
+        return json.loads(text(path))
+    except ValueError:
+        return None
+
+torch_gemm = json_file(os.path.join(out, "torch_gemm.json"))
+side = {os.path.basename(p)[6:-5]: json_file(p) for p in sorted(glob.glob(os.path.join(out, "torch_*_b*.json")))}
+sustained = {os.path.basename(p)[10:-5]: json_file(p) for p in sorted(glob.glob(os.path.join(out, "sustained_*.json")))}
+startup = text(os.path.join(out, "startup_vit5_s.md"))
+skipped_torch = text(os.path.join(out, "torch_skipped.txt")).strip()
 info = text(os.path.join(out, "info.txt"))
 device = next((r["device"] for r in gemm + models if r.get("device")), None)
 if device is None:
@@ -145,10 +216,11 @@ except OSError:
     commit = ""
 env = {k: os.environ.get(k) for k in ("VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_LAYER_PATH", "LD_LIBRARY_PATH",
                                       "VKVIT_DEVICE", "VKVIT_DEB_ROOT") if os.environ.get(k)}
-report = {"dry_run": dry, "device": device, "commit": commit, "environment": env, "tests": tests,
-          "commands": commands, "bench_gemm": gemm, "bench_models": models, "info": info}
-ok = tests["failed"] == 0 and tests["total"] > 0 and "error" not in tests and \
-     all(c["exit_status"] == 0 for c in commands)
+report = {"dry_run": dry, "parts": parts, "device": device, "commit": commit, "environment": env, "tests": tests,
+          "commands": commands, "bench_gemm": gemm, "bench_models": models, "torch_gemm": torch_gemm,
+          "side_by_side": side, "sustained": sustained, "startup": startup, "info": info}
+tests_ok = tests["failed"] == 0 and tests["total"] > 0 and "error" not in tests
+ok = (tests_ok or "tests" not in parts) and all(c["exit_status"] == 0 for c in commands)
 report["ok"] = ok
 with open(os.path.join(out, "report.json"), "w") as f:
     json.dump(report, f, indent=2)
@@ -174,6 +246,35 @@ if models:
     md += ["| %s | %s | %s | %s | %s | %s | %s |" % (os.path.basename(str(r.get("model"))), r.get("batch"),
            r.get("precision"), r.get("median_ms"), r.get("images_per_s"), r.get("gflops"), r.get("gpu_ms"))
            for r in models]
+if skipped_torch:
+    md += ["", "## Side by side with PyTorch", "", skipped_torch]
+if torch_gemm:
+    names = [k for k in torch_gemm["shapes"][0] if k not in ("shape", "ratio_vkvit_over_torch_fp32")]
+    md += ["", "## GEMM against torch.matmul (%s, median GFLOP/s of %d rounds)" % (torch_gemm["torch_device"],
+           torch_gemm["rounds"]), "", "| M x N x K | " + " | ".join(names) + " | vkvit / torch fp32 |",
+           "|---" * (len(names) + 2) + "|"]
+    md += ["| %s | %s | %.2fx |" % (r["shape"], " | ".join("%.1f" % r[n]["median_gflops"] for n in names),
+           r["ratio_vkvit_over_torch_fp32"]) for r in torch_gemm["shapes"]]
+if any(side.values()):
+    md += ["", "## Networks against PyTorch (median ms over alternating rounds; x = PyTorch fp32 / vkvit)", "",
+           "| model | batch | torch fp32 | torch bf16 | torch.compile | vkvit precision: ms (speed-up) | max rel err |",
+           "|---|---|---|---|---|---|---|"]
+    for r in side.values():
+        if not r:
+            continue
+        tf = r["torch_fp32_ms"]["median"]
+        vk = ", ".join("%s %.2f (%.2fx)" % (p, v["ms"]["median"], tf / v["ms"]["median"]) for p, v in r["vkvit"].items())
+        err = ", ".join("%s %.2g" % (p, v["logits_max_rel_err"]) for p, v in r["vkvit"].items())
+        md.append("| %s | %s | %.2f | %s | %s | %s | %s |" % (r["model"], r["batch"], tf,
+                  "%.2f" % r["torch_bf16_ms"] if "torch_bf16_ms" in r else "-",
+                  "%.2f" % r["torch_compile_ms"] if "torch_compile_ms" in r else "-", vk, err))
+if any(sustained.values()):
+    md += ["", "## Sustained ViT-5-S latency (`vkvit bench --duration 60`)", "", "```"]
+    md += ["%s: %s" % (k, json.dumps({x: v.get(x) for x in ("p50_ms", "p99_ms", "max_ms", "runs", "drift")
+                                          if isinstance(v, dict)})) for k, v in sustained.items()]
+    md += ["```"]
+if startup:
+    md += ["", "## Start-up (tools/startup_bench.sh)", "", startup.rstrip()]
 md += ["", "## vkvit info", "", "```", info.rstrip(), "```", ""]
 with open(os.path.join(out, "report.md"), "w") as f:
     f.write("\n".join(md))
