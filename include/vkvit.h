@@ -636,6 +636,114 @@ VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char *
 /* Frees memory vkvit returned to the caller (vkvit_describe_model's JSON). NULL is a no-op. */
 VKVIT_API void vkvit_free(void *p);
 
+/* ------------------------------------------------------------------------------------------------------------
+ * Tensor files: the tensors of a safetensors file (what `vkvit run` reads its input from; for tools and bindings)
+ * ------------------------------------------------------------------------------------------------------------
+ *
+ * A safetensors file held in memory, checked by the same strict reader as a model file's safetensors layer
+ * (docs/model-format.md, "The reader"): the header length, strict JSON (UTF-8, no duplicate keys, ...), every
+ * tensor's dtype (F32, F16, BF16), shape (at most VKVIT_TENSOR_MAX_DIMS dims), data offsets inside the data section,
+ * sizes equal to shape x dtype, no two tensors overlapping. No vkvit metadata is needed; no device is involved.
+ *
+ *   vkvit_tensor_file *f = NULL;
+ *   if (vkvit_tensor_file_create(bytes, size, "in.safetensors", &f) != VKVIT_OK) ... vkvit_last_error() ...
+ *   int64_t i = vkvit_tensor_file_find(f, "input");             // -1: the file has no such tensor
+ *   vkvit_tensor_info ti;
+ *   vkvit_tensor_file_info(f, (uint32_t)i, &ti);                // dtype, shape, element count
+ *   vkvit_tensor_file_read_f32(f, (uint32_t)i, dst, ti.count);  // F16 / BF16 converted exactly to fp32
+ *   vkvit_tensor_file_destroy(f);                               // then the caller frees `bytes`
+ *
+ * Thread safety: a tensor file is read-only after creation; any number of threads may query and read it. */
+
+typedef struct vkvit_tensor_file vkvit_tensor_file;
+
+#define VKVIT_TENSOR_MAX_DIMS 8u
+
+typedef enum vkvit_dtype {
+    VKVIT_DTYPE_F32 = 0,                    /* IEEE binary32, little-endian */
+    VKVIT_DTYPE_F16 = 1,                    /* IEEE binary16, little-endian */
+    VKVIT_DTYPE_BF16 = 2,                   /* bfloat16, little-endian */
+    VKVIT_DTYPE_COUNT
+} vkvit_dtype;
+
+typedef struct vkvit_tensor_info {
+    const char *name;                       /* NUL-terminated; lives as long as the tensor file */
+    vkvit_dtype dtype;
+    uint32_t ndim;                          /* 0 .. VKVIT_TENSOR_MAX_DIMS (0: a scalar, one element) */
+    uint64_t shape[VKVIT_TENSOR_MAX_DIMS];  /* entries past ndim are 0 */
+    uint64_t count;                         /* elements: the product of shape (0 when a dim is 0) */
+} vkvit_tensor_info;
+
+/* Parses the safetensors file data[0 .. size) into a table of its tensors. The bytes are borrowed, not copied: they
+ * must stay unchanged and outlive the tensor file (any alignment). `label` names the file in error sentences (NULL:
+ * "tensor file"). On failure *out is NULL. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL data with size > 0, NULL out),
+ * VKVIT_ERROR_BAD_MODEL_FILE (the sentence names the rule and the tensor or field that broke it, as for a model
+ * file), VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
+VKVIT_API vkvit_result vkvit_tensor_file_create(const void *data, size_t size, const char *label,
+                                                vkvit_tensor_file **out);
+/* NULL is a no-op. The caller's bytes are left alone. */
+VKVIT_API void vkvit_tensor_file_destroy(vkvit_tensor_file *file);
+
+/* The number of tensors (0 for NULL). Tensor indices run 0 .. count - 1, in the order of their names (strcmp). */
+VKVIT_API uint32_t vkvit_tensor_file_count(const vkvit_tensor_file *file);
+/* The index of the tensor called `name`, or -1 when there is none (or an argument is NULL). */
+VKVIT_API int64_t vkvit_tensor_file_find(const vkvit_tensor_file *file, const char *name);
+/* Describes tensor `index`. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL argument, index out of range). */
+VKVIT_API vkvit_result vkvit_tensor_file_info(const vkvit_tensor_file *file, uint32_t index, vkvit_tensor_info *out);
+/* Converts tensor `index` to fp32 into dst[0 .. count): F32 copied, F16 and BF16 widened exactly (signed zeros,
+ * subnormals, infinities and NaNs kept). Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL argument, index out of range,
+ * count not the tensor's element count); nothing is written then. */
+VKVIT_API vkvit_result vkvit_tensor_file_read_f32(const vkvit_tensor_file *file, uint32_t index, float *dst,
+                                                  size_t count);
+
+/* ------------------------------------------------------------------------------------------------------------
+ * GEMM micro-benchmark (what `vkvit bench gemm` prints; for driver bring-up and kernel tuning)
+ * ------------------------------------------------------------------------------------------------------------
+ *
+ * vkvit_bench_gemm times the fp32 GEMM kernel the sessions use, D[m, n] = A[m, k] · W[n, k]ᵀ (nn.Linear layout, no
+ * bias or epilogue), built as graph nodes by the same op builder as every linear layer of a model, so it measures
+ * the kernel variant and tile the device gets in a real session. One command buffer holds `warmup` untimed runs,
+ * then `repeat` timed ones, each separated from the previous by the barrier its write-after-write needs; a run's
+ * time is the GPU timestamp after its last dispatch minus the one before its first.
+ *
+ * Every call also checks the result against a plain-C reference (double accumulation) computed on the host: all
+ * elements of D when m and n are at most 64, else a grid of 64 x 64 elements spread evenly over D (first and last
+ * rows and columns included). D is poisoned with NaN first, so an element the kernel never wrote is a mismatch. An
+ * element matches when |D - ref| <= 1e-5 * sum_k |A[i, k] * W[j, k]| (fp32 accumulation over k terms: about
+ * sqrt(k) * 6e-8 of that sum in practice, k * 6e-8 at worst). A mismatch is not an error of this call: it returns
+ * VKVIT_OK with result.mismatches > 0, and the caller decides (the CLI fails). */
+
+#define VKVIT_BENCH_MAX_RUNS 128u
+
+/* Defaults (field = 0): repeat 10; warmup none; seed 0 is a seed like any other. */
+typedef struct vkvit_gemm_bench_desc {
+    uint32_t m, n, k;                       /* required: each 1 .. 65536, each of A, W and D at most 2^28 elements */
+    uint32_t repeat;                        /* timed runs, at most VKVIT_BENCH_MAX_RUNS */
+    uint32_t warmup;                        /* untimed runs before them, at most VKVIT_BENCH_MAX_RUNS */
+    uint32_t seed;                          /* A and W are pseudo-random in [-0.5, 0.5) from this seed */
+} vkvit_gemm_bench_desc;
+
+typedef struct vkvit_gemm_bench_result {
+    uint32_t runs;                          /* timed runs: ms[0 .. runs) */
+    double ms[VKVIT_BENCH_MAX_RUNS];        /* GPU milliseconds of each timed run, in run order */
+    double median_ms;                       /* of ms[0 .. runs) */
+    double gflops;                          /* 2 m n k / median_ms, in GFLOP/s */
+    uint32_t dispatches;                    /* per run: 1, or one per row block of W when W is larger than one
+                                               storage-buffer descriptor reaches (maxStorageBufferRange) */
+    uint64_t checked;                       /* elements of D compared with the reference */
+    uint64_t mismatches;                    /* of those, outside the tolerance (0: the kernel is right) */
+    double max_error;                       /* the largest |D - ref| / sum_k |A W| seen (NaN-free when mismatches is 0) */
+} vkvit_gemm_bench_result;
+
+/* Runs the benchmark described above on `ctx` (it submits and waits on the ctx's queue, so it needs the whole ctx,
+ * like session creation). Everything it creates is destroyed before it returns. *out is zeroed first and filled on
+ * success. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL argument, a size, repeat or warmup out of range, the message
+ * names the field), VKVIT_ERROR_UNSUPPORTED (the queue has no timestamps; A or D larger than one storage-buffer
+ * descriptor reaches), VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN,
+ * VKVIT_ERROR_DEVICE_LOST. */
+VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc,
+                                        vkvit_gemm_bench_result *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,10 +73,10 @@ static size_t make_bmp(uint8_t *buf, int32_t w, int32_t h, size_t pixel_bytes) {
 static void expect_refused(const uint8_t *data, size_t size, const char *name, const char *needle) {
     cli_image img;
     vkvit_result r = cli_image_decode(data, size, name, &img);
-    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(vkvit_last_error(), needle) && strstr(vkvit_last_error(), name) &&
+    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(cli_last_error(), needle) && strstr(cli_last_error(), name) &&
               !img.pixels,
           "%s: result %s, sentence '%s' (want BAD_IMAGE mentioning '%s')", name, vkvit_result_name(r),
-          vkvit_last_error(), needle);
+          cli_last_error(), needle);
     cli_image_free(&img);
 }
 
@@ -84,7 +84,7 @@ static int dump(const char *in, const char *out) {
     cli_image img;
     vkvit_result r = cli_image_load(in, &img);
     if (r != VKVIT_OK) {
-        fprintf(stderr, "%s\n", vkvit_last_error());
+        fprintf(stderr, "%s\n", cli_last_error());
         return 2;
     }
     FILE *f = fopen(out, "wb");
@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     /* A valid 2x1 PNG decodes to exactly red, green with alpha 255. */
     size_t n = make_png(buf, 2, 1, 1, 0);
     vkvit_result r = cli_image_decode(buf, n, "tiny.png", &img);
-    CHECK(r == VKVIT_OK, "tiny.png: %s", vkvit_last_error());
+    CHECK(r == VKVIT_OK, "tiny.png: %s", cli_last_error());
     if (r == VKVIT_OK) {
         const uint8_t want[8] = {255, 0, 0, 255, 0, 255, 0, 255};
         CHECK(img.width == 2 && img.height == 1 && !memcmp(img.pixels, want, 8) && img.channels_in_file == 3,
@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
     n = make_bmp(buf, 3, 2, 2 * 12);
     r = cli_image_decode(buf, n, "small.bmp", &img);
     CHECK(r == VKVIT_OK && img.width == 3 && img.height == 2 && img.pixels[0] == 0x40 && img.pixels[3] == 255,
-          "small.bmp: %s", r ? vkvit_last_error() : "wrong pixels");
+          "small.bmp: %s", r ? cli_last_error() : "wrong pixels");
     cli_image_free(&img);
     n = make_bmp(buf, 3, 2, 2 * 12 - 1);
     expect_refused(buf, n, "short.bmp", "truncated BMP");
@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
     expect_refused(buf, n, "huge.bmp", "above vkvit's limit");
     n = make_bmp(buf, 3, -2, 2 * 12); /* top-down rows are valid */
     r = cli_image_decode(buf, n, "topdown.bmp", &img);
-    CHECK(r == VKVIT_OK && img.height == 2, "topdown.bmp: %s", r ? vkvit_last_error() : "wrong size");
+    CHECK(r == VKVIT_OK && img.height == 2, "topdown.bmp: %s", r ? cli_last_error() : "wrong size");
     cli_image_free(&img);
 
     /* JPEG without its end-of-image marker, empty input, text, the CLI's size cap. */
@@ -160,18 +160,18 @@ int main(int argc, char **argv) {
     expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF, TGA or WebP");
 
     r = cli_image_load("/nonexistent/vkvit/image.png", &img);
-    CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "cannot open"), "missing file: %s %s",
-          vkvit_result_name(r), vkvit_last_error());
+    CHECK(r == VKVIT_ERROR_IO && strstr(cli_last_error(), "cannot open"), "missing file: %s %s",
+          vkvit_result_name(r), cli_last_error());
     r = cli_image_load("/tmp", &img);
-    CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "not a regular file"), "directory: %s %s",
-          vkvit_result_name(r), vkvit_last_error());
+    CHECK(r == VKVIT_ERROR_IO && strstr(cli_last_error(), "not a regular file"), "directory: %s %s",
+          vkvit_result_name(r), cli_last_error());
 
     /* A critical chunk whose type is not letters (here ESC [ 2) is named in hex, never echoed to a terminal. */
     n = make_png(buf, 2, 1, 1, 0);
     n = png_chunk(buf, n - 12, "I\x1b[2", (const uint8_t *)"xx", 2, 1);
     n = png_chunk(buf, n, "IEND", NULL, 0, 0);
     expect_refused(buf, n, "escape.png", "the 0x491B5B32 chunk fails its CRC check");
-    CHECK(!strchr(vkvit_last_error(), 0x1b), "escape.png: the sentence holds an ESC byte");
+    CHECK(!strchr(cli_last_error(), 0x1b), "escape.png: the sentence holds an ESC byte");
 
     /* The pixel limit: a 33-byte-IDAT PNG that declares 16384x16384 (1 GiB as RGBA8) is refused from its header,
      * with the default limit (2^25 pixels) and with an explicit one; below the limit it decodes. */
@@ -179,15 +179,15 @@ int main(int argc, char **argv) {
     expect_refused(buf, n, "big.png", "above the limit of 33554432 pixels");
     n = make_png(buf, 2, 1, 1, 0);
     r = cli_image_decode_max(buf, n, "two.png", 2, &img);
-    CHECK(r == VKVIT_OK && img.width == 2, "two.png at max_pixels 2: %s", r ? vkvit_last_error() : "wrong size");
+    CHECK(r == VKVIT_OK && img.width == 2, "two.png at max_pixels 2: %s", r ? cli_last_error() : "wrong size");
     cli_image_free(&img);
     r = cli_image_decode_max(buf, n, "two.png", 1, &img);
-    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(vkvit_last_error(), "above the limit of 1 pixels") && !img.pixels,
-          "two.png at max_pixels 1: %s %s", vkvit_result_name(r), vkvit_last_error());
+    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(cli_last_error(), "above the limit of 1 pixels") && !img.pixels,
+          "two.png at max_pixels 1: %s %s", vkvit_result_name(r), cli_last_error());
     n = make_bmp(buf, 3, 2, 2 * 12);
     r = cli_image_decode_max(buf, n, "small.bmp", 5, &img);
-    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(vkvit_last_error(), "3x2 pixels"), "small.bmp at max_pixels 5: %s",
-          vkvit_last_error());
+    CHECK(r == VKVIT_ERROR_BAD_IMAGE && strstr(cli_last_error(), "3x2 pixels"), "small.bmp at max_pixels 5: %s",
+          cli_last_error());
     CHECK(cli_image_device_max_pixels(NULL) == CLI_IMAGE_DEFAULT_MAX_PIXELS, "device limit without a ctx");
 
     /* A FIFO is refused at once (fopen would wait for a writer forever); SIGALRM ends a hang as a failure. */
@@ -198,8 +198,8 @@ int main(int argc, char **argv) {
         alarm(10);
         r = cli_image_load(fifo, &img);
         alarm(0);
-        CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "named pipe (FIFO), not a regular file"),
-              "FIFO: %s %s", vkvit_result_name(r), vkvit_last_error());
+        CHECK(r == VKVIT_ERROR_IO && strstr(cli_last_error(), "named pipe (FIFO), not a regular file"),
+              "FIFO: %s %s", vkvit_result_name(r), cli_last_error());
         unlink(fifo);
     } else {
         CHECK(0, "mkfifo %s failed", fifo);
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
                     : stat("/dev/urandom", &dev_st) == 0 && S_ISCHR(dev_st.st_mode) ? "/dev/urandom" : NULL;
     if (dev) {
         r = cli_image_load(dev, &img);
-        CHECK(r == VKVIT_ERROR_IO && strstr(vkvit_last_error(), "a device"), "%s: %s", dev, vkvit_last_error());
+        CHECK(r == VKVIT_ERROR_IO && strstr(cli_last_error(), "a device"), "%s: %s", dev, cli_last_error());
     }
 
     /* EXIF orientation parser on hostile segments: wrong offsets, counts and types give 1, never a read past the

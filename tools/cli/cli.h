@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -24,6 +25,34 @@ int vkvit_cli_classify(int argc, char **argv);
 int vkvit_cli_eval(int argc, char **argv);
 
 /* Helpers shared by the subcommands (cli_common.c). */
+
+#define CLI_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define CLI_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define CLI_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#if defined(__GNUC__)
+#  define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#  define CLI_PRINTF(a, b)
+#endif
+
+/* ------------------------------------------------------------------------------------------------------------
+ * The CLI's error channel. The library explains its own failures (vkvit_last_error()); the CLI's own failures (a
+ * file it reads, an image it decodes, a tensor of the wrong shape) get their sentence from cli_error, so every
+ * failure, whoever met it, is printed the same way:  cli_print_error("run", cli_last_error());
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Formats one sentence for a failure of the CLI's own and returns `code`, as the library does for its calls:
+ *     return cli_error(VKVIT_ERROR_IO, "cannot open '%s': %s", name, strerror(errno)); */
+vkvit_result cli_error(vkvit_result code, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* The sentence of the latest failure: cli_error's when it ran after the library's sentence last changed, else
+ * vkvit_last_error() (the library failed since; "" when nothing failed). Never NULL; valid until the next vkvit or
+ * cli_error call. */
+const char *cli_last_error(void);
+
+/* Monotonic wall clock in nanoseconds (latency and throughput figures). */
+uint64_t cli_now_ns(void);
+
 
 /* The bundled demo model, used when classify / eval get no --model. */
 #define CLI_BUNDLED_MODEL "vil_cifar10.vkvit"
@@ -109,6 +138,16 @@ const char *cli_input_name(const char *path);
  * /dev/null or /dev/full, a FIFO) is opened and written in place. Every write error is reported:
  * VKVIT_ERROR_IO with a sentence. */
 vkvit_result cli_write_output(const char *path, const void *data, size_t size);
+
+/* Reads a safetensors input whole (cli_read_input: `-` is standard input; above max_bytes is
+ * VKVIT_ERROR_BAD_MODEL_FILE), refuses what is plainly not safetensors (cli_sniff_safetensors) and parses it with
+ * vkvit_tensor_file_create (the library's strict reader). On success free *bytes after vkvit_tensor_file_destroy. */
+vkvit_result cli_open_tensor_file(const char *path, size_t max_bytes, uint8_t **bytes, vkvit_tensor_file **file);
+/* Tensor `index` of `file` as fp32 in a malloc'ed array of info->count floats (`what` names it if memory runs out). */
+vkvit_result cli_read_tensor_f32(const vkvit_tensor_file *file, uint32_t index, const vkvit_tensor_info *info,
+                                 const char *what, float **out);
+/* "[d0, d1, ...]" of a tensor's shape; returns buf. */
+const char *cli_dims_text(const uint64_t *shape, uint32_t ndim, char *buf, size_t cap);
 
 /* Reads the float tensor `condition` of a safetensors file (`-`: standard input) for a session whose condition
  * shape is `cs` ([B, C] or [B, Tc, C]): the tensor must have cs's rank and trailing dims; its first dim is the number

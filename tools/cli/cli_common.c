@@ -2,18 +2,49 @@
  * outputs, terminal-safe strings, JSON, the log callback. The CLI's platform calls (/proc/self/exe, open/read,
  * realpath, rename) live here. */
 #include "cli.h"
-#include "common.h"
-#include "model/safetensors.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Error channel and clock
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* The CLI is single-threaded. g_lib_seen is the library's sentence when cli_error last ran: while the library's
+ * sentence is still that one, the CLI's failure is the latest (the library reports a new failure by writing a new
+ * sentence; both are at most 1 KiB). */
+static char g_cli_error[1024];
+static char g_lib_seen[1024];
+static bool g_cli_failed;
+
+vkvit_result cli_error(vkvit_result code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_cli_error, sizeof g_cli_error, fmt, ap);
+    va_end(ap);
+    snprintf(g_lib_seen, sizeof g_lib_seen, "%s", vkvit_last_error());
+    g_cli_failed = true;
+    return code;
+}
+
+const char *cli_last_error(void) {
+    return g_cli_failed && !strcmp(vkvit_last_error(), g_lib_seen) ? g_cli_error : vkvit_last_error();
+}
+
+uint64_t cli_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static int is_regular_file(const char *path) {
     struct stat st;
@@ -410,29 +441,29 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
     int std = !strcmp(path, "-");
     /* O_NONBLOCK: opening a named pipe with no writer must not block (issue 12.9); cleared again below. */
     int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", name, strerror(errno));
+    if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot open '%s': %s", name, strerror(errno));
     struct stat st;
     vkvit_result r = VKVIT_OK;
     uint8_t *buf = NULL;
     size_t n = 0, cap = 0;
     if (fstat(fd, &st) != 0) {
-        r = vkvit__error(VKVIT_ERROR_IO, "cannot read '%s': %s", name, strerror(errno));
+        r = cli_error(VKVIT_ERROR_IO, "cannot read '%s': %s", name, strerror(errno));
         goto done;
     }
     if (S_ISDIR(st.st_mode)) {
-        r = vkvit__error(VKVIT_ERROR_IO, "'%s' is a directory, not a file", name);
+        r = cli_error(VKVIT_ERROR_IO, "'%s' is a directory, not a file", name);
         goto done;
     }
     if (!std && S_ISFIFO(st.st_mode) && is_named_pipe(fd)) {
-        r = vkvit__error(VKVIT_ERROR_IO, "'%s' is a named pipe (FIFO); give the file itself, or '-' and the data on "
-                         "standard input", name);
+        r = cli_error(VKVIT_ERROR_IO, "'%s' is a named pipe (FIFO); give the file itself, or '-' and the data on "
+                      "standard input", name);
         goto done;
     }
     if (!std) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (S_ISREG(st.st_mode)) {
         if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
-            r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %lld bytes, more than the limit of %zu bytes",
-                             name, (long long)st.st_size, max_bytes);
+            r = cli_error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %lld bytes, more than the limit of %zu bytes",
+                          name, (long long)st.st_size, max_bytes);
             goto done;
         }
         cap = (size_t)st.st_size + 1; /* +1: the read that finds the end (or that the file grew) */
@@ -440,19 +471,19 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
         cap = 64 << 10; /* a pipe, FIFO, terminal or character device: read to the end */
     }
     size_t limit = max_bytes + 1; /* one byte more than allowed proves the input too large */
-    cap = VKVIT_MIN(cap, limit);
+    cap = CLI_MIN(cap, limit);
     for (;;) {
         if (!buf || n == cap) {
             if (buf && cap >= limit) {
-                r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' holds more than the limit of %zu bytes", name,
-                                 max_bytes);
+                r = cli_error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' holds more than the limit of %zu bytes", name,
+                              max_bytes);
                 goto done;
             }
             size_t want = buf ? (cap > limit / 2 ? limit : cap * 2) : cap;
             uint8_t *grown = realloc(buf, want);
             if (!grown) {
-                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", want,
-                                 name);
+                r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", want,
+                              name);
                 goto done;
             }
             buf = grown;
@@ -461,14 +492,14 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
         ssize_t got = read(fd, buf + n, cap - n);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
-            r = vkvit__error(VKVIT_ERROR_IO, "cannot read '%s': %s", name, strerror(errno));
+            r = cli_error(VKVIT_ERROR_IO, "cannot read '%s': %s", name, strerror(errno));
             goto done;
         }
         if (got == 0) break;
         n += (size_t)got;
     }
     if (n > max_bytes)
-        r = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' holds more than the limit of %zu bytes", name, max_bytes);
+        r = cli_error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' holds more than the limit of %zu bytes", name, max_bytes);
 done:
     if (!std) close(fd);
     if (r != VKVIT_OK) {
@@ -497,7 +528,7 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
     if (!strcmp(path, "-")) {
         fflush(stdout);
         int e = write_all(STDOUT_FILENO, data, size);
-        if (e) return vkvit__error(VKVIT_ERROR_IO, "cannot write to standard output: %s", strerror(e));
+        if (e) return cli_error(VKVIT_ERROR_IO, "cannot write to standard output: %s", strerror(e));
         return VKVIT_OK;
     }
     /* Where the bytes really go: symlinks resolved, so a link is followed rather than replaced. */
@@ -514,21 +545,21 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
         snprintf(real, sizeof real, "%s", path);
     }
     if (exists && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode)) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': it is a directory", path);
+        if (S_ISDIR(st.st_mode)) return cli_error(VKVIT_ERROR_IO, "cannot write '%s': it is a directory", path);
         /* A device, FIFO or socket: written in place; replacing it with a regular file would be wrong. */
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+        if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
         int e = write_all(fd, data, size);
         if (close(fd) != 0 && !e) e = errno;
-        if (e) return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
+        if (e) return cli_error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
         return VKVIT_OK;
     }
     /* A regular file or a new one: a temporary file in the same directory as the real file, then rename. */
     char tmp[PATH_MAX + 32];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", real, (long)getpid()) >= (int)sizeof tmp)
-        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': the path is too long", path);
+        return cli_error(VKVIT_ERROR_IO, "cannot write '%s': the path is too long", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot create '%s': %s", tmp, strerror(errno));
     int e = write_all(fd, data, size);
     if (!e && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
     if (close(fd) != 0 && !e) e = errno;
@@ -536,7 +567,7 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
     if (!e && rename(tmp, real) != 0) e = errno;
     if (e) {
         unlink(tmp);
-        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
+        return cli_error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
     }
     return VKVIT_OK;
 }
@@ -583,7 +614,7 @@ vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *n
         {"\x7f" "ELF", 4, 0, "an ELF executable"},
     };
     const char *what = NULL;
-    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k) && !what; i++)
+    for (size_t i = 0; i < CLI_ARRAY_LEN(k) && !what; i++)
         if (!memcmp(b + k[i].at, k[i].magic, k[i].len)) what = k[i].what;
     if (!what && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
         what = "a Python pickle (an older PyTorch checkpoint): convert it with tools/convert.py";
@@ -592,10 +623,10 @@ vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *n
     if (!what && (b[0] == '{' || b[0] == '['))
         what = "JSON text (a safetensors file starts with an 8-byte header length, then its JSON header)";
     if (what)
-        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: it looks like %s", name, kind, what);
-    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: a safetensors file starts with an 8-byte header "
-                        "length and then '{', this one with %02x %02x %02x %02x %02x %02x %02x %02x %02x", name, kind,
-                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]);
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: it looks like %s", name, kind, what);
+    return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' is not %s: a safetensors file starts with an 8-byte header "
+                     "length and then '{', this one with %02x %02x %02x %02x %02x %02x %02x %02x %02x", name, kind,
+                     b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]);
 }
 
 const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap) {
@@ -606,48 +637,80 @@ const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap) {
     return buf;
 }
 
+const char *cli_dims_text(const uint64_t *shape, uint32_t ndim, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "[");
+    for (uint32_t d = 0; d < ndim && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%llu", d ? ", " : "", (unsigned long long)shape[d]);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+vkvit_result cli_open_tensor_file(const char *path, size_t max_bytes, uint8_t **bytes, vkvit_tensor_file **file) {
+    *bytes = NULL;
+    *file = NULL;
+    const char *name = cli_input_name(path);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    vkvit_result r = cli_read_input(path, max_bytes, &data, &size);
+    if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap; the sentence says so */
+    if (r == VKVIT_OK && (r = cli_sniff_safetensors(data, size, name, "a safetensors file")) == VKVIT_OK)
+        r = vkvit_tensor_file_create(data, size, name, file);
+    if (r != VKVIT_OK) {
+        free(data);
+        return r;
+    }
+    *bytes = data;
+    return VKVIT_OK;
+}
+
+vkvit_result cli_read_tensor_f32(const vkvit_tensor_file *file, uint32_t index, const vkvit_tensor_info *info,
+                                 const char *what, float **out) {
+    *out = NULL;
+    if (info->count > SIZE_MAX / sizeof(float))
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %s", what);
+    float *f = malloc(info->count ? (size_t)info->count * sizeof *f : 1);
+    if (!f) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %s", what);
+    vkvit_result r = vkvit_tensor_file_read_f32(file, index, f, (size_t)info->count);
+    if (r != VKVIT_OK) {
+        free(f);
+        return r;
+    }
+    *out = f;
+    return VKVIT_OK;
+}
+
 vkvit_result cli_read_condition(const char *path, vkvit_shape cs, float **out, uint32_t *rows) {
     *out = NULL;
     *rows = 0;
     const char *name = cli_input_name(path);
     uint8_t *data = NULL;
-    size_t size = 0;
-    vkvit__safetensors st = {0};
-    vkvit_result r = cli_read_input(path, (size_t)1 << 30, &data, &size);
-    if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap; the sentence says so */
+    vkvit_tensor_file *tf = NULL;
+    vkvit_result r = cli_open_tensor_file(path, (size_t)1 << 30, &data, &tf);
     if (r != VKVIT_OK) return r;
-    if ((r = cli_sniff_safetensors(data, size, name, "a safetensors file")) != VKVIT_OK ||
-        (r = vkvit__safetensors_parse(data, size, name, &st)) != VKVIT_OK)
-        goto done;
-    const vkvit__st_tensor *t = vkvit__safetensors_find(&st, "condition");
+    int64_t at = vkvit_tensor_file_find(tf, "condition");
+    vkvit_tensor_info t;
     char want[64], got[96];
     vkvit_shape any = cs;
     any.dims[0] = 0;
     cli_shape_text(&any, want, sizeof want);
     memcpy(want, "[R", 2); /* "[R, 32]": any number of rows */
-    if (!t) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'condition' (the model wants %s)", name,
-                         want);
+    if (at < 0 || vkvit_tensor_file_info(tf, (uint32_t)at, &t) != VKVIT_OK) {
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'condition' (the model wants %s)", name,
+                      want);
         goto done;
     }
-    bool same = t->ndim == cs.ndim && t->shape[0] >= 1 && t->shape[0] <= 65536;
-    for (uint32_t d = 1; same && d < cs.ndim; d++) same = t->shape[d] == cs.dims[d];
+    bool same = t.ndim == cs.ndim && t.shape[0] >= 1 && t.shape[0] <= 65536;
+    for (uint32_t d = 1; same && d < cs.ndim; d++) same = t.shape[d] == cs.dims[d];
     if (!same) {
-        vkvit__st_format_shape(got, sizeof got, t->shape, t->ndim);
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, the model wants %s (R rows, R >= 1)", name,
-                         got, want);
+        cli_dims_text(t.shape, t.ndim, got, sizeof got);
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, the model wants %s (R rows, R >= 1)", name,
+                      got, want);
         goto done;
     }
-    float *f = malloc((size_t)t->numel * sizeof *f);
-    if (!f) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the condition of '%s'", name);
-        goto done;
-    }
-    vkvit__st_convert_f32(t->dtype, data + t->offset, (size_t)t->numel, f);
-    *out = f;
-    *rows = (uint32_t)t->shape[0];
+    if ((r = cli_read_tensor_f32(tf, (uint32_t)at, &t, "the condition", out)) != VKVIT_OK) goto done;
+    *rows = (uint32_t)t.shape[0];
 done:
-    vkvit__safetensors_free(&st);
+    vkvit_tensor_file_destroy(tf);
     free(data);
     return r;
 }

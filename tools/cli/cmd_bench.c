@@ -8,7 +8,6 @@
  * host CPU time per inference, the GPU time per node kind from timestamp queries (a second, profiled session so
  * the timed runs carry no timestamps), and the arena / weight bytes. */
 #include "cli.h"
-#include "vk/kernels.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -78,7 +77,9 @@ static void add_stats_json(cJSON *o, const stats *st) {
 static void bench_usage(FILE *f) {
     fprintf(f, "usage: vkvit bench gemm [options]\n\n"
                "Times the fp32 GEMM kernel (nn.Linear layout, Y = X W^T) with GPU timestamps and prints, per shape,\n"
-               "the median (p50), p90, p99 and maximum time, the standard deviation and GFLOP/s at the median.\n\n"
+               "the median (p50), p90, p99 and maximum time, the standard deviation and GFLOP/s at the median.\n"
+               "Each shape's result is checked against a plain-C reference (every element up to 64x64, else a\n"
+               "64x64 grid of them); a wrong result fails the command (exit 4).\n\n"
                "options:\n"
                "  --shape MxNxK   a shape to measure; repeatable; each of M, N, K in [1, 65536] and each matrix\n"
                "                  under 2^28 elements (default: 1024x1024x1024, 201x1152x384, 201x384x1536,\n"
@@ -90,72 +91,21 @@ static void bench_usage(FILE *f) {
                "exit codes: 0 success, 1 usage error, 3 no Vulkan device, 4 runtime failure\n");
 }
 
-/* Times one shape: `repeat` dispatches in one command buffer, a timestamp before and after each, a barrier
- * between them (each run rewrites the same output). */
-static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, int warmup, int repeat, stats *out) {
-    vkvit_result res;
-    vkvit__buffer a = {0}, b = {0}, bias = {0}, d = {0};
-    vkvit__kernel k = {0};
-    vkvit__timer t = {0};
-    VkDescriptorPool pool = VK_NULL_HANDLE;
-    double *ns = NULL, *dt = NULL;
-    size_t na = (size_t)s.M * s.K, nb = (size_t)s.N * s.K, nd = (size_t)s.M * s.N;
-    float *host = malloc(VKVIT_MAX(na, nb) * 4);
-    if (!host) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "bench: out of host memory");
-    for (size_t i = 0; i < VKVIT_MAX(na, nb); i++) host[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
-
-    if ((res = vkvit__buffer_create(ctx, na * 4, VKVIT_MEM_DEVICE, "bench A", &a)) ||
-        (res = vkvit__buffer_create(ctx, nb * 4, VKVIT_MEM_DEVICE, "bench B", &b)) ||
-        (res = vkvit__buffer_create(ctx, (size_t)s.N * 4, VKVIT_MEM_DEVICE, "bench bias", &bias)) ||
-        (res = vkvit__buffer_create(ctx, nd * 4, VKVIT_MEM_DEVICE, "bench D", &d)) ||
-        (res = vkvit__buffer_upload(ctx, &a, 0, host, na * 4)) ||
-        (res = vkvit__buffer_upload(ctx, &b, 0, host, nb * 4)) ||
-        (res = vkvit__buffer_fill(ctx, &bias, 0, (size_t)s.N * 4, 0)))
-        goto done;
-    vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, s.M, s.N, s.K);
-    VkDescriptorSet set;
-    vkvit__binding binds[6] = {{&a, 0, 0}, {&b, 0, 0}, {&bias, 0, 0}, {&d, 0, 0}, {&bias, 0, 0}, {&d, 0, 0}};
-    if ((res = vkvit__gemm_kernel_create(ctx, &cfg, &(vkvit__gemm_epilogue){0}, "bench gemm", &k)) ||
-        (res = vkvit__descriptor_pool_create(ctx, 1, &pool)) ||
-        (res = vkvit__descriptor_set_create(ctx, pool, &k, binds, &set)) ||
-        (res = vkvit__timer_create(ctx, 2u * (uint32_t)repeat, &t)))
-        goto done;
-    vkvit__gemm_push push = {.M = s.M, .N = s.N, .K = s.K, .stride_a = s.K, .stride_b = s.K, .stride_d = s.N};
-    for (int pass = 0; pass < 2; pass++) { /* pass 0: warm-up, pass 1: timed */
-        int n = pass ? repeat : warmup;
-        if (n == 0) continue;
-        VkCommandBuffer cmd;
-        if ((res = vkvit__cmd_begin(ctx, &cmd)) != VKVIT_OK) goto done;
-        if (pass) vkvit__cmd_timer_reset(ctx, cmd, &t);
-        for (int i = 0; i < n; i++) {
-            if (i) vkvit__cmd_barrier_compute(ctx, cmd, &d, 0, VK_WHOLE_SIZE);
-            if (pass) vkvit__cmd_timestamp(ctx, cmd, &t, 2u * (uint32_t)i);
-            vkvit__gemm_record(ctx, cmd, &k, &cfg, set, &push, 1);
-            if (pass) vkvit__cmd_timestamp(ctx, cmd, &t, 2u * (uint32_t)i + 1);
-        }
-        if ((res = vkvit__cmd_submit_wait(ctx, cmd)) != VKVIT_OK) goto done;
-    }
-    ns = malloc(sizeof(double) * 2 * (size_t)repeat);
-    dt = malloc(sizeof(double) * (size_t)repeat);
-    if (!ns || !dt) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "bench: out of host memory");
-        goto done;
-    }
-    if ((res = vkvit__timer_read_ns(ctx, &t, 2u * (uint32_t)repeat, ns)) != VKVIT_OK) goto done;
-    for (int i = 0; i < repeat; i++) dt[i] = (ns[2 * i + 1] - ns[2 * i]) * 1e-6;
-    *out = compute_stats(dt, (uint32_t)repeat);
-done:
-    free(ns);
-    free(dt);
-    free(host);
-    vkvit__timer_destroy(ctx, &t);
-    if (pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
-    vkvit__kernel_destroy(ctx, &k);
-    vkvit__buffer_destroy(ctx, &a);
-    vkvit__buffer_destroy(ctx, &b);
-    vkvit__buffer_destroy(ctx, &bias);
-    vkvit__buffer_destroy(ctx, &d);
-    return res;
+/* Times one shape with the library's GEMM micro-benchmark (vkvit_bench_gemm: the session's GEMM node, GPU
+ * timestamps around each run, the result checked against a plain-C reference). A result outside the reference's
+ * tolerance fails the command: a fast wrong kernel is no benchmark. */
+static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, uint32_t warmup, uint32_t repeat, stats *out,
+                              vkvit_gemm_bench_result *res) {
+    vkvit_gemm_bench_desc d = {.m = s.M, .n = s.N, .k = s.K, .repeat = repeat, .warmup = warmup, .seed = 1};
+    vkvit_result r = vkvit_bench_gemm(ctx, &d, res);
+    if (r != VKVIT_OK) return r;
+    if (res->mismatches)
+        return cli_error(VKVIT_ERROR_VULKAN, "gemm %ux%ux%u gives wrong results on this device: %llu of %llu checked "
+                         "elements differ from the plain-C reference by more than its tolerance (largest relative "
+                         "error %.3g)", s.M, s.N, s.K, (unsigned long long)res->mismatches,
+                         (unsigned long long)res->checked, res->max_error);
+    *out = compute_stats(res->ms, res->runs);
+    return VKVIT_OK;
 }
 
 enum { OPT_SHAPE = 256, OPT_REPEAT, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_DEVICE, OPT_DURATION };
@@ -197,8 +147,8 @@ static int bench_gemm(int argc, char **argv) {
         case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 128, &repeat)) return CLI_USAGE; break;
         case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 128, &warmup)) return CLI_USAGE; break;
         case OPT_SHAPE:
-            if (n_shapes == (int)VKVIT_ARRAY_LEN(shapes))
-                return cli_usage_error("bench gemm", "at most %zu --shape options", VKVIT_ARRAY_LEN(shapes));
+            if (n_shapes == (int)CLI_ARRAY_LEN(shapes))
+                return cli_usage_error("bench gemm", "at most %zu --shape options", CLI_ARRAY_LEN(shapes));
             if (!parse_shape(o.arg, &shapes[n_shapes]))
                 return cli_usage_error("bench gemm", "--shape wants MxNxK with each in [1, 65536] and each matrix "
                                        "under 2^28 elements, got '%s'", o.arg);
@@ -212,27 +162,30 @@ static int bench_gemm(int argc, char **argv) {
     if (n_shapes == 0) {
         static const shape defaults[] = {{1024, 1024, 1024}, {201, 1152, 384}, {201, 384, 1536}, {201, 1536, 384}};
         memcpy(shapes, defaults, sizeof defaults);
-        n_shapes = (int)VKVIT_ARRAY_LEN(defaults);
+        n_shapes = (int)CLI_ARRAY_LEN(defaults);
     }
     vkvit_ctx *ctx = NULL;
     vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench"};
     vkvit_result r = vkvit_ctx_create(&cd, &ctx);
     if (r != VKVIT_OK) {
-        cli_print_error("bench", vkvit_last_error());
+        cli_print_error("bench", cli_last_error());
         return vkvit_cli_exit_code(r);
     }
+    vkvit_device_info dev;
+    vkvit_ctx_device_info(ctx, &dev);
     if (!json) {
         printf("device: ");
-        cli_put_clean(stdout, ctx->info.name, 256);
+        cli_put_clean(stdout, dev.name, 256);
         printf("\n%-22s %9s %9s %9s %9s %9s %10s\n", "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
                "stddev", "GFLOP/s");
     }
     int rc = CLI_OK;
     for (int i = 0; i < n_shapes; i++) {
         stats st;
-        r = time_gemm(ctx, shapes[i], (int)warmup, (int)repeat, &st);
+        vkvit_gemm_bench_result br;
+        r = time_gemm(ctx, shapes[i], warmup, repeat, &st, &br);
         if (r != VKVIT_OK) {
-            cli_print_error("bench", vkvit_last_error());
+            cli_print_error("bench", cli_last_error());
             rc = vkvit_cli_exit_code(r);
             break;
         }
@@ -248,7 +201,9 @@ static int bench_gemm(int argc, char **argv) {
             add_stats_json(doc, &st);
             cJSON_AddItemToObject(doc, "gflops", cli_jnum(gflops));
             cJSON_AddNumberToObject(doc, "repeat", repeat);
-            cJSON_AddItemToObject(doc, "device", cli_jstr(ctx->info.name));
+            cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
+            cJSON_AddNumberToObject(doc, "checked_elements", (double)br.checked);
+            cJSON_AddItemToObject(doc, "max_relative_diff", cli_jnum(br.max_error));
             if ((rc = cli_json_print("bench", doc, 0)) != CLI_OK) break;
         } else {
             printf("%-22s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f\n", name, st.p50, st.p90, st.p99, st.max, st.stddev,
@@ -353,7 +308,7 @@ static int bench_model(int argc, char **argv) {
     vkvit_profile_entry *prof = NULL;
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        cli_print_error("bench", vkvit_last_error());                                                         \
+        cli_print_error("bench", cli_last_error());                                                           \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
@@ -373,7 +328,7 @@ static int bench_model(int argc, char **argv) {
     input = malloc(n_in * sizeof(float));
     lat = malloc((size_t)cap_lat * sizeof(double));
     if (!input || !lat) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
         FAIL(r);
     }
     fill_random(input, n_in, 1);
@@ -384,7 +339,7 @@ static int bench_model(int argc, char **argv) {
         size_t n_cond = 1;
         for (uint32_t d = 0; d < cs.ndim; d++) n_cond *= cs.dims[d];
         if (!(cond = malloc(n_cond * sizeof *cond))) {
-            r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+            r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
             FAIL(r);
         }
         fill_random(cond, n_cond, 2);
@@ -394,24 +349,24 @@ static int bench_model(int argc, char **argv) {
     for (uint32_t i = 0; i < warmup; i++)
         if ((r = vkvit_session_run(s))) FAIL(r);
     double cpu0 = cpu_seconds();
-    uint64_t start = vkvit__now_ns(), stop = start + (uint64_t)(duration * 1e9);
+    uint64_t start = cli_now_ns(), stop = start + (uint64_t)(duration * 1e9);
     for (;;) {
-        if (duration > 0 ? vkvit__now_ns() >= stop && n_lat > 0 : n_lat == repeat) break;
+        if (duration > 0 ? cli_now_ns() >= stop && n_lat > 0 : n_lat == repeat) break;
         if (n_lat == cap_lat) {
             if (cap_lat >= (1u << 26)) break; /* 67 M runs: enough for any drift */
             double *grown = realloc(lat, (size_t)cap_lat * 2 * sizeof *lat);
             if (!grown) {
-                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+                r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
                 FAIL(r);
             }
             lat = grown;
             cap_lat *= 2;
         }
-        uint64_t t0 = vkvit__now_ns();
+        uint64_t t0 = cli_now_ns();
         if ((r = vkvit_session_run(s))) FAIL(r);
-        lat[n_lat++] = (double)(vkvit__now_ns() - t0) * 1e-6;
+        lat[n_lat++] = (double)(cli_now_ns() - t0) * 1e-6;
     }
-    double wall_s = (double)(vkvit__now_ns() - start) * 1e-9;
+    double wall_s = (double)(cli_now_ns() - start) * 1e-9;
     double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / n_lat;
     /* Drift (before sorting): the median of the last 10 % of runs against the first 10 %. */
     uint32_t tenth = n_lat / 10 ? n_lat / 10 : 1;
@@ -425,7 +380,7 @@ static int bench_model(int argc, char **argv) {
     vkvit_session_profile(sp, NULL, 0, &n_nodes);
     prof = calloc(n_nodes ? n_nodes : 1, sizeof *prof);
     if (!prof) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
         FAIL(r);
     }
     if ((r = vkvit_session_profile(sp, prof, n_nodes, &n_nodes))) FAIL(r);
@@ -444,6 +399,8 @@ static int bench_model(int argc, char **argv) {
     }
     vkvit_model_info mi;
     vkvit_session_stats ss;
+    vkvit_device_info dev;
+    vkvit_ctx_device_info(ctx, &dev);
     vkvit_model_get_info(model, &mi);
     vkvit_session_get_stats(s, &ss);
     double ips = batch * 1e3 / st.p50;
@@ -453,7 +410,7 @@ static int bench_model(int argc, char **argv) {
         cJSON_AddItemToObject(doc, "model", cli_jstr(path));
         cJSON_AddStringToObject(doc, "architecture", mi.architecture);
         cJSON_AddStringToObject(doc, "flavour", mi.flavour);
-        cJSON_AddItemToObject(doc, "device", cli_jstr(ctx->info.name));
+        cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
         cJSON_AddNumberToObject(doc, "batch", batch);
         cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
         cJSON_AddNumberToObject(doc, "warmup", warmup);
@@ -490,7 +447,7 @@ static int bench_model(int argc, char **argv) {
         cli_put_clean(stdout, path, 300);
         printf(" (%s/%s), %.2f GFLOP per image\n", mi.architecture, mi.flavour, mi.flops * 1e-9);
         printf("device      ");
-        cli_put_clean(stdout, ctx->info.name, 256);
+        cli_put_clean(stdout, dev.name, 256);
         printf("\nbatch       %u, %s, %u run%s in %.2f s after %u warm-up%s\n", batch,
                precision == VKVIT_PRECISION_FP16 ? "fp16 weights (fp32 activations)" : "fp32", st.n,
                st.n == 1 ? "" : "s", wall_s, warmup, cs.ndim ? ", random condition" : "");

@@ -10,7 +10,6 @@
  * batch's results are printed as soon as it finishes. A bad image gets one line on stderr and is left out; the
  * others are still classified, and the exit code is then 2. */
 #include "cli.h"
-#include "common.h"
 #include "image_decode.h"
 
 #include <stdlib.h>
@@ -118,7 +117,7 @@ static int parse_args(int argc, char **argv, classify_args *a) {
 
 /* Records a bad image: one line on stderr now, the sentence kept for --json. */
 static void image_failed(image_result *res) {
-    const char *why = vkvit_last_error();
+    const char *why = cli_last_error();
     cli_print_error("classify", why);
     res->ok = 0;
     res->error = strdup(why);
@@ -231,7 +230,7 @@ static void progress(uint32_t done, uint32_t total, uint64_t t0, int clear) {
         fputs("\r\033[K", stderr);
         return;
     }
-    double s = (double)(vkvit__now_ns() - t0) * 1e-9;
+    double s = (double)(cli_now_ns() - t0) * 1e-9;
     double rate = s > 0 ? done / s : 0;
     double eta = rate > 0 ? (total - done) / rate : 0;
     fprintf(stderr, "\r\033[Kvkvit classify: %u / %u images, %.1f images/s, ETA %um%02us", done, total, rate,
@@ -267,15 +266,15 @@ int vkvit_cli_classify(int argc, char **argv) {
     uint32_t n_bad = 0, batch = 0;
     printer pr = {.json = a.json};
     int tty = isatty(STDERR_FILENO);
-    uint64_t t0 = vkvit__now_ns();
+    uint64_t t0 = cli_now_ns();
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        cli_print_error("classify", vkvit_last_error());                                                      \
+        cli_print_error("classify", cli_last_error());                                                        \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
     if (!res || !chunk || !chunk_of) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", a.n_paths);
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", a.n_paths);
         FAIL(r);
     }
     for (uint32_t i = 0; i < a.n_paths; i++) res[i].path = a.paths[i];
@@ -286,17 +285,17 @@ int vkvit_cli_classify(int argc, char **argv) {
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = a.model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
-    uint32_t top = VKVIT_MIN(VKVIT_MIN(a.top, info.num_classes), VKVIT_MAX_TOP_K);
+    uint32_t top = CLI_MIN(CLI_MIN(a.top, info.num_classes), VKVIT_MAX_TOP_K);
 
     /* Column widths from what will be printed: every image name, every label (or its "class N" stand-in). */
     pr.model = model;
     pr.top = top;
     pr.path_w = 5;
     pr.label_w = 5;
-    for (uint32_t i = 0; i < a.n_paths; i++) pr.path_w = VKVIT_MAX(pr.path_w, cli_clean_width(a.paths[i], PATH_MAX_SHOWN));
+    for (uint32_t i = 0; i < a.n_paths; i++) pr.path_w = CLI_MAX(pr.path_w, cli_clean_width(a.paths[i], PATH_MAX_SHOWN));
     for (uint32_t c = 0; c < info.num_classes; c++) {
         char fallback[32];
-        pr.label_w = VKVIT_MAX(pr.label_w, cli_clean_width(label_of(model, c, fallback, sizeof fallback), LABEL_MAX));
+        pr.label_w = CLI_MAX(pr.label_w, cli_clean_width(label_of(model, c, fallback, sizeof fallback), LABEL_MAX));
     }
     if (a.json) {
         vkvit_device_info dev;
@@ -324,7 +323,7 @@ int vkvit_cli_classify(int argc, char **argv) {
             } else {
                 ir->width = chunk[count].width;
                 ir->height = chunk[count].height;
-                max_pixels = VKVIT_MAX(max_pixels, (uint64_t)ir->width * ir->height);
+                max_pixels = CLI_MAX(max_pixels, (uint64_t)ir->width * ir->height);
                 bytes += (uint64_t)ir->width * ir->height * 4;
                 chunk_of[count++] = next;
             }
@@ -340,14 +339,14 @@ int vkvit_cli_classify(int argc, char **argv) {
             if (a.features) {
                 pr.n_features = vkvit_session_feature_shape(s).dims[1];
                 if (!(feats = malloc((size_t)batch * pr.n_features * sizeof *feats))) {
-                    r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the features");
+                    r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the features");
                     FAIL(r);
                 }
             }
             classes = malloc((size_t)batch * top * sizeof *classes);
             probs = malloc((size_t)batch * top * sizeof *probs);
             if (!classes || !probs) {
-                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", batch);
+                r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", batch);
                 FAIL(r);
             }
             vkvit_shape cs = vkvit_session_condition_shape(s);
@@ -362,15 +361,15 @@ int vkvit_cli_classify(int argc, char **argv) {
                 }
                 if ((r = cli_read_condition(a.condition_path, cs, &cond_file, &cond_rows)) != VKVIT_OK) FAIL(r);
                 if (cond_rows != 1 && cond_rows != a.n_paths) {
-                    r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows: give 1 (for every "
-                                     "image) or %u (one per image)", cli_input_name(a.condition_path), cond_rows,
-                                     a.n_paths);
+                    r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows: give 1 (for every "
+                                  "image) or %u (one per image)", cli_input_name(a.condition_path), cond_rows,
+                                  a.n_paths);
                     FAIL(r);
                 }
                 cond_row = 1;
                 for (uint32_t d = 1; d < cs.ndim; d++) cond_row *= cs.dims[d];
                 if (!(cond = malloc((size_t)batch * cond_row * sizeof *cond))) {
-                    r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the condition");
+                    r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the condition");
                     FAIL(r);
                 }
             } else if (a.condition_path) {
@@ -382,7 +381,7 @@ int vkvit_cli_classify(int argc, char **argv) {
             /* One upload per slot (the library's sentence then names one image); a short last batch repeats its last
              * image in the unused slots, whose results are not read. */
             for (uint32_t slot = 0; slot < batch; slot++) {
-                uint32_t i = VKVIT_MIN(slot, count - 1);
+                uint32_t i = CLI_MIN(slot, count - 1);
                 vkvit_image view = cli_image_view(&chunk[i]);
                 if ((r = vkvit_session_set_images(s, slot, &view, 1)) != VKVIT_OK) FAIL(r);
                 if (cond)
@@ -399,14 +398,14 @@ int vkvit_cli_classify(int argc, char **argv) {
                 ir->classes = malloc(top * sizeof *ir->classes);
                 ir->probs = malloc(top * sizeof *ir->probs);
                 if (!ir->classes || !ir->probs) {
-                    r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
+                    r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
                     FAIL(r);
                 }
                 memcpy(ir->classes, classes + (size_t)i * top, top * sizeof *classes);
                 memcpy(ir->probs, probs + (size_t)i * top, top * sizeof *probs);
                 if (feats) {
                     if (!(ir->features = malloc(pr.n_features * sizeof *feats))) {
-                        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
+                        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
                         FAIL(r);
                     }
                     memcpy(ir->features, feats + (size_t)i * pr.n_features, pr.n_features * sizeof *feats);

@@ -8,7 +8,6 @@
  * class, then the second, ...), so --limit N keeps the classes balanced. Each batch: decode on the host
  * (image_decode.c), vkvit_session_set_images (GPU resize / crop / normalise), run, top-1 on the GPU. */
 #include "cli.h"
-#include "common.h"
 #include "image_decode.h"
 
 #include <cjson/cJSON.h>
@@ -90,7 +89,7 @@ static int is_dir(const char *path) {
 static int has_image_extension(const char *name) {
     static const char *const exts[] = {".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga", ".webp"};
     size_t n = strlen(name);
-    for (size_t i = 0; i < VKVIT_ARRAY_LEN(exts); i++) {
+    for (size_t i = 0; i < CLI_ARRAY_LEN(exts); i++) {
         size_t e = strlen(exts[i]);
         if (n > e && !strcasecmp(name + n - e, exts[i])) return 1;
     }
@@ -103,7 +102,7 @@ static int has_image_extension(const char *name) {
 static vkvit_result list_dir(const char *dir, int want_dirs, name_list *out, eval_list *skipped) {
     *out = (name_list){0};
     DIR *d = opendir(dir);
-    if (!d) return vkvit__error(VKVIT_ERROR_IO, "cannot open the folder '%s': %s", dir, strerror(errno));
+    if (!d) return cli_error(VKVIT_ERROR_IO, "cannot open the folder '%s': %s", dir, strerror(errno));
     struct dirent *e;
     char path[4096];
     while ((e = readdir(d)) != NULL) {
@@ -133,7 +132,7 @@ static vkvit_result list_dir(const char *dir, int want_dirs, name_list *out, eva
 oom:
     closedir(d);
     names_free(out);
-    return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", dir);
+    return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", dir);
 }
 
 /* Collects DIR's labelled images, cycling through the classes; checks every class folder against the labels.
@@ -142,25 +141,25 @@ static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint
                             char *root, size_t root_cap) {
     if (snprintf(root, root_cap, "%s/test", data_dir) >= (int)root_cap || !is_dir(root))
         snprintf(root, root_cap, "%s", data_dir);
-    if (strlen(data_dir) >= root_cap || !is_dir(root)) return vkvit__error(VKVIT_ERROR_IO, "--data '%s' is not a folder", data_dir);
+    if (strlen(data_dir) >= root_cap || !is_dir(root)) return cli_error(VKVIT_ERROR_IO, "--data '%s' is not a folder", data_dir);
 
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
     if (info.num_labels == 0)
-        return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "the model file has no class labels, so class folders "
-                            "cannot be matched to its classes");
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "the model file has no class labels, so class folders "
+                         "cannot be matched to its classes");
     name_list classes;
     vkvit_result r = list_dir(root, 1, &classes, NULL);
     if (r != VKVIT_OK) return r;
     if (classes.count == 0) {
         names_free(&classes);
-        return vkvit__error(VKVIT_ERROR_IO, "'%s' has no class folders (expected <class>/<image> or "
-                            "test/<class>/<image>)", root);
+        return cli_error(VKVIT_ERROR_IO, "'%s' has no class folders (expected <class>/<image> or "
+                         "test/<class>/<image>)", root);
     }
     name_list *files = calloc(classes.count, sizeof *files);
     uint32_t *label_of = calloc(classes.count, sizeof *label_of);
     if (!files || !label_of) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", root);
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory listing '%s'", root);
         goto done;
     }
     uint32_t total = 0, longest = 0;
@@ -172,29 +171,29 @@ static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint
             for (uint32_t k = 0; k < info.num_labels && k < 10; k++)
                 snprintf(some + strlen(some), sizeof some - strlen(some), "%s%s", k ? ", " : "",
                          vkvit_model_label(model, k));
-            r = vkvit__error(VKVIT_ERROR_BAD_IMAGE, "class folder '%s/%s' is not one of the model's labels (%s%s)",
-                             root, classes.names[c], some, info.num_labels > 10 ? ", ..." : "");
+            r = cli_error(VKVIT_ERROR_BAD_IMAGE, "class folder '%s/%s' is not one of the model's labels (%s%s)",
+                          root, classes.names[c], some, info.num_labels > 10 ? ", ..." : "");
             goto done;
         }
         label_of[c] = l;
         char dir[4096];
         if (snprintf(dir, sizeof dir, "%s/%s", root, classes.names[c]) >= (int)sizeof dir) {
-            r = vkvit__error(VKVIT_ERROR_IO, "the path '%s/%s' is too long", root, classes.names[c]);
+            r = cli_error(VKVIT_ERROR_IO, "the path '%s/%s' is too long", root, classes.names[c]);
             goto done;
         }
         if ((r = list_dir(dir, 0, &files[c], out)) != VKVIT_OK) goto done;
         total += files[c].count;
-        longest = VKVIT_MAX(longest, files[c].count);
+        longest = CLI_MAX(longest, files[c].count);
     }
     if (total == 0) {
-        r = vkvit__error(VKVIT_ERROR_IO, "the class folders under '%s' hold no image files (.jpg, .jpeg, .png, "
-                         ".bmp, .gif, .tga, .webp)%s", root, out->skipped ? "; other files are skipped" : "");
+        r = cli_error(VKVIT_ERROR_IO, "the class folders under '%s' hold no image files (.jpg, .jpeg, .png, "
+                      ".bmp, .gif, .tga, .webp)%s", root, out->skipped ? "; other files are skipped" : "");
         goto done;
     }
-    uint32_t n = limit ? VKVIT_MIN(limit, total) : total;
+    uint32_t n = limit ? CLI_MIN(limit, total) : total;
     out->items = calloc(n, sizeof *out->items);
     if (!out->items) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u images", n);
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u images", n);
         goto done;
     }
     out->cap = n;
@@ -204,13 +203,13 @@ static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint
             char path[4096];
             if (snprintf(path, sizeof path, "%s/%s/%s", root, classes.names[c], files[c].names[k]) >=
                 (int)sizeof path) {
-                r = vkvit__error(VKVIT_ERROR_IO, "the path '%s/%s/%s' is too long", root, classes.names[c],
-                                 files[c].names[k]);
+                r = cli_error(VKVIT_ERROR_IO, "the path '%s/%s/%s' is too long", root, classes.names[c],
+                              files[c].names[k]);
                 goto done;
             }
             eval_item *it = &out->items[out->count];
             if (!(it->path = strdup(path))) {
-                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u images", n);
+                r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u images", n);
                 goto done;
             }
             it->label = label_of[c];
@@ -259,7 +258,7 @@ static vkvit_result write_predictions(FILE *f, const char *path, const eval_list
                 it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted));
     }
     if (ferror(f) | (fflush(f) != 0))
-        return vkvit__error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
+        return cli_error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
     return VKVIT_OK;
 }
 
@@ -384,7 +383,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     char root[4096];
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        cli_print_error("eval", vkvit_last_error());                                           \
+        cli_print_error("eval", cli_last_error());                                             \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
@@ -398,7 +397,7 @@ int vkvit_cli_eval(int argc, char **argv) {
 
     /* Full batches run in `s`; the remainder (list.count % batch images) in `tail`, a session of exactly that
      * size, created here with the other so that neither the timing nor the GPU work includes padding. */
-    uint32_t batch = VKVIT_MIN(batch_max, list.count), tail_batch = list.count % batch;
+    uint32_t batch = CLI_MIN(batch_max, list.count), tail_batch = list.count % batch;
     chunk = calloc(batch, sizeof *chunk);
     views = calloc(batch, sizeof *views);
     chunk_of = calloc(batch, sizeof *chunk_of);
@@ -407,7 +406,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     per_class_total = calloc(info.num_classes, sizeof *per_class_total);
     per_class_correct = calloc(info.num_classes, sizeof *per_class_correct);
     if (!chunk || !views || !chunk_of || !classes || !probs || !per_class_total || !per_class_correct) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a batch of %u", batch);
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a batch of %u", batch);
         FAIL(r);
     }
     vkvit_session_desc sd = {.label = "eval", .batch = batch, .precision = precision, .top_k = 1,
@@ -422,7 +421,7 @@ int vkvit_cli_eval(int argc, char **argv) {
 
     int show_progress = !json && isatty(STDERR_FILENO);
     uint32_t n_bad = 0, n_done = 0, n_correct = 0, runs_full = 0, runs_tail = 0, padded = 0;
-    uint64_t t_start = vkvit__now_ns(), gpu_ns = 0;
+    uint64_t t_start = cli_now_ns(), gpu_ns = 0;
     uint32_t next = 0;
     while (next < list.count) {
         uint32_t count = 0;
@@ -432,7 +431,7 @@ int vkvit_cli_eval(int argc, char **argv) {
             if ((r = cli_image_load_max(it->path, max_pixels, &chunk[count])) != VKVIT_OK) {
                 if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) FAIL(r);
                 if (show_progress) fputc('\n', stderr);
-                cli_print_error("eval", vkvit_last_error());
+                cli_print_error("eval", cli_last_error());
                 n_bad++;
             } else {
                 bytes += (uint64_t)chunk[count].width * chunk[count].height * 4;
@@ -446,13 +445,13 @@ int vkvit_cli_eval(int argc, char **argv) {
             vkvit_session *run = count <= tail_batch ? tail : s;
             uint32_t slots = run == tail ? tail_batch : batch;
             for (uint32_t slot = 0; slot < slots; slot++)
-                views[slot] = cli_image_view(&chunk[VKVIT_MIN(slot, count - 1)]);
+                views[slot] = cli_image_view(&chunk[CLI_MIN(slot, count - 1)]);
             padded += slots - count;
-            uint64_t t0 = vkvit__now_ns();
+            uint64_t t0 = cli_now_ns();
             if ((r = vkvit_session_set_images(run, 0, views, slots)) != VKVIT_OK) FAIL(r);
             if ((r = vkvit_session_run(run)) != VKVIT_OK) FAIL(r);
             if ((r = vkvit_session_get_top_k(run, classes, probs, slots)) != VKVIT_OK) FAIL(r);
-            gpu_ns += vkvit__now_ns() - t0;
+            gpu_ns += cli_now_ns() - t0;
             if (run == tail) runs_tail++;
             else runs_full++;
             for (uint32_t i = 0; i < count; i++) {
@@ -464,9 +463,9 @@ int vkvit_cli_eval(int argc, char **argv) {
             }
             n_done += count;
         }
-        if (show_progress) progress(next, list.count, (double)(vkvit__now_ns() - t_start) * 1e-9);
+        if (show_progress) progress(next, list.count, (double)(cli_now_ns() - t_start) * 1e-9);
     }
-    double seconds = (double)(vkvit__now_ns() - t_start) * 1e-9, gpu_seconds = (double)gpu_ns * 1e-9;
+    double seconds = (double)(cli_now_ns() - t_start) * 1e-9, gpu_seconds = (double)gpu_ns * 1e-9;
     double accuracy = n_done ? (double)n_correct / n_done : NAN;
     double ips = seconds > 0 ? n_done / seconds : NAN, gpu_ips = gpu_seconds > 0 ? n_done / gpu_seconds : NAN;
     if (pred_file) {
@@ -490,7 +489,7 @@ int vkvit_cli_eval(int argc, char **argv) {
                  cJSON_AddNumberToObject(doc, "padded_slots", padded);
         cJSON *arr = ok ? cJSON_AddArrayToObject(doc, "skipped_files") : NULL;
         ok = ok && arr;
-        for (uint32_t i = 0; ok && i < VKVIT_MIN(list.skipped, EVAL_SKIPPED_EXAMPLES); i++) {
+        for (uint32_t i = 0; ok && i < CLI_MIN(list.skipped, EVAL_SKIPPED_EXAMPLES); i++) {
             cJSON *item = cli_jstr(list.skipped_examples[i]);
             ok = item && cJSON_AddItemToArray(arr, item);
         }
@@ -516,7 +515,7 @@ int vkvit_cli_eval(int argc, char **argv) {
             free(label);
         }
         if (!ok || !(text = cJSON_PrintUnformatted(doc))) {
-            r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory writing the JSON report");
+            r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory writing the JSON report");
             FAIL(r);
         }
         printf("%s\n", text);
@@ -549,7 +548,7 @@ int vkvit_cli_eval(int argc, char **argv) {
         }
     }
     if (fflush(stdout) != 0) {
-        r = vkvit__error(VKVIT_ERROR_IO, "cannot write the report to standard output: %s", strerror(errno));
+        r = cli_error(VKVIT_ERROR_IO, "cannot write the report to standard output: %s", strerror(errno));
         FAIL(r);
     }
     rc = n_bad ? CLI_BAD_INPUT : CLI_OK;

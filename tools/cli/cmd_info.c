@@ -86,7 +86,7 @@ int vkvit_cli_info(int argc, char **argv) {
     uint32_t n = 0;
     vkvit_result r = vkvit_enumerate_devices(NULL, 0, &n);
     if (r != VKVIT_OK) {
-        cli_print_error("info", vkvit_last_error());
+        cli_print_error("info", cli_last_error());
         return vkvit_cli_exit_code(r);
     }
     if (n == 0) {
@@ -97,7 +97,7 @@ int vkvit_cli_info(int argc, char **argv) {
     if (!devs) return CLI_FAILURE;
     r = vkvit_enumerate_devices(devs, n, &n);
     if (r != VKVIT_OK) {
-        cli_print_error("info", vkvit_last_error());
+        cli_print_error("info", cli_last_error());
         free(devs);
         return vkvit_cli_exit_code(r);
     }

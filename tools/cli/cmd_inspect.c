@@ -220,13 +220,13 @@ int vkvit_cli_inspect(int argc, char **argv) {
                                argv[o.first_operand + 1]);
     const char *path = argv[o.first_operand];
     if (cli_sniff_model(path) != VKVIT_OK) {
-        cli_print_error("inspect", vkvit_last_error());
+        cli_print_error("inspect", cli_last_error());
         return CLI_BAD_INPUT;
     }
     char *text = NULL;
     vkvit_result r = vkvit_describe_model(&(vkvit_model_desc){.path = path}, &text);
     if (r != VKVIT_OK) {
-        cli_print_error("inspect", vkvit_last_error());
+        cli_print_error("inspect", cli_last_error());
         return r == VKVIT_ERROR_OUT_OF_HOST_MEMORY ? CLI_FAILURE : CLI_BAD_INPUT;
     }
     int rc = CLI_OK;

@@ -8,7 +8,6 @@
  * `condition` ([B, C] or [B, Tc, C]; --condition FILE overrides it); OUT receives `logits` [B, classes] (F32).
  * `-` is standard input / output. */
 #include "cli.h"
-#include "model/safetensors.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -60,7 +59,7 @@ static vkvit_result write_outputs(const char *path, const float *logits, const v
     while (len % 8) header[len++] = ' ';
     size_t total = 8 + (size_t)len + (size_t)(nl + nf) * 4;
     uint8_t *buf = malloc(total);
-    if (!buf) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory writing '%s'", path);
+    if (!buf) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory writing '%s'", path);
     uint64_t hl = (uint64_t)len;
     for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(hl >> (8 * i));
     memcpy(buf + 8, header, (size_t)len);
@@ -113,50 +112,40 @@ int vkvit_cli_run(int argc, char **argv) {
     int rc = CLI_OK;
     vkvit_result r;
     uint8_t *data = NULL;
-    size_t size = 0;
     float *input = NULL, *logits = NULL, *condition = NULL, *features = NULL;
-    vkvit__safetensors st = {0};
+    vkvit_tensor_file *tf = NULL;
     vkvit_ctx *ctx = NULL;
     vkvit_model *model = NULL;
     vkvit_session *s = NULL;
 #define FAIL(r_)                                                                                              \
     do {                                                                                                      \
-        cli_print_error("run", vkvit_last_error());                                                           \
+        cli_print_error("run", cli_last_error());                                                             \
         rc = vkvit_cli_exit_code(r_);                                                                         \
         goto done;                                                                                            \
     } while (0)
 
     const char *in_name = cli_input_name(in_path);
-    if ((r = cli_read_input(in_path, (size_t)4 << 30, &data, &size)) != VKVIT_OK) {
-        if (r == VKVIT_ERROR_INVALID_ARGUMENT) r = VKVIT_ERROR_BAD_MODEL_FILE; /* above the cap */
+    if ((r = cli_open_tensor_file(in_path, (size_t)4 << 30, &data, &tf)) != VKVIT_OK) FAIL(r);
+    const int64_t in_at = vkvit_tensor_file_find(tf, "input");
+    vkvit_tensor_info in_info;
+    if (in_at < 0 || vkvit_tensor_file_info(tf, (uint32_t)in_at, &in_info) != VKVIT_OK) {
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", in_name);
         FAIL(r);
     }
-    if ((r = cli_sniff_safetensors(data, size, in_name, "a safetensors file")) != VKVIT_OK ||
-        (r = vkvit__safetensors_parse(data, size, in_name, &st)) != VKVIT_OK)
-        FAIL(r);
-    const vkvit__st_tensor *t = vkvit__safetensors_find(&st, "input");
-    if (!t) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", in_name);
-        FAIL(r);
-    }
+    const vkvit_tensor_info *t = &in_info;
     if (t->ndim != 4 || t->shape[3] != 3 || t->shape[0] == 0) {
         char got[96];
-        vkvit__st_format_shape(got, sizeof got, t->shape, t->ndim);
+        cli_dims_text(t->shape, t->ndim, got, sizeof got);
         if (t->ndim == 4 && t->shape[1] == 3 && t->shape[3] != 3)
-            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s, which looks like NCHW (channels first); "
-                             "vkvit takes channels-last [B, H, W, 3]: in PyTorch, x.permute(0, 2, 3, 1).contiguous()",
-                             in_name, got);
+            r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s, which looks like NCHW (channels first); "
+                          "vkvit takes channels-last [B, H, W, 3]: in PyTorch, x.permute(0, 2, 3, 1).contiguous()",
+                          in_name, got);
         else
-            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s; vkvit takes [B, H, W, 3] "
-                             "(channels-last)", in_name, got);
+            r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s; vkvit takes [B, H, W, 3] "
+                          "(channels-last)", in_name, got);
         FAIL(r);
     }
-    input = malloc(t->numel * sizeof(float));
-    if (!input) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the input");
-        FAIL(r);
-    }
-    vkvit__st_convert_f32(t->dtype, data + t->offset, t->numel, input);
+    if ((r = cli_read_tensor_f32(tf, (uint32_t)in_at, t, "the input", &input)) != VKVIT_OK) FAIL(r);
 
     vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit run"};
     if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
@@ -165,14 +154,14 @@ int vkvit_cli_run(int argc, char **argv) {
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
     if (t->shape[1] != info.image_height || t->shape[2] != info.image_width) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %llux%llu, the model takes %ux%u", in_name,
-                         (unsigned long long)t->shape[1], (unsigned long long)t->shape[2], info.image_height,
-                         info.image_width);
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %llux%llu, the model takes %ux%u", in_name,
+                      (unsigned long long)t->shape[1], (unsigned long long)t->shape[2], info.image_height,
+                      info.image_width);
         FAIL(r);
     }
     if (t->shape[0] > 4096) {
-        r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': batch %llu is above 4096", in_name,
-                         (unsigned long long)t->shape[0]);
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': batch %llu is above 4096", in_name,
+                      (unsigned long long)t->shape[0]);
         FAIL(r);
     }
     vkvit_session_desc sd = {.label = "run", .batch = (uint32_t)t->shape[0], .precision = precision,
@@ -189,46 +178,44 @@ int vkvit_cli_run(int argc, char **argv) {
         if (cond_path) {
             if ((r = cli_read_condition(cond_path, cs, &rows_f, &rows)) != VKVIT_OK) FAIL(r);
         } else {
-            const vkvit__st_tensor *ct = vkvit__safetensors_find(&st, "condition");
-            if (!ct) {
-                r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor "
-                                 "named 'condition' (give one with --condition FILE)", model_path, want, in_name);
+            const int64_t cond_at = vkvit_tensor_file_find(tf, "condition");
+            vkvit_tensor_info cond_info;
+            if (cond_at < 0 || vkvit_tensor_file_info(tf, (uint32_t)cond_at, &cond_info) != VKVIT_OK) {
+                r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor "
+                              "named 'condition' (give one with --condition FILE)", model_path, want, in_name);
                 FAIL(r);
             }
+            const vkvit_tensor_info *ct = &cond_info;
             bool same = ct->ndim == cs.ndim && ct->shape[0] >= 1;
             for (uint32_t d = 1; same && d < cs.ndim; d++) same = ct->shape[d] == cs.dims[d];
             if (!same) {
                 char got[96];
-                vkvit__st_format_shape(got, sizeof got, ct->shape, ct->ndim);
-                r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", in_name,
-                                 got, model_path, want);
+                cli_dims_text(ct->shape, ct->ndim, got, sizeof got);
+                r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", in_name,
+                              got, model_path, want);
                 FAIL(r);
             }
-            rows = (uint32_t)VKVIT_MIN(ct->shape[0], (uint64_t)UINT32_MAX);
-            if (!(rows_f = malloc(ct->numel * sizeof(float)))) {
-                r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
-                FAIL(r);
-            }
-            vkvit__st_convert_f32(ct->dtype, data + ct->offset, ct->numel, rows_f);
+            rows = (uint32_t)CLI_MIN(ct->shape[0], (uint64_t)UINT32_MAX);
+            if ((r = cli_read_tensor_f32(tf, (uint32_t)cond_at, ct, "the condition", &rows_f)) != VKVIT_OK) FAIL(r);
         }
         if (rows != 1 && rows != cs.dims[0]) {
             free(rows_f);
-            r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows; model '%s' with batch %u "
-                             "needs %s (or one row for every image)", from, rows, model_path, cs.dims[0], want);
+            r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows; model '%s' with batch %u "
+                          "needs %s (or one row for every image)", from, rows, model_path, cs.dims[0], want);
             FAIL(r);
         }
         size_t row = 1;
         for (uint32_t d = 1; d < cs.ndim; d++) row *= cs.dims[d];
         if (!(condition = malloc((size_t)cs.dims[0] * row * sizeof(float)))) {
             free(rows_f);
-            r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
+            r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
             FAIL(r);
         }
         for (uint32_t b = 0; b < cs.dims[0]; b++)
             memcpy(condition + b * row, rows_f + (rows == 1 ? 0 : b * row), row * sizeof(float));
         free(rows_f);
         if ((r = vkvit_session_set_condition(s, condition, (size_t)cs.dims[0] * row)) != VKVIT_OK) FAIL(r);
-    } else if (cond_path || vkvit__safetensors_find(&st, "condition")) {
+    } else if (cond_path || vkvit_tensor_file_find(tf, "condition") >= 0) {
         fprintf(stderr, "vkvit run: note: model '%s' takes no condition; the condition %s is ignored\n", model_path,
                 cond_path ? "given with --condition" : "tensor of the input file");
     }
@@ -236,21 +223,21 @@ int vkvit_cli_run(int argc, char **argv) {
     size_t n_out = (size_t)os.dims[0] * os.dims[1];
     logits = malloc(n_out * sizeof(float));
     if (!logits) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the logits");
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the logits");
         FAIL(r);
     }
     vkvit_shape fs = vkvit_session_feature_shape(s);
     const size_t n_feat = want_features ? (size_t)fs.dims[0] * fs.dims[1] : 0;
     if (want_features && !(features = malloc(n_feat * sizeof(float)))) {
-        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the features");
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the features");
         FAIL(r);
     }
-    if ((r = vkvit_session_set_input(s, input, t->numel)) != VKVIT_OK || (r = vkvit_session_run(s)) != VKVIT_OK ||
+    if ((r = vkvit_session_set_input(s, input, (size_t)t->count)) != VKVIT_OK || (r = vkvit_session_run(s)) != VKVIT_OK ||
         (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK ||
         (want_features && (r = vkvit_session_get_features(s, features, n_feat)) != VKVIT_OK))
         FAIL(r);
     if ((r = write_outputs(out_path, logits, &os, features, &fs)) != VKVIT_OK) {
-        cli_print_error("run", vkvit_last_error());
+        cli_print_error("run", cli_last_error());
         rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
         goto done;
     }
@@ -293,7 +280,7 @@ done:
     vkvit_session_destroy(s);
     vkvit_model_destroy(model);
     vkvit_ctx_destroy(ctx);
-    vkvit__safetensors_free(&st);
+    vkvit_tensor_file_destroy(tf);
     free(data);
     free(input);
     free(condition);

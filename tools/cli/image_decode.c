@@ -14,7 +14,7 @@
  *      bounds-checked, is applied as PIL's ImageOps.exif_transpose does. */
 #include "image_decode.h"
 
-#include "common.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,14 +95,14 @@ static vkvit_result check_png_crcs(const uint8_t *data, size_t size, const char 
             for (int k = 0; k < 4; k++) letters &= (type[k] | 0x20) >= 'a' && (type[k] | 0x20) <= 'z';
             if (letters) snprintf(shown, sizeof shown, "%.4s", (const char *)type);
             else snprintf(shown, sizeof shown, "0x%02X%02X%02X%02X", type[0], type[1], type[2], type[3]);
-            return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt PNG: the %s chunk fails its CRC check", name,
-                                shown);
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt PNG: the %s chunk fails its CRC check", name,
+                             shown);
         }
         if (!memcmp(type, "IEND", 4)) return VKVIT_OK;
         pos += 12u + len;
     }
-    return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated PNG: the file (%zu bytes) ends before its IEND chunk",
-                        name, size);
+    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated PNG: the file (%zu bytes) ends before its IEND chunk",
+                     name, size);
 }
 
 static uint32_t le32(const uint8_t *p) {
@@ -132,9 +132,9 @@ static vkvit_result check_bmp_complete(const uint8_t *data, size_t size, const c
     if ((compression != 0 && compression != 3) || w == 0 || h == 0 || bpp == 0 || bpp > 32) return VKVIT_OK;
     uint64_t need = offset + (w * bpp + 31) / 32 * 4 * h; /* w, h < 2^31, bpp <= 32: no overflow */
     if (need > size)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated BMP: %llux%llu pixels at %llu bits need %llu "
-                            "bytes, the file has %zu", name, (unsigned long long)w, (unsigned long long)h,
-                            (unsigned long long)bpp, (unsigned long long)need, size);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated BMP: %llux%llu pixels at %llu bits need %llu "
+                         "bytes, the file has %zu", name, (unsigned long long)w, (unsigned long long)h,
+                         (unsigned long long)bpp, (unsigned long long)need, size);
     return VKVIT_OK;
 }
 
@@ -150,8 +150,8 @@ static vkvit_result check_jpeg_complete(const uint8_t *data, size_t size, const 
         if (data[i + 1] == 0xD9) last_eoi = i + 1;
     }
     if (last_eoi == 0 || last_eoi < last_sos)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated JPEG: the file (%zu bytes) ends before its "
-                            "end-of-image marker", name, size);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated JPEG: the file (%zu bytes) ends before its "
+                         "end-of-image marker", name, size);
     return VKVIT_OK;
 }
 
@@ -186,8 +186,8 @@ static vkvit_result check_gif_complete(const uint8_t *data, size_t size, const c
         if (kind == 0x2C) return VKVIT_OK;
     }
 truncated:
-    return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated GIF: the file (%zu bytes) ends inside its first "
-                        "image", name, size);
+    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated GIF: the file (%zu bytes) ends inside its first "
+                     "image", name, size);
 }
 
 /* The same for an uncompressed TGA (image types 1, 2, 3): the 18-byte header, the image ID, the colour map and
@@ -200,9 +200,9 @@ static vkvit_result check_tga_complete(const uint8_t *data, size_t size, const c
     uint64_t w = (uint64_t)(data[12] | data[13] << 8), h = (uint64_t)(data[14] | data[15] << 8), bits = data[16];
     uint64_t need = 18 + data[0] + (data[1] ? cmap_len * ((cmap_bits + 7) / 8) : 0) + w * h * ((bits + 7) / 8);
     if (need > size)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated TGA: %llux%llu pixels at %llu bits need %llu "
-                            "bytes, the file has %zu", name, (unsigned long long)w, (unsigned long long)h,
-                            (unsigned long long)bits, (unsigned long long)need, size);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated TGA: %llux%llu pixels at %llu bits need %llu "
+                         "bytes, the file has %zu", name, (unsigned long long)w, (unsigned long long)h,
+                         (unsigned long long)bits, (unsigned long long)need, size);
     return VKVIT_OK;
 }
 
@@ -243,16 +243,16 @@ static int header_sides(const uint8_t *data, size_t size, int64_t *w, int64_t *h
 
 static vkvit_result check_sides(int64_t w, int64_t h, uint64_t max_pixels, const char *name) {
     if (w <= 0 || h <= 0)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels; an image needs at "
-                            "least 1x1", name, (long long)w, (long long)h);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels; an image needs at "
+                         "least 1x1", name, (long long)w, (long long)h);
     if (w > VKVIT_MAX_IMAGE_SIDE || h > VKVIT_MAX_IMAGE_SIDE)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels, above vkvit's limit "
-                            "of %u pixels per side", name, (long long)w, (long long)h, VKVIT_MAX_IMAGE_SIDE);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels, above vkvit's limit "
+                         "of %u pixels per side", name, (long long)w, (long long)h, VKVIT_MAX_IMAGE_SIDE);
     if ((uint64_t)w * (uint64_t)h > max_pixels) /* both <= 16384 here: no overflow */
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels (%llu MiB as RGBA8), "
-                            "above the limit of %llu pixels (%llu MiB) one image may have on this device", name,
-                            (long long)w, (long long)h, (unsigned long long)((uint64_t)w * (uint64_t)h * 4 >> 20),
-                            (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20));
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels (%llu MiB as RGBA8), "
+                         "above the limit of %llu pixels (%llu MiB) one image may have on this device", name,
+                         (long long)w, (long long)h, (unsigned long long)((uint64_t)w * (uint64_t)h * 4 >> 20),
+                         (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20));
     return VKVIT_OK;
 }
 
@@ -269,30 +269,30 @@ static vkvit_result decode_webp(const uint8_t *data, size_t size, const char *na
     WebPBitstreamFeatures f;
     VP8StatusCode st = WebPGetFeatures(data, size, &f);
     if (st == VP8_STATUS_NOT_ENOUGH_DATA)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated WebP: the file (%zu bytes) ends inside its "
-                            "header", name, size);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated WebP: the file (%zu bytes) ends inside its "
+                         "header", name, size);
     if (st != VP8_STATUS_OK)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a WebP file but its header is corrupt or "
-                            "unsupported", name);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a WebP file but its header is corrupt or "
+                         "unsupported", name);
     if (f.has_animation)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is an animated WebP; vkvit decodes still WebP images only",
-                            name);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is an animated WebP; vkvit decodes still WebP images only",
+                         name);
     vkvit_result r = check_sides(f.width, f.height, max_pixels, name);
     if (r != VKVIT_OK) return r;
     /* RIFF states the file's length: a shorter file is truncated (libwebp may decode what is there). */
     uint64_t riff = (uint64_t)le32(data + 4) + 8;
     if (riff > size)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated WebP: its RIFF header says %llu bytes, the file "
-                            "has %zu", name, (unsigned long long)riff, size);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated WebP: its RIFF header says %llu bytes, the file "
+                         "has %zu", name, (unsigned long long)riff, size);
     size_t bytes = (size_t)f.width * (size_t)f.height * 4;
     uint8_t *pixels = malloc(bytes);
     if (!pixels)
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory decoding a %dx%d image", name,
-                            f.width, f.height);
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory decoding a %dx%d image", name,
+                         f.width, f.height);
     if (!WebPDecodeRGBAInto(data, size, pixels, bytes, f.width * 4)) {
         free(pixels);
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': cannot decode the %dx%d %s WebP image: its data is corrupt "
-                            "or truncated", name, f.width, f.height, f.format == 2 ? "lossless" : "lossy");
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': cannot decode the %dx%d %s WebP image: its data is corrupt "
+                         "or truncated", name, f.width, f.height, f.format == 2 ? "lossless" : "lossy");
     }
     out->pixels = pixels;
     out->width = (uint32_t)f.width;
@@ -397,7 +397,7 @@ static vkvit_result apply_orientation(cli_image *img, int o, const char *name) {
     const uint32_t ow = swap ? H : W, oh = swap ? W : H;
     uint32_t *dst = malloc((size_t)W * H * 4);
     if (!dst)
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory rotating a %ux%u image", name, W, H);
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory rotating a %ux%u image", name, W, H);
     const uint32_t *src = (const uint32_t *)(const void *)img->pixels;
     for (uint32_t oy = 0; oy < oh; oy++)
         for (uint32_t ox = 0; ox < ow; ox++) {
@@ -428,9 +428,9 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
                                   cli_image *out) {
     memset(out, 0, sizeof *out);
     if (max_pixels == 0) max_pixels = CLI_IMAGE_DEFAULT_MAX_PIXELS;
-    if (size == 0) return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is empty (0 bytes), not an image", name);
+    if (size == 0) return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is empty (0 bytes), not an image", name);
     if (size > (size_t)INT32_MAX) /* stb_image takes an int length; cli_image_load caps far below this */
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %zu bytes, too large for the image decoder", name, size);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %zu bytes, too large for the image decoder", name, size);
     if (is_webp(data, size)) {
         vkvit_result rw = decode_webp(data, size, name, max_pixels, out);
         if (rw == VKVIT_OK && (rw = apply_orientation(out, webp_orientation(data, size), name)) != VKVIT_OK)
@@ -453,9 +453,9 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     if (!stbi_info_from_memory(data, (int)size, &w, &h, &n)) {
         const char *format = sniff_format(data, size);
         if (format)
-            return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
-                                "unsupported", name, format);
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA or WebP image", name);
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
+                             "unsupported", name, format);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA or WebP image", name);
     }
     if (h < 0 && data[0] == 'B') h = -h; /* top-down BMP */
     if ((r = check_sides(w, h, max_pixels, name)) != VKVIT_OK) return r;
@@ -469,14 +469,14 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     if (!pixels) {
         const char *why = stbi_failure_reason() ? stbi_failure_reason() : "unknown error";
         if (!strcmp(why, "Out of memory"))
-            return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory decoding a %dx%d image", name,
-                                w, h);
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': cannot decode the %dx%d image: %s", name, w, h, why);
+            return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory decoding a %dx%d image", name,
+                             w, h);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': cannot decode the %dx%d image: %s", name, w, h, why);
     }
     if (dw != w || dh != h) { /* a header that disagrees with the decoder: never trust either */
         stbi_image_free(pixels);
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt image: header says %dx%d, decoded %dx%d", name, w,
-                            h, dw, dh);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt image: header says %dx%d, decoded %dx%d", name, w,
+                         h, dw, dh);
     }
     out->pixels = pixels;
     out->width = (uint32_t)w;
@@ -502,31 +502,31 @@ static vkvit_result read_image_file(const char *path, uint8_t **data, size_t *si
     *data = NULL;
     *size = 0;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return vkvit__error(VKVIT_ERROR_IO, "cannot stat '%s': %s", path, strerror(e));
+        return cli_error(VKVIT_ERROR_IO, "cannot stat '%s': %s", path, strerror(e));
     }
     if (!S_ISREG(st.st_mode)) {
         const char *what = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a named pipe (FIFO)"
                          : S_ISSOCK(st.st_mode) ? "a socket" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
                          : "a special file";
         close(fd);
-        return vkvit__error(VKVIT_ERROR_IO, "'%s' is %s, not a regular file; images are read from regular files",
-                            path, what);
+        return cli_error(VKVIT_ERROR_IO, "'%s' is %s, not a regular file; images are read from regular files",
+                         path, what);
     }
     if ((uint64_t)st.st_size > (uint64_t)CLI_IMAGE_MAX_FILE_BYTES) {
         close(fd);
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %lld bytes, more than the limit of %zu bytes for an "
-                            "image file", path, (long long)st.st_size, CLI_IMAGE_MAX_FILE_BYTES);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is %lld bytes, more than the limit of %zu bytes for an "
+                         "image file", path, (long long)st.st_size, CLI_IMAGE_MAX_FILE_BYTES);
     }
     size_t n = (size_t)st.st_size, got = 0;
     uint8_t *buf = malloc(n ? n : 1);
     if (!buf) {
         close(fd);
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes to read '%s'", n, path);
     }
     while (got < n) {
         ssize_t k = read(fd, buf + got, n - got);
@@ -538,8 +538,8 @@ static vkvit_result read_image_file(const char *path, uint8_t **data, size_t *si
     close(fd);
     if (got != n) {
         free(buf);
-        return vkvit__error(VKVIT_ERROR_IO, "short read on '%s': %zu of %zu bytes (%s)", path, got, n,
-                            got < n ? strerror(e) : "the file changed");
+        return cli_error(VKVIT_ERROR_IO, "short read on '%s': %zu of %zu bytes (%s)", path, got, n,
+                         got < n ? strerror(e) : "the file changed");
     }
     *data = buf;
     *size = n;
@@ -563,7 +563,7 @@ uint64_t cli_image_device_max_pixels(const vkvit_ctx *ctx) {
     vkvit_device_info info;
     if (!ctx || vkvit_ctx_device_info(ctx, &info) != VKVIT_OK) return CLI_IMAGE_DEFAULT_MAX_PIXELS;
     uint64_t by_range = info.max_storage_buffer_range / 4;
-    return VKVIT_MIN(by_range, (uint64_t)VKVIT_MAX_IMAGE_SIDE * VKVIT_MAX_IMAGE_SIDE);
+    return CLI_MIN(by_range, (uint64_t)VKVIT_MAX_IMAGE_SIDE * VKVIT_MAX_IMAGE_SIDE);
 }
 
 void cli_image_free(cli_image *img) {
