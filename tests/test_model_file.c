@@ -83,7 +83,7 @@ static void model_parses_small_resnet(void) {
         const vkvit__model_config *c = &mf.cfg;
         const vkvit__resnet_config *v = &c->resnet;
         CHECK(c->arch == VKVIT_ARCH_RESNET && c->flavour == VKVIT_FLAVOUR_GENERIC);
-        CHECK(strcmp(vkvit__arch_name(c->arch), "resnet") == 0 && strcmp(vkvit__flavour_name(c->flavour), "generic") == 0);
+        CHECK(strcmp(vkvit__arch_name(c->arch), "resnet") == 0 && strcmp(vkvit__flavour_name(c->arch, c->flavour), "generic") == 0);
         CHECK(v->dim == 8 && v->depth == 2 && v->pos_embed && v->grid[0] == 2 && v->grid[1] == 2);
         CHECK_EQ_U64(v->num_tokens, 4);
         CHECK(v->input_norm.kind == VKVIT_RN_NORM_RMSNORM && v->input_norm.eps == 1e-6);
