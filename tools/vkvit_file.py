@@ -20,6 +20,7 @@ Public API (other tools import it; keep it stable):
     count_params(vkvit) -> int
     flops(vkvit) -> int                    (seed flop_count formulas, SPEC.md section 8)
     flops_breakdown(vkvit) -> {term: int}  (the same number, itemised; `vkvit inspect` prints these)
+    document(arch, flavour, name, config, preprocess, labels=None) -> vkvit   (a new document)
     describe_config(vkvit) -> {key: value} (the hyperparameters vkvit_describe_model reports, derived ones included)
     describe(path) -> dict                 (the whole document of vkvit_describe_model / `vkvit inspect --json`)
     ARCHS[name] -> Arch                    (per architecture: flavours, check, tensors, flops, describe)
@@ -1035,6 +1036,16 @@ def _resnet_describe(c, flavour):
             ("mlp_norm", blk["mlp_norm"]), ("out_norm", c["out_norm"]))},
         "bias": {k: c["bias"][k] for k in RESNET_BIAS_KEYS},
     }
+
+
+def document(architecture, flavour, name, config, preprocess, labels=None):
+    """A `vkvit` document (docs/model-format.md): format_version, architecture, flavour, name, config, preprocess and,
+    when given, labels.  Not validated here (write_model / check_vkvit do that)."""
+    doc = {"format_version": FORMAT_VERSION, "architecture": architecture, "flavour": flavour, "name": name,
+           "config": config, "preprocess": preprocess}
+    if labels is not None:
+        doc["labels"] = list(labels)
+    return doc
 
 
 def describe_config(vkvit):
