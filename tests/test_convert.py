@@ -337,6 +337,9 @@ def flops_vil_small():
              + 5 * S * E + 6 * S * E + 2 * S * E * D)
     assert fb["block"] == block, f"ViL-S block {fb['block']:,} != {block:,}"
     assert fb["total"] == 11_628_983_424, f"ViL-S nxai total {fb['total']:,}"
+    # The breakdown carries vkvit_describe_model's names: readout = legacy_norm + bilateral_avg, out_norm = head LN.
+    assert fb["readout"] == 5 * S * D + 2 * D and fb["out_norm"] == 5 * D and fb["cell_per_block"] == 4 * S * S * E \
+        + 5 * 4 * S * S, fb
     assert vf.flops(vil_doc(flavour="seed")) == 11_628_983_424 + 24 * S * D, "seed adds layerscale S*D per block"
     assert vf.count_params(vil_doc()) == 22_792_360, f"ViL-S params {vf.count_params(vil_doc()):,}"
     assert vf.count_params(vil_doc(flavour="seed")) - vf.count_params(vil_doc()) == 24 * 2 * 768
