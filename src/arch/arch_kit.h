@@ -21,8 +21,10 @@ typedef struct vkvit__cfg_parser {
     const char *label;                      /* the file, for "model '<label>': ..." */
 } vkvit__cfg_parser;
 
-/* A refusal: "model '<label>': <sentence>" with VKVIT_ERROR_BAD_MODEL_FILE. */
-vkvit_result vkvit__cfg_fail(const vkvit__cfg_parser *p, const char *fmt, ...) VKVIT_PRINTF(2, 3);
+/* A failure: "model '<label>': <sentence>" in vkvit_last_error(), returning `code`. VKVIT_CFG_FAIL(p, ...) is the
+ * refusal of a bad value (VKVIT_ERROR_BAD_MODEL_FILE). */
+vkvit_result vkvit__cfg_error(const vkvit__cfg_parser *p, vkvit_result code, const char *fmt, ...) VKVIT_PRINTF(3, 4);
+#define VKVIT_CFG_FAIL(p, ...) vkvit__cfg_error((p), VKVIT_ERROR_BAD_MODEL_FILE, __VA_ARGS__)
 /* "a number", "a string", ... for sentences. */
 const char *vkvit__cfg_kind(const cJSON *v);
 

@@ -49,7 +49,7 @@ static vkvit_result parse_norm(const vkvit__cfg_parser *p, const cJSON *obj, con
 static vkvit_result get_heads(const vkvit__cfg_parser *p, const cJSON *o, const char *f, uint32_t dim,
                               uint32_t *heads, uint32_t *head_dim) {
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, o, f, "num_heads", 1, VKVIT_MODEL_MAX_DIM, heads));
-    if (dim % *heads) return vkvit__cfg_fail(p, "%s.num_heads = %u does not divide config.dim = %u", f, *heads, dim);
+    if (dim % *heads) return VKVIT_CFG_FAIL(p, "%s.num_heads = %u does not divide config.dim = %u", f, *heads, dim);
     *head_dim = dim / *heads;
     return VKVIT_OK;
 }
@@ -82,9 +82,9 @@ static vkvit_result parse_block(const vkvit__cfg_parser *p, const cJSON *b, vkvi
         VKVIT_CFG_TRY(vkvit__cfg_bool(p, o, f, "causal", &v->seq.causal));
         VKVIT_CFG_TRY(vkvit__cfg_bool(p, o, f, "bias", &v->seq.bias));
         if (v->seq.rope && v->seq_head_dim % 4)
-            return vkvit__cfg_fail(p, "%s.rope needs a head dim divisible by 4 (2-D RoPE rotates quarters), but "
-                                   "config.dim / num_heads = %u / %u = %u", f, v->dim, v->seq.num_heads,
-                                   v->seq_head_dim);
+            return VKVIT_CFG_FAIL(p, "%s.rope needs a head dim divisible by 4 (2-D RoPE rotates quarters), but "
+                                  "config.dim / num_heads = %u / %u = %u", f, v->dim, v->seq.num_heads,
+                                  v->seq_head_dim);
     }
 
     VKVIT_CFG_TRY(parse_norm(p, b, W, "condition_mixer_norm", &v->condition_mixer_norm));
@@ -118,9 +118,9 @@ static vkvit_result parse_block(const vkvit__cfg_parser *p, const cJSON *b, vkvi
     };
     for (int i = 0; i < 3; i++)
         if (!rule[i].enabled && rule[i].kind != VKVIT_RN_NORM_IDENTITY)
-            return vkvit__cfg_fail(p, "config.block.%s is identity, so config.block.%s must be identity too (seed "
-                                   "002: a bypassed branch has no norm), not %s", rule[i].mixer, rule[i].norm,
-                                   NORM_NAMES[rule[i].kind]);
+            return VKVIT_CFG_FAIL(p, "config.block.%s is identity, so config.block.%s must be identity too (seed "
+                                  "002: a bypassed branch has no norm), not %s", rule[i].mixer, rule[i].norm,
+                                  NORM_NAMES[rule[i].kind]);
     return VKVIT_OK;
 }
 
@@ -142,12 +142,12 @@ static vkvit_result parse(const vkvit__cfg_parser *p, const cJSON *c, vkvit__mod
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "condition_dim", 0, MAXD, &v->condition_dim));
     if (v->cond.enabled) {
         if (v->condition_dim != v->dim)
-            return vkvit__cfg_fail(p, "config.condition_dim = %u must equal config.dim = %u (the condition mixer "
-                                   "projects C-channel conditions, seed 003)", v->condition_dim, v->dim);
+            return VKVIT_CFG_FAIL(p, "config.condition_dim = %u must equal config.dim = %u (the condition mixer "
+                                  "projects C-channel conditions, seed 003)", v->condition_dim, v->dim);
     } else if (v->condition_tokens != 0 || v->condition_dim != 0) {
-        return vkvit__cfg_fail(p, "config.condition_tokens = %u and config.condition_dim = %u must be 0 when "
-                               "config.block.condition_mixer is identity (the network takes no condition)",
-                               v->condition_tokens, v->condition_dim);
+        return VKVIT_CFG_FAIL(p, "config.condition_tokens = %u and config.condition_dim = %u must be 0 when "
+                              "config.block.condition_mixer is identity (the network takes no condition)",
+                              v->condition_tokens, v->condition_dim);
     }
     static const char *const READOUT[] = {"gap"};
     VKVIT_CFG_TRY(vkvit__cfg_enum(p, c, "config", "readout", READOUT, 1, "gap", &e));

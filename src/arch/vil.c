@@ -31,22 +31,22 @@ static vkvit_result parse(const vkvit__cfg_parser *p, const cJSON *c, vkvit__mod
      * rounded value, so nxai accepts either. */
     const uint32_t rounded = VKVIT_CEIL_DIV(2 * v->dim, 64) * 64;
     if (nxai && v->inner_dim != rounded && v->inner_dim != 2 * v->dim)
-        return vkvit__cfg_fail(p, "config.inner_dim = %u is neither 2 * config.dim = %u nor ceil(2 * config.dim / "
-                               "64) * 64 = %u (flavour nxai)", v->inner_dim, 2 * v->dim, rounded);
+        return VKVIT_CFG_FAIL(p, "config.inner_dim = %u is neither 2 * config.dim = %u nor ceil(2 * config.dim / "
+                              "64) * 64 = %u (flavour nxai)", v->inner_dim, 2 * v->dim, rounded);
     if (!nxai && v->inner_dim != rounded)
-        return vkvit__cfg_fail(p, "config.inner_dim = %u is not ceil(2 * config.dim / 64) * 64 = %u for config.dim "
-                               "= %u", v->inner_dim, rounded, v->dim);
+        return VKVIT_CFG_FAIL(p, "config.inner_dim = %u is not ceil(2 * config.dim / 64) * 64 = %u for config.dim "
+                              "= %u", v->inner_dim, rounded, v->dim);
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "num_heads", 1, MAXD, &v->num_heads));
     if (v->inner_dim % v->num_heads)
-        return vkvit__cfg_fail(p, "config.num_heads = %u does not divide config.inner_dim = %u", v->num_heads,
-                               v->inner_dim);
+        return VKVIT_CFG_FAIL(p, "config.num_heads = %u does not divide config.inner_dim = %u", v->num_heads,
+                              v->inner_dim);
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "qkv_block_size", 1, MAXD, &v->qkv_block_size));
     if (v->qkv_block_size != 4)
-        return vkvit__cfg_fail(p, "config.qkv_block_size = %u is not 4 (q/k/v projections are 4x4 blocks)",
-                               v->qkv_block_size);
+        return VKVIT_CFG_FAIL(p, "config.qkv_block_size = %u is not 4 (q/k/v projections are 4x4 blocks)",
+                              v->qkv_block_size);
     if (v->inner_dim % v->qkv_block_size)
-        return vkvit__cfg_fail(p, "config.inner_dim = %u is not a multiple of config.qkv_block_size = %u",
-                               v->inner_dim, v->qkv_block_size);
+        return VKVIT_CFG_FAIL(p, "config.inner_dim = %u is not a multiple of config.qkv_block_size = %u",
+                              v->inner_dim, v->qkv_block_size);
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "conv_kernel", 1, MAXD, &v->conv_kernel));
     static const char *const POOL[] = {"bilateral_avg"};
     VKVIT_CFG_TRY(vkvit__cfg_enum(p, c, "config", "pooling", POOL, 1, "bilateral_avg", &e));

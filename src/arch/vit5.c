@@ -40,11 +40,11 @@ static vkvit_result parse(const vkvit__cfg_parser *p, const cJSON *c, vkvit__mod
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "depth", 1, MAXD, &v->depth));
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "num_heads", 1, MAXD, &v->num_heads));
     if (v->dim % v->num_heads)
-        return vkvit__cfg_fail(p, "config.num_heads = %u does not divide config.dim = %u", v->num_heads, v->dim);
+        return VKVIT_CFG_FAIL(p, "config.num_heads = %u does not divide config.dim = %u", v->num_heads, v->dim);
     v->head_dim = v->dim / v->num_heads;
     if (v->head_dim % 4)
-        return vkvit__cfg_fail(p, "the head dim config.dim / config.num_heads = %u / %u = %u is not a multiple of 4 "
-                               "(2-D RoPE rotates quarters)", v->dim, v->num_heads, v->head_dim);
+        return VKVIT_CFG_FAIL(p, "the head dim config.dim / config.num_heads = %u / %u = %u is not a multiple of 4 "
+                              "(2-D RoPE rotates quarters)", v->dim, v->num_heads, v->head_dim);
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "mlp_hidden", 1, MAXD, &v->mlp_hidden));
     static const char *const ACT[] = {"gelu"};
     VKVIT_CFG_TRY(vkvit__cfg_enum(p, c, "config", "mlp_activation", ACT, 1, "gelu", &e));
@@ -52,27 +52,27 @@ static vkvit_result parse(const vkvit__cfg_parser *p, const cJSON *c, vkvit__mod
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "num_registers", 0, MAXD, &v->num_registers));
     uint32_t side = isqrt32(v->num_registers);
     if (side * side != v->num_registers)
-        return vkvit__cfg_fail(p, "config.num_registers = %u is neither 0 nor a perfect square (registers sit on a "
-                               "square RoPE grid)", v->num_registers);
+        return VKVIT_CFG_FAIL(p, "config.num_registers = %u is neither 0 nor a perfect square (registers sit on a "
+                              "square RoPE grid)", v->num_registers);
     VKVIT_CFG_TRY(vkvit__cfg_bool(p, c, "config", "has_cls", &v->has_cls));
     VKVIT_CFG_TRY(vkvit__cfg_enum(p, c, "config", "readout", READOUT_NAMES, 3, "cls, gap, register_concat", &e));
     v->readout = (vkvit__readout)e;
     VKVIT_CFG_TRY(vkvit__cfg_uint(p, c, "config", "neck_dim", 0, MAXD, &v->neck_dim));
     if (v->readout == VKVIT_READOUT_CLS && !v->has_cls)
-        return vkvit__cfg_fail(p, "config.readout = 'cls' needs config.has_cls = true");
+        return VKVIT_CFG_FAIL(p, "config.readout = 'cls' needs config.has_cls = true");
     if (v->readout == VKVIT_READOUT_REGISTER_CONCAT) {
         if (v->num_registers == 0)
-            return vkvit__cfg_fail(p, "config.readout = 'register_concat' needs config.num_registers > 0");
+            return VKVIT_CFG_FAIL(p, "config.readout = 'register_concat' needs config.num_registers > 0");
         if (v->neck_dim == 0)
-            return vkvit__cfg_fail(p, "config.readout = 'register_concat' needs config.neck_dim >= 1");
+            return VKVIT_CFG_FAIL(p, "config.readout = 'register_concat' needs config.neck_dim >= 1");
         if ((uint64_t)v->num_registers * v->neck_dim > MAXD)
-            return vkvit__cfg_fail(p, "config.num_registers * config.neck_dim = %u * %u (the head width) is above %u",
-                                   v->num_registers, v->neck_dim, MAXD);
+            return VKVIT_CFG_FAIL(p, "config.num_registers * config.neck_dim = %u * %u (the head width) is above %u",
+                                  v->num_registers, v->neck_dim, MAXD);
         v->head_in = v->num_registers * v->neck_dim;
     } else {
         if (v->neck_dim != 0)
-            return vkvit__cfg_fail(p, "config.neck_dim = %u must be 0 unless config.readout is 'register_concat'",
-                                   v->neck_dim);
+            return VKVIT_CFG_FAIL(p, "config.neck_dim = %u must be 0 unless config.readout is 'register_concat'",
+                                  v->neck_dim);
         v->head_in = v->dim;
     }
 
@@ -90,19 +90,19 @@ static vkvit_result parse(const vkvit__cfg_parser *p, const cJSON *c, vkvit__mod
     vkvit__rope_pairing want_pairing = nv ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_ADJACENT;
     vkvit__token_layout want_layout = nv ? VKVIT_TOKENS_PATCHES_CLS_REGS : VKVIT_TOKENS_CLS_PATCHES_REGS;
     if (v->rope_pairing != want_pairing)
-        return vkvit__cfg_fail(p, "config.rope_pairing = '%s' does not match flavour %s, which needs '%s'",
-                               PAIRING_NAMES[v->rope_pairing], FLAVOURS[cfg->flavour], PAIRING_NAMES[want_pairing]);
+        return VKVIT_CFG_FAIL(p, "config.rope_pairing = '%s' does not match flavour %s, which needs '%s'",
+                              PAIRING_NAMES[v->rope_pairing], FLAVOURS[cfg->flavour], PAIRING_NAMES[want_pairing]);
     if (v->token_layout != want_layout)
-        return vkvit__cfg_fail(p, "config.token_layout = '%s' does not match flavour %s, which needs '%s'",
-                               LAYOUT_NAMES[v->token_layout], FLAVOURS[cfg->flavour], LAYOUT_NAMES[want_layout]);
+        return VKVIT_CFG_FAIL(p, "config.token_layout = '%s' does not match flavour %s, which needs '%s'",
+                              LAYOUT_NAMES[v->token_layout], FLAVOURS[cfg->flavour], LAYOUT_NAMES[want_layout]);
 
     VKVIT_CFG_TRY(vkvit__cfg_bool(p, c, "config", "layer_scale", &v->layer_scale));
     VKVIT_CFG_TRY(vkvit__cfg_bool(p, c, "config", "grn", &v->grn));
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "bias");
-    if (!b) return vkvit__cfg_fail(p, "config.bias is missing");
+    if (!b) return VKVIT_CFG_FAIL(p, "config.bias is missing");
     if (!cJSON_IsObject(b))
-        return vkvit__cfg_fail(p, "config.bias is %s, not an object of patch_embed, qkv, proj, mlp, head",
-                               vkvit__cfg_kind(b));
+        return VKVIT_CFG_FAIL(p, "config.bias is %s, not an object of patch_embed, qkv, proj, mlp, head",
+                              vkvit__cfg_kind(b));
     VKVIT_CFG_TRY(vkvit__cfg_keys(p, b, "config.bias", BIAS_KEYS, 5));
     VKVIT_CFG_TRY(vkvit__cfg_bool(p, b, "config.bias", "patch_embed", &v->bias.patch_embed));
     VKVIT_CFG_TRY(vkvit__cfg_bool(p, b, "config.bias", "qkv", &v->bias.qkv));

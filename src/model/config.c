@@ -17,8 +17,7 @@
 
 typedef vkvit__cfg_parser parser;
 
-static vkvit_result bad_code(const parser *p, vkvit_result code, const char *fmt, ...) VKVIT_PRINTF(3, 4);
-static vkvit_result bad_code(const parser *p, vkvit_result code, const char *fmt, ...) {
+vkvit_result vkvit__cfg_error(const parser *p, vkvit_result code, const char *fmt, ...) {
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
@@ -26,16 +25,7 @@ static vkvit_result bad_code(const parser *p, vkvit_result code, const char *fmt
     va_end(ap);
     return vkvit__error(code, "model '%s': %s", p->label, msg);
 }
-#define BAD(p, ...) bad_code((p), VKVIT_ERROR_BAD_MODEL_FILE, __VA_ARGS__)
-
-vkvit_result vkvit__cfg_fail(const parser *p, const char *fmt, ...) {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return BAD(p, "%s", msg);
-}
+#define BAD(p, ...) VKVIT_CFG_FAIL(p, __VA_ARGS__)
 
 /* 's' quoted for a sentence: at most 40 printable ASCII characters, "..." when cut. */
 static const char *quote(const char *s, char *buf, size_t cap) {
@@ -222,7 +212,7 @@ static vkvit_result check_unique(const parser *p, const cJSON *obj, const char *
     int n = cJSON_GetArraySize(obj);
     if (n < 2) return VKVIT_OK;
     const char **keys = malloc((size_t)n * sizeof *keys);
-    if (!keys) return bad_code(p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %d keys of %s", n, where);
+    if (!keys) return vkvit__cfg_error(p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %d keys of %s", n, where);
     int i = 0;
     for (const cJSON *e = obj->child; e; e = e->next) keys[i++] = e->string;
     qsort(keys, (size_t)n, sizeof *keys, cmp_str_ptr);
@@ -355,7 +345,7 @@ static vkvit_result parse_labels(const parser *p, const cJSON *l, uint32_t num_c
     }
     char **labels = malloc(bytes);
     if (!labels)
-        return bad_code(p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes for %d labels", bytes, n);
+        return vkvit__cfg_error(p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes for %d labels", bytes, n);
     char *at = (char *)(labels + n);
     i = 0;
     for (const cJSON *e = l->child; e; e = e->next, i++) {
@@ -385,7 +375,7 @@ static vkvit_result parse_root(const parser *p, const cJSON *root, vkvit__model_
         return BAD(p, "format_version = %s is not a version number (this vkvit reads %d)", describe(fv, a, sizeof a),
                    VKVIT_FORMAT_VERSION);
     if (fv->valuedouble != VKVIT_FORMAT_VERSION)
-        return bad_code(p, VKVIT_ERROR_UNSUPPORTED, "format_version = %s is newer than this vkvit reads (%d)",
+        return vkvit__cfg_error(p, VKVIT_ERROR_UNSUPPORTED, "format_version = %s is newer than this vkvit reads (%d)",
                         describe(fv, a, sizeof a), VKVIT_FORMAT_VERSION);
     cfg->format_version = VKVIT_FORMAT_VERSION;
 
@@ -419,7 +409,7 @@ static vkvit_result parse_root(const parser *p, const cJSON *root, vkvit__model_
     const char *nm = name ? name->valuestring : "";
     size_t nl = strlen(nm) + 1;
     cfg->name = malloc(nl);
-    if (!cfg->name) return bad_code(p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes for the name", nl);
+    if (!cfg->name) return vkvit__cfg_error(p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes for the name", nl);
     memcpy(cfg->name, nm, nl);
 
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "config");
@@ -436,7 +426,7 @@ vkvit_result vkvit__model_config_parse(const char *json, size_t len, const char 
     memset(out, 0, sizeof *out);
     /* cJSON gets a NUL-terminated copy: the caller's text need not be terminated, and nothing past it is read. */
     char *text = malloc(len + 1);
-    if (!text) return bad_code(&p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes for the vkvit entry", len);
+    if (!text) return vkvit__cfg_error(&p, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate %zu bytes for the vkvit entry", len);
     memcpy(text, json, len);
     text[len] = '\0';
     const char *end = NULL;
