@@ -1215,7 +1215,7 @@ def reconvert_keeps_labels_and_preprocess():
 @test
 def nxai_vil_inner_dim_is_twice_dim():
     """Item 22: the official ViL uses inner_dim = 2*dim; at dim 80 that is 160, not ceil(160/64)*64 = 192. The
-    converter infers 160 from proj_up, and the model format (tools/vkvit_file.py, src/model/config.c) accepts it
+    converter infers 160 from proj_up, and the model format (tools/vkvit_file.py, src/arch/vil.c) accepts it
     for the nxai flavour; the C reader loads the result (vkvit inspect)."""
     global D_VIL, E_VIL
     saved = D_VIL, E_VIL

@@ -471,7 +471,7 @@ def _check_vil(cfg, flavour):
     d = _int(cfg, "dim", "config")
     _int(cfg, "depth", "config")
     e = _int(cfg, "inner_dim", "config", hi=2 * MAX_DIM)
-    # nxai: the official 2*dim, or the rounded value earlier converters wrote (as src/model/config.c).
+    # nxai: the official 2*dim, or the rounded value earlier converters wrote (as src/arch/vil.c).
     if flavour == "nxai" and e not in (2 * d, vil_inner_dim(d)):
         raise FormatError(f"config.inner_dim {e} is neither 2*dim = {2 * d} nor ceil(2*dim/64)*64 = "
                           f"{vil_inner_dim(d)} (flavour nxai)")
