@@ -84,14 +84,8 @@ static void build_network(vkvit_session *s, uint32_t batch, uint32_t *in, uint32
     *cond = VKVIT_NONE;
     *features = VKVIT_NONE;
     g->features = VKVIT_NONE;
-    switch (s->model->cfg.arch) {
-    case VKVIT_ARCH_VIT5: vkvit__vit5_build(g, s->model, batch, in, out); break;
-    case VKVIT_ARCH_VIL: vkvit__vil_build(g, s->model, batch, in, out); break;
-    case VKVIT_ARCH_RESNET: vkvit__resnet_build(g, s->model, batch, in, cond, out); break;
-    default:
-        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: architecture %s has no kernels yet",
-                          vkvit__arch_name(s->model->cfg.arch));
-    }
+    /* The architecture's network (src/arch/<name>.c -> its builder in src/modules/). */
+    vkvit__arch_ops_of(s->model->cfg.arch)->build(g, s->model, batch, in, cond, out);
     if (!s->want_features || g->error) return;
     if (g->features == VKVIT_NONE) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: this architecture has no pooled features");

@@ -337,6 +337,9 @@ def flops_vil_small():
              + 5 * S * E + 6 * S * E + 2 * S * E * D)
     assert fb["block"] == block, f"ViL-S block {fb['block']:,} != {block:,}"
     assert fb["total"] == 11_628_983_424, f"ViL-S nxai total {fb['total']:,}"
+    # The breakdown carries vkvit_describe_model's names: readout = legacy_norm + bilateral_avg, out_norm = head LN.
+    assert fb["readout"] == 5 * S * D + 2 * D and fb["out_norm"] == 5 * D and fb["cell_per_block"] == 4 * S * S * E \
+        + 5 * 4 * S * S, fb
     assert vf.flops(vil_doc(flavour="seed")) == 11_628_983_424 + 24 * S * D, "seed adds layerscale S*D per block"
     assert vf.count_params(vil_doc()) == 22_792_360, f"ViL-S params {vf.count_params(vil_doc()):,}"
     assert vf.count_params(vil_doc(flavour="seed")) - vf.count_params(vil_doc()) == 24 * 2 * 768
@@ -1212,7 +1215,7 @@ def reconvert_keeps_labels_and_preprocess():
 @test
 def nxai_vil_inner_dim_is_twice_dim():
     """Item 22: the official ViL uses inner_dim = 2*dim; at dim 80 that is 160, not ceil(160/64)*64 = 192. The
-    converter infers 160 from proj_up, and the model format (tools/vkvit_file.py, src/model/config.c) accepts it
+    converter infers 160 from proj_up, and the model format (tools/vkvit_file.py, src/arch/vil.c) accepts it
     for the nxai flavour; the C reader loads the result (vkvit inspect)."""
     global D_VIL, E_VIL
     saved = D_VIL, E_VIL

@@ -83,7 +83,7 @@ static void model_parses_small_resnet(void) {
         const vkvit__model_config *c = &mf.cfg;
         const vkvit__resnet_config *v = &c->resnet;
         CHECK(c->arch == VKVIT_ARCH_RESNET && c->flavour == VKVIT_FLAVOUR_GENERIC);
-        CHECK(strcmp(vkvit__arch_name(c->arch), "resnet") == 0 && strcmp(vkvit__flavour_name(c->flavour), "generic") == 0);
+        CHECK(strcmp(vkvit__arch_name(c->arch), "resnet") == 0 && strcmp(vkvit__flavour_name(c->arch, c->flavour), "generic") == 0);
         CHECK(v->dim == 8 && v->depth == 2 && v->pos_embed && v->grid[0] == 2 && v->grid[1] == 2);
         CHECK_EQ_U64(v->num_tokens, 4);
         CHECK(v->input_norm.kind == VKVIT_RN_NORM_RMSNORM && v->input_norm.eps == 1e-6);
@@ -623,6 +623,41 @@ static void config_rejects_infinite_and_huge_numbers(void) {
 }
 
 
+/* Every row of the architecture table (src/arch/arch.h) is complete and named once, the names come from it, and the
+ * parser reaches a row by its name: an unknown name gets a sentence listing every row, a row's flavours are its own. */
+static void architecture_table_rows_are_complete(void) {
+    for (int i = 0; i < VKVIT_ARCH_COUNT; i++) {
+        const vkvit__arch id = (vkvit__arch)i;
+        const vkvit__arch_ops *a = vkvit__arch_ops_of(id);
+        CHECK(a && a->name && a->flavours && a->n_flavours >= 1 && a->mixer_flops_name);
+        CHECK(a->parse && a->tensors && a->flops && a->describe && a->build);
+        CHECK(strcmp(vkvit__arch_name(id), a->name) == 0);
+        for (uint32_t f = 0; f < a->n_flavours; f++) CHECK(strcmp(vkvit__flavour_name(id, f), a->flavours[f]) == 0);
+        CHECK(strcmp(vkvit__flavour_name(id, a->n_flavours), "?") == 0);
+        for (int j = 0; j < i; j++) CHECK(strcmp(vkvit__arch_ops_of((vkvit__arch)j)->name, a->name) != 0);
+    }
+    CHECK(strcmp(vkvit__arch_name(VKVIT_ARCH_COUNT), "?") == 0);
+    CHECK(strcmp(vkvit__arch_ops_of(VKVIT_ARCH_VIT5)->name, "vit5") == 0 &&
+          strcmp(vkvit__arch_ops_of(VKVIT_ARCH_VIL)->name, "vil") == 0 &&
+          strcmp(vkvit__arch_ops_of(VKVIT_ARCH_RESNET)->name, "resnet") == 0);
+
+    const struct {
+        const char *from, *to, *text;
+    } cases[] = {
+        {"\"architecture\":\"vit5\"", "\"architecture\":\"vit6\"",
+         "architecture 'vit6' is unknown (expected vit5, vil or resnet)"},
+        {"\"flavour\":\"nvsubq\"", "\"flavour\":\"nxai\"", "flavour = 'nxai' is not one of nvsubq, paper (for vit5)"},
+    };
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
+        char doc[4096], *at = strstr(VIT5_DOC, cases[i].from);
+        CHECK(at != NULL);
+        if (!at) continue;
+        snprintf(doc, sizeof doc, "%.*s%s%s", (int)(at - VIT5_DOC), VIT5_DOC, cases[i].to, at + strlen(cases[i].from));
+        vkvit__model_config cfg;
+        expect_error(parse_doc(doc, &cfg), VKVIT_ERROR_BAD_MODEL_FILE, cases[i].text, LABEL);
+    }
+}
+
 static int parse_golden_models(void) {
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/tests/golden/models", VKVIT_SOURCE_DIR);
@@ -681,6 +716,7 @@ int main(void) {
     RUN(flops_and_params_match_python_for_resnet);
     RUN(flops_saturate_instead_of_wrapping);
     RUN(config_rejects_infinite_and_huge_numbers);
+    RUN(architecture_table_rows_are_complete);
     parse_golden_models();
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;

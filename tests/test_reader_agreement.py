@@ -11,9 +11,17 @@ integral values written as 8.0).  Each file is read by
     (exit 0 accept, 2 refuse),
 
 and every case states the verdict it expects, so the test fails when the readers disagree with each other or with
-docs/model-format.md.  No GPU needed.
+docs/model-format.md.
+
+Then both readers describe every model file the project ships (tests/golden/models/*.vkvit, assets/models/*.vkvit,
+tests/fuzz/corpus/*.vkvit): `vkvit inspect --json FILE` (the public vkvit_describe_model) and
+tools/vkvit_file.py describe(FILE) must give the same JSON document, member for member and in the same order:
+architecture, flavour, hyperparameters (derived ones included), labels, pre-processing, parameter count, FLOPs and
+their breakdown, and the tensor table; and vkvit_file.expected_tensors (the Python schema's table) must list exactly
+the tensors the C reader accepted.  No GPU needed.
 """
 
+import glob
 import json
 import os
 import stat
@@ -385,7 +393,75 @@ def main():
             cc.check(verdict == REFUSE, f"vkvit_file.read_model({path}): {verdict}")
         out = subprocess.run([VERDICT, fifo, tmp], capture_output=True, text=True, timeout=20)
         cc.check(out.stdout.count("vkvit reads only regular files") == 2, f"reader_verdict: {out.stdout!r}")
+    describe_agreement()
     return cc.summary()
+
+
+def _plain(x):
+    """A parsed JSON value with integral floats as ints (C's cJSON prints 10000.0 as 10000), booleans kept apart."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    return x
+
+
+def _first_difference(a, b, where=""):
+    """Where two JSON values first differ (type, key order, value), for the failure sentence."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if list(a) != list(b):
+            return f"{where or 'the document'} has members {list(a)} in C, {list(b)} in Python"
+        for k in a:
+            d = _first_difference(a[k], b[k], f"{where}.{k}" if where else k)
+            if d:
+                return d
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = _first_difference(x, y, f"{where}[{i}]")
+            if d:
+                return d
+        return None
+    if type(a) is not type(b) or a != b:
+        return f"{where}: C {json.dumps(a)[:200]}, Python {json.dumps(b)[:200]}"
+    return None
+
+
+def describe_agreement():
+    """vkvit_describe_model (C) and vkvit_file.describe (Python) agree on every shipped model file."""
+    files = sorted(glob.glob(os.path.join(cc.ROOT, pattern)) for pattern in (
+        "tests/golden/models/*.vkvit", "assets/models/*.vkvit", "tests/fuzz/corpus/*.vkvit"))
+    files = [f for group in files for f in group]
+    cc.check(len(files) >= 15, f"found the golden, bundled and corpus model files ({len(files)})")
+    archs = set()
+    for path in files:
+        name = os.path.relpath(path, cc.ROOT)
+        code, out, err = cc.run(["inspect", "--json", path], timeout=60)
+        cc.check(code == 0, f"{name}: vkvit inspect --json exit {code}: {err.strip()[:300]}")
+        if code != 0:
+            continue
+        c_doc = _plain(json.loads(out))
+        try:
+            py_doc = _plain(vf.describe(path))
+        except vf.FormatError as e:
+            cc.check(False, f"{name}: the Python reader refuses a file the C reader accepts: {e}")
+            continue
+        diff = _first_difference(c_doc, py_doc)
+        cc.check(diff is None, f"{name}: the descriptions differ: {diff}")
+        # The Python schema's tensor table is exactly the file's, which the C reader checked against its own table.
+        _, doc = vf.read_model(path)
+        table = [{"name": k, "shape": list(v)} for k, v in sorted(vf.expected_tensors(doc).items())]
+        listed = [{"name": t["name"], "shape": t["shape"]} for t in c_doc["tensors"]["list"]]
+        cc.check(table == listed, f"{name}: vkvit_file.expected_tensors differs from the C reader's tensor list")
+        cc.check(c_doc["params"] == vf.count_params(doc) and c_doc["flops"] == vf.flops(doc),
+                 f"{name}: params / FLOPs C {c_doc['params']} / {c_doc['flops']}, Python {vf.count_params(doc)} / "
+                 f"{vf.flops(doc)}")
+        archs.add((c_doc["architecture"], c_doc["flavour"]))
+    want = {(a, f) for a, row in vf.ARCHS.items() for f in row.flavours}
+    cc.check(archs == want, f"the files cover every architecture and flavour: {sorted(archs)} of {sorted(want)}")
+    print(f"{len(files)} model files described by both readers")
 
 
 if __name__ == "__main__":

@@ -836,17 +836,20 @@ def _default_name(args, arch, cfg):
     return os.path.splitext(os.path.basename(args.src))[0]
 
 
-def _describe(arch, flavour, cfg, args=None):
+def _describe(vkvit, args=None):
+    """A few lines about the model; the derived numbers (tokens, head dims, ...) are vkvit_file.describe_config's, the
+    ones `vkvit inspect` reports."""
+    arch, flavour, cfg = vkvit["architecture"], vkvit["flavour"], vkvit["config"]
+    d = vf.describe_config(vkvit)
     if arch == "resnet":
         blk, C = cfg["block"], cfg["dim"]
-        T = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
 
         def norm(n):
             return n["type"] + (f" eps {n['eps']:g}" if n["type"] != "identity" else "") + \
                 (" +bias" if n.get("bias") else "")
         seq, cond, mlp = blk["sequence_mixer"], blk["condition_mixer"], blk["mlp"]
         lines = [f"ClassificationResNet: dim {C}, depth {cfg['depth']}, patch {cfg['patch_size']}, image "
-                 f"{cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens {T}, pos_embed "
+                 f"{cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens {d['tokens']}, pos_embed "
                  f"{'yes' if cfg['pos_embed'] else 'no'}"]
         lines.append("sequence mixer " + ("identity" if seq["type"] == "identity" else
                      f"{norm(blk['input_norm'])} -> attention heads {seq['num_heads']}, rope {seq['rope']}, "
@@ -860,30 +863,26 @@ def _describe(arch, flavour, cfg, args=None):
         lines.append(f"readout gap -> out_norm {norm(cfg['out_norm'])} -> head")
         return lines
     if arch == "vit5":
-        C, H = cfg["dim"], cfg["num_heads"]
-        np_ = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
-        toks = f"{np_} patches" + (" + CLS" if cfg["has_cls"] else "") + (
+        toks = f"{d['patches']} patches" + (" + CLS" if cfg["has_cls"] else "") + (
             f" + {cfg['num_registers']} registers" if cfg["num_registers"] else "")
         biases = [k for k, v in cfg["bias"].items() if v]
         return [
-            f"ViT-5: dim {C}, depth {cfg['depth']}, heads {H} (head dim {C // H}), MLP {cfg['mlp_hidden']} gelu"
+            f"ViT-5: dim {d['dim']}, depth {cfg['depth']}, heads {d['num_heads']} (head dim {d['head_dim']}), MLP "
+            f"{cfg['mlp_hidden']} gelu"
             + ("" if args is None or args.activation else " (a checkpoint does not record it; vkvit's vit5 runs "
                                                            "GELU only)"),
             f"patch {cfg['patch_size']}, image {cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens "
-            f"{np_ + cfg['has_cls'] + cfg['num_registers']} ({toks}), layout {cfg['token_layout']}",
+            f"{d['tokens']} ({toks}), layout {cfg['token_layout']}",
             f"readout {cfg['readout']}" + (f" (neck {cfg['neck_dim']})" if cfg["neck_dim"] else "")
             + f", RoPE {cfg['rope_pairing']}, qk_norm {'yes' if cfg['qk_norm'] else 'no'}, layer_scale "
             f"{'yes' if cfg['layer_scale'] else 'no'}, grn {'yes' if cfg['grn'] else 'no'}, biases "
             + (", ".join(biases) if biases else "none"),
         ]
-    D, E = cfg["dim"], cfg["inner_dim"]
-    S = (cfg["image_size"][0] // cfg["patch_size"]) * (cfg["image_size"][1] // cfg["patch_size"])
     return [
-        f"Vision-LSTM v1: dim {D}, depth {cfg['depth']}, inner {E}, memory heads {cfg['num_heads']} "
-        f"(head dim {E // cfg['num_heads']}), qkv block size {cfg['qkv_block_size']} "
-        f"({E // cfg['qkv_block_size']} blocks)",
-        f"patch {cfg['patch_size']}, image {cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens {S}, conv kernel "
-        f"{cfg['conv_kernel']}, pooling {cfg['pooling']}",
+        f"Vision-LSTM v1: dim {d['dim']}, depth {cfg['depth']}, inner {d['inner_dim']}, memory heads {d['num_heads']} "
+        f"(head dim {d['head_dim']}), qkv block size {d['qkv_block_size']} ({d['num_proj_heads']} blocks)",
+        f"patch {cfg['patch_size']}, image {cfg['image_size'][0]}x{cfg['image_size'][1]}, tokens {d['tokens']}, conv "
+        f"kernel {cfg['conv_kernel']}, pooling {cfg['pooling']}",
         "numerics " + ("official NX-AI (1+w norms, MultiHeadLayerNorm, no layerscale)" if flavour == "nxai"
                        else "seed-004 (GroupNorm over tokens, layerscale)"),
     ]
@@ -906,7 +905,8 @@ def _config_options_given(args):
 def _fill_from_source(args, doc):
     """Defaults for options the tensors cannot show, from the source model file's document (re-inference)."""
     cfg = doc.get("config", {})
-    if args.flavour is None and doc.get("architecture") in ("vit5", "vil"):
+    row = vf.ARCHS.get(doc.get("architecture"))
+    if args.flavour is None and row is not None and len(row.flavours) > 1:
         args.flavour = doc.get("flavour")
     if args.num_heads is None and doc.get("architecture") == "vit5":
         args.num_heads = cfg.get("num_heads")
@@ -974,8 +974,9 @@ def convert(args):
             sd, layout = map_nvsubq(sd), "plain_resnet"
         if layout == "plain_resnet":
             arch, flavour = "resnet", "generic"
-            if args.flavour and args.flavour != "generic":
-                raise ConvertError(f"--flavour {args.flavour} is not a resnet flavour (generic)")
+            if args.flavour and args.flavour not in vf.ARCHS["resnet"].flavours:
+                raise ConvertError(f"--flavour {args.flavour} is not a resnet flavour "
+                                   f"({' or '.join(vf.ARCHS['resnet'].flavours)})")
             cfg, heads_from = infer_resnet(sd, args)
         elif kind in ("nvsubq", "paper", "plain") and layout != "plain_vil":
             arch = "vit5"
@@ -991,8 +992,9 @@ def convert(args):
             else:
                 sd = rename_register_neck(sd)
                 flavour = args.flavour or "nvsubq"
-                if flavour not in vf.VIT5_FLAVOUR_RULES:
-                    raise ConvertError(f"--flavour {flavour} is not a ViT-5 flavour (nvsubq or paper)")
+                if flavour not in vf.ARCHS["vit5"].flavours:
+                    raise ConvertError(f"--flavour {flavour} is not a ViT-5 flavour "
+                                       f"({' or '.join(vf.ARCHS['vit5'].flavours)})")
             if args.flavour and args.flavour != flavour:
                 raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
                                    f"{flavour})")
@@ -1012,8 +1014,9 @@ def convert(args):
             if args.flavour and args.flavour != flavour:
                 raise ConvertError(f"--flavour {args.flavour} does not apply to a {SOURCE_TEXT[kind]} (its flavour is "
                                    f"{flavour})")
-            if flavour not in ("seed", "nxai"):
-                raise ConvertError(f"--flavour {flavour} is not a Vision-LSTM flavour (seed or nxai)")
+            if flavour not in vf.ARCHS["vil"].flavours:
+                raise ConvertError(f"--flavour {flavour} is not a Vision-LSTM flavour "
+                                   f"({' or '.join(vf.ARCHS['vil'].flavours)})")
             cfg = infer_vil(sd, args)
             heads_from = "igate.weight"
             if args.num_heads and args.num_heads != cfg["num_heads"]:
@@ -1021,15 +1024,9 @@ def convert(args):
                                    f"memory heads (igate.weight)")
 
     h, w = cfg["image_size"]
-    vkvit = {
-        "format_version": vf.FORMAT_VERSION,
-        "architecture": arch,
-        "flavour": flavour,
-        "name": args.name or (src_doc.get("name") if src_doc is not None and src_doc.get("name") else None)
-        or _default_name(args, arch, cfg),
-        "config": cfg,
-        "preprocess": make_preprocess(args, cfg, src_doc),
-    }
+    vkvit = vf.document(arch, flavour, args.name or (src_doc.get("name") if src_doc is not None and
+                                                      src_doc.get("name") else None) or _default_name(args, arch, cfg),
+                        cfg, make_preprocess(args, cfg, src_doc))
     labels_from = "none"
     if args.labels:
         vkvit["labels"] = read_labels(args.labels, cfg["num_classes"])
@@ -1058,7 +1055,7 @@ def convert(args):
           + (f", {note}" if note else ""))
     print(f"model         {arch} flavour {flavour}, name {vkvit['name']!r}" +
           (f", heads from {heads_from}" if arch in ("vit5", "resnet") else ""))
-    for line in _describe(arch, flavour, cfg, args):
+    for line in _describe(vkvit, args):
         print(f"              {line}")
     print(f"classes       {cfg['num_classes']}, labels {labels_from}")
     print(f"preprocess    {_describe_preprocess(vkvit['preprocess'])}")
@@ -1105,7 +1102,7 @@ def build_parser():
                    help="a named model size: checks the width and gives the ViT-5 head count")
     p.add_argument("--num-heads", type=int, metavar="N", help="attention heads (vit5 when the QK-norm / RoPE tensors "
                    "do not show the head dim; resnet attentions)")
-    p.add_argument("--flavour", choices=("nvsubq", "paper", "seed", "nxai", "generic"),
+    p.add_argument("--flavour", choices=[f for a in vf.ARCHS.values() for f in a.flavours],
                    help="for plain state_dicts: vit5 nvsubq (default) or paper; vil seed or nxai (default: "
                         "inferred from outnorm.bias / layerscale)")
     g = p.add_mutually_exclusive_group()

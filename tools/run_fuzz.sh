@@ -26,9 +26,9 @@ mkdir -p "$out/corpus"
 
 # The reader and its error channel; nothing here needs Vulkan beyond the public header's types.
 sources="$root/tests/fuzz/fuzz_model_file.c $root/src/model/safetensors.c $root/src/model/config.c
-         $root/src/model/model_file.c $root/src/common.c $root/src/vk/platform.c"
+         $root/src/model/model_file.c $root/src/common.c $root/src/vk/platform.c $root/src/arch/*.c"
 # shellcheck disable=SC2086
-"$cc" -std=c11 -g -O1 -D_GNU_SOURCE -fno-omit-frame-pointer \
+"$cc" -std=c11 -g -O1 -D_GNU_SOURCE -DVKVIT_ARCH_READER_ONLY -fno-omit-frame-pointer \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
     -I"$root/include" -I"$root/src" $sources -lcjson -lm -o "$out/fuzz_model_file"

@@ -20,6 +20,10 @@ Public API (other tools import it; keep it stable):
     count_params(vkvit) -> int
     flops(vkvit) -> int                    (seed flop_count formulas, SPEC.md section 8)
     flops_breakdown(vkvit) -> {term: int}  (the same number, itemised; `vkvit inspect` prints these)
+    document(arch, flavour, name, config, preprocess, labels=None) -> vkvit   (a new document)
+    describe_config(vkvit) -> {key: value} (the hyperparameters vkvit_describe_model reports, derived ones included)
+    describe(path) -> dict                 (the whole document of vkvit_describe_model / `vkvit inspect --json`)
+    ARCHS[name] -> Arch                    (per architecture: flavours, check, tensors, flops, describe)
     check_vkvit(vkvit) -> config           (validates the document without the tensors)
     vil_inner_dim(dim, flavour) -> int     (E = ceil(2·D/64)·64; 2·D for nxai)
     check_resnet_config(config) -> config  (the `resnet` config rules alone; tools/reference uses it)
@@ -319,8 +323,6 @@ def read_safetensors(path):
 # The `vkvit` metadata document
 # ---------------------------------------------------------------------------------------------------------------
 
-ARCHITECTURES = {"vit5": ("nvsubq", "paper"), "vil": ("seed", "nxai"), "resnet": ("generic",)}
-
 VIT5_KEYS = (
     "image_size", "patch_size", "in_chans", "dim", "depth", "num_heads", "mlp_hidden", "mlp_activation",
     "num_registers", "has_cls", "readout", "neck_dim", "qk_norm", "norm_eps", "qk_norm_eps", "rope_base",
@@ -469,7 +471,7 @@ def _check_vil(cfg, flavour):
     d = _int(cfg, "dim", "config")
     _int(cfg, "depth", "config")
     e = _int(cfg, "inner_dim", "config", hi=2 * MAX_DIM)
-    # nxai: the official 2*dim, or the rounded value earlier converters wrote (as src/model/config.c).
+    # nxai: the official 2*dim, or the rounded value earlier converters wrote (as src/arch/vil.c).
     if flavour == "nxai" and e not in (2 * d, vil_inner_dim(d)):
         raise FormatError(f"config.inner_dim {e} is neither 2*dim = {2 * d} nor ceil(2*dim/64)*64 = "
                           f"{vil_inner_dim(d)} (flavour nxai)")
@@ -633,12 +635,7 @@ def check_vkvit(vkvit):
     cfg = vkvit.get("config")
     if not isinstance(cfg, dict):
         raise FormatError("config must be a JSON object")
-    if arch == "vit5":
-        _check_vit5(cfg, flavour)
-    elif arch == "vil":
-        _check_vil(cfg, flavour)
-    else:
-        check_resnet_config(cfg)
+    ARCHS[arch].check(cfg, flavour)
     if "preprocess" not in vkvit:
         raise FormatError("the vkvit entry is missing the key 'preprocess'")
     _check_preprocess(vkvit["preprocess"], cfg)
@@ -793,11 +790,7 @@ def expected_tensors(vkvit):
     inconsistent with another (C % H, dk % 4, R, readout / has_cls / R, flavour rules, E, image divisibility, ...).
     """
     cfg = check_vkvit(vkvit)
-    if vkvit["architecture"] == "vit5":
-        return _vit5_tensors(cfg)
-    if vkvit["architecture"] == "resnet":
-        return _resnet_tensors(cfg)
-    return _vil_tensors(cfg, vkvit["flavour"])
+    return ARCHS[vkvit["architecture"]].tensors(cfg, vkvit["flavour"])
 
 
 def _fmt_shape(s):
@@ -905,9 +898,8 @@ def _vil_flops(c, flavour):
         "cell_per_block": cell,
         "block": block,
         "blocks": L * block,
-        "legacy_norm": 5 * S * D,
-        "pooling": 2 * D,
-        "norm": 5 * D,
+        "readout": 5 * S * D + 2 * D,                                       # legacy_norm + bilateral_avg pooling
+        "out_norm": 5 * D,                                                  # the head LayerNorm
         "head": 2 * D * c["num_classes"],
     }
     out["total"] = sum(v for k, v in out.items() if k not in ("cell_per_block", "block"))
@@ -959,16 +951,154 @@ def _resnet_flops(c):
 
 
 def flops_breakdown(vkvit):
-    """FLOPs of one image, itemised; `total` is what `flops` returns."""
+    """FLOPs of one image, itemised as vkvit_describe_model's flops_breakdown (plus `total`, what `flops` returns)."""
     cfg = check_vkvit(vkvit)
-    if vkvit["architecture"] == "vit5":
-        return _vit5_flops(cfg)
-    if vkvit["architecture"] == "resnet":
-        return _resnet_flops(cfg)
-    return _vil_flops(cfg, vkvit["flavour"])
+    return ARCHS[vkvit["architecture"]].flops(cfg, vkvit["flavour"])
 
 
 def flops(vkvit):
     """FLOPs of one forward pass of one image (seed flop_count formulas; SPEC.md section 8)."""
     return flops_breakdown(vkvit)["total"]
 
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# describe: the JSON document of vkvit_describe_model (`vkvit inspect --json`), member for member and in the same
+# order, so the two readers can be compared on any file (tests/test_reader_agreement.py)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _grid(c):
+    return [c["image_size"][0] // c["patch_size"], c["image_size"][1] // c["patch_size"]]
+
+
+def _vit5_describe(c, flavour):
+    hp, wp = _grid(c)
+    np_ = hp * wp
+    r, neck = c["num_registers"], c["neck_dim"]
+    return {
+        "image_size": list(c["image_size"]), "patch_size": c["patch_size"], "grid": [hp, wp], "patches": np_,
+        "tokens": np_ + (1 if c["has_cls"] else 0) + r, "dim": c["dim"], "depth": c["depth"],
+        "num_heads": c["num_heads"], "head_dim": c["dim"] // c["num_heads"], "mlp_hidden": c["mlp_hidden"],
+        "num_registers": r, "has_cls": c["has_cls"], "readout": c["readout"], "neck_dim": neck,
+        "head_in": r * neck if c["readout"] == "register_concat" else c["dim"], "qk_norm": c["qk_norm"],
+        "layer_scale": c["layer_scale"], "grn": c["grn"], "rope_pairing": c["rope_pairing"],
+        "token_layout": {"patches_cls_regs": "patches, CLS, registers",
+                         "cls_patches_regs": "CLS, patches, registers"}[c["token_layout"]],
+        "mlp_activation": c["mlp_activation"],
+        "bias": {k: c["bias"][k] for k in VIT5_BIAS_KEYS},
+    }
+
+
+def _vil_describe(c, flavour):
+    hp, wp = _grid(c)
+    e = c["inner_dim"]
+    return {
+        "image_size": list(c["image_size"]), "patch_size": c["patch_size"], "grid": [hp, wp], "tokens": hp * wp,
+        "dim": c["dim"], "depth": c["depth"], "inner_dim": e, "num_heads": c["num_heads"],
+        "head_dim": e // c["num_heads"], "num_proj_heads": e // c["qkv_block_size"], "conv_kernel": c["conv_kernel"],
+        "qkv_block_size": c["qkv_block_size"], "pooling": c["pooling"],
+    }
+
+
+def _resnet_norm_describe(spec):
+    kind = spec["type"]
+    return {"kind": kind, "eps": spec.get("eps", 0) if kind != "identity" else 0,
+            "bias": bool(spec.get("bias", False)) if kind == "layernorm" else False}
+
+
+def _resnet_describe(c, flavour):
+    hp, wp = _grid(c)
+    C, blk = c["dim"], c["block"]
+    seq, cond, mlp = blk["sequence_mixer"], blk["condition_mixer"], blk["mlp"]
+    sm = {"type": seq["type"]}
+    if seq["type"] == "attention":
+        sm.update(num_heads=seq["num_heads"], rope=seq["rope"], qk_norm=seq["qk_norm"], causal=seq["causal"],
+                  bias=seq["bias"], head_dim=C // seq["num_heads"])
+    cm = {"type": cond["type"]}
+    if cond["type"] == "attention":
+        cm.update(num_heads=cond["num_heads"], qk_norm=cond["qk_norm"], causal=cond["causal"],
+                  head_dim=C // cond["num_heads"])
+    mm = {"type": mlp["type"]}
+    if mlp["type"] == "mlp":
+        mm.update(activation=mlp["activation"], hidden=mlp["hidden"], bias=mlp["bias"],
+                  glu_factor=2 if mlp["activation"] in ("glu", "swiglu") else 1)
+    return {
+        "image_size": list(c["image_size"]), "patch_size": c["patch_size"], "grid": [hp, wp], "tokens": hp * wp,
+        "dim": C, "depth": c["depth"], "pos_embed": c["pos_embed"],
+        "block": {"input_norm": blk["input_norm"]["type"], "sequence_mixer": sm,
+                  "condition_mixer_norm": blk["condition_mixer_norm"]["type"], "condition_mixer": cm,
+                  "mlp_norm": blk["mlp_norm"]["type"], "mlp": mm},
+        "condition_tokens": c["condition_tokens"], "condition_dim": c["condition_dim"], "readout": c["readout"],
+        "out_norm": c["out_norm"]["type"],
+        "norms": {name: _resnet_norm_describe(spec) for name, spec in (
+            ("input_norm", blk["input_norm"]), ("condition_mixer_norm", blk["condition_mixer_norm"]),
+            ("mlp_norm", blk["mlp_norm"]), ("out_norm", c["out_norm"]))},
+        "bias": {k: c["bias"][k] for k in RESNET_BIAS_KEYS},
+    }
+
+
+def document(architecture, flavour, name, config, preprocess, labels=None):
+    """A `vkvit` document (docs/model-format.md): format_version, architecture, flavour, name, config, preprocess and,
+    when given, labels.  Not validated here (write_model / check_vkvit do that)."""
+    doc = {"format_version": FORMAT_VERSION, "architecture": architecture, "flavour": flavour, "name": name,
+           "config": config, "preprocess": preprocess}
+    if labels is not None:
+        doc["labels"] = list(labels)
+    return doc
+
+
+def describe_config(vkvit):
+    """The hyperparameters vkvit_describe_model reports for this document (derived numbers included: grid, tokens,
+    head dims, ...), in its order: {"image_size": [H, W], "patch_size": P, "grid": [Hp, Wp], "tokens": T, ...}."""
+    cfg = check_vkvit(vkvit)
+    return ARCHS[vkvit["architecture"]].describe(cfg, vkvit["flavour"])
+
+
+def describe(path):
+    """The JSON document `vkvit inspect --json PATH` prints (vkvit_describe_model), as a dict: file, file_size,
+    format_version, name, architecture, flavour, the hyperparameters, params, flops, flops_breakdown, num_classes,
+    labels, preprocess and the tensors (dtype counts, data bytes, every name / dtype / shape in name order).  The file
+    is read and validated completely first (read_model); a bad file raises FormatError."""
+    tensors, vkvit = read_model(path)
+    arch, flavour, cfg = vkvit["architecture"], vkvit["flavour"], vkvit["config"]
+    fb = flops_breakdown(vkvit)
+    doc = {"file": str(path), "file_size": os.path.getsize(path), "format_version": vkvit["format_version"],
+           "name": vkvit.get("name", ""), "architecture": arch, "flavour": flavour}
+    doc.update(ARCHS[arch].describe(cfg, flavour))
+    doc["params"] = count_params(vkvit)
+    doc["flops"] = fb["total"]
+    doc["flops_breakdown"] = {k: v for k, v in fb.items() if k != "total"}
+    doc["num_classes"] = cfg["num_classes"]
+    doc["labels"] = list(vkvit.get("labels", []))
+    pp = vkvit["preprocess"]
+    doc["preprocess"] = {k: pp[k] for k in ("image_size", "resize_shorter", "interpolation", "mean", "std")}
+    dtypes = {name: _TORCH_TO_NAME[t.dtype] for name, t in tensors.items()}
+    doc["tensors"] = {"count": len(tensors), **{d: sum(v == d for v in dtypes.values()) for d in DTYPES},
+                      "data_bytes": sum(t.numel() * DTYPES[dtypes[n]][0] for n, t in tensors.items()),
+                      "list": [{"name": n, "dtype": dtypes[n], "shape": [int(d) for d in tensors[n].shape]}
+                               for n in sorted(tensors)]}
+    return doc
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The architectures: one row each, the Python mirror of src/arch/arch.h's table. A new architecture adds its
+# check / tensors / flops / describe functions above and one row here.
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class Arch:
+    """One architecture: its flavours and the functions of its `config` (each takes the config dict and flavour)."""
+
+    def __init__(self, flavours, check, tensors, flops, describe):
+        self.flavours, self.check, self.tensors, self.flops, self.describe = flavours, check, tensors, flops, describe
+
+
+ARCHS = {
+    "vit5": Arch(("nvsubq", "paper"), _check_vit5, lambda c, f: _vit5_tensors(c), lambda c, f: _vit5_flops(c),
+                 _vit5_describe),
+    "vil": Arch(("seed", "nxai"), _check_vil, _vil_tensors, _vil_flops, _vil_describe),
+    "resnet": Arch(("generic",), lambda c, f: check_resnet_config(c), lambda c, f: _resnet_tensors(c),
+                   lambda c, f: _resnet_flops(c), _resnet_describe),
+}
+ARCHITECTURES = {name: a.flavours for name, a in ARCHS.items()}  # name -> flavours

@@ -3,7 +3,6 @@
 #include "model/model.h"
 
 #include "model/model_file.h"
-#include "modules/modules.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -60,14 +59,12 @@ uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char 
 
 static uint64_t align_up(uint64_t x) { return (x + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN; }
 
+/* The architecture's constant tables (src/arch/<name>.c, e.g. vit5's RoPE table); none when its row has none. */
 static vkvit_result architecture_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n) {
     *out = NULL;
     *n = 0;
-    switch (mf->cfg.arch) {
-    case VKVIT_ARCH_VIT5: return vkvit__vit5_constants(mf, out, n);
-    case VKVIT_ARCH_RESNET: return vkvit__resnet_constants(mf, out, n);
-    default: return VKVIT_OK;
-    }
+    const vkvit__arch_ops *a = vkvit__arch_ops_of(mf->cfg.arch);
+    return a->constants ? a->constants(mf, out, n) : VKVIT_OK;
 }
 
 static void free_constants(vkvit__constant *c, uint32_t n) {
@@ -84,7 +81,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit__model_file mf; /* desc->path (mapped) or desc->data (borrowed until the end of this call) */
     vkvit_result res = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
-    if (mf.cfg.arch != VKVIT_ARCH_VIT5 && mf.cfg.arch != VKVIT_ARCH_VIL && mf.cfg.arch != VKVIT_ARCH_RESNET) {
+    if (!vkvit__arch_ops_of(mf.cfg.arch)->build) { /* a row without a network (none today) */
         vkvit__model_file_close(&mf);
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': architecture %s is not supported yet",
                                                  mf.label, vkvit__arch_name(mf.cfg.arch)));
@@ -270,7 +267,7 @@ vkvit_result vkvit_model_get_info(const vkvit_model *m, vkvit_model_info *out) {
     memset(out, 0, sizeof *out);
     const vkvit__model_config *c = &m->cfg;
     out->architecture = vkvit__arch_name(c->arch);
-    out->flavour = vkvit__flavour_name(c->flavour);
+    out->flavour = vkvit__flavour_name(c->arch, c->flavour);
     out->name = c->name ? c->name : "";
     out->image_height = c->preprocess.image_size[0];
     out->image_width = c->preprocess.image_size[1];

@@ -70,7 +70,8 @@ vkvit_result vkvit__model_file_tensor_f32(const vkvit__model_file *mf, const vkv
                                           size_t count);
 
 /* ---------------------------------------------------------------------------------------------------------------
- * The tensor table of docs/model-format.md, generated from a config (names and shapes, in the document's order).
+ * The tensor table of docs/model-format.md, generated from a config by its architecture's row (src/arch/<name>.c;
+ * names and shapes, in the document's order).
  * The visitor is called once per expected tensor with a name that is valid during the call only; returning false
  * stops the walk (then the function returns false). Nothing is allocated, whatever depth the config claims.
  * --------------------------------------------------------------------------------------------------------------- */
@@ -83,7 +84,8 @@ bool vkvit__model_tensor_table(const vkvit__model_config *cfg, vkvit__tensor_vis
 uint64_t vkvit__model_param_count(const vkvit__model_config *cfg);
 
 /* FLOPs of one forward pass of one image, SPEC.md section 8 (1 MAC = 2 FLOPs, 1 FLOP per elementwise op, biases
- * and residual adds not counted, as upstream). Saturates at UINT64_MAX for absurd configs. */
+ * and residual adds not counted, as upstream): the terms from the architecture's row, `total` summed here.
+ * Saturates at UINT64_MAX for absurd configs. */
 typedef struct vkvit__flops {
     uint64_t patch_embed;                   /* 2 * in_chans * width * P^2 * Np */
     uint64_t pos_embed;                     /* Np * width */

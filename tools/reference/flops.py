@@ -1,7 +1,10 @@
 """Reference configurations and network FLOP / parameter counts (SPEC.md sections 5.2, 7.2 and 8).
 
-The counts themselves are the ``flop_count`` methods of the modules; this file holds the standard configs (in the
-docs/model-format.md ``config`` shape) and a small CLI:
+The closed-form FLOP and parameter formulas live once in Python, in tools/vkvit_file.py (flops_breakdown,
+count_params; the C copy is src/arch/<name>.c, and tests/test_reader_agreement.py checks that the two agree on every
+model file). The modules' own ``flop_count`` / ``param_count`` methods here are the seeds' (seed-literal, SPEC 8),
+and selfcheck.py checks the formula against them. This file holds the standard configs (in the docs/model-format.md
+``config`` shape) and a small CLI that prints both:
 
     /usr/bin/python3 tools/reference/flops.py            # ViT-5-S / ViT-5-B / ViL-S breakdown
 """
@@ -11,8 +14,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tools/: vkvit_file
 
 import torch  # noqa: E402
+import vkvit_file  # noqa: E402
 
 from mlstm import VisionLSTM  # noqa: E402
 from vit5 import ViT5ClassificationNet  # noqa: E402
@@ -53,18 +58,33 @@ def vit5_breakdown(cfg: dict) -> dict:
             "params": net.param_count()}
 
 
+def document(arch: str, flavour: str, cfg: dict) -> dict:
+    """A vkvit document for a config (ImageNet pre-processing at the config's size), for vkvit_file's formulas."""
+    h, w = cfg["image_size"]
+    pre = {"image_size": [h, w], "resize_shorter": max(h, w), "interpolation": "bicubic",
+           "mean": [0.485, 0.456, 0.406], "std": [0.229, 0.224, 0.225]}
+    return vkvit_file.document(arch, flavour, "", cfg, pre)
+
+
 def main() -> int:
     torch.set_num_threads(1)
-    for name, cfg in (("ViT-5-S nvsubq", VIT5_S_NVSUBQ), ("ViT-5-B nvsubq", VIT5_B_NVSUBQ),
-                      ("ViT-5-S paper", VIT5_S_PAPER)):
+    bad = 0
+    for name, flavour, cfg in (("ViT-5-S nvsubq", "nvsubq", VIT5_S_NVSUBQ), ("ViT-5-B nvsubq", "nvsubq", VIT5_B_NVSUBQ),
+                               ("ViT-5-S paper", "paper", VIT5_S_PAPER)):
         b = vit5_breakdown(cfg)
-        print(f"{name:16s} T={b['tokens']} attention/block {b['attention_per_block']:,} block {b['block']:,} "
-              f"total {b['total']:,} FLOPs, {b['params']:,} params")
+        f = vkvit_file.flops_breakdown(document("vit5", flavour, cfg))
+        print(f"{name:16s} T={b['tokens']} attention/block {f['attention_per_block']:,} block {f['block']:,} "
+              f"total {f['total']:,} FLOPs, {b['params']:,} params")
+        bad += (f["attention_per_block"], f["block"], f["total"]) != (b["attention_per_block"], b["block"], b["total"])
     for numerics in ("seed", "nxai"):
         net = VisionLSTM.from_config(VIL_S, numerics=numerics)
-        print(f"ViL-S {numerics:4s}       S={net.num_tokens} total {net.flop_count():,} FLOPs (parallel cell), "
+        f = vkvit_file.flops_breakdown(document("vil", numerics, VIL_S))
+        print(f"ViL-S {numerics:4s}       S={net.num_tokens} total {f['total']:,} FLOPs (parallel cell), "
               f"{net.flop_count(chunk_size=64):,} (chunkwise L=64), {net.param_count():,} params")
-    return 0
+        bad += f["total"] != net.flop_count()
+    if bad:
+        print(f"{bad} configs where tools/vkvit_file.py's formula and the modules' flop_count disagree")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
