@@ -17,7 +17,7 @@
 //                   back into its byte (round(v * 255)) so every driver yields exactly byte / 255; with flags bit 1
 //                   (an _SRGB view, which decodes to linear on fetch) it is first re-encoded to sRGB: the model
 //                   wants the stored, encoded bytes, as set_images sees them.
-// One invocation per (crop column, row); 3 channels each.
+// One invocation per (crop column, row); 3 channels each. Dispatched indirectly: the host writes the count.
 // ---------------------------------------------------------------------------------------------------------------
 #include "preprocess.glsl"
 
@@ -30,13 +30,7 @@ layout(binding = 0, std430) readonly buffer Src { uint data_src[]; };
 #endif
 layout(binding = 1, std430) writeonly buffer Scratch { float data_scratch[]; };
 
-layout(push_constant) uniform Push {
-    uint src_offset, src_row_words;                 // buffer source: first pixel (words) and row stride (words)
-    uint flags;                                     // bit 0: BGRA byte order (buffer); bit 1: sRGB view (image)
-    uint row_start, n_rows;                         // source rows [row_start, row_start + n_rows)
-    uint crop_w;                                    // output columns
-    int in_w, out_w, base, n0;                      // x axis (preprocess.glsl)
-} p;
+// binding 2: the slot's parameters `p` (preprocess.glsl)
 
 vec3 fetch(int x, int y) {
 #if SOURCE_IMAGE
@@ -56,7 +50,7 @@ vec3 fetch(int x, int y) {
 void main() {
     const uint i = gl_GlobalInvocationID.x, r = gl_GlobalInvocationID.y;
     if (i >= p.crop_w || r >= p.n_rows) return;
-    const resample_axis ax = resample_axis(p.in_w, p.out_w, p.base, p.n0);
+    const resample_axis ax = resample_axis(p.in_w, p.out_w, p.base_x, p.n0_x);
     int j0, j1, num, den;
     axis_taps(ax, i, j0, j1, num, den);
     const int y = int(p.row_start + r);
