@@ -14,6 +14,9 @@
  *            relative of the C reference's floats through set_input (test_gpu_input's tolerance); then a second
  *            inference mixing set_input (every slot) and set_images (half the slots, new pictures): again one
  *            submission, the named slots pre-processed and the others keeping set_input's floats.
+ *   lazy     a session created with max_image_pixels = 0 (and profile = 1): its first set_images adds the nodes
+ *            (the documented exception: the recording is prepared and recorded again); the run is still one
+ *            submission, its logits match the reference's, and the profile lists the pre-processing nodes first.
  * Synchronization validation must stay silent. */
 #include "ops/preprocess.h"
 #include "preprocess_ref.h"
@@ -234,12 +237,60 @@ static void session_logits(vkvit_ctx *ctx) {
     vkvit_model_destroy(model);
 }
 
+static void lazy_session(vkvit_ctx *ctx) {
+    enum { LB = 4 };
+    vkvit_model *model = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = MODEL ".vkvit"}, &model));
+    vkvit_model_info info;
+    MUST(vkvit_model_get_info(model, &info));
+    float mean[3], std[3];
+    for (int c = 0; c < 3; c++) mean[c] = info.mean[c], std[c] = info.std[c];
+    const uint32_t classes = info.num_classes;
+    vkvit_session *s = NULL;
+    MUST(vkvit_session_create(model, &(vkvit_session_desc){.batch = LB, .profile = 1}, &s));
+    vkvit_session_stats st0, st1;
+    MUST(vkvit_session_get_stats(s, &st0));
+    pic p[N];
+    make_pictures(p, 3);
+    vkvit_image ims[LB];
+    for (uint32_t i = 0; i < LB; i++) ims[i] = view_of(&p[i]);
+    atomic_store(&submissions, 0);
+    MUST(vkvit_session_set_images(s, 0, ims, LB));
+    MUST(vkvit_session_run(s));
+    const int subs = atomic_load(&submissions);
+    CHECK(subs == 1, "lazy session: %d submissions, want 1", subs);
+    MUST(vkvit_session_get_stats(s, &st1));
+    CHECK(st1.nodes == st0.nodes + 2 * LB, "lazy session: %u nodes after set_images, %u before", st1.nodes, st0.nodes);
+    vkvit_profile_entry prof[2 * LB];
+    uint32_t n_prof = 0;
+    MUST(vkvit_session_profile(s, prof, 2 * LB, &n_prof));
+    CHECK(n_prof == st1.nodes, "profile has %u entries for %u nodes", n_prof, st1.nodes);
+    for (uint32_t i = 0; i < 2 * LB; i++)
+        CHECK(!strcmp(prof[i].kind, "preprocess"), "profile entry %u is '%s' (%s)", i, prof[i].label, prof[i].kind);
+    const size_t per = SIDE * SIDE * 3, n_out = (size_t)LB * classes;
+    float *logits = malloc(n_out * sizeof *logits), *want = malloc(n_out * sizeof *want);
+    float *input = malloc(LB * per * sizeof *input);
+    MUST(vkvit_session_get_output(s, logits, n_out));
+    for (uint32_t i = 0; i < LB; i++) reference(&p[i], mean, std, input + i * per);
+    MUST(vkvit_session_set_input(s, input, LB * per));
+    MUST(vkvit_session_run(s));
+    MUST(vkvit_session_get_output(s, want, n_out));
+    const double err = max_rel(logits, want, n_out);
+    printf("lazy session: nodes %u -> %u, one submission, logits max rel err %.3g\n", st0.nodes, st1.nodes, err);
+    CHECK(err <= 1e-4, "lazy session: logits differ from the reference input's by %.3g", err);
+    free(logits), free(want), free(input);
+    for (uint32_t i = 0; i < N; i++) free(p[i].px);
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(model);
+}
+
 int main(void) {
     vkvit_ctx *ctx = vt_ctx();
     real_queue_submit = ctx->vk.vkQueueSubmit;
     ctx->vk.vkQueueSubmit = counting_queue_submit;
     nodes_alone(ctx);
     session_logits(ctx);
+    lazy_session(ctx);
     ctx->vk.vkQueueSubmit = real_queue_submit;
     return vt_finish(ctx);
 }

@@ -98,7 +98,7 @@ static uint64_t scratch_bound(const vkvit__imgproc_config *cfg, uint64_t max_pix
 
 /* ------------------------------------------------------------------------------------------------------------
  * Kernels: preprocess_h (buffer source) and preprocess_v are graph kernels; the sampled-image source is not (its
- * binding 0 is an image), so it is built here for record_ex, with the two others' twins for their sets' layouts
+ * binding 0 is an image), so it is built here for record_ex
  * ------------------------------------------------------------------------------------------------------------ */
 
 _Static_assert(sizeof(vkvit__preprocess_params) == 112, "vkvit__preprocess_params mirrors shaders/preprocess.glsl");
@@ -231,11 +231,16 @@ vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *
     ip->param_stride = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, (uint64_t)sizeof(vkvit__preprocess_params));
     ip->param_stride = (ip->param_stride + 255) / 256 * 256; /* a multiple of every alignment we know, and of 4 */
 
-    const vkvit__kernel_desc kh = h_desc(cfg), kv = v_desc(cfg);
-    if ((res = vkvit__kernel_create(ctx, &kh, &ip->h_buffer)) != VKVIT_OK ||
-        (res = vkvit__kernel_create(ctx, &kv, &ip->v)) != VKVIT_OK ||
-        (res = image_kernel_create(ctx, cfg->bicubic, &ip->h_image)) != VKVIT_OK)
-        goto fail;
+    /* The graph's two kernels bind three storage buffers; sets allocated with an identically defined layout are
+     * compatible with their pipeline layouts, so record_ex needs no pipelines of its own but the image source. */
+    VkDescriptorSetLayoutBinding three[3];
+    for (uint32_t b = 0; b < 3; b++)
+        three[b] = (VkDescriptorSetLayoutBinding){.binding = b, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                  .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo three_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                                  .bindingCount = 3, .pBindings = three};
+    VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &three_info, NULL, &ip->buffers_layout));
+    if ((res = image_kernel_create(ctx, cfg->bicubic, &ip->h_image)) != VKVIT_OK) goto fail;
 
     /* Per slot: a host image set, a host pixel-buffer set and a vertical-pass set, for record_ex. */
     const uint32_t n_sets = 3 * batch;
@@ -255,8 +260,8 @@ vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *
         goto fail;
     }
     if ((res = alloc_sets(ip, ip->h_image.set_layout, batch, ip->set_h_image)) != VKVIT_OK ||
-        (res = alloc_sets(ip, ip->h_buffer.set_layout, batch, ip->set_h_pixels)) != VKVIT_OK ||
-        (res = alloc_sets(ip, ip->v.set_layout, batch, ip->set_v)) != VKVIT_OK)
+        (res = alloc_sets(ip, ip->buffers_layout, batch, ip->set_h_pixels)) != VKVIT_OK ||
+        (res = alloc_sets(ip, ip->buffers_layout, batch, ip->set_v)) != VKVIT_OK)
         goto fail;
 
     if ((res = vkvit__buffer_create(ctx, 2 * batch * ip->param_stride, VKVIT_MEM_UPLOAD, "vkvit image parameters",
@@ -283,9 +288,8 @@ void vkvit__imgproc_destroy(vkvit__imgproc *ip) {
     if (!ip || !ip->ctx) return;
     vkvit_ctx *ctx = ip->ctx;
     if (ip->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, ip->pool, NULL);
-    vkvit__kernel_destroy(ctx, &ip->h_buffer);
     vkvit__kernel_destroy(ctx, &ip->h_image);
-    vkvit__kernel_destroy(ctx, &ip->v);
+    if (ip->buffers_layout) ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ip->buffers_layout, NULL);
     vkvit__buffer_destroy(ctx, &ip->params);
     vkvit__buffer_destroy(ctx, &ip->upload);
     vkvit__buffer_destroy(ctx, &ip->scratch);
@@ -721,7 +725,7 @@ uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, VkCommandBuffer cmd, 
             src_offset = (uint32_t)((px->offset - bind_offset) / 4);
             src_row_words = (px->row_bytes ? px->row_bytes : px->width * 4) / 4;
             flags = px->format == VKVIT_PIXEL_BGRA8 ? VKVIT_PREPROCESS_BGRA : 0;
-            kh = &ip->h_buffer;
+            kh = NULL; /* the node's own kernel */
             slot = px->slot;
         }
         /* The set and the slot's second parameter block are not in use: the previous recording has completed (the
@@ -735,7 +739,7 @@ uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, VkCommandBuffer cmd, 
         ip->swaps[i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot, .kernel = kh, .set = set,
                                           .indirect = ip->params.buffer,
                                           .indirect_offset = at + offsetof(vkvit__preprocess_params, h_groups)};
-        ip->swaps[n + i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot + 1, .kernel = &ip->v,
+        ip->swaps[n + i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot + 1, .kernel = NULL,
                                               .set = ip->set_v[slot], .indirect = ip->params.buffer,
                                               .indirect_offset = at + offsetof(vkvit__preprocess_params, v_groups)};
     }

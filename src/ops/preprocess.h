@@ -93,8 +93,10 @@ typedef struct vkvit__imgproc {
     uint32_t first_node;                    /* slot k: nodes first_node + 2k (h) and + 2k + 1 (v) */
     uint32_t *t_upload;                     /* per slot: the upload window its h node binds (EXTERNAL) */
     uint32_t t_scratch;
-    /* record_ex's host inputs: own kernels (same layouts as the graph's) and per-slot sets. */
-    vkvit__kernel h_buffer, h_image, v;
+    /* record_ex's host inputs: the sampled-image kernel, a set layout like the graph kernels' (three storage
+     * buffers) and per-slot sets. */
+    vkvit__kernel h_image;
+    VkDescriptorSetLayout buffers_layout;
     VkDescriptorPool pool;
     VkDescriptorSet *set_h_image, *set_h_pixels, *set_v;
     vkvit__node_swap *swaps;                /* 2 * batch */
