@@ -692,7 +692,7 @@ vkvit_result vkvit_session_wait(vkvit_session *s) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * Images and top-K (include/vkvit.h "Images" and "Host images and buffers"; the work is in src/image/)
+ * Images and top-K (include/vkvit.h "Images" and "Host images and buffers"; the work is in src/ops/preprocess.c)
  * ------------------------------------------------------------------------------------------------------------ */
 
 static vkvit_result check_takes_images(const vkvit_session *s, const char *fn) {

@@ -400,11 +400,13 @@ static vkvit_result check_image(const vkvit__imgproc *ip, const vkvit_image *im,
     return VKVIT_OK;
 }
 
-/* Replaces the scratch buffer by a bigger one (no work may be in flight on it). */
+/* Replaces the scratch buffer by a bigger one (no work may be in flight on it); on failure the old one stays. */
 static vkvit_result grow_scratch(vkvit__imgproc *ip, uint64_t bytes) {
-    vkvit__buffer_destroy(ip->ctx, &ip->scratch);
-    vkvit_result res = vkvit__buffer_create(ip->ctx, bytes, VKVIT_MEM_DEVICE, "vkvit image scratch", &ip->scratch);
+    vkvit__buffer bigger;
+    vkvit_result res = vkvit__buffer_create(ip->ctx, bytes, VKVIT_MEM_DEVICE, "vkvit image scratch", &bigger);
     if (res != VKVIT_OK) return res;
+    vkvit__buffer_destroy(ip->ctx, &ip->scratch);
+    ip->scratch = bigger;
     if (ip->g) ip->g->tensors[ip->t_scratch].bytes = bindable(ip, &ip->scratch);
     write_host_sets(ip);
     return VKVIT_OK;
