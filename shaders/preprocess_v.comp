@@ -21,7 +21,9 @@ layout(binding = 1, std430) writeonly buffer D { float data_d[]; };
 
 void main() {
     const uint x = gl_GlobalInvocationID.x, y = gl_GlobalInvocationID.y;
-    if (x >= p.crop_w || y >= p.crop_h) return;
+    // The parameters read once (not inside the tap loop: see preprocess_h.comp's fetch).
+    const uint crop_w = p.crop_w, row_start = p.row_start;
+    if (x >= crop_w || y >= p.crop_h) return;
     const resample_axis ax = resample_axis(p.in_h, p.out_h, p.base_y, p.n0_y);
     int j0, j1, num, den;
     axis_taps(ax, y, j0, j1, num, den);
@@ -29,12 +31,12 @@ void main() {
     float wsum = 0.0;
     [[dont_unroll]] for (int j = j0; j < j1; j++) {
         const float w = axis_weight(ax, j, num, den);
-        const uint s = ((uint(j) - p.row_start) * p.crop_w + x) * 3u;
+        const uint s = ((uint(j) - row_start) * crop_w + x) * 3u;
         acc += w * vec3(data_scratch[s], data_scratch[s + 1], data_scratch[s + 2]);
         wsum += w;
     }
     if (wsum != 0.0) acc /= wsum;
-    const uint o = p.dst_offset + (y * p.crop_w + x) * 3u;
+    const uint o = p.dst_offset + (y * crop_w + x) * 3u;
     data_d[o] = (acc.r - p.mean_r) / p.std_r;
     data_d[o + 1] = (acc.g - p.mean_g) / p.std_g;
     data_d[o + 2] = (acc.b - p.mean_b) / p.std_b;
