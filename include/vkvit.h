@@ -60,8 +60,8 @@
  *   Objects are not internally synchronised; the rules follow what each call touches.
  *   - vkvit_ctx_create and vkvit_ctx_destroy load process-wide Vulkan entry points: one thread at a time in the
  *     whole process. Different ctx objects may then be used from different threads freely.
- *   - Session calls touch only their session: set_input, set_condition, get_output, get_top_k, poll, wait, record,
- *     record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
+ *   - Session calls touch only their session: set_input, set_condition, set_images, get_output, get_top_k, poll,
+ *     wait, record, record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
  *     threads at the same time; one session from one thread at a time.
  *   - vkvit_session_run and vkvit_session_submit are session calls that also call vkQueueSubmit. vkvit serialises its own submissions to a queue with a per-ctx lock, so sessions of a ctx
  *     that vkvit created may run from several threads with no lock of the caller's. In adopt mode the host also
