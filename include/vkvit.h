@@ -45,25 +45,25 @@
  *   What vkvit does with the host's objects: it creates its own buffers, memory, pipelines, pipeline cache, command
  *   pools, descriptor pools, query pools and fences on the host's VkDevice, and destroys all of them in the
  *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and
- *   vkvit_session_create (uploads; they may wait for the queue to go idle), vkvit_session_set_images and
- *   vkvit_session_run (each waits for its own work), vkvit_session_submit (never waits; on the queue the host
+ *   vkvit_session_create (uploads; they may wait for the queue to go idle), vkvit_session_run (waits for its own
+ *   work), vkvit_session_submit (never waits; on the queue the host
  *   names), vkvit_ctx_destroy (waits until the queue is idle). Recording (vkvit_session_record / _record_ex)
  *   appends commands and barriers to the host's command buffer and nothing else: it never begins, ends, resets or
  *   submits it.
  *   What vkvit never does: create an instance or device, destroy a host object, wait on the host's fences or
  *   semaphores on the CPU, change the layout of a host image, submit outside the calls above, allocate or create
- *   Vulkan objects after vkvit_session_create returns (vkvit_session_set_images growing its upload buffer is the
- *   one documented exception).
+ *   Vulkan objects after vkvit_session_create returns (vkvit_session_set_images growing its upload or scratch
+ *   buffer, or adding the pre-processing to a session created with max_image_pixels 0, is the one documented
+ *   exception).
  *
  * THREADING
  *   Objects are not internally synchronised; the rules follow what each call touches.
  *   - vkvit_ctx_create and vkvit_ctx_destroy load process-wide Vulkan entry points: one thread at a time in the
  *     whole process. Different ctx objects may then be used from different threads freely.
- *   - Session calls touch only their session: set_input, set_condition, get_output, get_top_k, poll, wait, record,
- *     record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
+ *   - Session calls touch only their session: set_input, set_condition, set_images, get_output, get_top_k, poll,
+ *     wait, record, record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
  *     threads at the same time; one session from one thread at a time.
- *   - vkvit_session_run, vkvit_session_submit and vkvit_session_set_images are session calls that also call
- *     vkQueueSubmit. vkvit serialises its own submissions to a queue with a per-ctx lock, so sessions of a ctx
+ *   - vkvit_session_run and vkvit_session_submit are session calls that also call vkQueueSubmit. vkvit serialises its own submissions to a queue with a per-ctx lock, so sessions of a ctx
  *     that vkvit created may run from several threads with no lock of the caller's. In adopt mode the host also
  *     uses the queue: Vulkan requires all use of one VkQueue to be serialised, so hold the lock that guards the
  *     host's own submissions (and presents) around these calls.
@@ -428,9 +428,13 @@ typedef struct vkvit_image {
  * filter((j - c + 0.5) / max(scale, 1)) normalised to sum 1; horizontal pass then vertical; crop offsets
  * round((size - crop) / 2) with halves to even (Python's round); then (v - mean) / std into the input
  * [B, H, W, 3]. Matches tools/reference/preprocess.py within 1e-5 on the normalised values. Slots not named keep
- * their contents. Waits for that work; run afterwards (the session must be idle, as for set_input). Grows the
- * session's upload and scratch buffers when the images are larger than any before (the only allocation after
- * session creation; size them up front with vkvit_session_desc.max_image_pixels). Errors:
+ * their contents (set_input replaces every slot). Submits nothing: it writes the pixels and each picture's
+ * parameters into mapped memory, and every later run (or command buffer recorded with vkvit_session_record /
+ * _record_ex) pre-processes them on the GPU in the same submission as the inference (the session must be idle, as
+ * for set_input). Grows the session's upload and scratch buffers when the images need more than any before (the
+ * only allocation after session creation; size them up front with vkvit_session_desc.max_image_pixels); growing
+ * re-records the session's command buffer and invalidates command buffers the host recorded with this session
+ * before (docs/preprocessing.md). Errors:
  * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4, session in flight),
  * VKVIT_ERROR_BAD_IMAGE (a zero or too large side, unknown format), VKVIT_ERROR_UNSUPPORTED (the model's input is
  * not a 3-channel image), VKVIT_ERROR_OUT_OF_DEVICE_MEMORY (growing). */

@@ -13,6 +13,10 @@
 // Every quantity is an integer below 2^31 (the host refuses geometry that would not be), so the tap bounds are
 // exact and the filter argument has one float rounding, whatever the image size; float positions would lose
 // ~1e-3 pixel at 16384.
+//
+// Per-picture geometry is data, not push constants: one parameter block per batch slot (binding 2, written by the
+// host into mapped memory before each submission), which also holds the two passes' indirect dispatch counts. So
+// one recorded command buffer serves pictures of any size (src/ops/preprocess.c, docs/preprocessing.md).
 // ---------------------------------------------------------------------------------------------------------------
 #ifndef VKVIT_PREPROCESS_GLSL
 #define VKVIT_PREPROCESS_GLSL
@@ -22,6 +26,21 @@
 layout(constant_id = 0) const bool BICUBIC = true;  // else bilinear (triangle)
 
 const int SUPPORT = BICUBIC ? 2 : 1;
+
+// One batch slot's parameters; mirrors vkvit__preprocess_params in src/ops/preprocess.h (112 bytes).
+layout(binding = 2, std430) readonly buffer Params {
+    uint h_groups_x, h_groups_y, h_groups_z;        // VkDispatchIndirectCommand of the horizontal pass (0: no picture)
+    uint v_groups_x, v_groups_y, v_groups_z;        // ... and of the vertical pass
+    uint src_offset, src_row_words;                 // buffer source: first pixel (words) and row stride (words)
+    uint flags;                                     // bit 0: BGRA byte order (buffer); bit 1: sRGB view (image)
+    uint row_start, n_rows;                         // source rows [row_start, row_start + n_rows) in the scratch
+    uint crop_w, crop_h;                            // output columns and rows
+    uint dst_offset;                                // element offset of the slot in the input
+    int in_w, out_w, base_x, n0_x;                  // x axis
+    int in_h, out_h, base_y, n0_y;                  // y axis
+    float mean_r, mean_g, mean_b;
+    float std_r, std_g, std_b;
+} p;
 
 // PIL's filters: bicubic with a = -0.5 (Keys), bilinear = triangle.
 float resample_filter(float x) {

@@ -17,7 +17,7 @@
 //                   back into its byte (round(v * 255)) so every driver yields exactly byte / 255; with flags bit 1
 //                   (an _SRGB view, which decodes to linear on fetch) it is first re-encoded to sRGB: the model
 //                   wants the stored, encoded bytes, as set_images sees them.
-// One invocation per (crop column, row); 3 channels each.
+// One invocation per (crop column, row); 3 channels each. Dispatched indirectly: the host writes the count.
 // ---------------------------------------------------------------------------------------------------------------
 #include "preprocess.glsl"
 
@@ -30,45 +30,44 @@ layout(binding = 0, std430) readonly buffer Src { uint data_src[]; };
 #endif
 layout(binding = 1, std430) writeonly buffer Scratch { float data_scratch[]; };
 
-layout(push_constant) uniform Push {
-    uint src_offset, src_row_words;                 // buffer source: first pixel (words) and row stride (words)
-    uint flags;                                     // bit 0: BGRA byte order (buffer); bit 1: sRGB view (image)
-    uint row_start, n_rows;                         // source rows [row_start, row_start + n_rows)
-    uint crop_w;                                    // output columns
-    int in_w, out_w, base, n0;                      // x axis (preprocess.glsl)
-} p;
+// binding 2: the slot's parameters `p` (preprocess.glsl)
 
-vec3 fetch(int x, int y) {
+// Pixel x of the source row that starts at word `row` (buffer) or is row y (image). The parameters arrive as
+// arguments, read from the parameter block once per invocation: loads from a storage buffer inside the tap loop are
+// not hoisted by every compiler (lavapipe gathers them per lane), unlike push constants.
+vec3 fetch(int x, int y, uint row, uint flags) {
 #if SOURCE_IMAGE
     vec3 v = texelFetch(src_image, ivec2(x, y), 0).rgb;
-    if ((p.flags & 2u) != 0u) {
+    if ((flags & 2u) != 0u) {
         const vec3 lo = v * 12.92, hi = 1.055 * pow(v, vec3(1.0 / 2.4)) - 0.055;
         v = mix(hi, lo, lessThanEqual(v, vec3(0.0031308)));
     }
     return round(clamp(v, 0.0, 1.0) * 255.0) / 255.0;
 #else
-    const uint w = data_src[p.src_offset + uint(y) * p.src_row_words + uint(x)];
+    const uint w = data_src[row + uint(x)];
     const vec3 v = vec3(float(w & 0xffu), float((w >> 8) & 0xffu), float((w >> 16) & 0xffu)) / 255.0;
-    return (p.flags & 1u) != 0u ? v.bgr : v;
+    return (flags & 1u) != 0u ? v.bgr : v;
 #endif
 }
 
 void main() {
     const uint i = gl_GlobalInvocationID.x, r = gl_GlobalInvocationID.y;
-    if (i >= p.crop_w || r >= p.n_rows) return;
-    const resample_axis ax = resample_axis(p.in_w, p.out_w, p.base, p.n0);
+    const uint crop_w = p.crop_w, flags = p.flags;
+    if (i >= crop_w || r >= p.n_rows) return;
+    const resample_axis ax = resample_axis(p.in_w, p.out_w, p.base_x, p.n0_x);
     int j0, j1, num, den;
     axis_taps(ax, i, j0, j1, num, den);
     const int y = int(p.row_start + r);
+    const uint row = p.src_offset + uint(y) * p.src_row_words;
     vec3 acc = vec3(0.0);
     float wsum = 0.0;
     [[dont_unroll]] for (int j = j0; j < j1; j++) {
         const float w = axis_weight(ax, j, num, den);
-        acc += w * fetch(j, y);
+        acc += w * fetch(j, y, row, flags);
         wsum += w;
     }
     if (wsum != 0.0) acc /= wsum;
-    const uint o = (r * p.crop_w + i) * 3u;
+    const uint o = (r * crop_w + i) * 3u;
     data_scratch[o] = acc.r;
     data_scratch[o + 1] = acc.g;
     data_scratch[o + 2] = acc.b;

@@ -5,13 +5,17 @@
  *   1. a memory dependency on everything submitted before (the previous run wrote the arena this one reuses)
  *   2. inputs (the image, and the condition of resnet models with a condition mixer): host-visible arena (UMA,
  *      CPU devices): the host writes them in place before the submit; otherwise a copy from a persistent
- *      host-visible staging buffer per input (set_images' GPU pre-processing writes where set_input would).
- *      vkvit_session_record_ex then pre-processes the host's VkImages / VkBuffers into their slots (src/image/)
- *   3. every node, with data-flow barriers (graph/record.c); with top_k, the softmax + top-K node is the last
+ *      host-visible staging buffer per input
+ *   3. every node, with data-flow barriers (graph/record.c). Sessions that take pictures start with the
+ *      pre-processing nodes (src/ops/preprocess.c: per slot, two indirect dispatches whose counts and geometry
+ *      set_images writes into mapped memory; 0 for a slot without a picture, which keeps what step 2 put there);
+ *      vkvit_session_record_ex records the host's VkImages / VkBuffers through the same nodes of their slots.
+ *      With top_k, the softmax + top-K node is the last
  *   4. outputs (logits, then the top-K words): made visible to the host, through a readback buffer when the arena
  *      is not host-visible; or, for record_ex with a host output, copied into the host's buffer */
 #include "graph/graph.h"
-#include "image/image.h"
+#include "ops/preprocess.h"
+#include "ops/topk.h"
 #include "model/model.h"
 #include "modules/modules.h"
 
@@ -39,7 +43,8 @@ struct vkvit_session {
     uint32_t condition;                     /* graph tensor, VKVIT_NONE when the model takes no condition */
     bool condition_set;                     /* vkvit_session_set_condition succeeded at least once */
     bool ran;
-    /* Images and top-K (src/image): the GPU pre-processor of set_images / record_ex, and the top-K output. */
+    bool profile;                           /* desc.profile (a re-prepared recording keeps it) */
+    /* Images and top-K (src/ops): the pre-processing nodes of set_images / record_ex, and the top-K output. */
     vkvit__imgproc img;                     /* img.ctx NULL until created (create_imgproc) */
     uint32_t top_k;                         /* 0 = none */
     uint32_t topk;                          /* graph tensor [2, B, top_k] words (classes, probabilities), or VKVIT_NONE */
@@ -195,11 +200,13 @@ static void build_graph(vkvit_session *s) {
 }
 
 static vkvit__record_target target_of(const vkvit_session *s) {
-    return (vkvit__record_target){
+    vkvit__record_target tg = {
         .weights = &s->model->buffer,
         .weights_f16 = s->model->has_f16 ? &s->model->buffer_f16 : NULL,
         .arena = &s->arena,
     };
+    if (s->img.ctx) vkvit__imgproc_target(&s->img, &tg);
+    return tg;
 }
 
 /* Step 4 with a host output buffer (vkvit_session_record_ex): the logits or the top-K words copied into it. */
@@ -242,10 +249,11 @@ static void record(vkvit_session *s, const vkvit_record_desc *io) {
                                VK_ACCESS_SHADER_READ_BIT);
         }
     }
-    /* Host images and buffers pre-processed into their batch slots of the input (vkvit_session_record_ex). */
-    vkvit__imgproc_record_inputs(&s->img, cmd, io);
-    /* 3. The graph. */
-    vkvit__record_nodes(ctx, &s->graph, &tg, &s->rec, cmd);
+    /* 3. The graph: pre-processing first (host images and buffers of vkvit_session_record_ex through the nodes of
+     * their slots), then the network. */
+    const vkvit__node_swap *swaps = NULL;
+    const uint32_t n_swaps = s->img.ctx ? vkvit__imgproc_prepare_inputs(&s->img, cmd, io, &swaps) : 0;
+    vkvit__record_nodes_swapped(ctx, &s->graph, &tg, &s->rec, cmd, swaps, n_swaps);
     /* 4. Output: the logits, then the top-K words when the session has them (out_staging holds both, back to back),
      * or what the host asked for in its own buffer. */
     if (io && io->output.kind != VKVIT_OUTPUT_NONE) {
@@ -279,13 +287,12 @@ static bool takes_images(const vkvit_session *s) {
     return in->ndim == 4 && in->shape[1] == pp->image_size[0] && in->shape[2] == pp->image_size[1] && in->shape[3] == 3;
 }
 
-/* The GPU pre-processor for set_images / record_ex, writing the input tensor as the model file's `preprocess` says
- * (src/image/preprocess.c): into the arena (direct) or the input staging buffer (what the next run copies in) for
- * set_images, into the arena for recorded host inputs. Created with the session when max_image_pixels > 0, else
- * by the first set_images (its documented exception), so sessions that never see a picture pay nothing. */
+/* The pre-processing nodes for set_images / record_ex, writing the input tensor in the arena as the model file's
+ * `preprocess` says (src/ops/preprocess.c), before the network. Created with the session when max_image_pixels > 0
+ * (call after planning, before preparing the recording), else by the first set_images (its documented exception,
+ * which then prepares and records the session again), so sessions that never see a picture pay nothing. */
 static vkvit_result create_imgproc(vkvit_session *s, uint64_t max_image_pixels) {
     const vkvit__preprocess *pp = &s->model->cfg.preprocess;
-    const vkvit__tensor *in = &s->graph.tensors[s->input];
     vkvit__imgproc_config cfg = {
         .crop_h = pp->image_size[0], .crop_w = pp->image_size[1], .resize_shorter = pp->resize_shorter,
         .bicubic = pp->interpolation == VKVIT_INTERP_BICUBIC,
@@ -294,9 +301,25 @@ static vkvit_result create_imgproc(vkvit_session *s, uint64_t max_image_pixels) 
         cfg.mean[c] = (float)pp->mean[c];
         cfg.std[c] = (float)pp->std[c];
     }
-    vkvit__imgproc_target graph_dst = {&s->arena, in->offset};
-    vkvit__imgproc_target host_dst = s->direct ? graph_dst : (vkvit__imgproc_target){&s->in_staging, 0};
-    return vkvit__imgproc_create(s->ctx, &cfg, s->batch, max_image_pixels, host_dst, graph_dst, &s->img);
+    vkvit_result res = vkvit__imgproc_create(s->ctx, &cfg, s->batch, max_image_pixels, &s->img);
+    if (res != VKVIT_OK) return res;
+    vkvit__imgproc_add_nodes(&s->img, &s->graph, s->input, &s->arena);
+    if ((res = vkvit__graph_error(&s->graph)) != VKVIT_OK) vkvit__imgproc_destroy(&s->img);
+    return res;
+}
+
+/* Records the session's own command buffer again (idle session): after set_images replaced a buffer the
+ * pre-processing nodes bind, or added them. */
+static vkvit_result rerecord(vkvit_session *s) {
+    vkvit_result res = VKVIT_OK;
+    vkvit_ctx *ctx = s->ctx;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VK_TRY(ctx->vk.vkResetCommandPool(ctx->device, s->pool, 0));
+    VK_TRY(ctx->vk.vkBeginCommandBuffer(s->cmd, &begin));
+    record(s, NULL);
+    VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
+fail:
+    return res;
 }
 
 vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *desc_in, vkvit_session **out) {
@@ -350,6 +373,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     }
     if (desc.max_image_pixels && takes_images(s) && (res = create_imgproc(s, desc.max_image_pixels)) != VKVIT_OK)
         goto fail;
+    s->profile = desc.profile != 0;
     vkvit__record_target tg = target_of(s);
     if ((res = vkvit__record_prepare(ctx, &s->graph, &tg, desc.profile != 0, &s->rec)) != VKVIT_OK) goto fail;
 
@@ -434,6 +458,7 @@ vkvit_result vkvit_session_set_input(vkvit_session *s, const float *src, size_t 
     const vkvit__tensor *in = &s->graph.tensors[s->input];
     void *dst = s->direct ? (uint8_t *)s->arena.mapped + in->offset : s->in_staging.mapped;
     memcpy(dst, src, count * sizeof(float));
+    vkvit__imgproc_clear(&s->img); /* every slot is set_input's now: no pre-processing overwrites it */
     return VKVIT_OK;
 }
 
@@ -661,7 +686,7 @@ vkvit_result vkvit_session_wait(vkvit_session *s) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * Images and top-K (include/vkvit.h "Images" and "Host images and buffers"; the work is in src/image/)
+ * Images and top-K (include/vkvit.h "Images" and "Host images and buffers"; the work is in src/ops/preprocess.c)
  * ------------------------------------------------------------------------------------------------------------ */
 
 static vkvit_result check_takes_images(const vkvit_session *s, const char *fn) {
@@ -672,14 +697,43 @@ static vkvit_result check_takes_images(const vkvit_session *s, const char *fn) {
     return VKVIT_OK;
 }
 
+/* The first set_images of a session created with max_image_pixels = 0: adds the pre-processing nodes, prepares
+ * the recording again (pipelines and descriptor sets for every node) and records it again. On failure the session
+ * is as before. */
+static vkvit_result add_imgproc(vkvit_session *s) {
+    vkvit__graph *g = &s->graph;
+    const uint32_t n_nodes = g->n_nodes;
+    vkvit_result res = create_imgproc(s, 0);
+    if (res != VKVIT_OK) return res;
+    vkvit__recording rec;
+    vkvit__record_target tg = target_of(s);
+    if ((res = vkvit__record_prepare(s->ctx, g, &tg, s->profile, &rec)) != VKVIT_OK) {
+        /* Back to the network alone: the pre-processing nodes, at the front, go to the end and are dropped. */
+        vkvit__graph_move_nodes(g, g->n_nodes - n_nodes, 0);
+        g->n_nodes = n_nodes;
+        vkvit__imgproc_destroy(&s->img);
+        return res;
+    }
+    vkvit__record_free(s->ctx, &s->rec);
+    s->rec = rec;
+    return rerecord(s);
+}
+
 vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, const vkvit_image *images,
                                       uint32_t count) {
     const char *fn = "vkvit_session_set_images";
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
     vkvit_result res = check_takes_images(s, fn);
     if (res == VKVIT_OK) res = check_idle(s, fn);
-    if (res == VKVIT_OK && !s->img.ctx) res = create_imgproc(s, 0);
-    if (res == VKVIT_OK) res = vkvit__imgproc_set_images(&s->img, first_slot, images, count, fn);
+    if (res == VKVIT_OK && !s->img.ctx) res = add_imgproc(s);
+    bool rebind = false;
+    if (res == VKVIT_OK) res = vkvit__imgproc_set_images(&s->img, first_slot, images, count, fn, &rebind);
+    if (res == VKVIT_OK && rebind) {
+        /* A buffer the nodes bind was replaced (the documented growth): point the sets at it, record again. */
+        vkvit__record_target tg = target_of(s);
+        vkvit__record_rebind(s->ctx, &s->graph, &tg, &s->rec);
+        res = rerecord(s);
+    }
     if (res != VKVIT_OK) return vkvit__ctx_fail(s->ctx, vkvit__error_prefix(res, "session '%s'", s->label));
     return VKVIT_OK;
 }

@@ -1,4 +1,4 @@
-/* GPU image pre-processing (src/image/preprocess.c, shaders/preprocess_{h,v}.comp) against two references:
+/* GPU image pre-processing (src/ops/preprocess.c, shaders/preprocess_{h,v}.comp) against two references:
  *   - the goldens tests/golden/ops/preprocess_*.safetensors (tools/reference/preprocess.py: torchvision's Resize +
  *     CenterCrop + Normalize through PIL's float "F" mode), and
  *   - a plain-C double-precision transcription of PIL's resampling below (ref_preprocess), on fresh random pictures:
@@ -8,7 +8,7 @@
  * Tolerance: 1e-5 absolute on the normalised values. The destination starts as NaN; slots that were not set must
  * stay NaN. Bad arguments get the documented result codes and a sentence. */
 #include "golden_util.h"
-#include "image/image.h"
+#include "ops/preprocess.h"
 #include "preprocess_ref.h"
 #include "test_util.h"
 
@@ -17,16 +17,26 @@
 static const float MEAN[3] = {0.485f, 0.456f, 0.406f}, STD[3] = {0.229f, 0.224f, 0.225f};
 
 /* ------------------------------------------------------------------------------------------------------------
- * Running the GPU pre-processor into a NaN-poisoned [batch, H, W, 3] buffer
+ * Running the pre-processing nodes into a NaN-poisoned input [batch, H, W, 3]: a graph of those nodes alone,
+ * planned, prepared and recorded like a session's (whose graph starts with them), submitted after each set.
  * ------------------------------------------------------------------------------------------------------------ */
 
 typedef struct runner {
     vkvit_ctx *ctx;
     vkvit__imgproc_config cfg;
     uint32_t batch;
-    vkvit__buffer dst;
+    vkvit__graph g;
+    uint32_t input;
+    vkvit__buffer dst;                      /* the arena: the input alone */
     vkvit__imgproc ip;
+    vkvit__recording rec;
 } runner;
+
+static vkvit__record_target runner_target(runner *R) {
+    vkvit__record_target tg = {.weights = &R->dst, .arena = &R->dst};
+    vkvit__imgproc_target(&R->ip, &tg);
+    return tg;
+}
 
 static void runner_begin(runner *R, vkvit_ctx *ctx, uint32_t r, uint32_t H, uint32_t W, bool bicubic, uint32_t batch,
                          uint64_t max_pixels) {
@@ -36,11 +46,39 @@ static void runner_begin(runner *R, vkvit_ctx *ctx, uint32_t r, uint32_t H, uint
     R->cfg = (vkvit__imgproc_config){.crop_h = H, .crop_w = W, .resize_shorter = r, .bicubic = bicubic};
     memcpy(R->cfg.mean, MEAN, sizeof MEAN);
     memcpy(R->cfg.std, STD, sizeof STD);
+    vkvit__graph_init(&R->g, ctx);
+    R->input = vkvit__graph_tensor(&R->g, VKVIT_TENSOR_INPUT, "input", 4, (uint32_t[4]){batch, H, W, 3});
+    vkvit__plan_stats stats;
+    MUST(vkvit__plan(&R->g, &stats));
     const uint64_t bytes = (uint64_t)batch * H * W * 3 * sizeof(float);
-    MUST(vkvit__buffer_create(ctx, bytes, VKVIT_MEM_DEVICE, "test input", &R->dst));
+    CHECK(stats.arena_bytes >= bytes && R->g.tensors[R->input].offset == 0, "plan of the input alone");
+    MUST(vkvit__buffer_create(ctx, stats.arena_bytes, VKVIT_MEM_DEVICE, "test input", &R->dst));
     MUST(vkvit__buffer_fill(ctx, &R->dst, 0, bytes, VT_NAN_BITS));
-    vkvit__imgproc_target t = {&R->dst, 0};
-    MUST(vkvit__imgproc_create(ctx, &R->cfg, batch, max_pixels, t, t, &R->ip));
+    MUST(vkvit__imgproc_create(ctx, &R->cfg, batch, max_pixels, &R->ip));
+    vkvit__imgproc_add_nodes(&R->ip, &R->g, R->input, &R->dst);
+    MUST(vkvit__graph_error(&R->g));
+    CHECK(R->g.n_nodes == 2 * batch, "%u nodes for a batch of %u", R->g.n_nodes, batch);
+    vkvit__record_target tg = runner_target(R);
+    MUST(vkvit__record_prepare(ctx, &R->g, &tg, false, &R->rec));
+}
+
+/* One submission of the nodes (the counts of slots without a picture are 0). */
+static void runner_run(runner *R, bool rebind) {
+    vkvit__record_target tg = runner_target(R);
+    if (rebind) vkvit__record_rebind(R->ctx, &R->g, &tg, &R->rec);
+    VkCommandBuffer cmd;
+    MUST(vkvit__cmd_begin(R->ctx, &cmd));
+    vkvit__cmd_barrier_prior_work(R->ctx, cmd);
+    vkvit__record_nodes(R->ctx, &R->g, &tg, &R->rec, cmd);
+    MUST(vkvit__cmd_submit_wait(R->ctx, cmd));
+}
+
+/* set_images, then a run. */
+static vkvit_result runner_set(runner *R, uint32_t first_slot, const vkvit_image *ims, uint32_t count) {
+    bool rebind = false;
+    vkvit_result r = vkvit__imgproc_set_images(&R->ip, first_slot, ims, count, "test", &rebind);
+    if (r == VKVIT_OK) runner_run(R, rebind);
+    return r;
 }
 
 static float *runner_download(runner *R) {
@@ -51,8 +89,10 @@ static float *runner_download(runner *R) {
 }
 
 static void runner_end(runner *R) {
+    vkvit__record_free(R->ctx, &R->rec);
     vkvit__imgproc_destroy(&R->ip);
     vkvit__buffer_destroy(R->ctx, &R->dst);
+    vkvit__graph_free(&R->g);
 }
 
 /* max |got - want| over n values (NaN: infinite). */
@@ -109,7 +149,7 @@ static void golden_cases(vkvit_ctx *ctx) {
         runner_begin(&R, ctx, r, H, W, bicubic, 2, (uint64_t)width * height);
         vkvit_image im = {.pixels = bytes, .width = width, .height = height,
                           .format = bgra ? VKVIT_PIXEL_BGRA8 : VKVIT_PIXEL_RGBA8};
-        MUST(vkvit__imgproc_set_images(&R.ip, 1, &im, 1, "test"));
+        MUST(runner_set(&R, 1, &im, 1));
         float *got = runner_download(&R);
         double *want_d = malloc(n_out * sizeof *want_d), *ref = malloc(n_out * sizeof *ref);
         for (size_t i = 0; i < n_out; i++) want_d[i] = want[i];
@@ -150,7 +190,7 @@ static void random_case(vkvit_ctx *ctx, const char *name, uint32_t r, uint32_t H
                                .row_bytes = pics[i].pad ? row_bytes : 0,
                                .format = pics[i].bgra ? VKVIT_PIXEL_BGRA8 : VKVIT_PIXEL_RGBA8};
     }
-    MUST(vkvit__imgproc_set_images(&R.ip, 0, ims, count, "test"));
+    MUST(runner_set(&R, 0, ims, count));
     float *got = runner_download(&R);
     const size_t n = (size_t)H * W * 3;
     double *ref = malloc(n * sizeof *ref);
@@ -226,11 +266,12 @@ static void rejects_bad_pictures(vkvit_ctx *ctx) {
          VKVIT_ERROR_INVALID_ARGUMENT, "row_bytes"},
     };
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
-        vkvit_result r = vkvit__imgproc_set_images(&R.ip, cases[i].slot, &cases[i].im, cases[i].count, "test");
+        vkvit_result r = runner_set(&R, cases[i].slot, &cases[i].im, cases[i].count);
         CHECK(r == cases[i].want, "case %zu: got %s, want %s", i, vkvit_result_name(r), vkvit_result_name(cases[i].want));
         CHECK(strstr(vkvit_last_error(), cases[i].word) != NULL, "case %zu: message '%s' lacks '%s'", i,
               vkvit_last_error(), cases[i].word);
     }
+    runner_run(&R, false); /* what the refused calls left in the parameter blocks runs here */
     float *got = runner_download(&R);
     CHECK(all_nan(got, (size_t)2 * 32 * 32 * 3), "a refused picture wrote the destination");
     free(got);

@@ -5,7 +5,7 @@
  * (golden model, batch 2) whose top-K must agree with its own logits. */
 #include "golden_util.h"
 #include "graph_util.h"
-#include "image/image.h"
+#include "ops/topk.h"
 
 #define PROB_TOL 2e-6
 

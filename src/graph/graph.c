@@ -150,6 +150,20 @@ void vkvit__graph_move_last_node(vkvit__graph *g, uint32_t at) {
     g->nodes[at] = last;
 }
 
+void vkvit__graph_move_nodes(vkvit__graph *g, uint32_t first, uint32_t at) {
+    if (g->error || first >= g->n_nodes || at >= first) return;
+    const uint32_t n = g->n_nodes - first;
+    vkvit__node *moved = malloc((size_t)n * sizeof *moved);
+    if (!moved) {
+        vkvit__graph_fail(g, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "graph: out of host memory moving %u nodes", n);
+        return;
+    }
+    memcpy(moved, &g->nodes[first], (size_t)n * sizeof *moved);
+    memmove(&g->nodes[at + n], &g->nodes[at], (size_t)(first - at) * sizeof *g->nodes);
+    memcpy(&g->nodes[at], moved, (size_t)n * sizeof *moved);
+    free(moved);
+}
+
 uint64_t vkvit__graph_max_activation_binding(const vkvit__graph *g, uint32_t *tensor) {
     uint64_t best = 0;
     for (uint32_t n = 0; n < g->n_nodes; n++)

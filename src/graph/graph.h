@@ -31,6 +31,8 @@ typedef enum vkvit__tensor_kind {
     VKVIT_TENSOR_OUTPUT,                    /* arena, never aliased; read by the host after a run */
     VKVIT_TENSOR_WEIGHT,                    /* the model's weight buffer, at a fixed offset */
     VKVIT_TENSOR_WEIGHT_F16,                /* the model's fp16 weight buffer (fp16 sessions): 2-byte elements */
+    VKVIT_TENSOR_EXTERNAL,                  /* a buffer of the session's beside the arena (record target's
+                                               external[t.external]) at an offset the builder sets; never planned */
 } vkvit__tensor_kind;
 
 static inline bool vkvit__is_weight(vkvit__tensor_kind k) { return k == VKVIT_TENSOR_WEIGHT || k == VKVIT_TENSOR_WEIGHT_F16; }
@@ -46,6 +48,7 @@ typedef struct vkvit__tensor {
     uint64_t view_offset;                   /* bytes into the parent */
     uint64_t offset;                        /* weights: offset in the weight buffer; else in the arena (plan.c) */
     uint32_t first_use, last_use;           /* node indices (plan.c); VKVIT_NONE when unused */
+    uint32_t external;                      /* EXTERNAL tensors: index into vkvit__record_target.external */
 } vkvit__tensor;
 
 enum { VKVIT_READ = 1, VKVIT_WRITE = 2 };
@@ -62,7 +65,12 @@ typedef struct vkvit__node {
     uint32_t n_bindings;
     vkvit__node_binding bindings[VKVIT_MAX_BINDINGS];
     uint8_t push[VKVIT_MAX_PUSH];
-    uint32_t groups[3];
+    uint32_t groups[3];                     /* indirect nodes: the largest count the host may write (stats) */
+    /* Indirect dispatch: the workgroup count is a VkDispatchIndirectCommand that the host writes before each
+     * submission, `indirect_offset` bytes into tensor `indirect_tensor` (an EXTERNAL tensor in host-visible memory
+     * that no node writes). A count of 0 makes the node a no-op, so one recording serves any count. */
+    bool indirect;
+    uint32_t indirect_tensor, indirect_offset;
 } vkvit__node;
 
 typedef struct vkvit__graph {
@@ -126,6 +134,16 @@ void vkvit__graph_rebase(vkvit__graph *g, uint32_t t, uint32_t parent, uint64_t 
 
 /* Moves the last node to index `at` (before planning: nodes are referenced by nothing but their order). */
 void vkvit__graph_move_last_node(vkvit__graph *g, uint32_t at);
+/* Moves nodes [first, n_nodes) to index `at`, keeping their order (one rotation, whatever their number). */
+void vkvit__graph_move_nodes(vkvit__graph *g, uint32_t first, uint32_t at);
+
+/* Makes node `n` an indirect dispatch (see vkvit__node.indirect). */
+static inline void vkvit__graph_set_indirect(vkvit__graph *g, uint32_t n, uint32_t tensor, uint32_t offset) {
+    if (g->error || n == VKVIT_NONE) return;
+    g->nodes[n].indirect = true;
+    g->nodes[n].indirect_tensor = tensor;
+    g->nodes[n].indirect_offset = offset;
+}
 
 /* The largest byte range a node binds from a non-weight tensor (what a smaller batch shrinks); 0 for no nodes. */
 uint64_t vkvit__graph_max_activation_binding(const vkvit__graph *g, uint32_t *tensor);
@@ -161,19 +179,46 @@ typedef struct vkvit__recording {
     vkvit__timer timer;                     /* 2 timestamps per node when profiled */
 } vkvit__recording;
 
+#define VKVIT_MAX_EXTERNAL 4
+
 typedef struct vkvit__record_target {
     const vkvit__buffer *weights;           /* WEIGHT tensors */
     const vkvit__buffer *weights_f16;       /* WEIGHT_F16 tensors (NULL in fp32 sessions) */
-    const vkvit__buffer *arena;             /* everything else */
+    const vkvit__buffer *arena;             /* INPUT, OUTPUT, ACTIVATION */
+    const vkvit__buffer *external[VKVIT_MAX_EXTERNAL]; /* EXTERNAL tensors, by vkvit__tensor.external */
 } vkvit__record_target;
 
 /* Creates every pipeline and descriptor set (no Vulkan object is created later). */
 vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                                    bool profile, vkvit__recording *rec);
+/* Points the descriptor sets of the nodes that bind EXTERNAL tensors at the target's external buffers again, after
+ * one was replaced or a tensor's offset or size changed (no allocation). Command buffers recorded before are
+ * invalid afterwards (Vulkan's rule for updated descriptor sets): record again. */
+void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
+                          vkvit__recording *rec);
+
+/* A node recorded with another descriptor set, kernel and indirect command than its own, for one recording:
+ * vkvit_session_record_ex feeds a host's image through the pre-processing nodes of its batch slot. The set must
+ * bind buffers in the same roles (the node's bindings still decide the barriers, so it may only swap a source
+ * that the caller has synchronised itself). */
+typedef struct vkvit__node_swap {
+    uint32_t node;                          /* ascending in the array */
+    const vkvit__kernel *kernel;            /* NULL: the node's own */
+    VkDescriptorSet set;
+    VkBuffer indirect;                      /* the indirect command (indirect nodes) */
+    uint64_t indirect_offset;
+} vkvit__node_swap;
+
 /* Records all nodes into `cmd` with data-flow barriers. The caller adds what surrounds it (input copies, the
- * dependency on earlier submissions, output visibility). */
+ * dependency on earlier submissions, output visibility). When any node is indirect, the recording starts with a
+ * barrier from host writes to indirect-command and shader reads (the host writes counts and parameters into
+ * mapped memory before the submission). */
 void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                          vkvit__recording *rec, VkCommandBuffer cmd);
+/* The same with some nodes swapped (`swaps`: n_swaps entries, ascending nodes; NULL when none). */
+void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
+                                 vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
+                                 uint32_t n_swaps);
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec);
 
 #endif /* VKVIT_GRAPH_H */

@@ -7,7 +7,10 @@
  *   - the node writes a range overlapping a pending read (write-after-read: the planner reuses freed memory).
  * The barrier then carries one buffer-range memory barrier per pending write (making those writes visible) and,
  * for write-after-read, the execution dependency of the call itself; both pending lists are cleared. Nodes with
- * no such conflict are recorded back to back and may overlap on the GPU. */
+ * no such conflict are recorded back to back and may overlap on the GPU.
+ *
+ * Indirect nodes (vkvit__node.indirect) take their workgroup count from a buffer the host writes before each
+ * submission; one barrier at the start makes host writes visible to indirect-command and shader reads. */
 #include "graph/graph.h"
 
 #include <stdlib.h>
@@ -18,11 +21,13 @@ typedef struct range {
     uint64_t offset, size;
 } range;
 
-/* The buffer holding a tensor: the model's weights (fp32 or fp16) or the session arena. */
+/* The buffer holding a tensor: the model's weights (fp32 or fp16), an external buffer or the session arena. */
 static const vkvit__buffer *buffer_of(const vkvit__graph *g, const vkvit__record_target *tg, uint32_t tensor) {
-    switch (g->tensors[vkvit__graph_root(g, tensor, NULL)].kind) {
+    const vkvit__tensor *root = &g->tensors[vkvit__graph_root(g, tensor, NULL)];
+    switch (root->kind) {
     case VKVIT_TENSOR_WEIGHT: return tg->weights;
     case VKVIT_TENSOR_WEIGHT_F16: return tg->weights_f16;
+    case VKVIT_TENSOR_EXTERNAL: return root->external < VKVIT_MAX_EXTERNAL ? tg->external[root->external] : NULL;
     default: return tg->arena;
     }
 }
@@ -75,8 +80,8 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
                 goto fail;
             }
             if (!buf) {
-                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' binds fp16 weight '%s' but the "
-                                   "session has no fp16 weight buffer", node->label, x->name);
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' binds '%s' but the session has no "
+                                   "buffer for it (fp16 weights or an external buffer)", node->label, x->name);
                 goto fail;
             }
             binds[b] = (vkvit__binding){buf, x->offset, x->bytes};
@@ -95,6 +100,28 @@ fail:
     return res;
 }
 
+void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                          vkvit__recording *rec) {
+    for (uint32_t n = 0; n < g->n_nodes; n++) {
+        const vkvit__node *node = &g->nodes[n];
+        bool external = false;
+        for (uint32_t b = 0; b < node->n_bindings; b++)
+            external |= g->tensors[vkvit__graph_root(g, node->bindings[b].tensor, NULL)].kind == VKVIT_TENSOR_EXTERNAL;
+        if (!external) continue;
+        VkDescriptorBufferInfo infos[VKVIT_MAX_BINDINGS];
+        VkWriteDescriptorSet writes[VKVIT_MAX_BINDINGS];
+        for (uint32_t b = 0; b < node->n_bindings; b++) {
+            const vkvit__tensor *x = &g->tensors[node->bindings[b].tensor];
+            infos[b] = (VkDescriptorBufferInfo){buffer_of(g, tg, node->bindings[b].tensor)->buffer, x->offset, x->bytes};
+            writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = rec->sets[n],
+                                               .dstBinding = b, .descriptorCount = 1,
+                                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                               .pBufferInfo = &infos[b]};
+        }
+        ctx->vk.vkUpdateDescriptorSets(ctx->device, node->n_bindings, writes, 0, NULL);
+    }
+}
+
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
     for (uint32_t k = 0; k < rec->n_kernels; k++) vkvit__kernel_destroy(ctx, &rec->kernels[k]);
     if (rec->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, rec->pool, NULL);
@@ -110,10 +137,26 @@ void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
 
 void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
                          vkvit__recording *rec, VkCommandBuffer cmd) {
+    vkvit__record_nodes_swapped(ctx, g, tg, rec, cmd, NULL, 0);
+}
+
+void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                                 vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
+                                 uint32_t n_swaps) {
     range writes[MAX_PENDING], reads[MAX_PENDING];
-    uint32_t n_writes = 0, n_reads = 0;
+    uint32_t n_writes = 0, n_reads = 0, next_swap = 0;
     rec->n_barriers = 0;
     if (rec->profiled) vkvit__cmd_timer_reset(ctx, cmd, &rec->timer);
+    /* Counts and parameters written by the host into mapped memory, read as indirect commands and by shaders. */
+    bool any_indirect = false;
+    for (uint32_t n = 0; n < g->n_nodes && !any_indirect; n++) any_indirect = g->nodes[n].indirect;
+    if (any_indirect) {
+        VkMemoryBarrier host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_HOST_WRITE_BIT,
+                                .dstAccessMask = VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT};
+        ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_HOST_BIT,
+                                     VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                     &host, 0, NULL, 0, NULL);
+    }
 
     for (uint32_t n = 0; n < g->n_nodes; n++) {
         const vkvit__node *node = &g->nodes[n];
@@ -148,8 +191,31 @@ void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__rec
             if (node->bindings[b].access & VKVIT_READ) reads[n_reads++] = r;
         }
         if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n);
-        vkvit__cmd_dispatch(ctx, cmd, &rec->kernels[node->kernel], rec->sets[n], node->push, node->groups[0],
-                            node->groups[1], node->groups[2]);
+        const vkvit__kernel *k = &rec->kernels[node->kernel];
+        VkDescriptorSet set = rec->sets[n];
+        VkBuffer indirect = VK_NULL_HANDLE;
+        uint64_t indirect_offset = 0;
+        if (node->indirect) {
+            const vkvit__tensor *it = &g->tensors[node->indirect_tensor];
+            indirect = buffer_of(g, tg, node->indirect_tensor)->buffer;
+            indirect_offset = it->offset + node->indirect_offset;
+        }
+        while (next_swap < n_swaps && swaps[next_swap].node < n) next_swap++;
+        if (next_swap < n_swaps && swaps[next_swap].node == n) {
+            const vkvit__node_swap *sw = &swaps[next_swap];
+            if (sw->kernel) k = sw->kernel;
+            set = sw->set;
+            if (node->indirect) indirect = sw->indirect, indirect_offset = sw->indirect_offset;
+        }
+        if (node->indirect) {
+            ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+            ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
+            if (k->push_size)
+                ctx->vk.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size, node->push);
+            ctx->vk.vkCmdDispatchIndirect(cmd, indirect, indirect_offset);
+        } else {
+            vkvit__cmd_dispatch(ctx, cmd, k, set, node->push, node->groups[0], node->groups[1], node->groups[2]);
+        }
         if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n + 1);
     }
 }

@@ -1,7 +1,7 @@
 /* The classification readout node: softmax + top-K per image (shaders/topk.comp), after the classifier head. Its
  * output is an OUTPUT tensor of the graph, so the planner never aliases it and the recorder orders it after the
  * head's GEMM like any other node. */
-#include "image/image.h"
+#include "ops/topk.h"
 
 /* Mirrors the `p` block of shaders/topk.comp. */
 typedef struct topk_push {

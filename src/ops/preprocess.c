@@ -1,0 +1,750 @@
+/* Image pre-processing as graph nodes (docs/preprocessing.md): torchvision's
+ *     Resize(resize_shorter, bicubic|bilinear, antialias=True) -> CenterCrop(H, W) -> Normalize(mean, std)
+ * on the float image byte / 255, which is PIL's separable resampling (libImaging/Resample.c) in float.
+ *
+ *   picture (8-bit, any size) --preprocess_h: horizontal resampling, crop columns only, only the source rows the
+ *   vertical pass reads--> scratch [rows, W, 3] --preprocess_v: vertical resampling of the crop rows, (v - mean)
+ *   / std--> one batch slot of the input [B, H, W, 3]
+ *
+ * The geometry (which source pixels each output pixel reads) is computed here in exact 64-bit integers and handed
+ * to the shaders as integers below 2^31 (shaders/preprocess.glsl explains why); the filter weights are computed in
+ * the shaders. The geometry of each slot's picture, and the two passes' workgroup counts, live in a parameter block
+ * per slot in host-visible memory: the nodes are dispatched indirectly, so the session records them once, before
+ * the network, in its one command buffer, and a slot without a picture costs two empty dispatches. Two users:
+ *   vkvit_session_set_images  host pictures: copied into a host-visible upload buffer (one region per slot), the
+ *                             slot's parameters written; the next run pre-processes them (no submission here)
+ *   vkvit_session_record_ex   host VkImages (sampled, texelFetch) and VkBuffers: the same nodes of their slots,
+ *                             recorded with a descriptor set pointing at the host's resource, the sampled-image
+ *                             kernel for images, and a second parameter block per slot
+ * Both go through one scratch buffer, one picture at a time (the recorder's data-flow barriers order the next
+ * slot's horizontal pass after the previous vertical pass), so its size is that of the largest picture, not of the
+ * batch. */
+#include "ops/preprocess.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Geometry
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* floor(n / d) for d > 0. */
+static int64_t floor_div64(int64_t n, int64_t d) { return n >= 0 ? n / d : -((-n + d - 1) / d); }
+
+/* Python's round(d / 2) (half to even), as torchvision's center_crop computes its offsets. */
+static uint32_t round_half_even_half(uint32_t d) {
+    uint32_t q = d / 2;
+    if ((d & 1) && (q & 1)) q++;
+    return q;
+}
+
+/* One axis: `in` source pixels resized to `out`, of which the centred `crop` are kept. S = filter support (2
+ * bicubic, 1 bilinear) in output-scaled units. See shaders/preprocess.glsl for the formulas. */
+static vkvit_result axis_of(uint32_t in, uint32_t out, uint32_t crop, int64_t S, vkvit__resize_axis *a) {
+    a->in = in;
+    a->out = out;
+    a->crop = crop;
+    a->crop0 = round_half_even_half(out - crop);
+    const int64_t two_out = 2 * (int64_t)out, D = 2 * (int64_t)VKVIT_MAX(in, out), sd = S * D;
+    const int64_t num0 = (2 * (int64_t)a->crop0 + 1) * in; /* 2 * out * centre(crop0) */
+    const int64_t base = num0 / two_out;
+    a->base = (int32_t)base;
+    a->n0 = (uint32_t)(num0 - base * two_out);
+    const int64_t num_last = (int64_t)a->n0 + 2 * (int64_t)in * (crop - 1);
+    /* Every integer the shaders form stays below this bound (the tap bounds and weight numerators included). */
+    if (num_last + out + sd >= ((int64_t)1 << 31) || base >= ((int64_t)1 << 31))
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                            "resizing %u pixels to %u is beyond the 31-bit integer geometry of the pre-processing "
+                            "shaders (the picture is too elongated)", in, out);
+    a->tap0 = (uint32_t)VKVIT_MAX(base + floor_div64((int64_t)a->n0 + out - sd, two_out), 0);
+    a->tap1 = (uint32_t)VKVIT_MIN(base + floor_div64(num_last + out + sd, two_out), (int64_t)in);
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__resize_geometry_of(const vkvit__imgproc_config *cfg, uint32_t width, uint32_t height,
+                                       vkvit__resize_geometry *out) {
+    memset(out, 0, sizeof *out);
+    if (width == 0 || height == 0 || width > VKVIT_MAX_IMAGE_SIDE || height > VKVIT_MAX_IMAGE_SIDE)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "a %u x %u picture is outside 1 .. %u pixels per side", width,
+                            height, VKVIT_MAX_IMAGE_SIDE);
+    /* torchvision: the shorter side becomes resize_shorter, the longer int(resize_shorter * long / short). */
+    const uint64_t r = cfg->resize_shorter;
+    uint64_t out_w = r, out_h = r;
+    if (width < height) out_h = r * height / width;
+    else if (height < width) out_w = r * width / height;
+    const int64_t S = cfg->bicubic ? 2 : 1;
+    vkvit_result res = axis_of(width, (uint32_t)out_w, cfg->crop_w, S, &out->x);
+    if (res == VKVIT_OK) res = axis_of(height, (uint32_t)out_h, cfg->crop_h, S, &out->y);
+    if (res != VKVIT_OK) return res;
+    out->scratch_bytes = (uint64_t)(out->y.tap1 - out->y.tap0) * cfg->crop_w * 3 * sizeof(float);
+    return VKVIT_OK;
+}
+
+/* The scratch bytes that cover every picture of at most max_pixels pixels: for each width, the tallest picture
+ * (rows read grow with the height). */
+static uint64_t scratch_bound(const vkvit__imgproc_config *cfg, uint64_t max_pixels) {
+    uint64_t bound = 0;
+    for (uint64_t w = 1; w <= VKVIT_MIN(max_pixels, (uint64_t)VKVIT_MAX_IMAGE_SIDE); w++) {
+        const uint64_t h = VKVIT_MIN(max_pixels / w, (uint64_t)VKVIT_MAX_IMAGE_SIDE);
+        vkvit__resize_geometry geo;
+        if (vkvit__resize_geometry_of(cfg, (uint32_t)w, (uint32_t)h, &geo) == VKVIT_OK)
+            bound = VKVIT_MAX(bound, geo.scratch_bytes);
+    }
+    vkvit__error_clear(); /* elongated shapes the shaders refuse are refused again, with a sentence, when used */
+    return bound;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Kernels: preprocess_h (buffer source) and preprocess_v are graph kernels; the sampled-image source is not (its
+ * binding 0 is an image), so it is built here for record_ex
+ * ------------------------------------------------------------------------------------------------------------ */
+
+_Static_assert(sizeof(vkvit__preprocess_params) == 112, "vkvit__preprocess_params mirrors shaders/preprocess.glsl");
+
+static vkvit__kernel_desc h_desc(const vkvit__imgproc_config *cfg) {
+    return (vkvit__kernel_desc){.shader = VKVIT_SHADER_PREPROCESS_H_U8_F32, .n_buffers = 3, .n_spec = 1,
+                                .spec = {cfg->bicubic}, .label = "preprocess_h"};
+}
+
+static vkvit__kernel_desc v_desc(const vkvit__imgproc_config *cfg) {
+    return (vkvit__kernel_desc){.shader = VKVIT_SHADER_PREPROCESS_V_F32_F32, .n_buffers = 3, .n_spec = 1,
+                                .spec = {cfg->bicubic}, .label = "preprocess_v"};
+}
+
+/* The sampled-image variant of the horizontal pass: binding 0 is a VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE (texelFetch,
+ * no sampler), bindings 1 and 2 the scratch and parameter storage buffers. vkvit__kernel_create only makes storage-buffer layouts, so
+ * this one kernel builds its own layouts and then its pipeline the same way. */
+static vkvit_result image_kernel_create(vkvit_ctx *ctx, uint32_t bicubic, vkvit__kernel *out) {
+    vkvit_result res = VKVIT_OK;
+    memset(out, 0, sizeof *out);
+    VkShaderModule module = VK_NULL_HANDLE;
+    const vkvit_spirv *spv = &vkvit_spirv_table[VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE];
+    VkDescriptorSetLayoutBinding bindings[3] = {
+        {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, .descriptorCount = 1,
+         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+        {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+        {.binding = 2, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
+         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
+    };
+    VkDescriptorSetLayoutCreateInfo set_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                                .bindingCount = 3, .pBindings = bindings};
+    VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &out->set_layout));
+    VkPipelineLayoutCreateInfo layout_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                              .setLayoutCount = 1, .pSetLayouts = &out->set_layout};
+    VK_TRY(ctx->vk.vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &out->layout));
+    VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                            .codeSize = (size_t)spv->n_words * 4, .pCode = spv->words};
+    VK_TRY(ctx->vk.vkCreateShaderModule(ctx->device, &module_info, NULL, &module));
+    VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = 4};
+    VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &entry, .dataSize = 4, .pData = &bicubic};
+    VkComputePipelineCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module, .pName = "main", .pSpecializationInfo = &spec},
+        .layout = out->layout,
+    };
+    VK_TRY(ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &out->pipeline));
+    ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
+    vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, "preprocess_h (image)");
+    out->shader = VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE;
+    out->n_buffers = 2;
+    out->push_size = 0;
+    return VKVIT_OK;
+fail:
+    if (module) ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
+    vkvit__kernel_destroy(ctx, out);
+    return vkvit__error_prefix(res, "kernel 'preprocess_h (image)' (shader %s)", spv->name);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Buffers, parameter blocks and descriptor sets
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* The part of a buffer one storage-buffer descriptor can reach (maxStorageBufferRange: 128 MiB on some devices). */
+static uint64_t bindable(const vkvit__imgproc *ip, const vkvit__buffer *b) {
+    return VKVIT_MIN(b->size, (uint64_t)ip->ctx->limits.maxStorageBufferRange);
+}
+
+static vkvit__preprocess_params *params_of(const vkvit__imgproc *ip, uint32_t block) {
+    return (vkvit__preprocess_params *)((uint8_t *)ip->params.mapped + block * ip->param_stride);
+}
+
+static void write_buffer(VkWriteDescriptorSet *w, VkDescriptorBufferInfo *info, VkDescriptorSet set, uint32_t binding,
+                         VkBuffer buffer, uint64_t offset, uint64_t range) {
+    *info = (VkDescriptorBufferInfo){.buffer = buffer, .offset = offset, .range = range};
+    *w = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = binding,
+                                .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                .pBufferInfo = info};
+}
+
+/* Points the host-input sets' fixed bindings at the scratch, the slots' second parameter blocks and the input
+ * (after the nodes exist, and again whenever the scratch buffer is replaced). The source bindings are written by
+ * each record_ex call. */
+static void write_host_sets(vkvit__imgproc *ip) {
+    if (!ip->g) return;
+    const vkvit__tensor in = vkvit__graph_get(ip->g, ip->input);
+    for (uint32_t k = 0; k < ip->batch; k++) {
+        VkWriteDescriptorSet w[7];
+        VkDescriptorBufferInfo info[7];
+        const uint64_t block = (uint64_t)(ip->batch + k) * ip->param_stride, pb = sizeof(vkvit__preprocess_params);
+        const uint64_t sb = bindable(ip, &ip->scratch);
+        write_buffer(&w[0], &info[0], ip->set_h_image[k], 1, ip->scratch.buffer, 0, sb);
+        write_buffer(&w[1], &info[1], ip->set_h_image[k], 2, ip->params.buffer, block, pb);
+        write_buffer(&w[2], &info[2], ip->set_h_pixels[k], 1, ip->scratch.buffer, 0, sb);
+        write_buffer(&w[3], &info[3], ip->set_h_pixels[k], 2, ip->params.buffer, block, pb);
+        write_buffer(&w[4], &info[4], ip->set_v[k], 0, ip->scratch.buffer, 0, sb);
+        write_buffer(&w[5], &info[5], ip->set_v[k], 1, ip->input_buffer->buffer, in.offset, in.bytes);
+        write_buffer(&w[6], &info[6], ip->set_v[k], 2, ip->params.buffer, block, pb);
+        ip->ctx->vk.vkUpdateDescriptorSets(ip->ctx->device, 7, w, 0, NULL);
+    }
+}
+
+static vkvit_result alloc_sets(vkvit__imgproc *ip, VkDescriptorSetLayout layout, uint32_t n, VkDescriptorSet *out) {
+    vkvit_result res = VKVIT_OK;
+    VkDescriptorSetLayout *layouts = malloc((size_t)n * sizeof *layouts);
+    if (!layouts) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u descriptor sets", n);
+    for (uint32_t i = 0; i < n; i++) layouts[i] = layout;
+    VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                         .descriptorPool = ip->pool, .descriptorSetCount = n, .pSetLayouts = layouts};
+    VK_TRY(ip->ctx->vk.vkAllocateDescriptorSets(ip->ctx->device, &alloc, out));
+fail:
+    free(layouts);
+    return res;
+}
+
+vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *cfg, uint32_t batch,
+                                   uint64_t max_pixels, vkvit__imgproc *ip) {
+    vkvit_result res = VKVIT_OK;
+    memset(ip, 0, sizeof *ip); /* on failure it stays zeroed: ip->ctx NULL means "not created" */
+    if ((uint64_t)batch * cfg->crop_h * cfg->crop_w * 3 > UINT32_MAX)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "an input of %u x %u x %u x 3 floats is beyond the 32-bit indexing "
+                            "of the pre-processing shaders", batch, cfg->crop_h, cfg->crop_w);
+    if (max_pixels > (uint64_t)VKVIT_MAX_IMAGE_SIDE * VKVIT_MAX_IMAGE_SIDE)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "max_image_pixels = %llu is above %u x %u",
+                            (unsigned long long)max_pixels, VKVIT_MAX_IMAGE_SIDE, VKVIT_MAX_IMAGE_SIDE);
+    ip->ctx = ctx;
+    ip->cfg = *cfg;
+    ip->batch = batch;
+    ip->param_stride = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, (uint64_t)sizeof(vkvit__preprocess_params));
+    ip->param_stride = (ip->param_stride + 255) / 256 * 256; /* a multiple of every alignment we know, and of 4 */
+
+    /* The graph's two kernels bind three storage buffers; sets allocated with an identically defined layout are
+     * compatible with their pipeline layouts, so record_ex needs no pipelines of its own but the image source. */
+    VkDescriptorSetLayoutBinding three[3];
+    for (uint32_t b = 0; b < 3; b++)
+        three[b] = (VkDescriptorSetLayoutBinding){.binding = b, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                  .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo three_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                                  .bindingCount = 3, .pBindings = three};
+    VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &three_info, NULL, &ip->buffers_layout));
+    if ((res = image_kernel_create(ctx, cfg->bicubic, &ip->h_image)) != VKVIT_OK) goto fail;
+
+    /* Per slot: a host image set, a host pixel-buffer set and a vertical-pass set, for record_ex. */
+    const uint32_t n_sets = 3 * batch;
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8 * batch},
+                                     {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, batch}};
+    VkDescriptorPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                            .maxSets = n_sets, .poolSizeCount = 2, .pPoolSizes = sizes};
+    VK_TRY(ctx->vk.vkCreateDescriptorPool(ctx->device, &pool_info, NULL, &ip->pool));
+    ip->set_h_image = calloc(batch, sizeof *ip->set_h_image);
+    ip->set_h_pixels = calloc(batch, sizeof *ip->set_h_pixels);
+    ip->set_v = calloc(batch, sizeof *ip->set_v);
+    ip->slots = calloc(batch, sizeof *ip->slots);
+    ip->t_upload = calloc(batch, sizeof *ip->t_upload);
+    ip->swaps = calloc(2 * (size_t)batch, sizeof *ip->swaps);
+    if (!ip->set_h_image || !ip->set_h_pixels || !ip->set_v || !ip->slots || !ip->t_upload || !ip->swaps) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u batch slots", batch);
+        goto fail;
+    }
+    if ((res = alloc_sets(ip, ip->h_image.set_layout, batch, ip->set_h_image)) != VKVIT_OK ||
+        (res = alloc_sets(ip, ip->buffers_layout, batch, ip->set_h_pixels)) != VKVIT_OK ||
+        (res = alloc_sets(ip, ip->buffers_layout, batch, ip->set_v)) != VKVIT_OK)
+        goto fail;
+
+    if ((res = vkvit__buffer_create(ctx, 2 * batch * ip->param_stride, VKVIT_MEM_UPLOAD, "vkvit image parameters",
+                                    &ip->params)) != VKVIT_OK ||
+        (res = vkvit__buffer_create(ctx, VKVIT_MAX(max_pixels * 4, 4), VKVIT_MEM_UPLOAD, "vkvit image upload",
+                                    &ip->upload)) != VKVIT_OK ||
+        (res = vkvit__buffer_create(ctx, VKVIT_MAX(scratch_bound(cfg, max_pixels), 4), VKVIT_MEM_DEVICE,
+                                    "vkvit image scratch", &ip->scratch)) != VKVIT_OK)
+        goto fail;
+    /* What never changes; every count 0 (no picture). */
+    for (uint32_t b = 0; b < 2 * batch; b++)
+        *params_of(ip, b) = (vkvit__preprocess_params){
+            .h_groups = {0, 0, 0}, .v_groups = {0, 0, 0}, .crop_w = cfg->crop_w, .crop_h = cfg->crop_h,
+            .dst_offset = (b % batch) * cfg->crop_h * cfg->crop_w * 3,
+            .mean = {cfg->mean[0], cfg->mean[1], cfg->mean[2]}, .std = {cfg->std[0], cfg->std[1], cfg->std[2]},
+        };
+    return VKVIT_OK;
+fail:
+    vkvit__imgproc_destroy(ip);
+    return vkvit__error_prefix(res, "image pre-processing");
+}
+
+void vkvit__imgproc_destroy(vkvit__imgproc *ip) {
+    if (!ip || !ip->ctx) return;
+    vkvit_ctx *ctx = ip->ctx;
+    if (ip->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, ip->pool, NULL);
+    vkvit__kernel_destroy(ctx, &ip->h_image);
+    if (ip->buffers_layout) ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ip->buffers_layout, NULL);
+    vkvit__buffer_destroy(ctx, &ip->params);
+    vkvit__buffer_destroy(ctx, &ip->upload);
+    vkvit__buffer_destroy(ctx, &ip->scratch);
+    free(ip->set_h_image);
+    free(ip->set_h_pixels);
+    free(ip->set_v);
+    free(ip->slots);
+    free(ip->t_upload);
+    free(ip->swaps);
+    memset(ip, 0, sizeof *ip);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * The nodes
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static uint32_t external_tensor(vkvit__graph *g, const char *name, uint32_t ext, uint64_t offset, uint64_t bytes) {
+    uint32_t t = vkvit__graph_tensor(g, VKVIT_TENSOR_EXTERNAL, name, 1, (uint32_t[1]){(uint32_t)VKVIT_MAX(bytes / 4, 1)});
+    if (t != VKVIT_NONE) {
+        g->tensors[t].external = ext;
+        g->tensors[t].offset = offset;
+        g->tensors[t].bytes = bytes;
+    }
+    return t;
+}
+
+void vkvit__imgproc_add_nodes(vkvit__imgproc *ip, vkvit__graph *g, uint32_t input, const vkvit__buffer *input_buffer) {
+    if (g->error) return;
+    ip->g = g;
+    ip->input = input;
+    ip->input_buffer = input_buffer;
+    ip->first_node = 0;
+    const uint32_t first = g->n_nodes;
+    const vkvit__imgproc_config *c = &ip->cfg;
+    const vkvit__kernel_desc kh = h_desc(c), kv = v_desc(c);
+    ip->t_scratch = external_tensor(g, "preprocess scratch", VKVIT_PREPROCESS_EXT_SCRATCH, 0, bindable(ip, &ip->scratch));
+    char name[64];
+    for (uint32_t k = 0; k < ip->batch && !g->error; k++) {
+        snprintf(name, sizeof name, "preprocess.%u.params", k);
+        const uint32_t params = external_tensor(g, name, VKVIT_PREPROCESS_EXT_PARAMS, k * ip->param_stride,
+                                                sizeof(vkvit__preprocess_params));
+        snprintf(name, sizeof name, "preprocess.%u.pixels", k);
+        ip->t_upload[k] = external_tensor(g, name, VKVIT_PREPROCESS_EXT_UPLOAD, 0, bindable(ip, &ip->upload));
+        /* The largest counts the host may write: every crop column, and source rows up to the largest side. */
+        const uint32_t gx = VKVIT_CEIL_DIV(c->crop_w, 16u);
+        vkvit__node_binding bh[3] = {{ip->t_upload[k], VKVIT_READ}, {ip->t_scratch, VKVIT_WRITE}, {params, VKVIT_READ}};
+        snprintf(name, sizeof name, "preprocess.%u.h", k);
+        uint32_t n = vkvit__graph_node(g, name, "preprocess", &kh, bh, 3, NULL, 0, gx,
+                                       VKVIT_CEIL_DIV(VKVIT_MAX_IMAGE_SIDE, 4u), 1);
+        vkvit__graph_set_indirect(g, n, params, offsetof(vkvit__preprocess_params, h_groups));
+        vkvit__node_binding bv[3] = {{ip->t_scratch, VKVIT_READ}, {input, VKVIT_WRITE}, {params, VKVIT_READ}};
+        snprintf(name, sizeof name, "preprocess.%u.v", k);
+        n = vkvit__graph_node(g, name, "preprocess", &kv, bv, 3, NULL, 0, gx, VKVIT_CEIL_DIV(c->crop_h, 4u), 1);
+        vkvit__graph_set_indirect(g, n, params, offsetof(vkvit__preprocess_params, v_groups));
+    }
+    /* Pre-processing runs before everything that reads the input. */
+    vkvit__graph_move_nodes(g, first, 0);
+    if (!g->error) write_host_sets(ip);
+}
+
+void vkvit__imgproc_target(const vkvit__imgproc *ip, vkvit__record_target *tg) {
+    tg->external[VKVIT_PREPROCESS_EXT_PARAMS] = &ip->params;
+    tg->external[VKVIT_PREPROCESS_EXT_UPLOAD] = &ip->upload;
+    tg->external[VKVIT_PREPROCESS_EXT_SCRATCH] = &ip->scratch;
+}
+
+/* The geometry and counts of a picture into parameter block `block` (the source fields are the caller's). */
+static void write_geometry(vkvit__imgproc *ip, uint32_t block, const vkvit__resize_geometry *geo) {
+    vkvit__preprocess_params *p = params_of(ip, block);
+    const vkvit__imgproc_config *c = &ip->cfg;
+    p->row_start = geo->y.tap0;
+    p->n_rows = geo->y.tap1 - geo->y.tap0;
+    p->in_w = (int32_t)geo->x.in, p->out_w = (int32_t)geo->x.out, p->base_x = geo->x.base, p->n0_x = (int32_t)geo->x.n0;
+    p->in_h = (int32_t)geo->y.in, p->out_h = (int32_t)geo->y.out, p->base_y = geo->y.base, p->n0_y = (int32_t)geo->y.n0;
+    p->h_groups[0] = VKVIT_CEIL_DIV(c->crop_w, 16u), p->h_groups[1] = VKVIT_CEIL_DIV(p->n_rows, 4u), p->h_groups[2] = 1;
+    p->v_groups[0] = VKVIT_CEIL_DIV(c->crop_w, 16u), p->v_groups[1] = VKVIT_CEIL_DIV(c->crop_h, 4u), p->v_groups[2] = 1;
+}
+
+static void write_no_picture(vkvit__imgproc *ip, uint32_t block) {
+    vkvit__preprocess_params *p = params_of(ip, block);
+    memset(p->h_groups, 0, sizeof p->h_groups);
+    memset(p->v_groups, 0, sizeof p->v_groups);
+}
+
+void vkvit__imgproc_clear(vkvit__imgproc *ip) {
+    if (!ip->ctx) return;
+    for (uint32_t k = 0; k < ip->batch; k++) {
+        write_no_picture(ip, k);
+        ip->slots[k].bytes = 0;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * set_images: host pictures into the upload buffer, their geometry into the parameter blocks
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static vkvit_result check_image(const vkvit__imgproc *ip, const vkvit_image *im, uint32_t i, const char *fn,
+                                vkvit__resize_geometry *geo) {
+    if (!im->pixels) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].pixels is NULL", fn, i);
+    if (im->format != VKVIT_PIXEL_RGBA8 && im->format != VKVIT_PIXEL_BGRA8)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "%s: images[%u].format = %d is neither VKVIT_PIXEL_RGBA8 nor "
+                            "VKVIT_PIXEL_BGRA8", fn, i, (int)im->format);
+    vkvit_result res = vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, geo);
+    if (res != VKVIT_OK) return vkvit__error_prefix(res, "%s: images[%u]", fn, i);
+    if (im->row_bytes && im->row_bytes < (uint64_t)im->width * 4)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].row_bytes = %u is less than width * 4 = %u",
+                            fn, i, im->row_bytes, im->width * 4);
+    return VKVIT_OK;
+}
+
+/* Replaces the scratch buffer by a bigger one (no work may be in flight on it); on failure the old one stays. */
+static vkvit_result grow_scratch(vkvit__imgproc *ip, uint64_t bytes) {
+    vkvit__buffer bigger;
+    vkvit_result res = vkvit__buffer_create(ip->ctx, bytes, VKVIT_MEM_DEVICE, "vkvit image scratch", &bigger);
+    if (res != VKVIT_OK) return res;
+    vkvit__buffer_destroy(ip->ctx, &ip->scratch);
+    ip->scratch = bigger;
+    if (ip->g) ip->g->tensors[ip->t_scratch].bytes = bindable(ip, &ip->scratch);
+    write_host_sets(ip);
+    return VKVIT_OK;
+}
+
+static int by_offset(const void *a, const void *b) {
+    const vkvit__imgproc_slot *x = *(vkvit__imgproc_slot *const *)a, *y = *(vkvit__imgproc_slot *const *)b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Regions for the pictures of slots [first, first + count) (need[i] bytes each), keeping the pictures of the other
+ * slots: in place when a picture fits its slot's region, else after the last region; failing that, the other
+ * slots' pictures are packed to the front (into a new, larger buffer when they and the new ones need more). */
+static vkvit_result place(vkvit__imgproc *ip, uint32_t first, uint32_t count, const uint64_t *need, bool *replaced) {
+    vkvit__imgproc_slot *sl = ip->slots;
+    uint64_t fresh = 0;
+    for (uint32_t i = 0; i < count; i++)
+        if (need[i] > sl[first + i].capacity) fresh += need[i];
+    if (fresh == 0 || ip->upload_end + fresh <= ip->upload.size) {
+        for (uint32_t i = 0; i < count; i++) {
+            vkvit__imgproc_slot *s = &sl[first + i];
+            if (need[i] > s->capacity) *s = (vkvit__imgproc_slot){ip->upload_end, need[i], 0}, ip->upload_end += need[i];
+            s->bytes = need[i];
+        }
+        return VKVIT_OK;
+    }
+    /* Pack: the other slots' pictures first, in their order in the buffer, then the new ones. */
+    vkvit__imgproc_slot **keep = malloc((size_t)ip->batch * sizeof *keep);
+    if (!keep) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    uint32_t n_keep = 0;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < ip->batch; k++) {
+        if (k >= first && k < first + count) continue;
+        if (sl[k].bytes) keep[n_keep++] = &sl[k], total += sl[k].bytes;
+        else sl[k].capacity = 0; /* its region is given up */
+    }
+    for (uint32_t i = 0; i < count; i++) total += need[i];
+    qsort(keep, n_keep, sizeof *keep, by_offset);
+    vkvit_result res = VKVIT_OK;
+    vkvit__buffer old = ip->upload, *dst = &ip->upload;
+    const bool grow = total > ip->upload.size;
+    if (grow) {
+        /* At least double, so that a batch set one picture at a time grows a few times, not once per picture. */
+        const uint64_t size = VKVIT_MAX(total, VKVIT_MIN(2 * ip->upload.size, (uint64_t)ip->ctx->max_allocation));
+        res = vkvit__buffer_create(ip->ctx, size, VKVIT_MEM_UPLOAD, "vkvit image upload", dst);
+        if (res != VKVIT_OK) {
+            ip->upload = old;
+            free(keep);
+            return res;
+        }
+        *replaced = true;
+    }
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < n_keep; i++) { /* moving down (or into the new buffer) never overwrites what is next */
+        if (grow || keep[i]->offset != end)
+            memmove((uint8_t *)dst->mapped + end, (const uint8_t *)old.mapped + keep[i]->offset, keep[i]->bytes);
+        keep[i]->offset = end;
+        keep[i]->capacity = keep[i]->bytes;
+        end += keep[i]->bytes;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        sl[first + i] = (vkvit__imgproc_slot){end, need[i], need[i]};
+        end += need[i];
+    }
+    ip->upload_end = end;
+    if (grow) vkvit__buffer_destroy(ip->ctx, &old);
+    free(keep);
+    return VKVIT_OK;
+}
+
+/* Slot k's upload window (what its horizontal pass binds) and its picture's first word in it: from the start of
+ * the buffer while the picture ends within one binding's reach, else from its region (aligned down). */
+static uint64_t window_of(const vkvit__imgproc *ip, uint32_t k) {
+    const vkvit__imgproc_slot *s = &ip->slots[k];
+    const uint64_t range = ip->ctx->limits.maxStorageBufferRange;
+    const uint64_t align = VKVIT_MAX(ip->ctx->limits.minStorageBufferOffsetAlignment, 4);
+    return s->offset + s->bytes <= range ? 0 : s->offset / align * align;
+}
+
+vkvit_result vkvit__imgproc_set_images(vkvit__imgproc *ip, uint32_t first_slot, const vkvit_image *images,
+                                       uint32_t count, const char *fn, bool *rebind) {
+    vkvit_result res = VKVIT_OK;
+    *rebind = false;
+    if (!images || count == 0)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: %s", fn, images ? "count is 0" : "images is NULL");
+    if ((uint64_t)first_slot + count > ip->batch)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: slots %u .. %llu are outside the batch of %u", fn,
+                            first_slot, (unsigned long long)first_slot + count - 1, ip->batch);
+    /* Check everything first; then grow the buffers once. */
+    uint64_t need_scratch = 4, *need = malloc((size_t)count * sizeof *need);
+    if (!need) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    const uint64_t max_range = ip->ctx->limits.maxStorageBufferRange;
+    const uint64_t align = VKVIT_MAX(ip->ctx->limits.minStorageBufferOffsetAlignment, 4);
+    for (uint32_t i = 0; i < count && res == VKVIT_OK; i++) {
+        vkvit__resize_geometry geo;
+        if ((res = check_image(ip, &images[i], i, fn, &geo)) != VKVIT_OK) break;
+        need_scratch = VKVIT_MAX(need_scratch, geo.scratch_bytes);
+        need[i] = (uint64_t)images[i].width * images[i].height * 4;
+        /* A window starts up to `align` bytes before its picture. */
+        if (need[i] + align > max_range || geo.scratch_bytes > max_range)
+            res = vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                               "%s: images[%u] needs %llu upload and %llu scratch bytes, above the device's "
+                               "maxStorageBufferRange of %llu", fn, i, (unsigned long long)need[i],
+                               (unsigned long long)geo.scratch_bytes, (unsigned long long)max_range);
+    }
+    if (res == VKVIT_OK && ip->scratch.size < need_scratch) {
+        if ((res = grow_scratch(ip, need_scratch)) != VKVIT_OK)
+            vkvit__error_prefix(res, "%s: growing the scratch buffer to %llu bytes", fn, (unsigned long long)need_scratch);
+        else *rebind = true;
+    }
+    bool replaced = false;
+    if (res == VKVIT_OK && (res = place(ip, first_slot, count, need, &replaced)) != VKVIT_OK)
+        vkvit__error_prefix(res, "%s: growing the upload buffer", fn);
+    free(need);
+    if (res != VKVIT_OK) {
+        for (uint32_t i = 0; i < count; i++) { /* the named slots lose their pictures; the others keep theirs */
+            write_no_picture(ip, first_slot + i);
+            ip->slots[first_slot + i].bytes = 0;
+        }
+        return res;
+    }
+    *rebind |= replaced;
+
+    for (uint32_t i = 0; i < count; i++) {
+        const vkvit_image *im = &images[i];
+        const uint32_t k = first_slot + i;
+        const uint64_t row_bytes = im->row_bytes ? im->row_bytes : (uint64_t)im->width * 4;
+        uint8_t *dst = (uint8_t *)ip->upload.mapped + ip->slots[k].offset;
+        if (row_bytes == (uint64_t)im->width * 4) memcpy(dst, im->pixels, (size_t)row_bytes * im->height);
+        else
+            for (uint32_t y = 0; y < im->height; y++)
+                memcpy(dst + (uint64_t)y * im->width * 4, im->pixels + y * row_bytes, (size_t)im->width * 4);
+        vkvit__resize_geometry geo;
+        vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, &geo); /* checked above */
+        write_geometry(ip, k, &geo);
+        vkvit__preprocess_params *p = params_of(ip, k);
+        p->src_row_words = im->width;
+        p->flags = im->format == VKVIT_PIXEL_BGRA8 ? VKVIT_PREPROCESS_BGRA : 0;
+    }
+    /* Every picture's window and first word (packing may have moved the other slots' pictures too). */
+    for (uint32_t k = 0; k < ip->batch; k++) {
+        if (!ip->slots[k].bytes) continue;
+        const uint64_t base = window_of(ip, k);
+        params_of(ip, k)->src_offset = (uint32_t)((ip->slots[k].offset - base) / 4);
+        if (!ip->g) continue;
+        vkvit__tensor *t = &ip->g->tensors[ip->t_upload[k]];
+        const uint64_t bytes = VKVIT_MIN(ip->upload.size - base, max_range);
+        if (t->offset != base || t->bytes != bytes) *rebind = true;
+        t->offset = base;
+        t->bytes = bytes;
+    }
+    if (replaced && ip->g) /* slots without a picture bind the new buffer too */
+        for (uint32_t k = 0; k < ip->batch; k++)
+            if (!ip->slots[k].bytes) {
+                ip->g->tensors[ip->t_upload[k]].offset = 0;
+                ip->g->tensors[ip->t_upload[k]].bytes = bindable(ip, &ip->upload);
+            }
+    return VKVIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * record_ex: host VkImages and VkBuffers through the nodes of their slots
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static bool is_srgb(VkFormat f) { return f == VK_FORMAT_R8G8B8A8_SRGB || f == VK_FORMAT_B8G8R8A8_SRGB; }
+
+static bool image_format_ok(VkFormat f) {
+    return f == VK_FORMAT_R8G8B8A8_UNORM || f == VK_FORMAT_B8G8R8A8_UNORM || is_srgb(f);
+}
+
+/* The scratch must hold the picture's rows: nothing is allocated at record time. */
+static vkvit_result check_fit(const vkvit__imgproc *ip, const char *what, uint32_t i, uint32_t w, uint32_t h,
+                              const char *fn, vkvit__resize_geometry *geo) {
+    vkvit_result res = vkvit__resize_geometry_of(&ip->cfg, w, h, geo);
+    if (res != VKVIT_OK) return vkvit__error_prefix(res, "%s: %s[%u]", fn, what, i);
+    if (geo->scratch_bytes > bindable(ip, &ip->scratch))
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "%s: %s[%u] (%u x %u) needs %llu scratch bytes, the session has %llu; create it with "
+                            "max_image_pixels >= %llu", fn, what, i, w, h, (unsigned long long)geo->scratch_bytes,
+                            (unsigned long long)ip->scratch.size, (unsigned long long)w * h);
+    return VKVIT_OK;
+}
+
+static vkvit_result check_slot(const vkvit__imgproc *ip, const char *what, uint32_t i, uint32_t slot, uint8_t *seen,
+                               const char *fn) {
+    if (slot >= ip->batch)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: %s[%u].slot = %u is outside the batch of %u", fn, what,
+                            i, slot, ip->batch);
+    if (seen[slot]) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: batch slot %u has two inputs", fn, slot);
+    seen[slot] = 1;
+    return VKVIT_OK;
+}
+
+/* The host buffer range bound for a pixels input: from `offset` rounded down to the device's storage-buffer
+ * alignment, to the end of the last pixel. */
+static void pixels_range(const vkvit__imgproc *ip, const vkvit_host_pixels *px, uint64_t *bind_offset,
+                         uint64_t *bind_range) {
+    const uint64_t align = VKVIT_MAX(ip->ctx->limits.minStorageBufferOffsetAlignment, 4);
+    const uint64_t row_bytes = px->row_bytes ? px->row_bytes : (uint64_t)px->width * 4;
+    *bind_offset = px->offset / align * align;
+    *bind_range = px->offset - *bind_offset + (uint64_t)(px->height - 1) * row_bytes + (uint64_t)px->width * 4;
+}
+
+vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_record_desc *d, const char *fn) {
+    if (!d) return VKVIT_OK;
+    if ((d->image_count && !d->images) || (d->pixels_count && !d->pixels))
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: desc->%s is NULL with a count of %u", fn,
+                            d->image_count && !d->images ? "images" : "pixels",
+                            d->image_count && !d->images ? d->image_count : d->pixels_count);
+    if ((uint64_t)d->image_count + d->pixels_count > ip->batch)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: %u inputs for a batch of %u", fn,
+                            d->image_count + d->pixels_count, ip->batch);
+    uint8_t *seen = calloc(ip->batch, 1);
+    if (!seen) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
+    vkvit_result res = VKVIT_OK;
+    vkvit__resize_geometry geo;
+    for (uint32_t i = 0; i < d->image_count && res == VKVIT_OK; i++) {
+        const vkvit_host_image *im = &d->images[i];
+        if (!im->image || !im->view)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].%s is VK_NULL_HANDLE", fn, i,
+                               im->image ? "view" : "image");
+        else if (!image_format_ok(im->format))
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].format = %d is not R8G8B8A8 or B8G8R8A8 "
+                               "UNORM or SRGB", fn, i, (int)im->format);
+        else if (im->layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL && im->layout != VK_IMAGE_LAYOUT_GENERAL)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].layout = %d is neither "
+                               "SHADER_READ_ONLY_OPTIMAL nor GENERAL", fn, i, (int)im->layout);
+        else if ((res = check_slot(ip, "images", i, im->slot, seen, fn)) == VKVIT_OK)
+            res = check_fit(ip, "images", i, im->width, im->height, fn, &geo);
+    }
+    for (uint32_t i = 0; i < d->pixels_count && res == VKVIT_OK; i++) {
+        const vkvit_host_pixels *px = &d->pixels[i];
+        const uint64_t row_bytes = px->row_bytes ? px->row_bytes : (uint64_t)px->width * 4;
+        uint64_t bind_offset, bind_range;
+        if (!px->buffer)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u].buffer is VK_NULL_HANDLE", fn, i);
+        else if (px->format != VKVIT_PIXEL_RGBA8 && px->format != VKVIT_PIXEL_BGRA8)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u].format = %d is neither RGBA8 nor BGRA8",
+                               fn, i, (int)px->format);
+        else if (px->offset % 4 || row_bytes % 4 || row_bytes < (uint64_t)px->width * 4)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]: offset %llu and row_bytes %llu must be "
+                               "multiples of 4, row_bytes at least width * 4 = %llu", fn, i,
+                               (unsigned long long)px->offset, (unsigned long long)row_bytes,
+                               (unsigned long long)px->width * 4);
+        else if ((res = check_slot(ip, "pixels", i, px->slot, seen, fn)) == VKVIT_OK &&
+                 (res = check_fit(ip, "pixels", i, px->width, px->height, fn, &geo)) == VKVIT_OK) {
+            pixels_range(ip, px, &bind_offset, &bind_range);
+            if (bind_range > ip->ctx->limits.maxStorageBufferRange)
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u] spans %llu bytes, above the device's "
+                                   "maxStorageBufferRange of %u", fn, i, (unsigned long long)bind_range,
+                                   ip->ctx->limits.maxStorageBufferRange);
+        }
+    }
+    free(seen);
+    return res;
+}
+
+static int by_node(const void *a, const void *b) {
+    const vkvit__node_swap *x = a, *y = b;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static VkPipelineStageFlags or_default_stage(VkPipelineStageFlags s) { return s ? s : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; }
+
+uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, VkCommandBuffer cmd, const vkvit_record_desc *d,
+                                       const vkvit__node_swap **swaps) {
+    vkvit_ctx *ctx = ip->ctx;
+    *swaps = ip->swaps;
+    if (!d || d->image_count + d->pixels_count == 0 || !ip->g) return 0;
+    const uint32_t n = d->image_count + d->pixels_count;
+    for (uint32_t i = 0; i < n; i++) {
+        vkvit__resize_geometry geo;
+        VkDescriptorImageInfo image_info;
+        VkDescriptorBufferInfo buffer_info;
+        VkWriteDescriptorSet w;
+        VkDescriptorSet set;
+        const vkvit__kernel *kh;
+        uint32_t slot, flags, src_offset = 0, src_row_words = 0;
+        if (i < d->image_count) {
+            /* The host's last write of the image, made visible to our sampled reads; the layout stays as it is. */
+            const vkvit_host_image *im = &d->images[i];
+            VkImageSubresourceRange range = im->subresource;
+            if (!range.aspectMask) range = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+            VkImageMemoryBarrier b = {
+                .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
+                .srcAccessMask = im->src_access ? im->src_access : VK_ACCESS_MEMORY_WRITE_BIT,
+                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT, .oldLayout = im->layout, .newLayout = im->layout,
+                .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                .image = im->image, .subresourceRange = range,
+            };
+            ctx->vk.vkCmdPipelineBarrier(cmd, or_default_stage(im->src_stage), VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                         0, NULL, 0, NULL, 1, &b);
+            vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, &geo); /* checked */
+            set = ip->set_h_image[im->slot];
+            image_info = (VkDescriptorImageInfo){.imageView = im->view, .imageLayout = im->layout};
+            w = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 0,
+                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                                       .pImageInfo = &image_info};
+            flags = is_srgb(im->format) ? VKVIT_PREPROCESS_SRGB : 0;
+            kh = &ip->h_image;
+            slot = im->slot;
+        } else {
+            const vkvit_host_pixels *px = &d->pixels[i - d->image_count];
+            uint64_t bind_offset, bind_range;
+            pixels_range(ip, px, &bind_offset, &bind_range);
+            VkBufferMemoryBarrier b = {
+                .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                .srcAccessMask = px->src_access ? px->src_access : VK_ACCESS_MEMORY_WRITE_BIT,
+                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT, .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .buffer = px->buffer, .offset = bind_offset,
+                .size = bind_range,
+            };
+            ctx->vk.vkCmdPipelineBarrier(cmd, or_default_stage(px->src_stage), VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                         0, NULL, 1, &b, 0, NULL);
+            vkvit__resize_geometry_of(&ip->cfg, px->width, px->height, &geo); /* checked */
+            set = ip->set_h_pixels[px->slot];
+            write_buffer(&w, &buffer_info, set, 0, px->buffer, bind_offset, bind_range);
+            src_offset = (uint32_t)((px->offset - bind_offset) / 4);
+            src_row_words = (px->row_bytes ? px->row_bytes : px->width * 4) / 4;
+            flags = px->format == VKVIT_PIXEL_BGRA8 ? VKVIT_PREPROCESS_BGRA : 0;
+            kh = NULL; /* the node's own kernel */
+            slot = px->slot;
+        }
+        /* The set and the slot's second parameter block are not in use: the previous recording has completed (the
+         * documented rule). */
+        ctx->vk.vkUpdateDescriptorSets(ctx->device, 1, &w, 0, NULL);
+        const uint32_t block = ip->batch + slot;
+        write_geometry(ip, block, &geo);
+        vkvit__preprocess_params *p = params_of(ip, block);
+        p->src_offset = src_offset, p->src_row_words = src_row_words, p->flags = flags;
+        const uint64_t at = (uint64_t)block * ip->param_stride;
+        ip->swaps[i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot, .kernel = kh, .set = set,
+                                          .indirect = ip->params.buffer,
+                                          .indirect_offset = at + offsetof(vkvit__preprocess_params, h_groups)};
+        ip->swaps[n + i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot + 1, .kernel = NULL,
+                                              .set = ip->set_v[slot], .indirect = ip->params.buffer,
+                                              .indirect_offset = at + offsetof(vkvit__preprocess_params, v_groups)};
+    }
+    qsort(ip->swaps, 2 * (size_t)n, sizeof *ip->swaps, by_node); /* the recorder walks them in node order */
+    return 2 * n;
+}
