@@ -8,7 +8,7 @@
  * host CPU time per inference, the GPU time per node kind from timestamp queries (a second, profiled session so
  * the timed runs carry no timestamps), and the arena / weight bytes. */
 #include "cli.h"
-#include "vk/kernels.h"
+#include "ops/gemm.h"
 
 #include <math.h>
 #include <stdio.h>
