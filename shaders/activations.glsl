@@ -1,5 +1,5 @@
 // ---------------------------------------------------------------------------------------------------------------
-// Activations shared by GEMM epilogues and elementwise kernels. ACT values match vkvit__act in src/graph/ops.h.
+// Activations shared by GEMM epilogues and elementwise kernels. ACT values match vkvit__act in src/ops/gemm.h.
 // ---------------------------------------------------------------------------------------------------------------
 #ifndef VKVIT_ACTIVATIONS_GLSL
 #define VKVIT_ACTIVATIONS_GLSL

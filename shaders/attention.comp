@@ -97,7 +97,6 @@ layout(push_constant) uniform Push {
 const uint DK4 = DK / 4;                            // vec4 chunks per head
 const uint DPT4 = DK4 / TPR;                        // vec4 chunks per invocation and row
 const uint HALF = DK / 2;                           // channel pairs; angles per token in the RoPE table
-const uint DA = DK / ROPE_AXES;                     // channels of one axis part (split_half)
 const uint NG = BQ / RPI;                           // row groups (invocations per lane index)
 const uint TILE_ROWS = BK > BQ ? BK : BQ;
 const float LOG2E = 1.4426950408889634;
@@ -112,22 +111,9 @@ shared vec4 sh_v[BK * DK4];
 // Prologue staging
 // ---------------------------------------------------------------------------------------------------------------
 
-// Pair number `pr` (< DK/2) -> its two channels: `c` takes sign -, `c2` sign + (SPEC 1.4, 6.1).
-void pair_channels(uint pr, out uint c, out uint c2) {
-    if (ROPE == 1) {
-        const uint hq = DA / 2;
-        c = (pr / hq) * DA + pr % hq;
-        c2 = c + hq;
-    } else {
-        c = 2 * pr;
-        c2 = c + 1;
-    }
-}
-
-float norm_factor(float ss_raw, float ss_rot) {
-    if (MODE == 0) return inversesqrt(ss_raw / float(DK) + p.eps);
-    return 1.0 / max(sqrt(ss_rot), p.eps);
-}
+#define QKP_W(i) data_w[i]
+#define QKP_CS(t, a) rope_cs[(t) * HALF + (a)]
+#include "qk_prologue.glsl"
 
 // One channel pair of row `r` of sh_a (token t of Q or K, element `base` = its channel 0): loads, weight, RoPE,
 // store; adds the squares of the raw and of the rotated values to ss_raw / ss_rot. Invalid rows store zeros.
@@ -145,22 +131,9 @@ void stage_pair(const bool is_q, uint r, uint t, uint base, uint pr, bool valid,
             x2 = data_k[base + c2];
         }
     }
-    ss_raw += x * x + x2 * x2;
-    if (MODE == 0 && QK_NORM) {
-        const uint w0 = is_q ? 0 : DK;
-        x *= data_w[w0 + c];
-        x2 *= data_w[w0 + c2];
-    }
-    float y = x, y2 = x2;
-    if (ROPE != 0 && valid) {
-        const vec2 cs = rope_cs[t * HALF + (c >> 1)];
-        const vec2 cs2 = rope_cs[t * HALF + (c2 >> 1)];
-        y = x * cs.x - x2 * cs.y;
-        y2 = x2 * cs2.x + x * cs2.y;
-    }
-    ss_rot += y * y + y2 * y2;
-    sh_a[r * DK4 + (c >> 2)][c & 3] = y;
-    sh_a[r * DK4 + (c2 >> 2)][c2 & 3] = y2;
+    const vec2 y = qk_pair(is_q, t, c, c2, x, x2, valid, ss_raw, ss_rot);
+    sh_a[r * DK4 + (c >> 2)][c & 3] = y.x;
+    sh_a[r * DK4 + (c2 >> 2)][c2 & 3] = y.y;
 }
 
 // K rows k0 .. k0+nk-1 -> sh_a rows 0 .. nk-1 with the prologue (and the norm factor); rows nk .. BK-1 are zeroed.

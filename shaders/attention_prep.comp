@@ -8,14 +8,8 @@
 //     vT [B, H, DK, vt_stride] : vT[b, h, d, j] = v[b, j, h*DK + d] for j < Tkv, 0 for Tkv <= j < vt_stride
 //
 // so that S = q~ k~^T and O = softmax(S) vT^T are both GEMMs in the nn.Linear layout (A [M, K] times B [N, K]^T,
-// both K-contiguous), with the softmax scale already folded into q~. The numerics are attention.comp's prologue:
-//   MODE 0 (ViT5Attention): factor = rsqrt(mean(x^2) + eps) of the RAW row (QK_NORM; w = q_norm / k_norm weight),
-//                           i.e. RoPE(RMSNorm_w(x)); without QK_NORM, factor = 1 and w = 1.
-//   MODE 1 (generic):       w = 1, factor = 1 / max(||RoPE(x)||, eps) (QK_NORM: the L2 norm AFTER RoPE).
-// RoPE from the compact (cos, sin) table rope_cs[t * DK/2 + (c >> 1)] (src/model/rope.h), pairing as attention.comp:
-//   ROPE 1 split_half: inside each of ROPE_AXES parts of DA = DK/ROPE_AXES channels, cl < DA/2 pairs with cl + DA/2
-//          (sign -) and that one with cl (sign +), each channel with ITS OWN angle (upstream quirk);
-//   ROPE 2 adjacent:   2i pairs with 2i+1 (sign - on 2i), both angle i.
+// both K-contiguous), with the softmax scale already folded into q~. The numerics are attention.comp's, from the
+// same include (shaders/qk_prologue.glsl): QK-RMSNorm then RoPE (MODE 0), or RoPE then the L2 norm (MODE 1).
 // RoPE needs the same token index for q and k rows (Tq == Tkv when ROPE != 0).
 //
 // Sources (element strides/offsets in the push constants; the fused ViT-5 qkv [B*T, 3C] is bound three times with
@@ -65,50 +59,29 @@ layout(push_constant) uniform Push {
 
 const uint HALF = DK / 2;
 const uint DK4 = DK / 4;
-const uint DA = DK / ROPE_AXES;
 
 float y_row[DK];                                    // the rotated row before its norm factor
 vec2 cs_row[HALF];                                  // this token's (cos, sin) per angle index
 float w_row[2 * DK];                                // q_norm.weight, k_norm.weight (MODE 0 with QK_NORM)
 
-// Pair number `pr` (< DK/2) -> its two channels: `c` takes sign -, `c2` sign + (as attention.comp).
-void pair_channels(uint pr, out uint c, out uint c2) {
-    if (ROPE == 1) {
-        const uint hq = DA / 2;
-        c = (pr / hq) * DA + pr % hq;
-        c2 = c + hq;
-    } else {
-        c = 2 * pr;
-        c2 = c + 1;
-    }
-}
+#define QKP_W(i) w_row[i]
+#define QKP_CS(t, a) cs_row[a]
+#include "qk_prologue.glsl"
 
 // The prologue of one row (token t; element `base` = its channel 0), written to q~ (is_q) or k~ at vec4 index dst4.
 void prologue(const bool is_q, uint base, uint dst4, float out_scale) {
     float ss_raw = 0.0, ss_rot = 0.0;
-    const uint w0 = is_q ? 0 : DK;
     [[dont_unroll]] for (uint pr = 0; pr < HALF; pr++) {
         uint c, c2;
         pair_channels(pr, c, c2);
-        float x = is_q ? data_q[base + c] : data_k[base + c];
-        float x2 = is_q ? data_q[base + c2] : data_k[base + c2];
-        ss_raw += x * x + x2 * x2;
-        if (MODE == 0 && QK_NORM) {
-            x *= w_row[w0 + c];
-            x2 *= w_row[w0 + c2];
-        }
-        float y = x, y2 = x2;
-        if (ROPE != 0) {
-            const vec2 cs = cs_row[c >> 1], cs2 = cs_row[c2 >> 1];
-            y = x * cs.x - x2 * cs.y;
-            y2 = x2 * cs2.x + x * cs2.y;
-        }
-        ss_rot += y * y + y2 * y2;
-        y_row[c] = y;
-        y_row[c2] = y2;
+        const float x = is_q ? data_q[base + c] : data_k[base + c];
+        const float x2 = is_q ? data_q[base + c2] : data_k[base + c2];
+        const vec2 y = qk_pair(is_q, 0, c, c2, x, x2, true, ss_raw, ss_rot);
+        y_row[c] = y.x;
+        y_row[c2] = y.y;
     }
     float f = out_scale;
-    if (QK_NORM) f *= MODE == 0 ? inversesqrt(ss_raw / float(DK) + p.eps) : 1.0 / max(sqrt(ss_rot), p.eps);
+    if (QK_NORM) f *= norm_factor(ss_raw, ss_rot);
     [[dont_unroll]] for (uint d4 = 0; d4 < DK4; d4++) {
         const vec4 v = vec4(y_row[4 * d4], y_row[4 * d4 + 1], y_row[4 * d4 + 2], y_row[4 * d4 + 3]) * f;
         if (is_q) data_qo[dst4 + d4] = v;

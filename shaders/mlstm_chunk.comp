@@ -24,7 +24,9 @@ layout(binding = 0, std430) readonly buffer Qkv4 { vec4 data_qkv4[]; };  // the 
 layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
 layout(binding = 2, std430) writeonly buffer St { float data_st[]; };
 
-shared float sh_beta[L], sh_li[L], sh_w[L];
+#include "mlstm_gates.glsl"
+
+shared float sh_w[L];
 shared uint sh_krow[L], sh_vrow[L];                   // element offsets of token j's k and v blocks
 
 void main() {
@@ -35,20 +37,10 @@ void main() {
 
     for (uint t = lid; t < Lc; t += VT) {
         const uint row = row_of(b, c0 + t);
-        log_gates(data_g[row * p.gate_stride + p.i_off + h], data_g[row * p.gate_stride + p.f_off + h], sh_li[t],
-                  sh_beta[t]);
         sh_krow[t] = row * p.qkv_stride + p.k_off + h * DH;
         sh_vrow[t] = row * p.qkv_stride + p.v_off + h * DH;
     }
-    barrier();
-    if (lid == 0) {                                   // local inclusive cumsum
-        float s = 0.0;
-        [[dont_unroll]] for (uint t = 0; t < Lc; t++) {
-            s += sh_beta[t];
-            sh_beta[t] = s;
-        }
-    }
-    barrier();
+    chunk_gates(b, h, c0, Lc, lid);                   // sh_li, sh_beta (cumsum); its barriers cover sh_krow too
     const float be = sh_beta[Lc - 1];
     float mu_c = NEG_BIG;
     [[dont_unroll]] for (uint j = 0; j < Lc; j++) mu_c = max(mu_c, be - sh_beta[j] + sh_li[j]);

@@ -26,7 +26,9 @@ layout(binding = 2, std430) readonly buffer St { float data_st[]; };
 layout(binding = 3, std430) buffer Ho { float data_h[]; };         // in: C^T q (phase 3), out: h
 
 shared float sh_A[L * L];
-shared float sh_beta[L], sh_li[L], sh_M[L], sh_ws[L], sh_r[L];
+#include "mlstm_gates.glsl"
+
+shared float sh_M[L], sh_ws[L], sh_r[L];
 
 void main() {
     const uint lid = gl_LocalInvocationID.x, tile = gl_WorkGroupID.x, c = gl_WorkGroupID.y;
@@ -42,20 +44,7 @@ void main() {
     const float mu = data_st[sc + 2];
 
     // 1. gates of the chunk's tokens
-    for (uint t = lid; t < Lc; t += VT) {
-        const uint row = row_of(b, c0 + t);
-        log_gates(data_g[row * p.gate_stride + p.i_off + h], data_g[row * p.gate_stride + p.f_off + h], sh_li[t],
-                  sh_beta[t]);
-    }
-    barrier();
-    if (lid == 0) {                                   // local inclusive cumsum
-        float s = 0.0;
-        [[dont_unroll]] for (uint t = 0; t < Lc; t++) {
-            s += sh_beta[t];
-            sh_beta[t] = s;
-        }
-    }
-    barrier();
+    chunk_gates(b, h, c0, Lc, lid);                   // sh_li, sh_beta (local inclusive cumsum)
     // 2a. exact row max M_i and the carried-state weight e^(alpha_i - m_i)
     for (uint i = lid; i < Lc; i += VT) {
         const float bi = sh_beta[i];

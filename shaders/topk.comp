@@ -6,17 +6,25 @@
 //   logits [rows, n] -> out = classes uint32 [rows, k] followed by probabilities float [rows, k]
 //   m = max_j x_j,  l = sum_j exp(x_j - m),  p_j = exp(x_j - m) / l          (max-subtracted: no overflow)
 //
-// Order: most probable first; equal logits go to the lower class index. One invocation per row, two passes over
-// it: the max, then the sum with an insertion into a sorted list of the best k (a new value enters only when
-// strictly greater than the k-th, and is placed behind every equal value already listed, i.e. behind lower
-// indices). O(n) reads per row plus O(k) per insertion; a row of 1000 logits is a few microseconds, far below the
-// network before it, so the simple serial form is kept.
+// Order: most probable first; equal logits go to the lower class index.
+//
+// Work split (the host dispatches ceil(rows / 64) workgroups of 64): workgroup w takes rows 64w .. 64w+63 one after
+// another, all 64 invocations on each row. Invocation i reads columns i, i + 64, ...: the max and the sum are
+// workgroup reductions (shaders/reduce.glsl: subgroupMax / subgroupAdd where the device has them, the shared-memory
+// tree otherwise), and each invocation keeps a sorted list of its own best k (a value enters only when strictly
+// greater than the k-th and goes behind equal values already listed, i.e. behind lower indices). The k winners
+// are then merged in k rounds: each round the largest head value (reduce_max), and among the heads holding it
+// the lowest class index (reduce_max of -index; exact while n <= 2^24), whose owner moves to its next entry.
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
 #define MAX_K 32                                    // VKVIT_MAX_TOP_K
+#define WG 64
+#define REDUCE_WG WG
+#define REDUCE_T float
+#include "reduce.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = WG) in;
 
 layout(binding = 0, std430) readonly buffer A { float data_a[]; };
 layout(binding = 1, std430) writeonly buffer D { uint data_d[]; };   // classes, then probability bit patterns
@@ -28,34 +36,47 @@ layout(push_constant) uniform Push {
 const float NEG_BIG = -3.402823466e38;              // -FLT_MAX
 
 void main() {
-    const uint row = gl_GlobalInvocationID.x;
-    if (row >= p.rows) return;
-    const uint base = row * p.n;
-    float m = NEG_BIG;
-    [[dont_unroll]] for (uint j = 0; j < p.n; j++) m = max(m, data_a[base + j]);
-
-    float top_v[MAX_K];
-    uint top_i[MAX_K];
-    uint filled = 0;
-    float l = 0.0;
-    [[dont_unroll]] for (uint j = 0; j < p.n; j++) {
-        const float x = data_a[base + j];
-        l += exp(x - m);
-        if (filled == p.k && !(x > top_v[p.k - 1])) continue;
-        uint pos = filled < p.k ? filled : p.k - 1;
-        [[dont_unroll]] while (pos > 0 && top_v[pos - 1] < x) {
-            top_v[pos] = top_v[pos - 1];
-            top_i[pos] = top_i[pos - 1];
-            pos--;
-        }
-        top_v[pos] = x;
-        top_i[pos] = j;
-        if (filled < p.k) filled++;
-    }
-    const float inv = 1.0 / l;
+    const float NEG_INF = uintBitsToFloat(0xff800000u); // an exhausted list's head: below every logit
+    const uint tid = gl_LocalInvocationID.x;
+    const uint r0 = gl_WorkGroupID.x * WG, r1 = min(p.rows, r0 + WG);
     const uint probs = p.rows * p.k;
-    [[dont_unroll]] for (uint t = 0; t < p.k; t++) {
-        data_d[row * p.k + t] = top_i[t];
-        data_d[probs + row * p.k + t] = floatBitsToUint(exp(top_v[t] - m) * inv);
+    [[dont_unroll]] for (uint row = r0; row < r1; row++) {   // uniform across the workgroup
+        const uint base = row * p.n;
+        float m = NEG_BIG;
+        [[dont_unroll]] for (uint j = tid; j < p.n; j += WG) m = max(m, data_a[base + j]);
+        m = reduce_max(m);
+
+        float top_v[MAX_K];
+        uint top_i[MAX_K];
+        uint filled = 0;
+        float l = 0.0;
+        [[dont_unroll]] for (uint j = tid; j < p.n; j += WG) {
+            const float x = data_a[base + j];
+            l += exp(x - m);
+            if (filled == p.k && !(x > top_v[p.k - 1])) continue;
+            uint pos = filled < p.k ? filled : p.k - 1;
+            [[dont_unroll]] while (pos > 0 && top_v[pos - 1] < x) {
+                top_v[pos] = top_v[pos - 1];
+                top_i[pos] = top_i[pos - 1];
+                pos--;
+            }
+            top_v[pos] = x;
+            top_i[pos] = j;
+            if (filled < p.k) filled++;
+        }
+        const float inv = 1.0 / reduce_sum(l);
+
+        uint head = 0;
+        [[dont_unroll]] for (uint t = 0; t < p.k; t++) {
+            const bool live = head < filled;
+            const float v = live ? top_v[head] : NEG_INF;
+            const float best = reduce_max(v);
+            const uint win = uint(-reduce_max(live && v == best ? -float(top_i[head]) : NEG_INF));
+            if (live && top_i[head] == win) head++;
+            if (tid == 0) {
+                data_d[row * p.k + t] = win;
+                data_d[probs + row * p.k + t] = floatBitsToUint(exp(best - m) * inv);
+            }
+        }
     }
 }

@@ -5,7 +5,6 @@ vkvit_shader(gemm_f32_f32 gemm.comp)                # shared-memory tiles (GPUs)
 vkvit_shader(gemm_f32_f32_w16 gemm.comp DEFINES B_F16=1)      # fp16 weights (fp16 sessions)
 vkvit_shader(gemm_cpu_f32_f32 gemm_cpu.comp)        # no shared memory, lanes own columns (llvmpipe)
 vkvit_shader(gemm_cpu_f32_f32_w16 gemm_cpu.comp DEFINES B_F16=1)
-vkvit_shader(add_f32_f32 add.comp)
 vkvit_shader(norm_f32_f32 norm.comp)
 vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)
 vkvit_shader(patchify_f32_f32 patchify.comp)
@@ -18,6 +17,7 @@ vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(softmax_rows_f32_f32 softmax_rows.comp)
+vkvit_shader(softmax_rows_f32_f32_subgroup softmax_rows.comp DEFINES SUBGROUP=1)
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
 vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
@@ -31,3 +31,4 @@ vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)      
 vkvit_shader(preprocess_h_u8_f32_image preprocess_h.comp DEFINES SOURCE_IMAGE=1)  # buffer / sampled VkImage source
 vkvit_shader(preprocess_v_f32_f32 preprocess_v.comp)  # pass 2: vertical + crop + normalise into the input
 vkvit_shader(topk_f32_u32 topk.comp)                 # softmax + top-K readout after the classifier head
+vkvit_shader(topk_f32_u32_subgroup topk.comp DEFINES SUBGROUP=1)

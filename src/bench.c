@@ -6,7 +6,7 @@
  * result is checked against plain-C loops on the host. */
 #include "common.h"
 #include "graph/graph.h"
-#include "graph/ops.h"
+#include "ops/ops.h"
 
 #include <math.h>
 #include <stdio.h>

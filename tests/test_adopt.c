@@ -2,7 +2,7 @@
  * device, hands them to vkvit, vkvit runs a GEMM on the host's queue, the ctx is destroyed, and the host device
  * must still work afterwards (vkvit destroyed nothing of the host's). */
 #include "host_util.h"
-#include "vk/kernels.h"
+#include "ops/gemm.h"
 
 static void adopt_runs_gemm(host *h) {
     VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};

@@ -17,11 +17,9 @@
  * Metric: max |got - want| / max |want| over the output. Everything runs under the validation layer (with
  * synchronization validation), which must stay silent. */
 #include "golden_util.h"
-#include "graph/ops.h"
 #include "model/rope.h"
+#include "ops/ops.h"
 #include "test_util.h"
-#include "vk/attention.h"
-#include "vk/kernels.h"
 
 #define ROPE_TOL 2e-7     /* absolute, on cos/sin tables */
 #define GOLDEN_TOL 1e-5   /* relative to max |want| */
@@ -215,7 +213,7 @@ static vkvit__rope_pairing parse_pairing(const char *s) {
     exit(1);
 }
 
-/* GEMM kernels (src/vk/kernels.h), one per (tile config, bias): the goldens share them. */
+/* GEMM kernels (src/ops/gemm.h), one per (tile config, bias): the goldens share them. */
 typedef struct cached_gemm {
     vkvit__gemm_config cfg;
     bool bias;
@@ -618,6 +616,27 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
     CHECK(nodes[VKVIT_ATTENTION_PATH_FUSED] == 1 && nodes[VKVIT_ATTENTION_PATH_GEMM] == 4,
           "graph paths: %u fused nodes, %u gemm nodes", nodes[VKVIT_ATTENTION_PATH_FUSED],
           nodes[VKVIT_ATTENTION_PATH_GEMM]);
+    /* The GEMM path with the kernels the other device class picks (CPU <-> GPU: GEMM tiles, prep width, the row
+     * softmax's work split), with and without subgroup reductions (softmax_rows and its _subgroup variant). */
+    const vkvit__caps saved = ctx->caps;
+    for (int variant = 0; variant < 2; variant++) {
+        ctx->caps.cpu_device = !saved.cpu_device;
+        ctx->caps.subgroup_in_use = saved.subgroup_in_use && variant == 0;
+        uint32_t n_nodes;
+        float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_GEMM, B, H, dk, T, qk_norm, rope, qkv, table, w,
+                                         &n_nodes);
+        ctx->caps = saved;
+        size_t worst;
+        double err = vt_max_rel_err(got, want, n_o, &worst);
+        printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (%s kernels, subgroup %d)  max rel err %.3g\n",
+               B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_device ? "GPU" : "CPU",
+               saved.subgroup_in_use && variant == 0, err);
+        CHECK(err <= RANDOM_TOL, "graph gemm (%s kernels, subgroup %d) B=%u H=%u dk=%u T=%u norm=%d rope=%s: max rel "
+              "err %.3g at %zu", saved.cpu_device ? "GPU" : "CPU", saved.subgroup_in_use && variant == 0, B, H, dk, T,
+              qk_norm, rope_names[rope], err, worst);
+        worst_err = fmax(worst_err, err);
+        free(got);
+    }
     free(qkv), free(w), free(table), free(cos), free(sin), free(want);
     return worst_err;
 }

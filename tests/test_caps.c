@@ -1,7 +1,12 @@
 /* The device-capability struct (vkvit__caps, src/vk/vk.h): filled once at ctx creation, mirrored in
  * vkvit_device_info, and the environment overrides VKVIT_DISABLE_SUBGROUP / VKVIT_DISABLE_COOPMAT /
- * VKVIT_DISABLE_F16 switch the matching feature off and say so in the workarounds string. */
+ * VKVIT_DISABLE_F16 switch the matching feature off and say so in the workarounds string; VKVIT_ATTENTION is read
+ * there too (caps.attention_path), and a value other than fused / gemm fails the attention op with a sentence.
+ * Also: a push-constant mirror of the wrong size is refused at pipeline creation. */
+#include "ops/attention.h"
 #include "test_util.h"
+
+#include <string.h>
 
 #include <stdlib.h>
 
@@ -81,8 +86,55 @@ static void overrides_switch_features_off(void) {
     unsetenv("VKVIT_DISABLE_F16");
 }
 
+static void attention_choice_read_at_ctx_creation(void) {
+    static const struct {
+        const char *env;
+        uint32_t want;
+    } cases[] = {{NULL, 0}, {"fused", 1}, {"gemm", 2}, {"bogus", VKVIT_CAPS_BAD_CHOICE}};
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
+        if (cases[i].env) setenv("VKVIT_ATTENTION", cases[i].env, 1);
+        else unsetenv("VKVIT_ATTENTION");
+        vkvit_ctx *ctx = vt_ctx();
+        unsetenv("VKVIT_ATTENTION"); /* read once: the ctx keeps its choice */
+        CHECK(ctx->caps.attention_path == cases[i].want, "VKVIT_ATTENTION=%s: caps.attention_path %u, want %u",
+              cases[i].env ? cases[i].env : "(unset)", ctx->caps.attention_path, cases[i].want);
+        if (cases[i].want == VKVIT_CAPS_BAD_CHOICE) {
+            vkvit__graph g;
+            vkvit__graph_init(&g, ctx);
+            vkvit__vit5_attention_op op = {.qkv = VKVIT_NONE, .B = 1, .T = 1, .C = 4, .heads = 1,
+                                           .rope = VKVIT_NONE, .qk_norm = VKVIT_NONE};
+            uint32_t o = vkvit__op_vit5_attention(&g, "attention", &op);
+            vkvit_result r = vkvit__graph_error(&g);
+            CHECK(o == VKVIT_NONE && r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "'bogus'"),
+                  "VKVIT_ATTENTION=bogus: %s: %s", vkvit_result_name(r), vkvit_last_error());
+            vkvit__graph_free(&g);
+        }
+        CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
+        vkvit_ctx_destroy(ctx);
+    }
+}
+
+/* A kernel whose C push-constant mirror does not have its shader's block size is refused with a sentence. */
+static void push_mirror_checked_against_shader(void) {
+    vkvit_ctx *ctx = vt_ctx();
+    const uint32_t block = vkvit__shader_push_size(VKVIT_SHADER_NORM_F32_F32);
+    vkvit__kernel k;
+    vkvit__kernel_desc d = {.shader = VKVIT_SHADER_NORM_F32_F32, .n_buffers = 4, .push_size = block - 4,
+                            .n_spec = 5, .spec = {8, 0, 0, 0, 1}, .label = "short mirror"};
+    vkvit_result r = vkvit__kernel_create(ctx, &d, &k);
+    CHECK(block == 40 && r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "push-constant block"),
+          "norm block %u bytes; a %u-byte mirror: %s: %s", block, block - 4, vkvit_result_name(r), vkvit_last_error());
+    d.push_size = block;
+    MUST(vkvit__kernel_create(ctx, &d, &k));
+    vkvit__kernel_destroy(ctx, &k);
+    CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
+    vkvit_ctx_destroy(ctx);
+}
+
 int main(void) {
+    push_mirror_checked_against_shader();
     caps_mirror_device_info();
     overrides_switch_features_off();
+    attention_choice_read_at_ctx_creation();
     return vt_finish(NULL);
 }

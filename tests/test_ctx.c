@@ -1,7 +1,7 @@
 /* ctx behaviour: device selection errors, NULL-safe destroy, and the on-disk pipeline cache (written at destroy,
  * reused by the next ctx, ignored — never trusted — when stale, corrupt or truncated). */
 #include "test_util.h"
-#include "vk/kernels.h"
+#include "ops/gemm.h"
 
 #include <dirent.h>
 #include <unistd.h>

@@ -24,7 +24,7 @@
  * cases (the goldens are float64 results rounded to fp32). */
 #include "golden_util.h"
 #include "graph_util.h"
-#include "graph/ops.h"
+#include "ops/ops.h"
 #include "modules/modules.h"
 
 #define TOL 1e-5
@@ -407,7 +407,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
           "%s: bias params disagree with the tensors", g->path);
     float *table = vit5_table(g, &geo), *qkn = vit5_qk_norm(g, &geo, "w.");
     for (int path = 0; path < 2; path++) {
-        setenv("VKVIT_ATTENTION", path_names[path], 1);
+        ctx->caps.attention_path = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
         vt_graph r;
         vt_graph_begin(&r, ctx);
         uint32_t rows, C;
@@ -421,7 +421,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
             .pairing = geo.pairing,
             .qk_norm = qkn ? vt_graph_weight(&r, "const.qk_norm", qkn, 2, qkn_shape) : VKVIT_NONE,
             .qk_norm_eps = geo.qk_norm_eps,
-            .path = VKVIT_ATTENTION_PATH_AUTO, /* from VKVIT_ATTENTION, as a session build would */
+            .path = VKVIT_ATTENTION_PATH_AUTO, /* from caps.attention_path, as a session build would */
         };
         const uint32_t nodes_before = r.g.n_nodes;
         uint32_t o = vkvit__op_vit5_attention(&r.g, "attention", &att);
@@ -439,7 +439,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
         free(got);
         vt_graph_end(&r);
     }
-    unsetenv("VKVIT_ATTENTION");
+    ctx->caps.attention_path = 0;
     free(table), free(qkn);
 }
 
@@ -539,7 +539,7 @@ static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
     if (!vit5_geom_of(g, &geo)) return;
     float *table = vit5_table(g, &geo), *qkn = vit5_qk_norm(g, &geo, "w.sequence_mixer.");
     for (int path = 0; path < 2; path++) {
-        setenv("VKVIT_ATTENTION", path_names[path], 1);
+        ctx->caps.attention_path = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
         vt_graph r;
         vt_graph_begin(&r, ctx);
         block_model *bm = malloc(sizeof *bm);
@@ -562,7 +562,7 @@ static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
         vt_graph_end(&r);
         free(bm);
     }
-    unsetenv("VKVIT_ATTENTION");
+    ctx->caps.attention_path = 0;
     free(table), free(qkn);
 }
 

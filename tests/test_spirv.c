@@ -1,5 +1,6 @@
 /* Every embedded SPIR-V module is valid for Vulkan 1.1 (spirv-val), and every module the table names exists
- * and is non-empty. Runs spirv-val on the exact words the library embeds. No GPU needed. */
+ * and is non-empty, with a push-constant block the library can size. Runs spirv-val on the exact words the library
+ * embeds. No GPU needed. */
 #include "test_util.h"
 
 #include <unistd.h>
@@ -18,6 +19,11 @@ int main(void) {
     for (int i = 0; i < VKVIT_SHADER_COUNT; i++) {
         const vkvit_spirv *s = &vkvit_spirv_table[i];
         CHECK(s->n_words > 5 && s->words[0] == 0x07230203u, "%s: not a SPIR-V module", s->name);
+        /* Every kernel has a push-constant block the library can size (vkvit__kernel_create checks the C mirrors
+         * against it; an unsized block would silently skip that check). */
+        const uint32_t push = vkvit__shader_push_size((vkvit_shader_id)i);
+        CHECK(push > 0 && push % 4 == 0 && push <= VKVIT_MAX_PUSH, "%s: push-constant block of %u bytes", s->name,
+              push);
         char path[512], cmd[1024];
         snprintf(path, sizeof path, "%s/%s.spv", dir, s->name);
         FILE *f = fopen(path, "wb");

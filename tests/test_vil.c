@@ -1,4 +1,4 @@
-/* Vision-LSTM on the GPU (src/graph/ops_vil.c, src/modules/vil.c, shaders/mlstm_*.comp), both numerics (seed,
+/* Vision-LSTM on the GPU (src/ops/mlstm.c, src/modules/vil.c, shaders/mlstm_*.comp), both numerics (seed,
  * SPEC 7.1; NX-AI, SPEC 7.2), both directions, against PyTorch and a plain-C float64 reference:
  *
  *   scan goldens    tests/golden/ops/mlstm_scan_*: the chunked scan (SPEC 7.3) for chunk lengths 1, 7, 64 (>= S:
@@ -16,7 +16,7 @@
  *                   gives the same bits, fp16 weights <= 1e-2) and `vkvit run` through the CLI binary (<= 1e-4)
  * Every graph runs with a NaN-poisoned arena under the validation layer (synchronization validation on). */
 #include "golden_util.h"
-#include "graph/ops_vil.h"
+#include "ops/ops.h"
 #include "graph_util.h"
 #include "modules/modules.h"
 #include "test_util.h"

@@ -18,22 +18,6 @@
 /* Model files (and images in memory) above this are refused. */
 #define VKVIT_MODEL_MAX_FILE ((uint64_t)4 << 30)
 
-/* A read-only view of a whole file: mapped where the OS has mmap (POSIX), else read into memory. Implemented in
- * src/vk/platform.c, the one file with operating-system calls. Another process that shrinks the file while it is
- * mapped can make reads of the lost pages fault (SIGBUS); vkvit reads model files only inside vkvit_model_create. */
-typedef struct vkvit__file_view {
-    const uint8_t *data;                    /* never NULL after success (an empty file gives a static byte) */
-    size_t size;
-    bool mapped;                            /* munmap on release; else free (when size > 0) */
-} vkvit__file_view;
-
-/* Opens `path` without blocking (O_NONBLOCK | O_CLOEXEC), refuses anything but a regular file (a FIFO, device,
- * directory or socket gets VKVIT_ERROR_IO and a sentence at once), then maps or reads it. Files above max_bytes:
- * VKVIT_ERROR_INVALID_ARGUMENT. */
-vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_view *view);
-/* Releases the view; accepts a zeroed one. */
-void vkvit__unmap_file(vkvit__file_view *view);
-
 typedef struct vkvit__model_file {
     char *label;                            /* owned copy of the path (or the label given to _parse) */
     vkvit__file_view file;                  /* the mapped file when _open read it; zero when _parse borrowed it */

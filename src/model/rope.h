@@ -27,13 +27,7 @@
 #define VKVIT_MODEL_ROPE_H
 
 #include "common.h"
-
-/* How a channel is paired with its rotation partner (SPEC 1.4, 6.1). Value 0 = no RoPE. */
-typedef enum vkvit__rope_pairing {
-    VKVIT_ROPE_NONE = 0,
-    VKVIT_ROPE_SPLIT_HALF = 1,              /* nvsubq: c <-> c +- da/2 inside each axis part (da = dk/axes) */
-    VKVIT_ROPE_ADJACENT = 2,                /* paper / EVA rotate_half: 2i <-> 2i+1 */
-} vkvit__rope_pairing;
+#include "ops/rope.h" /* vkvit__rope_pairing */
 
 /* Token order of a ViT-5 sequence (SPEC 1.2, 6.2). */
 typedef enum vkvit__token_layout {

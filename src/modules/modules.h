@@ -1,9 +1,9 @@
 /* Module builders: one per model block, each reading top to bottom like the reference forward (tools/reference/).
- * They add nodes to a graph through src/graph/ops.h and never touch Vulkan. */
+ * They add nodes to a graph through src/ops/ops.h and never touch Vulkan. */
 #ifndef VKVIT_MODULES_H
 #define VKVIT_MODULES_H
 
-#include "graph/ops.h"
+#include "ops/ops.h"
 #include "model/model.h"
 #include "model/model_file.h"
 

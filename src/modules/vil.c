@@ -17,7 +17,7 @@
  *   y     = o · W_downᵀ (⊙ layerscale[:D], seed) (+ y: the block's residual add, in the GEMM epilogue) */
 #include "modules/modules.h"
 
-#include "graph/ops_vil.h"
+#include "ops/ops.h"
 
 #include <stdio.h>
 

@@ -628,6 +628,12 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->max_workgroup_invocations = ctx->limits.maxComputeWorkGroupInvocations;
     for (int d = 0; d < 3; d++) c->max_workgroup_count[d] = ctx->limits.maxComputeWorkGroupCount[d];
     c->max_storage_buffer_range = ctx->limits.maxStorageBufferRange;
+    /* The attention path override (src/ops/attention.c): read here once, like the VKVIT_DISABLE_* switches. */
+    const char *att = getenv("VKVIT_ATTENTION");
+    if (att && *att) {
+        c->attention_path = !strcmp(att, "fused") ? 1 : !strcmp(att, "gemm") ? 2 : VKVIT_CAPS_BAD_CHOICE;
+        snprintf(c->attention_env, sizeof c->attention_env, "%s", att);
+    }
 }
 
 /* ------------------------------------------------------------------------------------------------------------

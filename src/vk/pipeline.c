@@ -10,6 +10,54 @@
  * Kernels
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* Bytes of the push-constant block, read from the module: max over its members of (Offset + size), 0 when there is
+ * no block or a member type this reader does not size (only 32-bit scalars and vectors of them are sized, which is
+ * what the shaders' `p` blocks hold). */
+uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
+    enum { OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_STRUCT = 30, OP_TYPE_POINTER = 32,
+           OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH_CONSTANT = 9, DEC_OFFSET = 35 };
+    if ((unsigned)shader >= VKVIT_SHADER_COUNT) return 0;
+    const uint32_t *w = vkvit_spirv_table[shader].words, n = vkvit_spirv_table[shader].n_words;
+    if (n < 5) return 0;
+    const uint32_t bound = w[3];
+    uint32_t *size = calloc((size_t)bound * 3, sizeof *size); /* per id: type size, pointee, struct position */
+    if (!size) return 0;
+    uint32_t *pointee = size + bound, *struct_at = size + 2 * (size_t)bound, push_type = 0, bytes = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 5; i < n;) {
+            const uint32_t len = w[i] >> 16, op = w[i] & 0xffff;
+            if (len == 0 || i + len > n) break;
+            const uint32_t *a = w + i + 1;
+            if (pass == 0) {
+                const bool id_ok = len >= 2 && a[0] < bound;
+                if ((op == OP_TYPE_INT || op == OP_TYPE_FLOAT) && len >= 3 && id_ok && a[1] == 32)
+                    size[a[0]] = 4;
+                else if (op == OP_TYPE_VECTOR && len >= 4 && id_ok && a[1] < bound)
+                    size[a[0]] = size[a[1]] * a[2];
+                else if (op == OP_TYPE_STRUCT && id_ok)
+                    struct_at[a[0]] = i;
+                else if (op == OP_TYPE_POINTER && len >= 4 && id_ok && a[1] == SC_PUSH_CONSTANT)
+                    pointee[a[0]] = a[2];
+                else if (op == OP_VARIABLE && len >= 4 && id_ok && a[2] == SC_PUSH_CONSTANT)
+                    push_type = pointee[a[0]];
+            } else if (op == OP_MEMBER_DECORATE && len >= 5 && a[0] == push_type && a[2] == DEC_OFFSET) {
+                const uint32_t at = push_type < bound ? struct_at[push_type] : 0;
+                const uint32_t member_type = at && a[1] + 2 < (w[at] >> 16) ? w[at + 2 + a[1]] : 0;
+                const uint32_t msize = member_type < bound ? size[member_type] : 0;
+                if (!msize) {
+                    bytes = 0;
+                    break;
+                }
+                if (a[3] + msize > bytes) bytes = a[3] + msize;
+            }
+            i += len;
+        }
+        if (!push_type) break;
+    }
+    free(size);
+    return bytes;
+}
+
 vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc, vkvit__kernel *out) {
     vkvit_result res = VKVIT_OK;
     memset(out, 0, sizeof *out);
@@ -21,6 +69,12 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                             "kernel '%s': bad desc (shader %d, %u buffers, %u push bytes, %u spec constants)", label,
                             (int)desc->shader, desc->n_buffers, desc->push_size, desc->n_spec);
     const vkvit_spirv *spv = &vkvit_spirv_table[desc->shader];
+    /* The C mirror of the shader's push-constant block must have the block's size (a missing or extra member). */
+    const uint32_t block = vkvit__shader_push_size(desc->shader);
+    if (block && block != desc->push_size)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                            "kernel '%s': the push-constant block of shader %s is %u bytes, its C mirror %u", label,
+                            spv->name, block, desc->push_size);
 
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
     for (uint32_t i = 0; i < desc->n_buffers; i++)

@@ -3,7 +3,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "common.h"
-#include "model/model_file.h" /* vkvit__file_view */
 
 #include <errno.h>
 #include <pthread.h>

@@ -45,7 +45,7 @@ enum {
 
 /* What this ctx's device can do and what vkvit uses, filled once at ctx creation (device.c) after the feature
  * queries, the quirk table, adopt-mode narrowing and the environment overrides (VKVIT_DISABLE_F16,
- * VKVIT_DISABLE_SUBGROUP, VKVIT_DISABLE_COOPMAT, read once there). Op builders read this, never the quirk bits or
+ * VKVIT_DISABLE_SUBGROUP, VKVIT_DISABLE_COOPMAT, VKVIT_ATTENTION, read once there). Op builders read this, never the quirk bits or
  * the environment, so a variant choice has one place to look. The public mirror is vkvit_device_info. */
 typedef struct vkvit__caps {
     bool cpu_device;                        /* VKVIT_QUIRK_CPU_DEVICE: llvmpipe / lavapipe / SwiftShader */
@@ -67,7 +67,12 @@ typedef struct vkvit__caps {
     uint32_t max_workgroup_invocations;     /* maxComputeWorkGroupInvocations */
     uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
     VkDeviceSize max_storage_buffer_range;  /* maxStorageBufferRange */
+    uint32_t attention_path;                /* VKVIT_ATTENTION: 0 unset, 1 "fused", 2 "gemm" (the values of
+                                               vkvit__attention_path), VKVIT_CAPS_BAD_CHOICE another value */
+    char attention_env[32];                 /* that other value (truncated), for the sentence of the failure */
 } vkvit__caps;
+
+#define VKVIT_CAPS_BAD_CHOICE 0xffffffffu
 
 #define VKVIT_VALIDATION_LOG_CAP 8
 
@@ -193,7 +198,11 @@ typedef struct vkvit__kernel {
     uint32_t n_buffers, push_size;
 } vkvit__kernel;
 
+/* Creates the pipeline. Fails (VKVIT_ERROR_INVALID_ARGUMENT) when desc->push_size differs from the size of the
+ * shader's push-constant block (vkvit__shader_push_size): every C mirror is checked against its shader. */
 vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc, vkvit__kernel *out);
+/* Bytes of the shader's push-constant block, read from its SPIR-V (0: none, or not sized). */
+uint32_t vkvit__shader_push_size(vkvit_shader_id shader);
 void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k);
 
 /* A range of a buffer bound to one binding. range 0 means "to the end of the buffer". */

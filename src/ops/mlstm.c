@@ -1,25 +1,20 @@
-/* Op builders of the Vision-LSTM cell (see ops_vil.h): push-constant mirrors of shaders/mlstm_*.comp, tile choice,
+/* Op builders of the Vision-LSTM cell (see mlstm.h): push-constant mirrors of shaders/mlstm_*.comp, tile choice,
  * dispatch geometry. */
-#include "graph/ops_vil.h"
+#include "ops/mlstm.h"
+
+#include "ops/op_util.h"
 
 #include <stdio.h>
-
-static vkvit__node_binding rd(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ}; }
-static vkvit__node_binding wr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_WRITE}; }
-static uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKVIT_NONE ? fallback : t; }
-
-static uint32_t groups_for(uint64_t n, uint32_t per_group) {
-    uint64_t g = (n + per_group - 1) / per_group;
-    return (uint32_t)(g == 0 ? 1 : g > 65535 ? 65535 : g); /* the kernels grid-stride over the rest */
-}
 
 /* ------------------------------------------------------------------------------------------------------------
  * conv1d + SiLU + headwise q/k/v (shaders/mlstm_prep.comp)
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* Mirrors the `p` block of shaders/mlstm_prep.comp. */
 typedef struct mlstm_prep_push {
     uint32_t rows, S, E, K, up_stride, reverse;
 } mlstm_prep_push;
+VKVIT_PUSH_MIRROR(mlstm_prep_push, 6);
 
 void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op, uint32_t *a,
                           uint32_t *qkv) {
@@ -58,6 +53,7 @@ typedef struct mlstm_scan_push {
     uint32_t gate_stride, i_off, f_off;
     uint32_t h_stride;
 } mlstm_scan_push;
+VKVIT_PUSH_MIRROR(mlstm_scan_push, 12);
 
 /* llvmpipe leaves every loop of a shader invocation once 65535 iterations have run in total (gallivm's loop
  * limiter), silently: the estimates below (loop trips of one invocation, upper bounds) must stay under it on CPU
@@ -154,7 +150,7 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     /* 2. the carried state, chunk after chunk */
     vkvit__kernel_desc k2 = {.shader = VKVIT_SHADER_MLSTM_CARRY_F32, .n_buffers = 1, .push_size = sizeof p,
                              .n_spec = 4, .spec = {vt2, L, DH, op->nxai}};
-    vkvit__node_binding b2[1] = {{st, VKVIT_READ | VKVIT_WRITE}};
+    vkvit__node_binding b2[1] = {rdwr(st)};
     snprintf(label, sizeof label, "%s.carry", name);
     vkvit__graph_node(g, label, "mlstm_carry", &k2, b2, 1, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt2), 1, bh);
 
@@ -168,7 +164,7 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     /* 4. outputs, all chunks in parallel (h read back and overwritten) */
     vkvit__kernel_desc k4 = {.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32, .n_buffers = 4, .push_size = sizeof p,
                              .n_spec = 4, .spec = {vt3, L, DH, op->nxai}};
-    vkvit__node_binding b4[4] = {rd(op->qkv), rd(op->gates), rd(st), {h, VKVIT_READ | VKVIT_WRITE}};
+    vkvit__node_binding b4[4] = {rd(op->qkv), rd(op->gates), rd(st), rdwr(h)};
     vkvit__graph_node(g, name, "mlstm_scan", &k4, b4, 4, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt3), n_chunks, bh);
     return g->error ? VKVIT_NONE : h;
 }
@@ -177,14 +173,18 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
  * outnorm + skip + output gate (shaders/mlstm_gn_stats.comp, mlstm_out.comp)
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* Mirrors the `p` block of shaders/mlstm_gn_stats.comp. */
 typedef struct mlstm_gn_push {
     uint32_t S, E, G;
     float eps;
 } mlstm_gn_push;
+VKVIT_PUSH_MIRROR(mlstm_gn_push, 4);
 
+/* Mirrors the `p` block of shaders/mlstm_out.comp. */
 typedef struct mlstm_out_push {
     uint32_t rows, S, E, G;
 } mlstm_out_push;
+VKVIT_PUSH_MIRROR(mlstm_out_push, 4);
 
 uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op) {
     if (g->error) return VKVIT_NONE;
@@ -199,11 +199,12 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
         uint32_t st_shape[3] = {op->B, op->E / G, 2};
         snprintf(label, sizeof label, "%s.gn_stats", name);
         stats = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 3, st_shape);
-        const uint32_t wg = g->ctx->caps.cpu_device ? 8 : 64;
-        vkvit__kernel_desc ks = {.shader = g->ctx->caps.subgroup_in_use ? VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP
-                                                                        : VKVIT_SHADER_MLSTM_GN_STATS_F32,
-                                 .n_buffers = 2,
-                                 .push_size = sizeof(mlstm_gn_push), .n_spec = 1, .spec = {wg}};
+        const uint32_t wg = ops_row_wg(g->ctx);
+        vkvit__kernel_desc ks = {
+            .shader =
+                ops_reduce_variant(g->ctx, VKVIT_SHADER_MLSTM_GN_STATS_F32, VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP),
+            .n_buffers = 2, .push_size = sizeof(mlstm_gn_push), .n_spec = 1, .spec = {wg},
+        };
         mlstm_gn_push ps = {op->S, op->E, G, op->eps};
         vkvit__node_binding bs[2] = {rd(op->h), wr(stats)};
         vkvit__graph_node(g, label, "mlstm_norm", &ks, bs, 2, &ps, sizeof ps, op->E / G, op->B, 1);

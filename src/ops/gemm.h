@@ -1,10 +1,10 @@
-/* The C side of each shader family: push-constant structs (mirroring the `p` block of the .comp file), tile
- * configurations chosen per device, and dispatch helpers. Kept next to the runtime so a shader and its mirror
- * change together. */
-#ifndef VKVIT_KERNELS_H
-#define VKVIT_KERNELS_H
+/* src/ops/gemm — GEMM with fused epilogues: the push-constant mirror of shaders/gemm.comp and gemm_cpu.comp, the
+ * kernel descriptions, the tile choice per device (vkvit__caps), and the graph-node builders (vkvit__op_gemm,
+ * vkvit__op_linear) the modules call. */
+#ifndef VKVIT_OPS_GEMM_H
+#define VKVIT_OPS_GEMM_H
 
-#include "vk/vk.h"
+#include "ops/mat.h"
 
 /* ------------------------------------------------------------------------------------------------------------
  * GEMM: D[b] = epilogue(A[b] (M,K) * B[b] (N,K)^T), two kernels with one push-constant block and binding set
@@ -28,7 +28,7 @@ typedef struct vkvit__gemm_push {
     uint32_t b_offset;                               /* element offset of B in its buffer */
     uint32_t n_offset;                               /* column offset into bias and scale (a weight's row block) */
 } vkvit__gemm_push;
-_Static_assert(sizeof(vkvit__gemm_push) <= VKVIT_MAX_PUSH, "gemm push constants exceed 128 bytes");
+VKVIT_PUSH_MIRROR(vkvit__gemm_push, 21);
 
 typedef enum vkvit__gemm_variant {
     VKVIT_GEMM_SHARED = 0,                           /* the default of a zero-initialised config */
@@ -75,16 +75,43 @@ void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch);
 
 /* ------------------------------------------------------------------------------------------------------------
- * Elementwise add (shaders/add.comp): D[i] = A[i] + B[i % n_b]
+ * Graph nodes:  d = act(a · wᵀ + bias) ⊙ scale + residual
  * ------------------------------------------------------------------------------------------------------------ */
 
-typedef struct vkvit__add_push {
-    uint32_t n, n_b;
-} vkvit__add_push;
+typedef enum vkvit__act {
+    VKVIT_ACT_NONE = 0,
+    VKVIT_ACT_GELU = 1,                     /* exact erf GELU */
+    VKVIT_ACT_RELU = 2,
+    VKVIT_ACT_SILU = 3,
+} vkvit__act;
 
-/* Bindings: 0 A, 1 B, 2 D. */
-vkvit_result vkvit__add_kernel_create(vkvit_ctx *ctx, const char *label, vkvit__kernel *out);
-void vkvit__add_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, VkDescriptorSet set,
-                       const vkvit__add_push *push);
+typedef struct vkvit__gemm_op {
+    vkvit__mat a;                           /* [M, K] per batch */
+    uint32_t w;                             /* weight [N, K] (nn.Linear layout), shared by the batch */
+    uint32_t bias;                          /* [N] or VKVIT_NONE */
+    vkvit__mat d;                           /* [M, N] per batch */
+    uint32_t M, N, K, batch;
+    vkvit__act act;
+    uint32_t scale;                         /* [N] per-column scale (LayerScale) or VKVIT_NONE */
+    vkvit__mat residual;                    /* added last; .t = VKVIT_NONE for none. May be d itself (in place). */
+    /* Optional; zero keeps the defaults above. The B operand in general: element (z, n, k) =
+     * w[w_offset + z * w_batch_stride + n * w_stride + k] (w_stride 0 = K; w_batch_stride 0 = shared). */
+    uint32_t w_offset, w_stride, w_batch_stride;
+    /* Column offset into bias and scale: output column n reads bias[n_offset + n] (a weight's row block). */
+    uint32_t n_offset;
+    /* Two-level batch (n_inner > 1): batch index z = outer * n_inner + inner (batch = n_outer * n_inner); each
+     * operand's `batch_stride` is then its stride per OUTER index and inner_stride_* its stride per INNER index:
+     * e.g. per-(image, head) products writing head column blocks of a [B*T, C] output (outer = image: T*C,
+     * inner = head: dk). n_inner 0 or 1: a plain batch (offset z * batch_stride). */
+    uint32_t n_inner;
+    uint32_t inner_stride_a, inner_stride_w, inner_stride_d, inner_stride_r;
+} vkvit__gemm_op;
 
-#endif /* VKVIT_KERNELS_H */
+void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op);
+/* vkvit__op_gemm with a node kind of the caller's choosing (profiles group nodes by kind, e.g. "attn_gemm"). */
+void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op);
+
+/* y = x · wᵀ (+ bias) for a dense [rows, K] tensor x; returns a new [rows, N] activation. */
+uint32_t vkvit__op_linear(vkvit__graph *g, const char *name, uint32_t x, uint32_t w, uint32_t bias, vkvit__act act);
+
+#endif /* VKVIT_OPS_GEMM_H */

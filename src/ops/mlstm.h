@@ -1,12 +1,13 @@
-/* Op builders of the Vision-LSTM cell (SPEC 7): the kernels between proj_up and proj_down. The GEMMs (proj_up,
- * gates, proj_down) and the LayerNorms come from ops.h; src/modules/vil.c strings everything together.
+/* src/ops/mlstm — op builders of the Vision-LSTM cell (SPEC 7): the kernels between proj_up and proj_down. The
+ * GEMMs (proj_up, gates, proj_down) and the LayerNorms come from ops/gemm.h and ops/norm.h; src/modules/vil.c
+ * strings everything together.
  *
  * Every tensor here is a dense matrix of rows = B * S tokens in ORIGINAL token order, also in reversed blocks:
  * the conv and the scan read mirrored indices instead of flipping the sequence. */
-#ifndef VKVIT_GRAPH_OPS_VIL_H
-#define VKVIT_GRAPH_OPS_VIL_H
+#ifndef VKVIT_OPS_MLSTM_H
+#define VKVIT_OPS_MLSTM_H
 
-#include "graph/ops.h"
+#include "ops/mat.h"
 
 /* Causal depthwise conv1d (kernel K) + SiLU + the headwise 4x4 q/k/v projections (shaders/mlstm_prep.comp):
  *   up [B*S, 2E] (xm = columns 0..E-1) -> a [B*S, E] (silu(conv(xm)), the skip branch) and
@@ -49,4 +50,4 @@ typedef struct vkvit__mlstm_out_op {
 
 uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op);
 
-#endif /* VKVIT_GRAPH_OPS_VIL_H */
+#endif /* VKVIT_OPS_MLSTM_H */

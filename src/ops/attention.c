@@ -1,5 +1,6 @@
-/* Attention core: config resolution (tiles per device), pipeline creation, dispatch (see attention.h). */
-#include "vk/attention.h"
+/* The fused attention kernel (see attention.h): config resolution (tiles per device), pipeline creation, dispatch.
+ * The graph nodes of both paths are in attention_node.c. */
+#include "ops/attention.h"
 
 #include <math.h>
 
@@ -10,11 +11,10 @@ float vkvit__attention_default_scale(const vkvit__attention_config *cfg) {
     return (float)(1.0 / sqrt((double)cfg->dk));
 }
 
-/* Subgroup shuffles in compute shaders (GL_KHR_shader_subgroup_shuffle), needed by the tpr > 1 variant. */
 /* The smallest subgroup size the shader may see (without size control, gl_SubgroupSize is the default size). */
 static uint32_t min_subgroup_size(const vkvit_ctx *ctx) {
-    uint32_t s = ctx->info.subgroup_size;
-    if (ctx->info.subgroup_size_min && ctx->info.subgroup_size_min < s) s = ctx->info.subgroup_size_min;
+    uint32_t s = ctx->caps.subgroup_size;
+    if (ctx->caps.subgroup_size_min && ctx->caps.subgroup_size_min < s) s = ctx->caps.subgroup_size_min;
     return s ? s : 1;
 }
 
@@ -90,9 +90,9 @@ vkvit_result vkvit__attention_resolve(const vkvit_ctx *ctx, const vkvit__attenti
     if (shared_bytes(c.bq, c.bk, dk) > max_shared)
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "attention: bq %u, bk %u, dk %u need %zu bytes of shared memory, "
                             "the device has %u", c.bq, c.bk, dk, shared_bytes(c.bq, c.bk, dk), max_shared);
-    if (wg > ctx->info.max_workgroup_invocations)
+    if (wg > ctx->caps.max_workgroup_invocations)
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "attention: workgroup of %u invocations, the device allows %u",
-                            wg, ctx->info.max_workgroup_invocations);
+                            wg, ctx->caps.max_workgroup_invocations);
     *out = c;
     return VKVIT_OK;
 }

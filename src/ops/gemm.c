@@ -1,5 +1,6 @@
-/* Tile choice and dispatch geometry for each shader family (see kernels.h). */
-#include "vk/kernels.h"
+/* GEMM with epilogues (see gemm.h): tile choice, kernel descriptions, dispatch geometry. The graph nodes are in
+ * gemm_node.c. */
+#include "ops/gemm.h"
 
 #include <string.h>
 
@@ -100,20 +101,4 @@ void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel
     uint32_t g[3];
     vkvit__gemm_groups(cfg, push, batch, g);
     vkvit__cmd_dispatch(ctx, cmd, k, set, push, g[0], g[1], g[2]);
-}
-
-vkvit_result vkvit__add_kernel_create(vkvit_ctx *ctx, const char *label, vkvit__kernel *out) {
-    vkvit__kernel_desc d = {
-        .shader = VKVIT_SHADER_ADD_F32_F32,
-        .n_buffers = 3,
-        .push_size = sizeof(vkvit__add_push),
-        .label = label,
-    };
-    return vkvit__kernel_create(ctx, &d, out);
-}
-
-void vkvit__add_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, VkDescriptorSet set,
-                       const vkvit__add_push *push) {
-    uint32_t groups = VKVIT_MIN(VKVIT_CEIL_DIV(push->n, 256u), 65535u);
-    vkvit__cmd_dispatch(ctx, cmd, k, set, push, groups ? groups : 1, 1, 1);
 }

@@ -1,4 +1,6 @@
-/* src/vk/attention — the C mirror of shaders/attention.comp: the flash-style multi-head attention core.
+/* src/ops/attention — multi-head attention: the C mirror of shaders/attention.comp (the flash-style core, tiles per
+ * device), the unfused path's prep + row softmax (shaders/attention_prep.comp, softmax_rows.comp; the GEMMs come
+ * from ops/gemm.h), and the graph nodes (vkvit__op_vit5_attention, vkvit__op_attention).
  *
  *     o[b, i, h*dk + d] = sum_j softmax_j( scale * q~[b,i,h] . k~[b,j,h] ) v[b, j, h*dk + d]
  *
@@ -15,7 +17,7 @@
  *   0  Q source                      float, read
  *   1  K source                      float, read      (0, 1, 2 may be the same buffer)
  *   2  V source                      float, read
- *   3  RoPE table                    compact (cos, sin) table of src/model/rope.h, T * dk floats, row t = token t
+ *   3  RoPE table                    compact (cos, sin) table (src/model/rope.h), T * dk floats, row t = token t
  *                                    (the same table for q and k: RoPE needs Tq == Tkv). Any buffer when rope is off.
  *   4  QK-norm weights               2*dk floats: q_norm.weight then k_norm.weight. Read only in VIT5 mode with
  *                                    qk_norm; any buffer otherwise.
@@ -29,11 +31,11 @@
  *                                   vkvit__attention_default_scale(&cfg), .eps = 1e-6f};
  *     vkvit__attention_record(ctx, cmd, &kernel, &cfg, set, &push, n_heads, batch);
  */
-#ifndef VKVIT_VK_ATTENTION_H
-#define VKVIT_VK_ATTENTION_H
+#ifndef VKVIT_OPS_ATTENTION_H
+#define VKVIT_OPS_ATTENTION_H
 
-#include "model/rope.h"
-#include "vk/vk.h"
+#include "ops/mat.h"
+#include "ops/rope.h"
 
 typedef enum vkvit__attention_mode {
     VKVIT_ATTENTION_VIT5 = 0,               /* RMSNorm(w) -> RoPE */
@@ -53,7 +55,7 @@ typedef struct vkvit__attention_push {
     float scale;                            /* see vkvit__attention_default_scale */
     float eps;                              /* VIT5: RMSNorm eps (1e-6 in every shipped config); GENERIC: 1e-12 */
 } vkvit__attention_push;
-_Static_assert(sizeof(vkvit__attention_push) <= VKVIT_MAX_PUSH, "attention push constants exceed 128 bytes");
+VKVIT_PUSH_MIRROR(vkvit__attention_push, 16);
 
 /* What the kernel computes (fixed at pipeline creation as specialization constants) and how it is tiled.
  * Zero tile fields are chosen by the device (vkvit__attention_resolve). */
@@ -106,4 +108,53 @@ void vkvit__attention_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__k
                              const vkvit__attention_config *cfg, VkDescriptorSet set,
                              const vkvit__attention_push *push, uint32_t n_heads, uint32_t batch);
 
-#endif /* VKVIT_VK_ATTENTION_H */
+/* ------------------------------------------------------------------------------------------------------------
+ * Graph nodes
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* How the attention core is computed (vkvit__op_vit5_attention). The values match vkvit__caps.attention_path. */
+typedef enum vkvit__attention_path {
+    VKVIT_ATTENTION_PATH_AUTO = 0,          /* caps.attention_path (VKVIT_ATTENTION) if set, else gemm on CPU
+                                               devices, fused elsewhere */
+    VKVIT_ATTENTION_PATH_FUSED = 1,         /* one flash-attention dispatch (shaders/attention.comp) */
+    VKVIT_ATTENTION_PATH_GEMM = 2,          /* prep -> GEMM -> row softmax -> GEMM (four dispatches) */
+} vkvit__attention_path;
+
+/* ViT5Attention core on the fused qkv [B*T, 3C] (channel s*C + h*dk + d): QK RMSNorm (optional), RoPE, softmax
+ * attention with scale dk^-0.5. Returns o [B*T, C] (channel h*dk + d).
+ * Two implementations, same numerics (fp32, ~1e-6 apart): the fused flash-attention kernel (one node) and the GEMM
+ * path (four nodes: prep, S = q~ k~T, row softmax, S vT^T; B*H*T*ceil4(T) floats of scores), which is ~10x faster
+ * on llvmpipe. path AUTO picks: the environment variable VKVIT_ATTENTION=fused|gemm, read once at ctx creation into
+ * vkvit__caps.attention_path (another value fails the graph build with a sentence), else gemm on CPU devices
+ * (caps.cpu_device) and fused elsewhere. */
+typedef struct vkvit__vit5_attention_op {
+    uint32_t qkv;
+    uint32_t B, T, C, heads;
+    uint32_t rope;                          /* compact table [T, dk/2, 2] (src/model/rope.c) */
+    vkvit__rope_pairing pairing;
+    uint32_t qk_norm;                       /* [2, dk]: q_norm.weight then k_norm.weight, or VKVIT_NONE */
+    float qk_norm_eps;
+    vkvit__attention_path path;             /* 0 = auto (see vkvit__op_vit5_attention) */
+} vkvit__vit5_attention_op;
+
+uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op);
+
+/* Generic Attention core (SPEC 3.2; tools/reference/generic.py Attention), always the fused kernel
+ * (shaders/attention.comp, VKVIT_ATTENTION_GENERIC): per head, optional split-half RoPE first (table `rope`, same
+ * rows for q and k, so Tq == Tkv), then the optional parameter-free L2 norm (eps 1e-12), scale 1.0 under qk_norm
+ * else dk^-0.5, optional causal mask j <= i (top-left aligned, also for Tkv != Tq). Q, K and V are [tokens, C]
+ * matrices read through vkvit__mat (offset = column offset of head 0, stride = row stride, batch_stride = per
+ * image), so a fused qkv [B*T, 3C] is bound three times and cross-attention reads K/V from another tensor.
+ * Returns o [B*Tq, C] (channel h*dk + d). The unfused GEMM path of vkvit__op_vit5_attention has no causal mask, so
+ * it is not used here. */
+typedef struct vkvit__attention_op {
+    vkvit__mat q, k, v;
+    uint32_t B, Tq, Tkv, C, heads;
+    uint32_t rope;                          /* compact table [Tq, dk/2, 2] (src/model/rope.c) or VKVIT_NONE */
+    uint32_t rope_axes;                     /* grid axes of the table (split-half parts of a head) */
+    bool qk_norm, causal;
+} vkvit__attention_op;
+
+uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__attention_op *op);
+
+#endif /* VKVIT_OPS_ATTENTION_H */

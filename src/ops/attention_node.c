@@ -1,0 +1,213 @@
+/* Attention graph nodes (see attention.h): the ViT-5 core through the fused kernel or the unfused path (prep ->
+ * GEMM -> row softmax -> GEMM, with the push-constant mirrors of attention_prep.comp and softmax_rows.comp), and
+ * the generic core. The fused kernel's tiles and description: attention.c. */
+#include "ops/attention.h"
+
+#include "ops/gemm.h"
+#include "ops/op_util.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------------------------------------------
+ * The ViT-5 attention core (fused or unfused)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* The fused path: one flash-attention dispatch (shaders/attention.comp). */
+static void vit5_attention_fused(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
+    const uint32_t C = op->C, dk = C / op->heads;
+    vkvit__attention_config cfg = {
+        .mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE, .rope = op->pairing,
+        .rope_axes = 2,
+    };
+    vkvit__kernel_desc kd;
+    uint32_t groups[3];
+    vkvit_result r = vkvit__attention_kernel_desc(g->ctx, &cfg, NULL, &kd);
+    if (r != VKVIT_OK) {
+        vkvit__graph_fail(g, r, "attention '%s': %s", name, vkvit_last_error());
+        return;
+    }
+    /* Q, K, V are column blocks 0, C, 2C of the fused qkv rows. */
+    vkvit__attention_push p = {
+        .Tq = op->T, .Tkv = op->T,
+        .q_stride = 3 * C, .q_offset = 0, .q_batch_stride = op->T * 3 * C,
+        .k_stride = 3 * C, .k_offset = C, .k_batch_stride = op->T * 3 * C,
+        .v_stride = 3 * C, .v_offset = 2 * C, .v_batch_stride = op->T * 3 * C,
+        .o_stride = C, .o_offset = 0, .o_batch_stride = op->T * C,
+        .scale = vkvit__attention_default_scale(&cfg), .eps = op->qk_norm_eps,
+    };
+    vkvit__attention_groups(g->ctx, &cfg, &p, op->heads, op->B, groups);
+    vkvit__node_binding b[6] = {rd(op->qkv), rd(op->qkv), rd(op->qkv), rd(op->rope), rd(or_dummy(op->qk_norm, op->rope)),
+                                wr(o)};
+    vkvit__graph_node(g, name, "attention", &kd, b, 6, &p, sizeof p, groups[0], groups[1], groups[2]);
+}
+
+/* Mirrors the `p` block of shaders/attention_prep.comp (element strides and offsets). */
+typedef struct attention_prep_push {
+    uint32_t Tq, Tkv;
+    uint32_t n_heads;
+    uint32_t q_stride, q_offset, q_batch_stride;
+    uint32_t k_stride, k_offset, k_batch_stride;
+    uint32_t v_stride, v_offset, v_batch_stride;
+    uint32_t vt_stride;
+    float q_scale, eps;
+} attention_prep_push;
+VKVIT_PUSH_MIRROR(attention_prep_push, 15);
+
+/* Mirrors the `p` block of shaders/softmax_rows.comp. */
+typedef struct softmax_rows_push {
+    uint32_t rows, n, n_pad, stride, offset;
+} softmax_rows_push;
+VKVIT_PUSH_MIRROR(softmax_rows_push, 5);
+
+/* The unfused path (for CPU devices, where one fused kernel runs at ~1 GFLOP/s but the GEMM at 10-16): per
+ * (b, h) with Tp = T rounded up to 4 (so both GEMMs take the vec4 path of gemm_cpu.comp):
+ *   prep     qkv [B*T, 3C] -> q~ [B, H, T, dk] (RMSNorm, RoPE, * dk^-0.5), k~ [B, H, T, dk], vT [B, H, dk, Tp]
+ *            (shaders/attention_prep.comp; vT columns T..Tp-1 are zero)
+ *   qk       S [B*H, T, Tp] = q~ k~T                    (GEMM batched over B*H; columns T..Tp-1 untouched)
+ *   softmax  S rows in place, columns T..Tp-1 set to 0   (shaders/softmax_rows.comp)
+ *   pv       o[b*T + i, h*dk + d] = sum_j S[i, j] vT[d, j]   (GEMM, K = Tp, two-level batch z = b*H + h:
+ *            outer b -> T*C, inner h -> dk in o) */
+static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
+    const uint32_t B = op->B, T = op->T, C = op->C, H = op->heads, dk = C / H, Tp = (T + 3) & ~3u;
+    const bool qk_norm = op->qk_norm != VKVIT_NONE;
+    if (dk < 4 || dk % 4 || dk > 256) { /* split_half over 2 axes needs dk % 4 == 0 too */
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': head dim %u must be a multiple of 4 <= 256",
+                          name, dk);
+        return;
+    }
+    if ((uint64_t)B * H * T * Tp > UINT32_MAX / 2) {
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': score matrix of %llu floats is too large",
+                          name, (unsigned long long)B * H * T * Tp);
+        return;
+    }
+    char label[64];
+    uint32_t qk_shape[2] = {B * H * T, dk}, vt_shape[2] = {B * H * dk, Tp}, s_shape[2] = {B * H * T, Tp};
+    snprintf(label, sizeof label, "%s.q", name);
+    const uint32_t qt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qk_shape);
+    snprintf(label, sizeof label, "%s.k", name);
+    const uint32_t kt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qk_shape);
+    snprintf(label, sizeof label, "%s.vT", name);
+    const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
+    snprintf(label, sizeof label, "%s.scores", name);
+    const uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, s_shape);
+    const bool cpu = g->ctx->caps.cpu_device;
+    const uint32_t wg = ops_row_wg(g->ctx); /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
+
+    /* 1. prep */
+    vkvit__kernel_desc kp = {
+        .shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32, .n_buffers = 8, .push_size = sizeof(attention_prep_push),
+        .n_spec = 6, .spec = {dk, wg, VKVIT_ATTENTION_VIT5, qk_norm, op->pairing, 2},
+    };
+    vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm};
+    attention_prep_push pp = {
+        .Tq = T, .Tkv = T, .n_heads = H,
+        .q_stride = 3 * C, .q_offset = 0, .q_batch_stride = T * 3 * C,
+        .k_stride = 3 * C, .k_offset = C, .k_batch_stride = T * 3 * C,
+        .v_stride = 3 * C, .v_offset = 2 * C, .v_batch_stride = T * 3 * C,
+        .vt_stride = Tp, .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps,
+    };
+    const uint32_t rope = or_dummy(op->rope, op->qkv);
+    vkvit__node_binding bp[8] = {rd(op->qkv), rd(op->qkv), rd(op->qkv), rd(rope), rd(or_dummy(op->qk_norm, rope)),
+                                 wr(qt), wr(kt), wr(vt)};
+    snprintf(label, sizeof label, "%s.prep", name);
+    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(Tp, wg), 1, B);
+
+    /* 2. S = q~ k~T per (b, h) */
+    vkvit__gemm_op qk = {
+        .a = {qt, 0, dk, T * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tp, T * Tp},
+        .M = T, .N = T, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = T * dk,
+    };
+    snprintf(label, sizeof label, "%s.qk", name);
+    vkvit__op_gemm_kind(g, label, "attn_gemm", &qk);
+
+    /* 3. softmax over each row's T scores, in place: one row per invocation on CPU devices (rows of 512 scores
+     * cached in registers), one row per workgroup elsewhere (reductions: shaders/reduce.glsl) */
+    const bool row_per_wg = !cpu;
+    vkvit__kernel_desc ks = {
+        .shader =
+            ops_reduce_variant(g->ctx, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_SUBGROUP),
+        .n_buffers = 1, .push_size = sizeof(softmax_rows_push), .n_spec = 3, .spec = {wg, cpu ? 512 : 0, row_per_wg},
+    };
+    softmax_rows_push ps = {.rows = B * H * T, .n = T, .n_pad = Tp, .stride = Tp, .offset = 0};
+    vkvit__node_binding bs[1] = {rdwr(st)};
+    snprintf(label, sizeof label, "%s.softmax", name);
+    vkvit__graph_node(g, label, "attn_softmax", &ks, bs, 1, &ps, sizeof ps, groups_for(ps.rows, row_per_wg ? 1 : wg),
+                      1, 1);
+
+    /* 4. o[b, :, h*dk:(h+1)*dk] = S vT^T per (b, h): two-level batch (outer b, inner h) */
+    vkvit__gemm_op pv = {
+        .a = {st, 0, Tp, H * T * Tp}, .w = vt, .bias = VKVIT_NONE, .d = {o, 0, C, T * C},
+        .M = T, .N = dk, .K = Tp, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = Tp, .w_batch_stride = H * dk * Tp,
+        .n_inner = H, .inner_stride_a = T * Tp, .inner_stride_w = dk * Tp, .inner_stride_d = dk,
+    };
+    snprintf(label, sizeof label, "%s.pv", name);
+    vkvit__op_gemm_kind(g, label, "attn_gemm", &pv);
+}
+
+/* Path choice: op->path if set, else caps.attention_path (the environment variable VKVIT_ATTENTION, "fused" or
+ * "gemm", read once at ctx creation), else the GEMM path on CPU devices (caps.cpu_device: llvmpipe runs the GEMMs
+ * ~10x faster than the fused kernel) and the fused kernel elsewhere. Another VKVIT_ATTENTION value fails the graph
+ * build with a sentence. */
+_Static_assert(VKVIT_ATTENTION_PATH_FUSED == 1 && VKVIT_ATTENTION_PATH_GEMM == 2, "caps.attention_path values");
+
+uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
+    if (g->error) return VKVIT_NONE;
+    const vkvit__caps *caps = &g->ctx->caps;
+    vkvit__attention_path path = op->path;
+    if (path == VKVIT_ATTENTION_PATH_AUTO) {
+        if (caps->attention_path == VKVIT_CAPS_BAD_CHOICE)
+            return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                     "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
+                                     caps->attention_env);
+        path = caps->attention_path ? (vkvit__attention_path)caps->attention_path
+               : caps->cpu_device   ? VKVIT_ATTENTION_PATH_GEMM
+                                    : VKVIT_ATTENTION_PATH_FUSED;
+    }
+    uint32_t shape[2] = {op->B * op->T, op->C};
+    uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    if (path == VKVIT_ATTENTION_PATH_GEMM) vit5_attention_gemm(g, name, op, o);
+    else vit5_attention_fused(g, name, op, o);
+    return g->error ? VKVIT_NONE : o;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Generic attention (fused kernel, VKVIT_ATTENTION_GENERIC)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__attention_op *op) {
+    if (g->error) return VKVIT_NONE;
+    if (op->heads == 0 || op->C % op->heads)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "attention '%s': %u heads do not divide C = %u", name,
+                                 op->heads, op->C);
+    if (op->rope != VKVIT_NONE && op->Tq != op->Tkv)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                 "attention '%s': RoPE needs as many keys as queries (Tq %u, Tkv %u)", name, op->Tq,
+                                 op->Tkv);
+    const uint32_t dk = op->C / op->heads;
+    vkvit__attention_config cfg = {
+        .mode = VKVIT_ATTENTION_GENERIC, .dk = dk, .qk_norm = op->qk_norm,
+        .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,
+        .rope_axes = op->rope != VKVIT_NONE ? op->rope_axes : 0, .causal = op->causal,
+    };
+    vkvit__kernel_desc kd;
+    vkvit_result r = vkvit__attention_kernel_desc(g->ctx, &cfg, NULL, &kd);
+    if (r != VKVIT_OK) return vkvit__graph_fail(g, r, "attention '%s': %s", name, vkvit_last_error());
+    uint32_t shape[2] = {op->B * op->Tq, op->C};
+    uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    vkvit__attention_push p = {
+        .Tq = op->Tq, .Tkv = op->Tkv,
+        .q_stride = op->q.stride, .q_offset = op->q.offset, .q_batch_stride = op->q.batch_stride,
+        .k_stride = op->k.stride, .k_offset = op->k.offset, .k_batch_stride = op->k.batch_stride,
+        .v_stride = op->v.stride, .v_offset = op->v.offset, .v_batch_stride = op->v.batch_stride,
+        .o_stride = op->C, .o_offset = 0, .o_batch_stride = op->Tq * op->C,
+        .scale = vkvit__attention_default_scale(&cfg), .eps = 1e-12f,
+    };
+    uint32_t groups[3];
+    vkvit__attention_groups(g->ctx, &cfg, &p, op->heads, op->B, groups);
+    const uint32_t rope = or_dummy(op->rope, op->q.t);
+    vkvit__node_binding b[6] = {rd(op->q.t), rd(op->k.t), rd(op->v.t), rd(rope), rd(rope), wr(o)};
+    vkvit__graph_node(g, name, "attention", &kd, b, 6, &p, sizeof p, groups[0], groups[1], groups[2]);
+    return g->error ? VKVIT_NONE : o;
+}

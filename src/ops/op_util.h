@@ -1,0 +1,32 @@
+/* Helpers shared by the op builders in src/ops (included by the .c files only, never by a header): node
+ * bindings, grid sizes, and the workgroup width of the row reductions. */
+#ifndef VKVIT_OPS_OP_UTIL_H
+#define VKVIT_OPS_OP_UTIL_H
+
+#include "graph/graph.h"
+
+static inline vkvit__node_binding rd(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ}; }
+static inline vkvit__node_binding wr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_WRITE}; }
+static inline vkvit__node_binding rdwr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ | VKVIT_WRITE}; }
+
+/* Any valid tensor for a binding the kernel ignores (a disabled bias, say): the node still needs a buffer. */
+static inline uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKVIT_NONE ? fallback : t; }
+
+/* Workgroups for n items at per_group each, at least 1 and at most 65535: the kernels grid-stride over the rest. */
+static inline uint32_t groups_for(uint64_t n, uint32_t per_group) {
+    uint64_t g = (n + per_group - 1) / per_group;
+    return (uint32_t)(g == 0 ? 1 : g > 65535 ? 65535 : g);
+}
+
+/* Invocations of a workgroup that reduces one row (shaders/reduce.glsl users: norm, GRN, the mLSTM GroupNorm) or
+ * keeps one row per invocation (softmax_rows): one 8-lane SIMD vector on CPU devices (no idle lanes, a barrier is
+ * one coroutine switch), 64 elsewhere. */
+static inline uint32_t ops_row_wg(const vkvit_ctx *ctx) { return ctx->caps.cpu_device ? 8 : 64; }
+
+/* The variant of a shader that includes shaders/reduce.glsl: `subgroup` (built with SUBGROUP=1, subgroup
+ * arithmetic) where the device has it and it is not disabled, else `tree` (the shared-memory tree). */
+static inline vkvit_shader_id ops_reduce_variant(const vkvit_ctx *ctx, vkvit_shader_id tree, vkvit_shader_id subgroup) {
+    return ctx->caps.subgroup_in_use ? subgroup : tree;
+}
+
+#endif /* VKVIT_OPS_OP_UTIL_H */
