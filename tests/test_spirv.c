@@ -19,11 +19,12 @@ int main(void) {
     for (int i = 0; i < VKVIT_SHADER_COUNT; i++) {
         const vkvit_spirv *s = &vkvit_spirv_table[i];
         CHECK(s->n_words > 5 && s->words[0] == 0x07230203u, "%s: not a SPIR-V module", s->name);
-        /* Every kernel has a push-constant block the library can size (vkvit__kernel_create checks the C mirrors
-         * against it; an unsized block would silently skip that check). */
+        /* Every kernel's push-constant block (none: 0 bytes, the pre-processing kernels read a parameter buffer) is
+         * one the library can size (vkvit__kernel_create checks the C mirrors against it; an unsized block would
+         * silently skip that check). */
         const uint32_t push = vkvit__shader_push_size((vkvit_shader_id)i);
-        CHECK(push > 0 && push % 4 == 0 && push <= VKVIT_MAX_PUSH, "%s: push-constant block of %u bytes", s->name,
-              push);
+        CHECK(push != VKVIT_PUSH_UNSIZED && push % 4 == 0 && push <= VKVIT_MAX_PUSH,
+              "%s: push-constant block of %u bytes", s->name, push);
         char path[512], cmd[1024];
         snprintf(path, sizeof path, "%s/%s.spv", dir, s->name);
         FILE *f = fopen(path, "wb");

@@ -10,18 +10,19 @@
  * Kernels
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* Bytes of the push-constant block, read from the module: max over its members of (Offset + size), 0 when there is
- * no block or a member type this reader does not size (only 32-bit scalars and vectors of them are sized, which is
- * what the shaders' `p` blocks hold). */
+/* Bytes of the push-constant block, read from the module: max over its members of (Offset + size); 0 when there is
+ * no block (the parameters come from a buffer, e.g. pre-processing), VKVIT_PUSH_UNSIZED for a member type this
+ * reader does not size (only 32-bit scalars and vectors of them are sized, which is what the shaders' `p` blocks
+ * hold). */
 uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
     enum { OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_STRUCT = 30, OP_TYPE_POINTER = 32,
            OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH_CONSTANT = 9, DEC_OFFSET = 35 };
-    if ((unsigned)shader >= VKVIT_SHADER_COUNT) return 0;
+    if ((unsigned)shader >= VKVIT_SHADER_COUNT) return VKVIT_PUSH_UNSIZED;
     const uint32_t *w = vkvit_spirv_table[shader].words, n = vkvit_spirv_table[shader].n_words;
-    if (n < 5) return 0;
+    if (n < 5) return VKVIT_PUSH_UNSIZED;
     const uint32_t bound = w[3];
     uint32_t *size = calloc((size_t)bound * 3, sizeof *size); /* per id: type size, pointee, struct position */
-    if (!size) return 0;
+    if (!size) return VKVIT_PUSH_UNSIZED;
     uint32_t *pointee = size + bound, *struct_at = size + 2 * (size_t)bound, push_type = 0, bytes = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 5; i < n;) {
@@ -45,7 +46,7 @@ uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
                 const uint32_t member_type = at && a[1] + 2 < (w[at] >> 16) ? w[at + 2 + a[1]] : 0;
                 const uint32_t msize = member_type < bound ? size[member_type] : 0;
                 if (!msize) {
-                    bytes = 0;
+                    bytes = VKVIT_PUSH_UNSIZED;
                     break;
                 }
                 if (a[3] + msize > bytes) bytes = a[3] + msize;
@@ -69,9 +70,10 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                             "kernel '%s': bad desc (shader %d, %u buffers, %u push bytes, %u spec constants)", label,
                             (int)desc->shader, desc->n_buffers, desc->push_size, desc->n_spec);
     const vkvit_spirv *spv = &vkvit_spirv_table[desc->shader];
-    /* The C mirror of the shader's push-constant block must have the block's size (a missing or extra member). */
+    /* The C mirror of the shader's push-constant block must have the block's size (a missing or extra member; 0
+     * for a shader without a block). */
     const uint32_t block = vkvit__shader_push_size(desc->shader);
-    if (block && block != desc->push_size)
+    if (block != VKVIT_PUSH_UNSIZED && block != desc->push_size)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                             "kernel '%s': the push-constant block of shader %s is %u bytes, its C mirror %u", label,
                             spv->name, block, desc->push_size);

@@ -201,7 +201,9 @@ typedef struct vkvit__kernel {
 /* Creates the pipeline. Fails (VKVIT_ERROR_INVALID_ARGUMENT) when desc->push_size differs from the size of the
  * shader's push-constant block (vkvit__shader_push_size): every C mirror is checked against its shader. */
 vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc, vkvit__kernel *out);
-/* Bytes of the shader's push-constant block, read from its SPIR-V (0: none, or not sized). */
+/* Bytes of the shader's push-constant block, read from its SPIR-V: 0 when it has none, VKVIT_PUSH_UNSIZED when
+ * its members are not all 32-bit scalars or vectors (test_spirv requires every shipped shader to be sized). */
+#define VKVIT_PUSH_UNSIZED UINT32_MAX
 uint32_t vkvit__shader_push_size(vkvit_shader_id shader);
 void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k);
 
