@@ -200,7 +200,7 @@ typedef struct vkvit_device_info {
     uint32_t vendor_id, device_id, driver_version, api_version;
     int device_type;                        /* VkPhysicalDeviceType */
     int fp16_storage;                       /* storageBuffer16BitAccess */
-    int fp16_arithmetic;                    /* shaderFloat16 */
+    int fp16_arithmetic;                    /* shaderFloat16 (with fp16_in_use: VKVIT_PRECISION_FP16_MATH works) */
     int fp16_in_use;                        /* fp16 is available and not disabled */
     uint32_t subgroup_size;                 /* default subgroup size */
     uint32_t subgroup_size_min, subgroup_size_max; /* 0 when subgroup size control is absent */
@@ -299,6 +299,18 @@ typedef enum vkvit_precision {
                                                accumulation and statistics stay fp32. Needs storageBuffer16BitAccess
                                                (VKVIT_ERROR_UNSUPPORTED without it). The first fp16 session of a
                                                model creates the fp16 weight copy. */
+    VKVIT_PRECISION_FP16_MATH = 3,          /* fp16 arithmetic in the GEMMs that read fp16 weights (the linear
+                                               layers): the fp16 weights of FP16, activations rounded to fp16 as
+                                               they are loaded, products as packed fp16 FMAs summed in fp16 over 16
+                                               consecutive k and then in fp32; bias, activation, LayerScale and
+                                               residual in fp32. Everything else stays fp32 as in FP16: attention,
+                                               norms and their statistics, softmax sums, mLSTM gates and normaliser
+                                               state. Expect logits within ~1e-2 of the fp32 path (relative to their
+                                               largest magnitude). Needs shaderFloat16 and storageBuffer16BitAccess
+                                               and fp16 not disabled (VKVIT_DISABLE_F16=1 / ctx desc disable_f16):
+                                               VKVIT_ERROR_UNSUPPORTED otherwise (vkvit_device_info.fp16_arithmetic
+                                               and fp16_in_use tell beforehand). Never chosen by default; on CPU
+                                               devices fp16 math is emulated and slower than FP16. */
 } vkvit_precision;
 
 /* Defaults: label "vkvit session", batch 1, precision DEFAULT, profile 0 (1 = per-node GPU timestamps, read with

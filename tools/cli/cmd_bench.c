@@ -1,7 +1,7 @@
 /* vkvit bench: kernel micro-benchmarks measured with GPU timestamps (median of repeated runs).
  *
  *   vkvit bench gemm [--shape MxNxK]... [--repeat N] [--warmup N] [--json]
- *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16] [--repeat N | --duration S] [--warmup N] [--json]
+ *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N] [--json]
  *
  * A model benchmark reports the latency distribution of vkvit_session_run (submit + wait: p50, p90, p99, max,
  * standard deviation; with --duration also the drift between the first and last 10 % of runs), throughput, the
@@ -274,7 +274,7 @@ static void model_usage(FILE *f) {
                "options:\n"
                "  -m, --model FILE    vkvit model file (required)\n"
                "  -b, --batch N       images per inference (default 1, at most 4096)\n"
-               "  --precision P       fp32 (default) or fp16\n"
+               "  --precision P       fp32 (default), fp16 (fp16 weights) or fp16-math (fp16 GEMM arithmetic)\n"
                "  --repeat N          timed runs (default 10, at most 100000)\n"
                "  --duration S        run for S seconds (0 < S <= 86400) instead of --repeat (default: off)\n"
                "  --warmup N          untimed runs first (default 2, at most 1000)\n"
@@ -492,7 +492,9 @@ static int bench_model(int argc, char **argv) {
         printf("device      ");
         cli_put_clean(stdout, ctx->info.name, 256);
         printf("\nbatch       %u, %s, %u run%s in %.2f s after %u warm-up%s\n", batch,
-               precision == VKVIT_PRECISION_FP16 ? "fp16 weights (fp32 activations)" : "fp32", st.n,
+               precision == VKVIT_PRECISION_FP16        ? "fp16 weights (fp32 activations)"
+               : precision == VKVIT_PRECISION_FP16_MATH ? "fp16 weights and GEMM arithmetic (fp32 sums of 16-k chunks)"
+                                                        : "fp32", st.n,
                st.n == 1 ? "" : "s", wall_s, warmup, cs.ndim ? ", random condition" : "");
         printf("latency     p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms, min %.3f ms, stddev %.3f ms\n",
                st.p50, st.p90, st.p99, st.max, st.min, st.stddev);
