@@ -1,6 +1,6 @@
 /* vkvit bench: kernel micro-benchmarks measured with GPU timestamps (median of repeated runs).
  *
- *   vkvit bench gemm [--shape MxNxK]... [--repeat N] [--warmup N] [--json]
+ *   vkvit bench gemm [--shape MxNxK]... [--precision fp32|fp16|fp16-math] [--repeat N] [--warmup N] [--json]
  *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N] [--json]
  *
  * A model benchmark reports the latency distribution of vkvit_session_run (submit + wait: p50, p90, p99, max,
@@ -8,6 +8,7 @@
  * host CPU time per inference, the GPU time per node kind from timestamp queries (a second, profiled session so
  * the timed runs carry no timestamps), and the arena / weight bytes. */
 #include "cli.h"
+#include "model/safetensors.h"
 #include "vk/kernels.h"
 
 #include <math.h>
@@ -77,12 +78,14 @@ static void add_stats_json(cJSON *o, const stats *st) {
 
 static void bench_usage(FILE *f) {
     fprintf(f, "usage: vkvit bench gemm [options]\n\n"
-               "Times the fp32 GEMM kernel (nn.Linear layout, Y = X W^T) with GPU timestamps and prints, per shape,\n"
+               "Times the GEMM kernel (nn.Linear layout, Y = X W^T) with GPU timestamps and prints, per shape,\n"
                "the median (p50), p90, p99 and maximum time, the standard deviation and GFLOP/s at the median.\n\n"
                "options:\n"
                "  --shape MxNxK   a shape to measure; repeatable; each of M, N, K in [1, 65536] and each matrix\n"
                "                  under 2^28 elements (default: 1024x1024x1024, 201x1152x384, 201x384x1536,\n"
                "                  201x1536x384)\n"
+               "  --precision P   fp32 (default), fp16 (fp16 W, fp32 math: the *_w16 kernel) or fp16-math (fp16 W\n"
+               "                  and arithmetic: the *_f16 kernel; needs shaderFloat16)\n"
                "  --repeat N      timed runs per shape (default 10, at most 128)\n"
                "  --warmup N      untimed runs first (default 2, at most 128)\n"
                "  --json          one JSON object per shape (default: a table)\n"
@@ -92,7 +95,7 @@ static void bench_usage(FILE *f) {
 
 /* Times one shape: `repeat` dispatches in one command buffer, a timestamp before and after each, a barrier
  * between them (each run rewrites the same output). */
-static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, int warmup, int repeat, stats *out) {
+static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, vkvit_precision precision, int warmup, int repeat, stats *out) {
     vkvit_result res;
     vkvit__buffer a = {0}, b = {0}, bias = {0}, d = {0};
     vkvit__kernel k = {0};
@@ -100,19 +103,27 @@ static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, int warmup, int repeat, s
     VkDescriptorPool pool = VK_NULL_HANDLE;
     double *ns = NULL, *dt = NULL;
     size_t na = (size_t)s.M * s.K, nb = (size_t)s.N * s.K, nd = (size_t)s.M * s.N;
+    const bool w16 = precision == VKVIT_PRECISION_FP16 || precision == VKVIT_PRECISION_FP16_MATH;
     float *host = malloc(VKVIT_MAX(na, nb) * 4);
-    if (!host) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "bench: out of host memory");
+    uint16_t *host16 = w16 ? malloc(nb * 2) : NULL;
+    if (!host || (w16 && !host16)) {
+        free(host);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "bench: out of host memory");
+    }
     for (size_t i = 0; i < VKVIT_MAX(na, nb); i++) host[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    for (size_t i = 0; w16 && i < nb; i++) host16[i] = vkvit__f32_to_f16(host[i]);
 
     if ((res = vkvit__buffer_create(ctx, na * 4, VKVIT_MEM_DEVICE, "bench A", &a)) ||
-        (res = vkvit__buffer_create(ctx, nb * 4, VKVIT_MEM_DEVICE, "bench B", &b)) ||
+        (res = vkvit__buffer_create(ctx, nb * (w16 ? 2 : 4), VKVIT_MEM_DEVICE, "bench B", &b)) ||
         (res = vkvit__buffer_create(ctx, (size_t)s.N * 4, VKVIT_MEM_DEVICE, "bench bias", &bias)) ||
         (res = vkvit__buffer_create(ctx, nd * 4, VKVIT_MEM_DEVICE, "bench D", &d)) ||
         (res = vkvit__buffer_upload(ctx, &a, 0, host, na * 4)) ||
-        (res = vkvit__buffer_upload(ctx, &b, 0, host, nb * 4)) ||
+        (res = w16 ? vkvit__buffer_upload(ctx, &b, 0, host16, nb * 2) : vkvit__buffer_upload(ctx, &b, 0, host, nb * 4)) ||
         (res = vkvit__buffer_fill(ctx, &bias, 0, (size_t)s.N * 4, 0)))
         goto done;
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, s.M, s.N, s.K);
+    cfg.b_f16 = w16;
+    cfg.f16_math = precision == VKVIT_PRECISION_FP16_MATH;
     VkDescriptorSet set;
     vkvit__binding binds[6] = {{&a, 0, 0}, {&b, 0, 0}, {&bias, 0, 0}, {&d, 0, 0}, {&bias, 0, 0}, {&d, 0, 0}};
     if ((res = vkvit__gemm_kernel_create(ctx, &cfg, &(vkvit__gemm_epilogue){0}, "bench gemm", &k)) ||
@@ -148,6 +159,7 @@ done:
     free(ns);
     free(dt);
     free(host);
+    free(host16);
     vkvit__timer_destroy(ctx, &t);
     if (pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
     vkvit__kernel_destroy(ctx, &k);
@@ -184,8 +196,10 @@ static int bench_gemm(int argc, char **argv) {
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, OPT_SHAPE},   {"repeat", required_argument, NULL, OPT_REPEAT},
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"json", no_argument, NULL, OPT_JSON},
+        {"precision", required_argument, NULL, OPT_PRECISION},
         {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
     shape shapes[32];
+    vkvit_precision precision = VKVIT_PRECISION_FP32;
     int n_shapes = 0, json = 0;
     uint32_t repeat = 10, warmup = 2;
     cli_opts o;
@@ -196,6 +210,7 @@ static int bench_gemm(int argc, char **argv) {
         case OPT_JSON: json = 1; break;
         case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 128, &repeat)) return CLI_USAGE; break;
         case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 128, &warmup)) return CLI_USAGE; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
         case OPT_SHAPE:
             if (n_shapes == (int)VKVIT_ARRAY_LEN(shapes))
                 return cli_usage_error("bench gemm", "at most %zu --shape options", VKVIT_ARRAY_LEN(shapes));
@@ -221,16 +236,26 @@ static int bench_gemm(int argc, char **argv) {
         cli_print_error("bench", vkvit_last_error());
         return vkvit_cli_exit_code(r);
     }
+    /* The kernels' requirements (a session checks the same in vkvit_session_create). */
+    const bool w16 = precision == VKVIT_PRECISION_FP16 || precision == VKVIT_PRECISION_FP16_MATH;
+    if ((w16 && !ctx->caps.fp16_in_use) || (precision == VKVIT_PRECISION_FP16_MATH && !ctx->caps.fp16_math)) {
+        fprintf(stderr, "vkvit bench: %s GEMM needs %s on this device\n", cli_precision_name(precision),
+                ctx->caps.disabled_f16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1)"
+                : !ctx->caps.fp16_in_use ? "storageBuffer16BitAccess, which it lacks"
+                                         : "shaderFloat16, which it lacks");
+        vkvit_ctx_destroy(ctx);
+        return vkvit_cli_exit_code(VKVIT_ERROR_UNSUPPORTED);
+    }
     if (!json) {
         printf("device: ");
         cli_put_clean(stdout, ctx->info.name, 256);
-        printf("\n%-22s %9s %9s %9s %9s %9s %10s\n", "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
+        printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s\n", cli_precision_name(precision), "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
                "stddev", "GFLOP/s");
     }
     int rc = CLI_OK;
     for (int i = 0; i < n_shapes; i++) {
         stats st;
-        r = time_gemm(ctx, shapes[i], (int)warmup, (int)repeat, &st);
+        r = time_gemm(ctx, shapes[i], precision, (int)warmup, (int)repeat, &st);
         if (r != VKVIT_OK) {
             cli_print_error("bench", vkvit_last_error());
             rc = vkvit_cli_exit_code(r);
@@ -241,7 +266,10 @@ static int bench_gemm(int argc, char **argv) {
         snprintf(name, sizeof name, "%ux%ux%u", shapes[i].M, shapes[i].N, shapes[i].K);
         if (json) {
             cJSON *doc = cJSON_CreateObject();
-            cJSON_AddStringToObject(doc, "op", "gemm_f32");
+            cJSON_AddStringToObject(doc, "op", precision == VKVIT_PRECISION_FP16        ? "gemm_w16"
+                                               : precision == VKVIT_PRECISION_FP16_MATH ? "gemm_f16"
+                                                                                        : "gemm_f32");
+            cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
             cJSON_AddNumberToObject(doc, "M", shapes[i].M);
             cJSON_AddNumberToObject(doc, "N", shapes[i].N);
             cJSON_AddNumberToObject(doc, "K", shapes[i].K);
