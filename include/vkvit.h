@@ -39,9 +39,9 @@
  *   Before it creates its VkDevice, the host asks vkvit_required_device_extensions() and enables those the device
  *   has, plus the features it wants vkvit to use, and tells vkvit what it enabled (vkvit_host_device). Baseline:
  *   Vulkan 1.1 and one queue family with VK_QUEUE_COMPUTE_BIT. Optional, each with a fallback when missing:
- *   storageBuffer16BitAccess (fp16 weights; else fp32 only), shaderFloat16, subgroupSizeControl +
- *   computeFullSubgroups (else the default subgroup size), timelineSemaphore (else vkvit_session_submit takes binary
- *   semaphores and a fence).
+ *   storageBuffer16BitAccess (fp16 weights; else fp32 only), shaderFloat16 (precision fp16-math; else refused),
+ *   subgroupSizeControl + computeFullSubgroups (else the default subgroup size), timelineSemaphore (else
+ *   vkvit_session_submit takes binary semaphores and a fence).
  *   What vkvit does with the host's objects: it creates its own buffers, memory, pipelines, pipeline cache, command
  *   pools, descriptor pools, query pools and fences on the host's VkDevice, and destroys all of them in the
  *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and

@@ -334,12 +334,13 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->features = VKVIT_NONE;
     vkvit__graph_init(&s->graph, ctx);
     if (desc.precision == VKVIT_PRECISION_FP16_MATH && !(ctx->caps.fp16_math && ctx->caps.fp16_in_use)) {
-        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "precision fp16-math needs %s",
-                           ctx->caps.disabled_f16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
-                           : !ctx->caps.fp16_math ? "shaderFloat16, which this device does not offer (or the host did "
-                                                    "not enable); use fp16 or fp32"
-                                                  : "storageBuffer16BitAccess, which this device does not offer (or the "
-                                                    "host did not enable); use fp32");
+        const char *missing =
+            ctx->caps.disabled_f16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
+            : !ctx->caps.fp16_math ? "shaderFloat16, which this device does not offer (or the host did not enable); "
+                                     "use fp16 or fp32"
+                                   : "storageBuffer16BitAccess, which this device does not offer (or the host did not "
+                                     "enable); use fp32";
+        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "precision fp16-math needs %s", missing);
         goto fail;
     }
     if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {

@@ -220,8 +220,9 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     /* Compare the valid part; everything else (leading offset, row padding) must be untouched NaN. */
     size_t vi = 0, stray = 0;
     float *got = malloc(nd * 4);
-    double *ref = malloc(nd * sizeof(double)), *ref_abs = malloc(nd * sizeof(double)), *ref_sq = malloc(nd * sizeof(double));
-    uint32_t *col = malloc(nd * sizeof(uint32_t));   /* the output column n (bias / scale index) of each valid element */
+    double *ref = malloc(nd * sizeof(double));
+    double *ref_abs = malloc(nd * sizeof(double)), *ref_sq = malloc(nd * sizeof(double));
+    uint32_t *col = malloc(nd * sizeof(uint32_t)); /* the output column n (bias / scale index) of each valid element */
     for (size_t i = 0; i < nd; i++) {
         if (isnan(want[i])) {
             stray += !isnan(d[i]);
@@ -334,7 +335,8 @@ int main(void) {
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
     printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
     const bool f16_math = ctx->caps.fp16_math && ctx->caps.fp16_storage;
-    if (!f16_math) printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
+    if (!f16_math)
+        printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
     for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
         const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
         for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant, MODE_F32);

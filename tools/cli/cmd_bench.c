@@ -1,7 +1,8 @@
 /* vkvit bench: kernel micro-benchmarks measured with GPU timestamps (median of repeated runs).
  *
  *   vkvit bench gemm [--shape MxNxK]... [--precision fp32|fp16|fp16-math] [--repeat N] [--warmup N] [--json]
- *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N] [--json]
+ *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N]
+ *               [--json]
  *
  * A model benchmark reports the latency distribution of vkvit_session_run (submit + wait: p50, p90, p99, max,
  * standard deviation; with --duration also the drift between the first and last 10 % of runs), throughput, the
@@ -118,7 +119,8 @@ static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, vkvit_precision precision
         (res = vkvit__buffer_create(ctx, (size_t)s.N * 4, VKVIT_MEM_DEVICE, "bench bias", &bias)) ||
         (res = vkvit__buffer_create(ctx, nd * 4, VKVIT_MEM_DEVICE, "bench D", &d)) ||
         (res = vkvit__buffer_upload(ctx, &a, 0, host, na * 4)) ||
-        (res = w16 ? vkvit__buffer_upload(ctx, &b, 0, host16, nb * 2) : vkvit__buffer_upload(ctx, &b, 0, host, nb * 4)) ||
+        (res = w16 ? vkvit__buffer_upload(ctx, &b, 0, host16, nb * 2)
+                   : vkvit__buffer_upload(ctx, &b, 0, host, nb * 4)) ||
         (res = vkvit__buffer_fill(ctx, &bias, 0, (size_t)s.N * 4, 0)))
         goto done;
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, s.M, s.N, s.K);
@@ -249,8 +251,8 @@ static int bench_gemm(int argc, char **argv) {
     if (!json) {
         printf("device: ");
         cli_put_clean(stdout, ctx->info.name, 256);
-        printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s\n", cli_precision_name(precision), "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
-               "stddev", "GFLOP/s");
+        printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s\n", cli_precision_name(precision), "shape (MxNxK)",
+               "p50 ms", "p90 ms", "p99 ms", "max ms", "stddev", "GFLOP/s");
     }
     int rc = CLI_OK;
     for (int i = 0; i < n_shapes; i++) {

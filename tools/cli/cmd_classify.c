@@ -1,6 +1,7 @@
 /* vkvit classify: the K most probable classes of each image file.
  *
- *   vkvit classify IMG... [--model FILE] [--top K] [--batch N] [--json] [--device DEV] [--precision fp32|fp16|fp16-math]
+ *   vkvit classify IMG... [--model FILE] [--top K] [--batch N] [--json] [--device DEV]
+ *                  [--precision fp32|fp16|fp16-math]
  *                  [--condition FILE]
  *
  * Images are read whole (a file, a pipe, or `-` for standard input; cli_read_input), decoded on the host
