@@ -39,9 +39,9 @@
  *   Before it creates its VkDevice, the host asks vkvit_required_device_extensions() and enables those the device
  *   has, plus the features it wants vkvit to use, and tells vkvit what it enabled (vkvit_host_device). Baseline:
  *   Vulkan 1.1 and one queue family with VK_QUEUE_COMPUTE_BIT. Optional, each with a fallback when missing:
- *   storageBuffer16BitAccess (fp16 weights; else fp32 only), shaderFloat16, subgroupSizeControl +
- *   computeFullSubgroups (else the default subgroup size), timelineSemaphore (else vkvit_session_submit takes binary
- *   semaphores and a fence).
+ *   storageBuffer16BitAccess (fp16 weights; else fp32 only), shaderFloat16 (precision fp16-math; else refused),
+ *   subgroupSizeControl + computeFullSubgroups (else the default subgroup size), timelineSemaphore (else
+ *   vkvit_session_submit takes binary semaphores and a fence).
  *   What vkvit does with the host's objects: it creates its own buffers, memory, pipelines, pipeline cache, command
  *   pools, descriptor pools, query pools and fences on the host's VkDevice, and destroys all of them in the
  *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and
@@ -200,7 +200,7 @@ typedef struct vkvit_device_info {
     uint32_t vendor_id, device_id, driver_version, api_version;
     int device_type;                        /* VkPhysicalDeviceType */
     int fp16_storage;                       /* storageBuffer16BitAccess */
-    int fp16_arithmetic;                    /* shaderFloat16 */
+    int fp16_arithmetic;                    /* shaderFloat16 (with fp16_in_use: VKVIT_PRECISION_FP16_MATH works) */
     int fp16_in_use;                        /* fp16 is available and not disabled */
     uint32_t subgroup_size;                 /* default subgroup size */
     uint32_t subgroup_size_min, subgroup_size_max; /* 0 when subgroup size control is absent */
@@ -299,6 +299,18 @@ typedef enum vkvit_precision {
                                                accumulation and statistics stay fp32. Needs storageBuffer16BitAccess
                                                (VKVIT_ERROR_UNSUPPORTED without it). The first fp16 session of a
                                                model creates the fp16 weight copy. */
+    VKVIT_PRECISION_FP16_MATH = 3,          /* fp16 arithmetic in the GEMMs that read fp16 weights (the linear
+                                               layers): the fp16 weights of FP16, activations rounded to fp16 as
+                                               they are loaded, products as packed fp16 FMAs summed in fp16 over 16
+                                               consecutive k and then in fp32; bias, activation, LayerScale and
+                                               residual in fp32. Everything else stays fp32 as in FP16: attention,
+                                               norms and their statistics, softmax sums, mLSTM gates and normaliser
+                                               state. Expect logits within ~1e-2 of the fp32 path (relative to their
+                                               largest magnitude). Needs shaderFloat16 and storageBuffer16BitAccess
+                                               and fp16 not disabled (VKVIT_DISABLE_F16=1 / ctx desc disable_f16):
+                                               VKVIT_ERROR_UNSUPPORTED otherwise (vkvit_device_info.fp16_arithmetic
+                                               and fp16_in_use tell beforehand). Never chosen by default; on CPU
+                                               devices fp16 math is emulated and slower than FP16. */
 } vkvit_precision;
 
 /* Defaults: label "vkvit session", batch 1, precision DEFAULT, profile 0 (1 = per-node GPU timestamps, read with
@@ -704,7 +716,7 @@ VKVIT_API vkvit_result vkvit_tensor_file_read_f32(const vkvit_tensor_file *file,
  * GEMM micro-benchmark (what `vkvit bench gemm` prints; for driver bring-up and kernel tuning)
  * ------------------------------------------------------------------------------------------------------------
  *
- * vkvit_bench_gemm times the fp32 GEMM kernel the sessions use, D[m, n] = A[m, k] · W[n, k]ᵀ (nn.Linear layout, no
+ * vkvit_bench_gemm times the GEMM kernel the sessions of a precision use, D[m, n] = A[m, k] · W[n, k]ᵀ (nn.Linear layout, no
  * bias or epilogue), built as graph nodes by the same op builder as every linear layer of a model, so it measures
  * the kernel variant and tile the device gets in a real session. One command buffer holds `warmup` untimed runs,
  * then `repeat` timed ones, each separated from the previous by the barrier its write-after-write needs; a run's
@@ -714,8 +726,10 @@ VKVIT_API vkvit_result vkvit_tensor_file_read_f32(const vkvit_tensor_file *file,
  * elements of D when m and n are at most 64, else a grid of 64 x 64 elements spread evenly over D (first and last
  * rows and columns included). D is poisoned with NaN first, so an element the kernel never wrote is a mismatch. An
  * element matches when |D - ref| <= 1e-5 * sum_k |A[i, k] * W[j, k]| (fp32 accumulation over k terms: about
- * sqrt(k) * 6e-8 of that sum in practice, k * 6e-8 at worst). A mismatch is not an error of this call: it returns
- * VKVIT_OK with result.mismatches > 0, and the caller decides (the CLI fails). */
+ * sqrt(k) * 6e-8 of that sum in practice, k * 6e-8 at worst); with fp16 weights the reference uses the weights
+ * rounded to fp16; with fp16 arithmetic the tolerance is 5e-3 * sum_k |A W| (A rounded to fp16 and fp16 sums of 8
+ * products per half of a 16-k chunk: at most (8 + 2) * 2^-11 of that sum). A mismatch is not an error of this
+ * call: it returns VKVIT_OK with result.mismatches > 0, and the caller decides (the CLI fails). */
 
 #define VKVIT_BENCH_MAX_RUNS 128u
 
@@ -725,6 +739,9 @@ typedef struct vkvit_gemm_bench_desc {
     uint32_t repeat;                        /* timed runs, at most VKVIT_BENCH_MAX_RUNS */
     uint32_t warmup;                        /* untimed runs before them, at most VKVIT_BENCH_MAX_RUNS */
     uint32_t seed;                          /* A and W are pseudo-random in [-0.5, 0.5) from this seed */
+    vkvit_precision precision;              /* DEFAULT / FP32: the fp32 kernel; FP16: W stored as fp16, fp32 math (the
+                                               *_w16 kernel of fp16 sessions); FP16_MATH: W fp16 and fp16 products
+                                               (the *_f16 kernel of fp16-math sessions) */
 } vkvit_gemm_bench_desc;
 
 typedef struct vkvit_gemm_bench_result {
@@ -741,9 +758,9 @@ typedef struct vkvit_gemm_bench_result {
 
 /* Runs the benchmark described above on `ctx` (it submits and waits on the ctx's queue, so it needs the whole ctx,
  * like session creation). Everything it creates is destroyed before it returns. *out is zeroed first and filled on
- * success. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL argument, a size, repeat or warmup out of range, the message
- * names the field), VKVIT_ERROR_UNSUPPORTED (the queue has no timestamps; A or D larger than one storage-buffer
- * descriptor reaches), VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN,
+ * success. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL argument, a size, repeat, warmup or precision out of range,
+ * the message names the field), VKVIT_ERROR_UNSUPPORTED (the queue has no timestamps; A or D larger than one
+ * storage-buffer descriptor reaches; fp16 weights or fp16 arithmetic that the device lacks or the ctx disabled), VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN,
  * VKVIT_ERROR_DEVICE_LOST. */
 VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc,
                                         vkvit_gemm_bench_result *out);

@@ -13,6 +13,19 @@
 // ---------------------------------------------------------------------------------------------------------------
 // B_F16: the B operand (the weights) is stored as fp16 (GL_EXT_shader_16bit_storage: storage and conversion only,
 // no fp16 arithmetic, so only storageBuffer16BitAccess is required); accumulation stays fp32.
+// F16_MATH (implies B_F16; needs shaderFloat16 + storageBuffer16BitAccess): fp16 arithmetic. A is converted to fp16
+// when it is staged, the tiles hold (k, k+1) pairs as f16vec2, and each invocation keeps an f16vec2 partial sum per
+// output (products of even k in .x, odd k in .y: one packed FMA per pair) over F16_CHUNK = 16 consecutive k, then
+// adds both halves into its fp32 accumulator. Why 16 (see kernels.h, VKVIT_GEMM_F16_CHUNK): each fp16 half sums
+// 8 products, so the fp16 rounding error per output is at most ~(8 + 2) * 2^-11 * sum_k |a_k b_k| whatever K is
+// (K = 1536 summed in fp16 alone would allow 770 * 2^-11: no correct digit), and a partial sum cannot overflow
+// unless a product does. The epilogue (bias, GELU, LayerScale, residual) runs on the fp32 sum.
+#if defined(F16_MATH) && F16_MATH
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#undef B_F16
+#define B_F16 1
+#define F16_CHUNK 16
+#endif
 #if defined(B_F16) && B_F16
 #extension GL_EXT_shader_16bit_storage : require
 #define B_TYPE float16_t
@@ -53,9 +66,14 @@ layout(push_constant) uniform Push {
 
 #include "gemm_epilogue.glsl"
 
-// Sized for the largest tiles any variant uses (BK*BM + BK*BN floats).
+// Sized for the largest tiles any variant uses (BK*BM and BK*BN floats: kernels.c checks bk * max(bm, bn) <= 2048).
+#if defined(F16_MATH) && F16_MATH
+shared f16vec2 sh_a[8 * 128];                       // [BK/2][BM]: A(m, k0 + 2kp), A(m, k0 + 2kp + 1) in fp16
+shared f16vec2 sh_b[8 * 128];                       // [BK/2][BN]
+#else
 shared float sh_a[16 * 128];
 shared float sh_b[16 * 128];
+#endif
 
 #define MAX_TM 8
 #define MAX_TN 8
@@ -78,6 +96,47 @@ void main() {
     [[unroll]] for (uint i = 0; i < MAX_TM; i++)
         [[unroll]] for (uint j = 0; j < MAX_TN; j++) acc[i][j] = 0.0;
 
+#if defined(F16_MATH) && F16_MATH
+    f16vec2 part[MAX_TM][MAX_TN];                   // fp16 partial sums of the current F16_CHUNK k (even k, odd k)
+    [[unroll]] for (uint i = 0; i < MAX_TM; i++)
+        [[unroll]] for (uint j = 0; j < MAX_TN; j++) part[i][j] = f16vec2(0.0);
+    const uint BK2 = BK / 2;
+    for (uint k0 = 0; k0 < p.K; k0 += BK) {
+        // Stage pairs: sh_a[kp][m] = fp16(A[m_base+m][k0+2kp], A[..][k0+2kp+1]), likewise B (already fp16).
+        for (uint idx = tid; idx < BM * BK2; idx += WG_SIZE) {
+            const uint kp = idx % BK2, mm = idx / BK2;
+            const uint m = m_base + mm, k = k0 + 2 * kp;
+            const uint row = a_off + m * p.stride_a;
+            const float x0 = (m < p.M && k < p.K) ? float(data_a[row + k]) : 0.0;
+            const float x1 = (m < p.M && k + 1 < p.K) ? float(data_a[row + k + 1]) : 0.0;
+            sh_a[kp * BM + mm] = f16vec2(x0, x1);
+        }
+        for (uint idx = tid; idx < BN * BK2; idx += WG_SIZE) {
+            const uint kp = idx % BK2, nn = idx / BK2;
+            const uint n = n_base + nn, k = k0 + 2 * kp;
+            const uint row = b_off + n * p.stride_b;
+            const float16_t y0 = (n < p.N && k < p.K) ? data_b[row + k] : float16_t(0.0);
+            const float16_t y1 = (n < p.N && k + 1 < p.K) ? data_b[row + k + 1] : float16_t(0.0);
+            sh_b[kp * BN + nn] = f16vec2(y0, y1);
+        }
+        barrier();
+        [[unroll]] for (uint kp = 0; kp < BK2; kp++) {
+            f16vec2 a[MAX_TM], b[MAX_TN];
+            [[unroll]] for (uint i = 0; i < TM; i++) a[i] = sh_a[kp * BM + tm0 + i];
+            [[unroll]] for (uint j = 0; j < TN; j++) b[j] = sh_b[kp * BN + tn0 + j];
+            [[unroll]] for (uint i = 0; i < TM; i++)
+                [[unroll]] for (uint j = 0; j < TN; j++) part[i][j] = fma(a[i], b[j], part[i][j]);
+            if ((kp + 1) % (F16_CHUNK / 2) == 0) {  // end of a chunk (BK is a multiple of F16_CHUNK): into fp32
+                [[unroll]] for (uint i = 0; i < TM; i++)
+                    [[unroll]] for (uint j = 0; j < TN; j++) {
+                        acc[i][j] += float(part[i][j].x) + float(part[i][j].y);
+                        part[i][j] = f16vec2(0.0);
+                    }
+            }
+        }
+        barrier();
+    }
+#else
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
         // Stage A[m_base.., k0..] -> sh_a[k][m] and B[n_base.., k0..] -> sh_b[k][n]; consecutive invocations read
         // consecutive k (coalesced global reads).
@@ -101,6 +160,7 @@ void main() {
         }
         barrier();
     }
+#endif
 
     [[unroll]] for (uint i = 0; i < TM; i++) {
         const uint m = m_base + tm0 + i;

@@ -28,6 +28,17 @@
 // ---------------------------------------------------------------------------------------------------------------
 // B_F16: the B operand (the weights) is stored as fp16 (GL_EXT_shader_16bit_storage: storage and conversion only,
 // no fp16 arithmetic, so only storageBuffer16BitAccess is required); accumulation stays fp32.
+// F16_MATH (implies B_F16; needs shaderFloat16 + storageBuffer16BitAccess): fp16 arithmetic, as in gemm.comp. B stays
+// in fp16 registers (f16vec4, no conversion); each lane converts its A vec4 to fp16 and packs it into two uints
+// (packFloat2x16), which subgroupShuffle hands to every lane (a plain 32-bit shuffle: no
+// shaderSubgroupExtendedTypes needed); products go into an f16vec2 partial sum per output with packed FMAs and are
+// added into the fp32 accumulator every F16_CHUNK = 16 k (after lanes 0-3 and after lanes 4-7 of a 32-k chunk).
+// Chunk and error bound: gemm.comp and kernels.h (VKVIT_GEMM_F16_CHUNK).
+#if defined(F16_MATH) && F16_MATH
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#undef B_F16
+#define B_F16 1
+#endif
 #if defined(B_F16) && B_F16
 #extension GL_EXT_shader_16bit_storage : require
 #define B_TYPE float16_t
@@ -131,6 +142,67 @@ void accumulate(const bool VEC, uint a_off, uint m0, uint m_count, uint b_rows[M
     }
 }
 
+#if defined(F16_MATH) && F16_MATH
+// Four consecutive k of B row `row_off` as fp16, as load_b (zeros past K) without the conversion.
+f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
+    if (VEC) {
+        const uint kq = p.K / 4;
+        const f16vec4 v = data_b4[row_off / 4 + min(k4, kq - 1)];
+        return k4 < kq ? v : f16vec4(0.0);
+    }
+    f16vec4 v;
+    [[unroll]] for (uint c = 0; c < 4; c++) {
+        const uint k = 4 * k4 + c;
+        const float16_t x = data_b[row_off + min(k, p.K - 1)];
+        v[c] = k < p.K ? x : float16_t(0.0);
+    }
+    return v;
+}
+
+// accumulate() with fp16 products: same loop structure, f16vec2 partial sums flushed into acc every 16 k.
+void accumulate_f16(const bool VEC, uint a_off, uint m0, uint m_count, uint b_rows[MAX_TN]) {
+    const uint lane = gl_SubgroupInvocationID;
+    const uint k4_end = (p.K + 3) / 4;
+    for (uint c0 = 0; c0 < k4_end; c0 += KC4) {
+        f16vec4 b[MAX_TN][KC4];
+        [[unroll]] for (uint j = 0; j < TN; j++)
+            [[unroll]] for (uint c = 0; c < KC4; c++) b[j][c] = load_b16(VEC, b_rows[j], c0 + c);
+        [[dont_unroll]] for (uint i = 0; i < m_count; i++) {
+            // Lane l holds A[m0+i][k0+4l .. k0+4l+3] in fp16, packed: ap.x = (k, k+1), ap.y = (k+2, k+3).
+            const f16vec4 ah = f16vec4(load_a(VEC, a_off + (m0 + i) * p.stride_a, c0 + lane));
+            const uvec2 ap = uvec2(packFloat2x16(ah.xy), packFloat2x16(ah.zw));
+            ACC_TYPE t[MAX_TN];
+            f16vec2 part[MAX_TN];
+            [[unroll]] for (uint j = 0; j < TN; j++) t[j] = acc[i][j], part[j] = f16vec2(0.0);
+#define VKVIT_GEMM_CPU_LANE16(L)                                                                  \
+            {                                                                                     \
+                const f16vec2 s01 = unpackFloat2x16(subgroupShuffle(ap.x, L));                    \
+                const f16vec2 s23 = unpackFloat2x16(subgroupShuffle(ap.y, L));                    \
+                [[unroll]] for (uint j = 0; j < TN; j++) {                                        \
+                    part[j] = fma(s01, b[j][L].xy, part[j]);                                      \
+                    part[j] = fma(s23, b[j][L].zw, part[j]);                                      \
+                }                                                                                 \
+            }
+#define VKVIT_GEMM_CPU_FLUSH16                                                                    \
+            [[unroll]] for (uint j = 0; j < TN; j++) {                                            \
+                t[j] += float(part[j].x) + float(part[j].y);                                      \
+                part[j] = f16vec2(0.0);                                                           \
+            }
+            VKVIT_GEMM_CPU_LANE16(0) VKVIT_GEMM_CPU_LANE16(1) VKVIT_GEMM_CPU_LANE16(2) VKVIT_GEMM_CPU_LANE16(3)
+            VKVIT_GEMM_CPU_FLUSH16                  // k0 .. k0+15
+            VKVIT_GEMM_CPU_LANE16(4) VKVIT_GEMM_CPU_LANE16(5) VKVIT_GEMM_CPU_LANE16(6) VKVIT_GEMM_CPU_LANE16(7)
+            VKVIT_GEMM_CPU_FLUSH16                  // k0+16 .. k0+31
+#undef VKVIT_GEMM_CPU_LANE16
+#undef VKVIT_GEMM_CPU_FLUSH16
+            [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = t[j];
+        }
+    }
+}
+#define ACCUMULATE accumulate_f16
+#else
+#define ACCUMULATE accumulate
+#endif
+
 void main() {
     const uint lane = gl_SubgroupInvocationID;
     const uint m0 = gl_WorkGroupID.y * BM;
@@ -149,9 +221,9 @@ void main() {
         [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = 0.0;
 
     if (((p.K | p.stride_a | p.stride_b | a_off | b_off) & 3u) == 0)
-        accumulate(true, a_off, m0, m_count, b_rows);
+        ACCUMULATE(true, a_off, m0, m_count, b_rows);
     else
-        accumulate(false, a_off, m0, m_count, b_rows);
+        ACCUMULATE(false, a_off, m0, m_count, b_rows);
 
     for (uint i = 0; i < m_count; i++) {
         [[unroll]] for (uint j = 0; j < TN; j++) {

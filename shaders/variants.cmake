@@ -5,6 +5,11 @@ vkvit_shader(gemm_f32_f32 gemm.comp)                # shared-memory tiles (GPUs)
 vkvit_shader(gemm_f32_f32_w16 gemm.comp DEFINES B_F16=1)      # fp16 weights (fp16 sessions)
 vkvit_shader(gemm_cpu_f32_f32 gemm_cpu.comp)        # no shared memory, lanes own columns (llvmpipe)
 vkvit_shader(gemm_cpu_f32_f32_w16 gemm_cpu.comp DEFINES B_F16=1)
+# fp16 arithmetic (fp16-math sessions; shaderFloat16 + storageBuffer16BitAccess): fp16 weights, A converted to fp16 at
+# load, packed f16vec2 FMAs summed in fp16 over 16 k, then in fp32; fp32 epilogue. GL_EXT_shader_explicit_arithmetic_
+# types_float16 is enabled in these two variants only (glslang >= 11 compiles it; Debian 12 ships 12).
+vkvit_shader(gemm_f32_f32_f16 gemm.comp DEFINES F16_MATH=1)
+vkvit_shader(gemm_cpu_f32_f32_f16 gemm_cpu.comp DEFINES F16_MATH=1)
 vkvit_shader(norm_f32_f32 norm.comp)
 vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)
 vkvit_shader(patchify_f32_f32 patchify.comp)

@@ -6,6 +6,7 @@
  * result is checked against plain-C loops on the host. */
 #include "common.h"
 #include "graph/graph.h"
+#include "model/safetensors.h" /* vkvit__f32_to_f16, vkvit__f16_to_f32 */
 #include "ops/ops.h"
 
 #include <math.h>
@@ -17,6 +18,7 @@
 #define MAX_MATRIX ((uint64_t)1 << 28)      /* elements of A, W or D */
 #define CHECK_GRID 64u                      /* rows / columns of D checked when m / n is larger */
 #define TOLERANCE 1e-5                      /* |D - ref| <= TOLERANCE * sum_k |a w|: see include/vkvit.h */
+#define TOLERANCE_F16_MATH 5e-3             /* the same with fp16 arithmetic: (8 + 2) * 2^-11 at worst */
 #define NAN_BITS 0x7fc00000u
 
 static int cmp_double(const void *a, const void *b) {
@@ -53,6 +55,14 @@ static vkvit_result validate(const vkvit_ctx *ctx, const vkvit_gemm_bench_desc *
     if (d->repeat > VKVIT_BENCH_MAX_RUNS || d->warmup > VKVIT_BENCH_MAX_RUNS)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_bench_gemm: repeat %u and warmup %u must each be at "
                             "most %u", d->repeat, d->warmup, VKVIT_BENCH_MAX_RUNS);
+    if (d->precision < VKVIT_PRECISION_DEFAULT || d->precision > VKVIT_PRECISION_FP16_MATH)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_bench_gemm: unknown precision %d", (int)d->precision);
+    if ((d->precision == VKVIT_PRECISION_FP16 || d->precision == VKVIT_PRECISION_FP16_MATH) && !ctx->caps.fp16_in_use)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "vkvit_bench_gemm: fp16 weights need storageBuffer16BitAccess, "
+                            "which device '%s' lacks or the ctx disabled", ctx->info.name);
+    if (d->precision == VKVIT_PRECISION_FP16_MATH && !ctx->caps.fp16_math)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "vkvit_bench_gemm: fp16 arithmetic needs shaderFloat16, which "
+                            "device '%s' lacks", ctx->info.name);
     if (!ctx->info.timestamps)
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "vkvit_bench_gemm: the queue of device '%s' has no timestamp "
                             "queries", ctx->info.name);
@@ -61,7 +71,8 @@ static vkvit_result validate(const vkvit_ctx *ctx, const vkvit_gemm_bench_desc *
 
 /* Compares the sampled elements of D (downloaded row by row) with double-precision dot products of A and W. */
 static vkvit_result check(vkvit_ctx *ctx, vkvit__buffer *arena, const vkvit__tensor *td, const float *a,
-                          const float *w, uint32_t m, uint32_t n, uint32_t k, vkvit_gemm_bench_result *out) {
+                          const float *w, uint32_t m, uint32_t n, uint32_t k, double tolerance,
+                          vkvit_gemm_bench_result *out) {
     float *row = malloc((size_t)n * sizeof *row);
     if (!row) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_bench_gemm: out of host memory");
     const uint32_t rows = m < CHECK_GRID ? m : CHECK_GRID, cols = n < CHECK_GRID ? n : CHECK_GRID;
@@ -80,7 +91,7 @@ static vkvit_result check(vkvit_ctx *ctx, vkvit__buffer *arena, const vkvit__ten
             }
             const double err = fabs((double)row[j] - ref);
             out->checked++;
-            if (!(err <= TOLERANCE * scale)) out->mismatches++; /* NaN (never written) counts as a mismatch */
+            if (!(err <= tolerance * scale)) out->mismatches++; /* NaN (never written) counts as a mismatch */
             const double rel = scale > 0 ? err / scale : err;
             if (rel > out->max_error || isnan(rel)) out->max_error = rel;
         }
@@ -100,16 +111,22 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
     vkvit__graph_init(&g, ctx);
     vkvit__plan_stats plan;
     vkvit__recording rec = {0};
-    vkvit__buffer arena = {0};
+    vkvit__buffer arena = {0}, weights16 = {0};
+    const bool w16 = desc->precision == VKVIT_PRECISION_FP16 || desc->precision == VKVIT_PRECISION_FP16_MATH;
     float *a = NULL, *w = NULL;
+    uint16_t *w_half = NULL;
     double *ns = NULL, *sorted = NULL;
     uint32_t first_node[2 * VKVIT_BENCH_MAX_RUNS + 1]; /* run r's nodes: [first_node[r], first_node[r + 1]) */
 
-    /* The graph: A [m, k] and W [n, k] are inputs, D [m, n] the output (never aliased by the planner); one GEMM per
-     * run, each rewriting D, so the recorder puts a write-after-write barrier between runs. */
+    /* The graph: A [m, k] and W [n, k] are inputs (W an fp16 weight of its own buffer at fp16 precisions, as in a
+     * session), D [m, n] the output (never aliased by the planner); one GEMM per run, each rewriting D, so the
+     * recorder puts a write-after-write barrier between runs. */
     const uint32_t shape_a[2] = {m, k}, shape_w[2] = {n, k}, shape_d[2] = {m, n};
+    g.f16_weights = w16;
+    g.f16_math = desc->precision == VKVIT_PRECISION_FP16_MATH;
     const uint32_t ta = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "bench.a", 2, shape_a);
-    const uint32_t tw = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "bench.w", 2, shape_w);
+    const uint32_t tw = w16 ? vkvit__graph_weight_at(&g, VKVIT_TENSOR_WEIGHT_F16, "bench.w", 0, 2, shape_w)
+                            : vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "bench.w", 2, shape_w);
     const uint32_t td = vkvit__graph_tensor(&g, VKVIT_TENSOR_OUTPUT, "bench.d", 2, shape_d);
     const vkvit__gemm_op op = {
         .a = vkvit__mat_dense(ta, m, k), .w = tw, .bias = VKVIT_NONE, .d = vkvit__mat_dense(td, m, n),
@@ -124,24 +141,33 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
     if ((res = vkvit__graph_error(&g)) != VKVIT_OK || (res = vkvit__plan(&g, &plan)) != VKVIT_OK) goto done;
     if ((res = vkvit__buffer_create(ctx, plan.arena_bytes, VKVIT_MEM_DEVICE, "vkvit bench arena", &arena)) != VKVIT_OK)
         goto done;
-    const vkvit__record_target tg = {.weights = &arena, .weights_f16 = NULL, .arena = &arena};
+    if (w16 && (res = vkvit__buffer_create(ctx, (uint64_t)n * k * 2, VKVIT_MEM_DEVICE, "vkvit bench fp16 W",
+                                           &weights16)) != VKVIT_OK)
+        goto done;
+    const vkvit__record_target tg = {.weights = &arena, .weights_f16 = w16 ? &weights16 : NULL, .arena = &arena};
     if ((res = vkvit__record_prepare(ctx, &g, &tg, true, &rec)) != VKVIT_OK) goto done;
 
     /* Inputs, and D poisoned so that an element the kernel never writes cannot pass the check. */
     const vkvit__tensor ga = vkvit__graph_get(&g, ta), gw = vkvit__graph_get(&g, tw), gd = vkvit__graph_get(&g, td);
     a = malloc(ga.bytes);
-    w = malloc(gw.bytes);
+    w = malloc((size_t)n * k * sizeof *w);
+    w_half = w16 ? malloc((size_t)n * k * sizeof *w_half) : NULL;
     ns = malloc(2 * (size_t)g.n_nodes * sizeof *ns);
     sorted = malloc(repeat * sizeof *sorted);
-    if (!a || !w || !ns || !sorted) {
+    if (!a || !w || (w16 && !w_half) || !ns || !sorted) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_bench_gemm %ux%ux%u: out of host memory", m, n, k);
         goto done;
     }
     uint32_t state = desc->seed * 2654435761u + 1u;
     fill_random(a, (size_t)m * k, &state);
     fill_random(w, (size_t)n * k, &state);
+    for (size_t i = 0; w16 && i < (size_t)n * k; i++) { /* the reference reads the weights the kernel reads */
+        w_half[i] = vkvit__f32_to_f16(w[i]);
+        w[i] = vkvit__f16_to_f32(w_half[i]);
+    }
     if ((res = vkvit__buffer_upload(ctx, &arena, ga.offset, a, ga.bytes)) != VKVIT_OK ||
-        (res = vkvit__buffer_upload(ctx, &arena, gw.offset, w, gw.bytes)) != VKVIT_OK ||
+        (res = w16 ? vkvit__buffer_upload(ctx, &weights16, 0, w_half, (uint64_t)n * k * 2)
+                   : vkvit__buffer_upload(ctx, &arena, gw.offset, w, gw.bytes)) != VKVIT_OK ||
         (res = vkvit__buffer_fill(ctx, &arena, gd.offset, gd.bytes, NAN_BITS)) != VKVIT_OK)
         goto done;
 
@@ -165,14 +191,17 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
     qsort(sorted, repeat, sizeof *sorted, cmp_double);
     out->median_ms = repeat % 2 ? sorted[repeat / 2] : 0.5 * (sorted[repeat / 2 - 1] + sorted[repeat / 2]);
     out->gflops = 2.0 * m * n * k / (out->median_ms * 1e6);
-    res = check(ctx, &arena, &gd, a, w, m, n, k, out);
+    res = check(ctx, &arena, &gd, a, w, m, n, k,
+                desc->precision == VKVIT_PRECISION_FP16_MATH ? TOLERANCE_F16_MATH : TOLERANCE, out);
 done:
     free(a);
     free(w);
+    free(w_half);
     free(ns);
     free(sorted);
     vkvit__record_free(ctx, &rec);
     vkvit__buffer_destroy(ctx, &arena);
+    vkvit__buffer_destroy(ctx, &weights16);
     vkvit__graph_free(&g);
     if (res != VKVIT_OK && out) memset(out, 0, sizeof *out);
     return res;

@@ -167,7 +167,7 @@ static void build_sub_batches(vkvit_session *s, uint32_t sub) {
  * (one submission still); what one image alone exceeds is refused with a sentence. */
 static void build_graph(vkvit_session *s) {
     vkvit__graph *g = &s->graph;
-    const bool f16 = g->f16_weights;
+    const bool f16 = g->f16_weights, f16_math = g->f16_math;
     const uint64_t range = s->ctx->limits.maxStorageBufferRange;
     uint32_t sub = s->batch;
     for (;;) {
@@ -187,6 +187,7 @@ static void build_graph(vkvit_session *s) {
         vkvit__graph_free(g);
         vkvit__graph_init(g, s->ctx);
         g->f16_weights = f16;
+        g->f16_math = f16_math;
     }
     s->sub_batch = sub;
     if (sub < s->batch && !g->error)
@@ -335,7 +336,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                                  "vkvit_session_create: batch %u is above the limit of 4096", desc.batch));
     if (desc.precision != VKVIT_PRECISION_DEFAULT && desc.precision != VKVIT_PRECISION_FP32 &&
-        desc.precision != VKVIT_PRECISION_FP16)
+        desc.precision != VKVIT_PRECISION_FP16 && desc.precision != VKVIT_PRECISION_FP16_MATH)
         return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                                  "vkvit_session_create: unknown precision %d", (int)desc.precision));
 
@@ -349,10 +350,22 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->want_features = desc.features != 0;
     s->features = VKVIT_NONE;
     vkvit__graph_init(&s->graph, ctx);
-    if (desc.precision == VKVIT_PRECISION_FP16) {
-        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy). */
+    if (desc.precision == VKVIT_PRECISION_FP16_MATH && !(ctx->caps.fp16_math && ctx->caps.fp16_in_use)) {
+        const char *missing =
+            ctx->caps.disabled_f16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
+            : !ctx->caps.fp16_math ? "shaderFloat16, which this device does not offer (or the host did not enable); "
+                                     "use fp16 or fp32"
+                                   : "storageBuffer16BitAccess, which this device does not offer (or the host did not "
+                                     "enable); use fp32";
+        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "precision fp16-math needs %s", missing);
+        goto fail;
+    }
+    if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
+        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy); with
+         * FP16_MATH those GEMMs also multiply in fp16 (src/vk/kernels.h, VKVIT_GEMM_F16_CHUNK). */
         if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
         s->graph.f16_weights = true;
+        s->graph.f16_math = desc.precision == VKVIT_PRECISION_FP16_MATH;
     }
 
     build_graph(s);

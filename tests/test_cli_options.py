@@ -45,7 +45,8 @@ def test_usage_errors():
     usage_error(["classify", "--json=yes", CAT], "classify", "option '--json' takes no value")
     usage_error(["classify", "--top", "0", CAT], "classify", r"--top wants an integer in \[1, 1000000\], got '0'")
     usage_error(["classify", "--top=-3", CAT], "classify", r"--top wants an integer in \[1, 1000000\], got '-3'")
-    usage_error(["classify", "--precision", "fp8", CAT], "classify", "--precision is fp32 or fp16, got 'fp8'")
+    usage_error(["classify", "--precision", "fp8", CAT], "classify",
+                "--precision is fp32, fp16 or fp16-math, got 'fp8'")
     usage_error(["classify"], "classify", "no image given")
     usage_error(["classify", "-", "-"], "classify", r"standard input \('-'\) can be read only once")
     # 19: the refused value is echoed.

@@ -1,8 +1,10 @@
 /* GEMM (nn.Linear layout) and elementwise add (through the GEMM epilogue) against double-precision CPU loops.
  *
  * Every GEMM case runs on every GEMM variant (the shared-memory GPU kernel and the llvmpipe kernel), whichever one
- * vkvit__gemm_pick would choose for this device. Each case draws fresh random inputs, poisons the output buffer (and the row padding past N) with NaN, runs the
- * kernel under the validation layer, and checks max |got - want| / max |want| <= 1e-5. The padding must still be
+ * vkvit__gemm_pick would choose for this device, in three modes: fp32, fp16 weights (*_w16) and fp16 arithmetic
+ * (*_f16, where the device has shaderFloat16). Each case draws fresh random inputs, poisons the output buffer (and
+ * the row padding past N) with NaN, runs the kernel under the validation layer, and checks
+ * max |got - want| / max |want| <= 1e-5 (fp32 math; fp16 arithmetic: see check_f16_math). The padding must still be
  * NaN afterwards: a kernel that writes outside its output is caught. */
 #include "test_util.h"
 #include "model/safetensors.h"
@@ -59,9 +61,13 @@ static double act_ref(uint32_t act, double x) {
     }
 }
 
-/* want = act(A·Bᵀ + bias) * scale + residual, laid out like D (layout_of); NaN where D must stay untouched. */
+/* Which kernels a case runs: fp32 weights and math, fp16 weights (fp32 math), fp16 weights and fp16 arithmetic. */
+typedef enum gemm_mode { MODE_F32, MODE_W16, MODE_F16_MATH } gemm_mode;
+
+/* want = act(A·Bᵀ + bias) * scale + residual, laid out like D (layout_of); NaN where D must stay untouched.
+ * sum_abs / sum_sq (may be NULL): per output, sum_k |a_k b_k| and sum_k (a_k b_k)^2 (the fp16 error scales). */
 static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, const float *b, const float *bias,
-                     const float *scale, const float *d_init, double *want) {
+                     const float *scale, const float *d_init, double *want, double *sum_abs, double *sum_sq) {
     for (size_t i = 0; i < l->nd; i++) want[i] = NAN;
     for (uint32_t o = 0; o < l->n_outer; o++)
         for (uint32_t in = 0; in < l->n_inner; in++) {
@@ -71,9 +77,12 @@ static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, c
             for (uint32_t m = 0; m < c->M; m++)
                 for (uint32_t n = 0; n < c->N; n++) {
                     size_t i = dz + (size_t)m * l->stride_d + n;
-                    double s = c->bias ? bias[n] : 0.0;
-                    for (uint32_t k = 0; k < c->K; k++)
-                        s += (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
+                    double s = c->bias ? bias[n] : 0.0, sa = 0.0, sq = 0.0;
+                    for (uint32_t k = 0; k < c->K; k++) {
+                        const double ab = (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
+                        s += ab, sa += fabs(ab), sq += ab * ab;
+                    }
+                    if (sum_abs) sum_abs[i] = sa, sum_sq[i] = sq;
                     s = act_ref(c->act, s);
                     if (c->scale) s *= scale[n];
                     if (c->residual) s += d_init[i];
@@ -82,15 +91,74 @@ static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, c
         }
 }
 
-/* b_f16: B is stored as fp16 (the *_w16 kernels of fp16 sessions); the reference uses the same rounded values, so
- * the tolerance is unchanged. */
-static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, bool b_f16) {
+/* Largest |d act(x) / dx|: how much the epilogue's activation can amplify an error of the sum. */
+static double act_lipschitz(uint32_t act) {
+    switch (act) {
+    case 1: return 1.1289;   /* GELU (erf): max of Phi(x) + x phi(x), at x = sqrt(2) */
+    case 3: return 1.0999;   /* SiLU: max of s(x) (1 + x (1 - s(x))), at x ~ 2.4 */
+    default: return 1.0;     /* none, ReLU */
+    }
+}
+
+/* fp16 arithmetic (the *_f16 kernels, src/vk/kernels.h VKVIT_GEMM_F16_CHUNK): B holds fp16 values (the reference
+ * uses the same rounded ones), A is fp32 in the reference and rounded to fp16 by the kernel. Two checks:
+ *
+ * 1. A worst-case bound for every output, derived from the kernel's arithmetic. With u = 2^-11, n = CHUNK / 2 = 8
+ *    products per fp16 half-sum, S = sum_k |a_k b_k| and L the activation's largest slope:
+ *        |got - want| <= L |scale_n| [ (n + 2) u S + (K/8 + 1) 2^-24 S + 2 K 2^-14 max|b| ] + 1e-5 max|want|
+ *    (n + 2) u S: rounding A to fp16 (u), then n fused multiply-adds per half-sum, each rounded to fp16 (n u, with
+ *    second-order terms covered by the spare u); (K/8 + 1) 2^-24 S: the fp32 sum of the 2K/16 half-sums;
+ *    2 K 2^-14 max|b|: underflow, if the device flushes fp16 subnormals (2^-14 absolute per conversion and per FMA;
+ *    max|b| <= 1 here); 1e-5 max|want|: the fp32 epilogue, as in the fp32 check. The fp16 part does not grow with K
+ *    beyond S itself: that is what the chunk buys (K = 1536 summed in fp16 alone would need (768 + 2) u S).
+ * 2. The bound is a worst case; random data sits far inside it, so it would also pass a kernel that never flushed its
+ *    fp16 sums. The typical error is checked too: sqrt(sum_i err_i^2) / (u sqrt(sum_i (L s_n)^2 Q_i)) <= 2, with
+ *    Q_i = sum_k (a_k b_k)^2. Measured on lavapipe: 0.5-1.15 with 16-k chunks; with the fp16 sums flushed only once
+ *    at the end (no chunks) 4.2 at K = 384 and 8.3 at K = 1536, which this check fails. Checked where it is
+ *    meaningful: at least 256 outputs and K >= 64. */
+static void check_f16_math(const char *vname, const gemm_case *c, const float *got, const double *want,
+                           const double *sum_abs, const double *sum_sq, const uint32_t *col, const float *scale,
+                           size_t n) {
+    const double u = ldexp(1.0, -11), L = act_lipschitz(c->act);
+    double max_want = 0.0, max_b = 1.0;
+    for (size_t i = 0; i < n; i++) max_want = fmax(max_want, fabs(want[i]));
+    size_t worst = 0, bad = 0;
+    double worst_ratio = 0.0, err2 = 0.0, scale2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double s = c->scale ? fabs((double)scale[col[i]]) : 1.0;
+        const double bound = L * s *
+                                 ((VKVIT_GEMM_F16_CHUNK / 2 + 2) * u * sum_abs[i] +
+                                  (c->K / 8.0 + 1.0) * ldexp(1.0, -24) * sum_abs[i] + 2.0 * c->K * ldexp(max_b, -14)) +
+                             1e-5 * max_want;
+        const double err = fabs((double)got[i] - want[i]);
+        const double ratio = isnan(got[i]) ? INFINITY : err / bound;
+        if (!(ratio <= 1.0)) bad++;
+        if (!(ratio <= worst_ratio)) worst_ratio = ratio, worst = i;
+        err2 += err * err;
+        scale2 += L * L * s * s * sum_sq[i];
+    }
+    const double z = sqrt(err2) / (u * sqrt(scale2));
+    const bool typical = n >= 256 && c->K >= 64;
+    printf("    fp16 arithmetic: worst |err| / bound %.3g, typical error %.3g u%s\n", worst_ratio, z,
+           typical ? "" : " (not checked: few outputs or small K)");
+    CHECK(bad == 0, "%s M=%u N=%u K=%u: %zu outputs beyond the fp16 bound, worst %.3g x the bound at %zu (got %.9g, "
+          "want %.9g, sum|ab| %.4g)", vname, c->M, c->N, c->K, bad, worst_ratio, worst, got[worst], want[worst],
+          sum_abs[worst]);
+    CHECK(!typical || z <= 2.0, "%s M=%u N=%u K=%u: typical error %.3g u > 2 u: fp16 sums not flushed every %d k?",
+          vname, c->M, c->N, c->K, z, VKVIT_GEMM_F16_CHUNK);
+}
+
+/* MODE_W16 / MODE_F16_MATH: B is stored as fp16 (the *_w16 kernels of fp16 sessions, the *_f16 kernels of fp16-math
+ * sessions); the reference uses the same rounded values, so the fp32-math tolerance is unchanged for *_w16. */
+static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode) {
+    const bool b_f16 = mode != MODE_F32;
     const gemm_layout l = layout_of(c);
     const uint32_t stride_d = l.stride_d;
     const size_t na = l.na, nb = l.nb, nd = l.nd;
     float *a = malloc(na * 4), *b = malloc(nb * 4), *bias = malloc((size_t)c->N * 4), *scale = malloc((size_t)c->N * 4);
     float *d = malloc(nd * 4), *d_init = malloc(nd * 4);
     double *want = malloc(nd * sizeof(double));
+    double *sum_abs = malloc(nd * sizeof(double)), *sum_sq = malloc(nd * sizeof(double));
     vt_fill_rand(a, na);
     vt_fill_rand(b, nb);
     uint16_t *b16 = malloc(nb * 2);
@@ -124,6 +192,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     vkvit__gemm_config cfg = vkvit__gemm_pick_variant(ctx, variant, c->M, c->N, c->K);
     CHECK(cfg.variant == variant, "pick_variant returned variant %d for %d", (int)cfg.variant, (int)variant);
     cfg.b_f16 = b_f16;
+    cfg.f16_math = mode == MODE_F16_MATH;
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
@@ -147,28 +216,36 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     MUST(vkvit__cmd_submit_wait(ctx, cmd));
     MUST(vkvit__buffer_download(ctx, &bd, 0, d, nd * 4));
 
-    cpu_gemm(c, &l, a, b, bias, scale, d_init, want);
+    cpu_gemm(c, &l, a, b, bias, scale, d_init, want, sum_abs, sum_sq);
     /* Compare the valid part; everything else (leading offset, row padding) must be untouched NaN. */
     size_t vi = 0, stray = 0;
     float *got = malloc(nd * 4);
     double *ref = malloc(nd * sizeof(double));
+    double *ref_abs = malloc(nd * sizeof(double)), *ref_sq = malloc(nd * sizeof(double));
+    uint32_t *col = malloc(nd * sizeof(uint32_t)); /* the output column n (bias / scale index) of each valid element */
     for (size_t i = 0; i < nd; i++) {
         if (isnan(want[i])) {
             stray += !isnan(d[i]);
         } else {
             got[vi] = d[i];
+            ref_abs[vi] = sum_abs[i], ref_sq[vi] = sum_sq[i];
+            col[vi] = (uint32_t)((i - c->d_offset) % stride_d % c->N);
             ref[vi++] = want[i];
         }
     }
     size_t worst = 0;
     double err = vt_max_rel_err(got, ref, vi, &worst);
-    const char *vname = b_f16 ? (variant == VKVIT_GEMM_CPU ? "cpu-w16" : "shared-w16") : vkvit__gemm_variant_name(variant);
+    static const char *const names[3][2] = {{"shared", "cpu"}, {"shared-w16", "cpu-w16"}, {"shared-f16", "cpu-f16"}};
+    const char *vname = names[mode][variant == VKVIT_GEMM_CPU];
     printf("gemm %-10s M=%-5u N=%-5u K=%-5u batch=%u inner=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u/%u "
            "shared_w=%d tile %ux%u  max rel err %.3g\n",
            vname, c->M, c->N, c->K, c->batch, c->n_inner, c->bias, c->act, c->scale, c->residual, c->pad_d,
            c->a_offset, c->b_offset, c->d_offset, c->shared_weights, cfg.bm, cfg.bn, err);
-    CHECK(err <= 1e-5, "%s M=%u N=%u K=%u: max rel err %.3g at %zu (got %.9g, want %.9g)", vname, c->M, c->N, c->K, err,
-          worst, got[worst], ref[worst]);
+    if (mode == MODE_F16_MATH)
+        check_f16_math(vname, c, got, ref, ref_abs, ref_sq, col, scale, vi);
+    else
+        CHECK(err <= 1e-5, "%s M=%u N=%u K=%u: max rel err %.3g at %zu (got %.9g, want %.9g)", vname, c->M, c->N, c->K,
+              err, worst, got[worst], ref[worst]);
     CHECK(stray == 0, "%s M=%u N=%u K=%u: %zu elements outside the output were overwritten", vname, c->M, c->N, c->K,
           stray);
 
@@ -180,6 +257,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     vkvit__buffer_destroy(ctx, &bscale);
     vkvit__buffer_destroy(ctx, &bd);
     free(a), free(b), free(bias), free(scale), free(d), free(d_init), free(want), free(got), free(ref);
+    free(sum_abs), free(sum_sq), free(ref_abs), free(ref_sq), free(col);
 }
 
 /* Elementwise add with a broadcast row, D[i] = A[i] + B[i % n_b] over n = rows * n_b elements, through the GEMM
@@ -273,12 +351,17 @@ int main(void) {
     /* The variant this device would use first, then the others. */
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
     printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
+    const bool f16_math = ctx->caps.fp16_math && ctx->caps.fp16_storage;
+    if (!f16_math)
+        printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
     for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
         const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
-        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant, false);
-        /* fp16 weights (B), every case but the 1000^3 one */
+        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant, MODE_F32);
+        /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
         for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-            if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, true);
+            if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_W16);
+        for (size_t i = 0; f16_math && i < VKVIT_ARRAY_LEN(cases); i++)
+            if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH);
     }
     run_add_case(ctx, 1, 1);
     run_add_case(ctx, 1, 1000);

@@ -719,7 +719,7 @@ class Model:
 # ------------------------------------------------------------------------------------------------------------
 
 _PRECISIONS = {"default": _lib.VKVIT_PRECISION_DEFAULT, "fp32": _lib.VKVIT_PRECISION_FP32,
-               "fp16": _lib.VKVIT_PRECISION_FP16}
+               "fp16": _lib.VKVIT_PRECISION_FP16, "fp16-math": _lib.VKVIT_PRECISION_FP16_MATH}
 
 ImageLike = Any  # a PIL.Image.Image, or a uint8 numpy array [H, W, 3] (RGB) or [H, W, 4] (RGBA)
 Prediction = Tuple[str, int, float]
@@ -731,7 +731,8 @@ class Session:
     Session(model, batch=1, precision='fp32', top_k=0, max_image_pixels=0, profile=False, label=None)
 
     precision         'fp32' (the reference path), 'fp16' (fp16 GEMM weights; UnsupportedError without
-                      storageBuffer16BitAccess) or 'default' (fp32).
+                      storageBuffer16BitAccess), 'fp16-math' (fp16 weights and fp16 GEMM products; also needs
+                      shaderFloat16) or 'default' (fp32).
     top_k             0, or 1..min(32, classes): softmax + top-K on the GPU after every run (classify uses it).
     max_image_pixels  0, or the largest width*height classify() will see: sizes the GPU pre-processing up front.
     profile           per-node GPU timestamps, read with profile().

@@ -85,6 +85,7 @@ typedef struct vkvit__graph {
     char error_msg[512];
     char scope[64];                         /* name prefix for labels, e.g. "blocks.3" */
     bool f16_weights;                       /* GEMM weights come from the model's fp16 buffer (fp16 sessions) */
+    bool f16_math;                          /* GEMMs on fp16 weights use fp16 arithmetic (fp16-math sessions) */
     bool grid_too_large;                    /* the first error was a grid above maxComputeWorkGroupCount */
     uint32_t features;                      /* what the classifier head reads: the pooled features [B, F] (timm's
                                                pre-logits), set by the head builder; VKVIT_NONE before */

@@ -59,21 +59,32 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         .label = label,
     };
     if (ep->act > 3) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown activation %u", label, ep->act);
+    if (cfg->f16_math && !cfg->b_f16) /* the *_f16 kernels read B as fp16: fp32 weights would be misread */
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': fp16 arithmetic needs fp16 weights (b_f16)",
+                            label ? label : "?");
     if (cfg->variant == VKVIT_GEMM_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL; workgroup = one subgroup of 8. */
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%u (tn %u)",
                                 label ? label : "?", cfg->bm, cfg->bn, cfg->tn);
-        d.shader = cfg->b_f16 ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16 : VKVIT_SHADER_GEMM_CPU_F32_F32;
+        d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16
+                   : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16
+                                 : VKVIT_SHADER_GEMM_CPU_F32_F32;
         const uint32_t spec[6] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual};
         d.n_spec = 6;
         memcpy(d.spec, spec, sizeof spec);
     } else {
-        /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL. */
-        if (!cfg->tm || !cfg->tn || cfg->bm % cfg->tm || cfg->bn % cfg->tn || cfg->bk * (cfg->bm + cfg->bn) > 16 * 256)
-            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad gemm tile %ux%ux%u / %ux%u",
-                                label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn);
-        d.shader = cfg->b_f16 ? VKVIT_SHADER_GEMM_F32_F32_W16 : VKVIT_SHADER_GEMM_F32_F32;
+        /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL.
+         * Its shared tiles hold 16 * 128 elements each (bk * bm and bk * bn), its register tiles at most 8 x 8. */
+        if (!cfg->tm || !cfg->tn || cfg->tm > 8 || cfg->tn > 8 || cfg->bm % cfg->tm || cfg->bn % cfg->tn || !cfg->bk ||
+            cfg->bk * cfg->bm > 16 * 128 || cfg->bk * cfg->bn > 16 * 128 ||
+            (cfg->f16_math && cfg->bk % VKVIT_GEMM_F16_CHUNK))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad gemm tile %ux%ux%u / %ux%u%s",
+                                label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn,
+                                cfg->f16_math ? " (fp16 arithmetic: bk a multiple of 16)" : "");
+        d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_F32_F32_F16
+                   : cfg->b_f16  ? VKVIT_SHADER_GEMM_F32_F32_W16
+                                 : VKVIT_SHADER_GEMM_F32_F32;
         const uint32_t spec[10] = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, ep->bias,
                                    (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn), ep->act, ep->scale, ep->residual};
         d.n_spec = 10;

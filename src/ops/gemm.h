@@ -41,7 +41,21 @@ typedef struct vkvit__gemm_config {
     uint32_t tm, tn;                                 /* register tile per invocation (CPU: tm 1, tn columns/lane) */
     vkvit__gemm_variant variant;
     bool b_f16;                                      /* B (the weights) stored as fp16: the *_w16 shader variants */
+    bool f16_math;                                   /* fp16 arithmetic (needs b_f16 and caps.fp16_math): the *_f16
+                                                        shader variants, VKVIT_PRECISION_FP16_MATH sessions */
 } vkvit__gemm_config;
+
+/* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed
+ * f16vec2: even k in one half, odd k in the other) summed in fp16 over VKVIT_GEMM_F16_CHUNK consecutive k, and each
+ * chunk's two halves are added into an fp32 accumulator; the epilogue runs in fp32. With u = 2^-11 (fp16 unit
+ * roundoff) and n = CHUNK / 2 = 8 products per half, the error of one output is at most about
+ *     (n + 2) * u * sum_k |a_k b_k|      (A rounding u, product rounding u, n - 1 fp16 additions, the fp32 part)
+ * independent of K, plus an absolute 2^-14 per product and addition where fp16 underflows (a device may flush fp16
+ * subnormals). Summing all K = 1536 products of a ViT-5-S mlp.layer2 in fp16 would give (768 + 2) * u ~ 0.38 instead
+ * of 10 * u ~ 0.005, and its running sum could overflow 65504; a shorter chunk costs more fp32 flushes (two
+ * conversions and two adds per output per chunk: one per 8 packed FMAs at 16). tests/test_gemm.c checks this bound.
+ * The shaders hold the same number: F16_CHUNK in gemm.comp, the flush after every 4 lanes x 4 k in gemm_cpu.comp. */
+#define VKVIT_GEMM_F16_CHUNK 16
 
 /* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_CPU on CPU devices
  * (ctx->caps.cpu_device), VKVIT_GEMM_SHARED elsewhere. */
@@ -64,7 +78,8 @@ typedef struct vkvit__gemm_epilogue {
 #define VKVIT_GEMM_BINDINGS 6
 
 /* The kernel description (shader + specialization constants) for a tile configuration and epilogue. Fails only
- * for a malformed configuration. */
+ * for a malformed configuration (f16_math without b_f16, or a shared-memory tile whose bk is not a multiple of
+ * VKVIT_GEMM_F16_CHUNK). */
 vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep, const char *label,
                                      vkvit__kernel_desc *out);
 vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep,

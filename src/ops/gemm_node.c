@@ -47,6 +47,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     const bool has_res = op->residual.t != VKVIT_NONE;
     vkvit__gemm_config cfg = vkvit__gemm_pick(g->ctx, op->M, op->N, op->K);
     cfg.b_f16 = g->tensors[vkvit__graph_root(g, op->w, NULL)].kind == VKVIT_TENSOR_WEIGHT_F16;
+    cfg.f16_math = cfg.b_f16 && g->f16_math; /* fp16-math sessions: only GEMMs on fp16 weights (not attention) */
     /* The CPU pick halves bm only so that the CPU threads get two workgroups; a batch gives them that already, and
      * full-height tiles load each B float once per batch (attention: 6 heads of a 201 x 201 product). */
     if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1) cfg.bm = 256;

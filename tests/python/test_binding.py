@@ -122,6 +122,9 @@ def test_golden_model_from_bytes_and_fp16(ctx):
         if ctx.device_info()["fp16_storage"]:
             with vkvit.Session(model, batch=io["input"].shape[0], precision="fp16") as s:
                 assert max_rel_err(s.run(io["input"]), io["logits"]) <= 1e-2
+        if ctx.device_info()["fp16_storage"] and ctx.device_info()["fp16_arithmetic"]:
+            with vkvit.Session(model, batch=io["input"].shape[0], precision="fp16-math") as s:
+                assert max_rel_err(s.run(io["input"]), io["logits"]) <= 1e-2
 
 
 def test_describe(ctx):

@@ -95,10 +95,13 @@ int cli_find_bundled_model(const char *file, char *path, size_t cap) {
 vkvit_precision cli_parse_precision(const char *s) {
     if (!strcmp(s, "fp32")) return VKVIT_PRECISION_FP32;
     if (!strcmp(s, "fp16")) return VKVIT_PRECISION_FP16;
+    if (!strcmp(s, "fp16-math")) return VKVIT_PRECISION_FP16_MATH;
     return VKVIT_PRECISION_DEFAULT;
 }
 
-const char *cli_precision_name(vkvit_precision p) { return p == VKVIT_PRECISION_FP16 ? "fp16" : "fp32"; }
+const char *cli_precision_name(vkvit_precision p) {
+    return p == VKVIT_PRECISION_FP16 ? "fp16" : p == VKVIT_PRECISION_FP16_MATH ? "fp16-math" : "fp32";
+}
 
 int cli_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
     if (!s || *s < '0' || *s > '9') return 0; /* strtoull would accept " 5", "+5" and "-5" (as 2^64 - 5) */
@@ -412,7 +415,7 @@ int cli_opt_precision(cli_opts *o, vkvit_precision *out) {
         *out = p;
         return 1;
     }
-    cli_usage_error(o->cmd, "%s is fp32 or fp16, got '%s'", o->name, o->arg ? o->arg : "");
+    cli_usage_error(o->cmd, "%s is fp32, fp16 or fp16-math, got '%s'", o->name, o->arg ? o->arg : "");
     return 0;
 }
 

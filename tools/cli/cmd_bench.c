@@ -1,7 +1,8 @@
 /* vkvit bench: kernel micro-benchmarks measured with GPU timestamps (median of repeated runs).
  *
  *   vkvit bench gemm [--shape MxNxK]... [--repeat N] [--warmup N] [--json]
- *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16] [--repeat N | --duration S] [--warmup N] [--json]
+ *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N]
+ *               [--json]
  *
  * A model benchmark reports the latency distribution of vkvit_session_run (submit + wait: p50, p90, p99, max,
  * standard deviation; with --duration also the drift between the first and last 10 % of runs), throughput, the
@@ -76,7 +77,7 @@ static void add_stats_json(cJSON *o, const stats *st) {
 
 static void bench_usage(FILE *f) {
     fprintf(f, "usage: vkvit bench gemm [options]\n\n"
-               "Times the fp32 GEMM kernel (nn.Linear layout, Y = X W^T) with GPU timestamps and prints, per shape,\n"
+               "Times the GEMM kernel (nn.Linear layout, Y = X W^T) with GPU timestamps and prints, per shape,\n"
                "the median (p50), p90, p99 and maximum time, the standard deviation and GFLOP/s at the median.\n"
                "Each shape's result is checked against a plain-C reference (every element up to 64x64, else a\n"
                "64x64 grid of them); a wrong result fails the command (exit 4).\n\n"
@@ -84,6 +85,8 @@ static void bench_usage(FILE *f) {
                "  --shape MxNxK   a shape to measure; repeatable; each of M, N, K in [1, 65536] and each matrix\n"
                "                  under 2^28 elements (default: 1024x1024x1024, 201x1152x384, 201x384x1536,\n"
                "                  201x1536x384)\n"
+               "  --precision P   fp32 (default), fp16 (fp16 W, fp32 math: the *_w16 kernel) or fp16-math (fp16 W\n"
+               "                  and arithmetic: the *_f16 kernel; needs shaderFloat16)\n"
                "  --repeat N      timed runs per shape (default 10, at most 128)\n"
                "  --warmup N      untimed runs first (default 2, at most 128)\n"
                "  --json          one JSON object per shape (default: a table)\n"
@@ -94,9 +97,10 @@ static void bench_usage(FILE *f) {
 /* Times one shape with the library's GEMM micro-benchmark (vkvit_bench_gemm: the session's GEMM node, GPU
  * timestamps around each run, the result checked against a plain-C reference). A result outside the reference's
  * tolerance fails the command: a fast wrong kernel is no benchmark. */
-static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, uint32_t warmup, uint32_t repeat, stats *out,
-                              vkvit_gemm_bench_result *res) {
-    vkvit_gemm_bench_desc d = {.m = s.M, .n = s.N, .k = s.K, .repeat = repeat, .warmup = warmup, .seed = 1};
+static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, vkvit_precision precision, uint32_t warmup, uint32_t repeat,
+                              stats *out, vkvit_gemm_bench_result *res) {
+    vkvit_gemm_bench_desc d = {.m = s.M, .n = s.N, .k = s.K, .repeat = repeat, .warmup = warmup, .seed = 1,
+                               .precision = precision};
     vkvit_result r = vkvit_bench_gemm(ctx, &d, res);
     if (r != VKVIT_OK) return r;
     if (res->mismatches)
@@ -134,7 +138,9 @@ static int bench_gemm(int argc, char **argv) {
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, OPT_SHAPE},   {"repeat", required_argument, NULL, OPT_REPEAT},
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    vkvit_precision precision = VKVIT_PRECISION_FP32;
     shape shapes[32];
     int n_shapes = 0, json = 0;
     uint32_t repeat = 10, warmup = 2;
@@ -144,6 +150,7 @@ static int bench_gemm(int argc, char **argv) {
         switch (c) {
         case 'h': bench_usage(stdout); return cli_finish_stdout("bench", CLI_OK);
         case OPT_JSON: json = 1; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
         case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 128, &repeat)) return CLI_USAGE; break;
         case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 128, &warmup)) return CLI_USAGE; break;
         case OPT_SHAPE:
@@ -176,14 +183,14 @@ static int bench_gemm(int argc, char **argv) {
     if (!json) {
         printf("device: ");
         cli_put_clean(stdout, dev.name, 256);
-        printf("\n%-22s %9s %9s %9s %9s %9s %10s\n", "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
+        printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s\n", cli_precision_name(precision), "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
                "stddev", "GFLOP/s");
     }
     int rc = CLI_OK;
     for (int i = 0; i < n_shapes; i++) {
         stats st;
         vkvit_gemm_bench_result br;
-        r = time_gemm(ctx, shapes[i], warmup, repeat, &st, &br);
+        r = time_gemm(ctx, shapes[i], precision, warmup, repeat, &st, &br);
         if (r != VKVIT_OK) {
             cli_print_error("bench", cli_last_error());
             rc = vkvit_cli_exit_code(r);
@@ -194,7 +201,10 @@ static int bench_gemm(int argc, char **argv) {
         snprintf(name, sizeof name, "%ux%ux%u", shapes[i].M, shapes[i].N, shapes[i].K);
         if (json) {
             cJSON *doc = cJSON_CreateObject();
-            cJSON_AddStringToObject(doc, "op", "gemm_f32");
+            cJSON_AddStringToObject(doc, "op", precision == VKVIT_PRECISION_FP16        ? "gemm_w16"
+                                               : precision == VKVIT_PRECISION_FP16_MATH ? "gemm_f16"
+                                                                                        : "gemm_f32");
+            cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
             cJSON_AddNumberToObject(doc, "M", shapes[i].M);
             cJSON_AddNumberToObject(doc, "N", shapes[i].N);
             cJSON_AddNumberToObject(doc, "K", shapes[i].K);
@@ -229,7 +239,7 @@ static void model_usage(FILE *f) {
                "options:\n"
                "  -m, --model FILE    vkvit model file (required)\n"
                "  -b, --batch N       images per inference (default 1, at most 4096)\n"
-               "  --precision P       fp32 (default) or fp16\n"
+               "  --precision P       fp32 (default), fp16 (fp16 weights) or fp16-math (fp16 GEMM arithmetic)\n"
                "  --repeat N          timed runs (default 10, at most 100000)\n"
                "  --duration S        run for S seconds (0 < S <= 86400) instead of --repeat (default: off)\n"
                "  --warmup N          untimed runs first (default 2, at most 1000)\n"
@@ -449,7 +459,9 @@ static int bench_model(int argc, char **argv) {
         printf("device      ");
         cli_put_clean(stdout, dev.name, 256);
         printf("\nbatch       %u, %s, %u run%s in %.2f s after %u warm-up%s\n", batch,
-               precision == VKVIT_PRECISION_FP16 ? "fp16 weights (fp32 activations)" : "fp32", st.n,
+               precision == VKVIT_PRECISION_FP16        ? "fp16 weights (fp32 activations)"
+               : precision == VKVIT_PRECISION_FP16_MATH ? "fp16 weights and GEMM arithmetic (fp32 sums of 16-k chunks)"
+                                                        : "fp32", st.n,
                st.n == 1 ? "" : "s", wall_s, warmup, cs.ndim ? ", random condition" : "");
         printf("latency     p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms, min %.3f ms, stddev %.3f ms\n",
                st.p50, st.p90, st.p99, st.max, st.min, st.stddev);

@@ -1,6 +1,7 @@
 /* vkvit classify: the K most probable classes of each image file.
  *
- *   vkvit classify IMG... [--model FILE] [--top K] [--batch N] [--json] [--device DEV] [--precision fp32|fp16]
+ *   vkvit classify IMG... [--model FILE] [--top K] [--batch N] [--json] [--device DEV]
+ *                  [--precision fp32|fp16|fp16-math]
  *                  [--condition FILE]
  *
  * Images are read whole (a file, a pipe, or `-` for standard input; cli_read_input), decoded on the host
@@ -38,7 +39,8 @@ static void classify_usage(FILE *f) {
                "  --json                one JSON document on stdout (default: a table)\n"
                "  --features            with --json: each image also gets \"features\", the pooled features the\n"
                "                        classifier head reads (an embedding for retrieval; include/vkvit.h)\n"
-               "  --precision P         fp32 (default) or fp16 (fp16 weights, fp32 activations)\n"
+               "  --precision P         fp32 (default), fp16 (fp16 weights, fp32 activations) or fp16-math (fp16\n"
+               "                        weights and GEMM arithmetic; attention, norms, softmax stay fp32)\n"
                "  --condition FILE      for models that take a condition (resnet with a condition mixer): a\n"
                "                        safetensors file with a float tensor `condition` of the session's shape\n"
                "                        with R rows, [R, C] or [R, Tc, C]: R = 1 (the same condition for every\n"

@@ -1,7 +1,7 @@
 /* vkvit eval: accuracy of a model on a folder of labelled images.
  *
  *   vkvit eval --data DIR [--model FILE] [--batch N] [--limit N] [--json] [--predictions FILE] [--device DEV]
- *              [--precision fp32|fp16]
+ *              [--precision fp32|fp16|fp16-math]
  *
  * DIR holds test/<class>/<image> (or <class>/<image> directly); each class folder's name must be one of the
  * model's labels. Images are taken in a fixed order that cycles through the classes (the first image of every
@@ -44,7 +44,7 @@ static void eval_usage(FILE *f) {
                "                       (predicted is '-' for an unreadable image); default: none. FILE is\n"
                "                       created before any image is evaluated, so a bad path fails at once\n"
                "  --json               one JSON object on stdout, no progress bar (default: text)\n"
-               "  --precision P        fp32 (default) or fp16\n"
+               "  --precision P        fp32 (default), fp16 (fp16 weights) or fp16-math (fp16 GEMM arithmetic)\n"
                "  --device DEV         Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
                "                       first discrete, integrated, virtual, then CPU device)\n"
                "  --help               this text\n\n"
@@ -331,7 +331,7 @@ int vkvit_cli_eval(int argc, char **argv) {
             break;
         case 'P':
             if (!(precision = cli_parse_precision(optarg)))
-                return eval_usage_error("--precision is fp32 or fp16, got '%s'", optarg);
+                return eval_usage_error("--precision is fp32, fp16 or fp16-math, got '%s'", optarg);
             break;
         case ':': return eval_usage_error("option '%s' needs a value", opt);
         default: return eval_usage_error("unknown or ambiguous option '%s'", opt);

@@ -21,7 +21,7 @@ static const char *yes(int b) { return b ? "yes" : "no"; }
 typedef struct feature {
     const char *name;
     int available, used;
-    char why[160];
+    char why[200];
 } feature;
 
 enum { N_FEATURES = 5 };
@@ -31,13 +31,22 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
     int disabled = strstr(d->workarounds, "fp16 disabled") != NULL;
     f[0] = (feature){"fp16 storage", d->fp16_storage, d->fp16_in_use, ""};
     snprintf(f[0].why, sizeof f[0].why, "%s",
-             d->fp16_in_use ? "fp16 weights in sessions with precision fp16 (activations stay fp32)"
+             d->fp16_in_use ? "fp16 weights in sessions with precision fp16 or fp16-math"
              : disabled    ? "disabled by VKVIT_DISABLE_F16=1 (or the ctx's disable_f16)"
                            : "the device lacks storageBuffer16BitAccess: sessions with precision fp16 are refused (use fp32)");
-    f[1] = (feature){"fp16 arithmetic", d->fp16_arithmetic, 0, ""};
-    snprintf(f[1].why, sizeof f[1].why, "%s%s",
-             "vkvit's kernels compute and accumulate in fp32 (fp16 is a storage format only)",
-             cpu_quirk ? "; workaround no-fp16-arithmetic: fp16 math is emulated on this CPU device" : "");
+    /* fp16 arithmetic: the GEMMs of sessions with precision fp16-math (VKVIT_PRECISION_FP16_MATH), which need
+     * shaderFloat16 and fp16 storage in use. "used" says vkvit would run them here without a workaround against it;
+     * on CPU devices (no-fp16-arithmetic: emulated, slower than fp16) they run only when asked for. */
+    const int f16_math = d->fp16_arithmetic && d->fp16_in_use;
+    f[1] = (feature){"fp16 arithmetic", d->fp16_arithmetic, f16_math && !cpu_quirk, ""};
+    snprintf(f[1].why, sizeof f[1].why, "%s",
+             !d->fp16_arithmetic ? "the device lacks shaderFloat16: sessions with precision fp16-math are refused"
+             : disabled          ? "disabled by VKVIT_DISABLE_F16=1 (or the ctx's disable_f16): fp16-math is refused"
+             : !f16_math         ? "fp16-math also needs fp16 storage, which the device lacks: it is refused"
+             : cpu_quirk ? "workaround no-fp16-arithmetic: emulated on this CPU device, slower than fp16; runs only "
+                           "when asked for (precision fp16-math)"
+                         : "GEMMs of sessions with precision fp16-math: fp16 products, fp32 sums of 16-k chunks "
+                           "(attention, norms, softmax stay fp32)");
     const int coopmat = d->cooperative_matrix || d->cooperative_matrix_nv;
     f[2] = (feature){"cooperative matrix", coopmat, d->cooperative_matrix_in_use, ""};
     snprintf(f[2].why, sizeof f[2].why, "%s",

@@ -2,7 +2,7 @@
  * against any PyTorch model.
  *
  *   vkvit run --model FILE --input IN.safetensors --output OUT.safetensors [--condition FILE]
- *             [--precision fp32|fp16] [--json] [--device DEV]
+ *             [--precision fp32|fp16|fp16-math] [--json] [--device DEV]
  *
  * IN holds `input` [B, H, W, 3] (float32/16/bf16, already normalised) and, for resnet models with a condition mixer,
  * `condition` ([B, C] or [B, Tc, C]; --condition FILE overrides it); OUT receives `logits` [B, classes] (F32).
@@ -31,7 +31,8 @@ static void run_usage(FILE *f) {
                "                      (symlinks followed) is replaced atomically; a device or FIFO is written in\n"
                "                      place\n"
                "  --condition FILE    safetensors file with the tensor `condition` (default: the one in IN)\n"
-               "  --precision P       fp32 (default) or fp16 (fp16 weights, fp32 activations)\n"
+               "  --precision P       fp32 (default), fp16 (fp16 weights, fp32 activations) or fp16-math (fp16\n"
+               "                      weights and GEMM arithmetic; attention, norms, softmax stay fp32)\n"
                "  --features          also write `features` [B, F]: the pooled features the classifier head reads\n"
                "                      (timm's forward_features + pre-logits; include/vkvit.h)\n"
                "  --json              print the summary as one JSON object (default: one line of text; with\n"
