@@ -362,7 +362,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     }
     if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
         /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy); with
-         * FP16_MATH those GEMMs also multiply in fp16 (src/vk/kernels.h, VKVIT_GEMM_F16_CHUNK). */
+         * FP16_MATH those GEMMs also multiply in fp16 (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK). */
         if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
         s->graph.f16_weights = true;
         s->graph.f16_math = desc.precision == VKVIT_PRECISION_FP16_MATH;

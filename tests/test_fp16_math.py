@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Every golden and bundled model at precision fp16-math (VKVIT_PRECISION_FP16_MATH) through `vkvit run`.
 
-fp16-math runs the GEMMs on fp16 weights with fp16 arithmetic (src/vk/kernels.h, VKVIT_GEMM_F16_CHUNK); attention,
+fp16-math runs the GEMMs on fp16 weights with fp16 arithmetic (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK); attention,
 norms, softmax and the mLSTM gates stay fp32. Lavapipe exposes shaderFloat16, so CI runs this path here.
 
   - goldens (tests/golden/models/<stem>.vkvit + .io.safetensors, PyTorch float64 logits rounded to float32): the

@@ -100,7 +100,7 @@ static double act_lipschitz(uint32_t act) {
     }
 }
 
-/* fp16 arithmetic (the *_f16 kernels, src/vk/kernels.h VKVIT_GEMM_F16_CHUNK): B holds fp16 values (the reference
+/* fp16 arithmetic (the *_f16 kernels, src/ops/gemm.h VKVIT_GEMM_F16_CHUNK): B holds fp16 values (the reference
  * uses the same rounded ones), A is fp32 in the reference and rounded to fp16 by the kernel. Two checks:
  *
  * 1. A worst-case bound for every output, derived from the kernel's arithmetic. With u = 2^-11, n = CHUNK / 2 = 8

@@ -10,7 +10,7 @@ enum {
     VKVIT_FLAVOUR_GENERIC                   /* the only flavour */
 };
 
-/* Norms and MLP activations (docs/model-format.md `resnet`). Named apart from graph/ops.h's kernel enums. */
+/* Norms and MLP activations (docs/model-format.md `resnet`). Named apart from src/ops kernel enums. */
 typedef enum vkvit__rn_norm {
     VKVIT_RN_NORM_IDENTITY,
     VKVIT_RN_NORM_RMSNORM,                  /* w * x * rsqrt(mean(x^2) + eps) */
