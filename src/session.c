@@ -304,8 +304,13 @@ static vkvit_result create_imgproc(vkvit_session *s, uint64_t max_image_pixels) 
     }
     vkvit_result res = vkvit__imgproc_create(s->ctx, &cfg, s->batch, max_image_pixels, &s->img);
     if (res != VKVIT_OK) return res;
+    const vkvit__graph_mark before = vkvit__graph_mark_now(&s->graph);
     vkvit__imgproc_add_nodes(&s->img, &s->graph, s->input, &s->arena);
-    if ((res = vkvit__graph_error(&s->graph)) != VKVIT_OK) vkvit__imgproc_destroy(&s->img);
+    if ((res = vkvit__graph_error(&s->graph)) != VKVIT_OK) {
+        /* Half-added nodes (they stay at the end on failure) and the sticky error go: the session is as before. */
+        vkvit__graph_rollback(&s->graph, before);
+        vkvit__imgproc_destroy(&s->img);
+    }
     return res;
 }
 
@@ -715,15 +720,16 @@ static vkvit_result check_takes_images(const vkvit_session *s, const char *fn) {
  * is as before. */
 static vkvit_result add_imgproc(vkvit_session *s) {
     vkvit__graph *g = &s->graph;
-    const uint32_t n_nodes = g->n_nodes;
+    const vkvit__graph_mark before = vkvit__graph_mark_now(g);
     vkvit_result res = create_imgproc(s, 0);
     if (res != VKVIT_OK) return res;
     vkvit__recording rec;
     vkvit__record_target tg = target_of(s);
     if ((res = vkvit__record_prepare(s->ctx, g, &tg, s->profile, &rec)) != VKVIT_OK) {
-        /* Back to the network alone: the pre-processing nodes, at the front, go to the end and are dropped. */
-        vkvit__graph_move_nodes(g, g->n_nodes - n_nodes, 0);
-        g->n_nodes = n_nodes;
+        /* Back to the network alone: the pre-processing nodes, at the front, go to the end (a rotation in place,
+         * which cannot fail) and are dropped with their tensors and kernels. */
+        vkvit__graph_move_nodes(g, g->n_nodes - before.n_nodes, 0);
+        vkvit__graph_rollback(g, before);
         vkvit__imgproc_destroy(&s->img);
         return res;
     }

@@ -193,7 +193,42 @@ static void graph_refuses_too_many_nodes(void) {
     vkvit__graph_free(&g);
 }
 
+/* move_nodes rotates in place (order kept on both sides); a step that fails half-way is undone by a rollback to
+ * a mark: its tensors, nodes and kernels and the sticky error go, and the graph plans as before. */
+static void graph_moves_and_rolls_back(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t a = act(&g, "a", 4), b = act(&g, "b", 4);
+    node(&g, "net0", VKVIT_NONE, a);
+    node(&g, "net1", a, b);
+    const vkvit__graph_mark mark = vkvit__graph_mark_now(&g);
+    uint32_t c = act(&g, "c", 4);
+    node(&g, "pre0", VKVIT_NONE, c);
+    vkvit__kernel_desc other = {.shader = 1, .n_buffers = 1};
+    vkvit__node_binding bc = {c, VKVIT_WRITE};
+    vkvit__graph_node(&g, "pre1", "test", &other, &bc, 1, NULL, 0, 1, 1, 1);
+    vkvit__graph_move_nodes(&g, mark.n_nodes, 0);
+    CHECK(g.n_nodes == 4 && !strcmp(g.nodes[0].label, "pre0") && !strcmp(g.nodes[1].label, "pre1") &&
+              !strcmp(g.nodes[2].label, "net0") && !strcmp(g.nodes[3].label, "net1"),
+          "rotation order: %s %s %s %s", g.nodes[0].label, g.nodes[1].label, g.nodes[2].label, g.nodes[3].label);
+    /* The failing step: a dispatch above the device limit makes the graph's error sticky. */
+    vkvit__graph_node(&g, "huge", "test", &other, &bc, 1, NULL, 0, 70000, 1, 1);
+    CHECK(vkvit__graph_error(&g) != VKVIT_OK, "no error");
+    vkvit__graph_move_nodes(&g, g.n_nodes - mark.n_nodes, 0); /* network back to the front */
+    CHECK(g.error != VKVIT_OK, "the error is sticky until the rollback");
+    vkvit__graph_rollback(&g, mark);
+    CHECK(g.n_tensors == mark.n_tensors && g.n_nodes == 2 && g.n_kernels == mark.n_kernels &&
+              !strcmp(g.nodes[0].label, "net0") && !strcmp(g.nodes[1].label, "net1") &&
+              vkvit__graph_error(&g) == VKVIT_OK,
+          "after rollback: %u tensors, %u nodes (%s, %s), %u kernels", g.n_tensors, g.n_nodes, g.nodes[0].label,
+          g.nodes[1].label, g.n_kernels);
+    vkvit__plan_stats st;
+    CHECK(vkvit__plan(&g, &st) == VKVIT_OK, "plan after rollback: %s", vkvit_last_error());
+    vkvit__graph_free(&g);
+}
+
 int main(void) {
+    graph_moves_and_rolls_back();
     graph_copies_shape_before_growing();
     plan_is_linear_in_depth();
     graph_refuses_too_many_nodes();

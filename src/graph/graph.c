@@ -150,18 +150,36 @@ void vkvit__graph_move_last_node(vkvit__graph *g, uint32_t at) {
     g->nodes[at] = last;
 }
 
-void vkvit__graph_move_nodes(vkvit__graph *g, uint32_t first, uint32_t at) {
-    if (g->error || first >= g->n_nodes || at >= first) return;
-    const uint32_t n = g->n_nodes - first;
-    vkvit__node *moved = malloc((size_t)n * sizeof *moved);
-    if (!moved) {
-        vkvit__graph_fail(g, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "graph: out of host memory moving %u nodes", n);
-        return;
+static void reverse_nodes(vkvit__node *n, uint32_t count) {
+    for (uint32_t i = 0, j = count; i + 1 < j; i++, j--) {
+        vkvit__node t = n[i];
+        n[i] = n[j - 1];
+        n[j - 1] = t;
     }
-    memcpy(moved, &g->nodes[first], (size_t)n * sizeof *moved);
-    memmove(&g->nodes[at + n], &g->nodes[at], (size_t)(first - at) * sizeof *g->nodes);
-    memcpy(&g->nodes[at], moved, (size_t)n * sizeof *moved);
-    free(moved);
+}
+
+void vkvit__graph_move_nodes(vkvit__graph *g, uint32_t first, uint32_t at) {
+    if (first >= g->n_nodes || at >= first) return;
+    /* Rotation in place by three reversals: no allocation, so it cannot fail, and it also runs on a graph with an
+     * error (a rollback relies on both). */
+    reverse_nodes(&g->nodes[at], first - at);
+    reverse_nodes(&g->nodes[first], g->n_nodes - first);
+    reverse_nodes(&g->nodes[at], g->n_nodes - at);
+}
+
+vkvit__graph_mark vkvit__graph_mark_now(const vkvit__graph *g) {
+    return (vkvit__graph_mark){g->n_tensors, g->n_nodes, g->n_kernels, g->error != VKVIT_OK};
+}
+
+void vkvit__graph_rollback(vkvit__graph *g, vkvit__graph_mark m) {
+    if (m.n_tensors <= g->n_tensors) g->n_tensors = m.n_tensors;
+    if (m.n_nodes <= g->n_nodes) g->n_nodes = m.n_nodes;
+    if (m.n_kernels <= g->n_kernels) g->n_kernels = m.n_kernels;
+    if (!m.had_error) {
+        g->error = VKVIT_OK;
+        g->error_msg[0] = '\0';
+        g->grid_too_large = false;
+    }
 }
 
 uint64_t vkvit__graph_max_activation_binding(const vkvit__graph *g, uint32_t *tensor) {

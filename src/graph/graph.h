@@ -135,8 +135,19 @@ void vkvit__graph_rebase(vkvit__graph *g, uint32_t t, uint32_t parent, uint64_t 
 
 /* Moves the last node to index `at` (before planning: nodes are referenced by nothing but their order). */
 void vkvit__graph_move_last_node(vkvit__graph *g, uint32_t at);
-/* Moves nodes [first, n_nodes) to index `at`, keeping their order (one rotation, whatever their number). */
+/* Moves nodes [first, n_nodes) to index `at`, keeping their order (one rotation in place: it cannot fail). */
 void vkvit__graph_move_nodes(vkvit__graph *g, uint32_t first, uint32_t at);
+
+/* What a graph held at one moment, so that a step which fails half-way (out of host memory while adding the
+ * pre-processing nodes, say) can be undone: vkvit__graph_rollback drops every tensor, node and kernel added since
+ * the mark (they are the last ones: nothing added since may have been moved in front of older nodes) and clears an
+ * error raised since. */
+typedef struct vkvit__graph_mark {
+    uint32_t n_tensors, n_nodes, n_kernels;
+    bool had_error;
+} vkvit__graph_mark;
+vkvit__graph_mark vkvit__graph_mark_now(const vkvit__graph *g);
+void vkvit__graph_rollback(vkvit__graph *g, vkvit__graph_mark m);
 
 /* Makes node `n` an indirect dispatch (see vkvit__node.indirect). */
 static inline void vkvit__graph_set_indirect(vkvit__graph *g, uint32_t n, uint32_t tensor, uint32_t offset) {

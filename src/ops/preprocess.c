@@ -345,9 +345,11 @@ void vkvit__imgproc_add_nodes(vkvit__imgproc *ip, vkvit__graph *g, uint32_t inpu
         n = vkvit__graph_node(g, name, "preprocess", &kv, bv, 3, NULL, 0, gx, VKVIT_CEIL_DIV(c->crop_h, 4u), 1);
         vkvit__graph_set_indirect(g, n, params, offsetof(vkvit__preprocess_params, v_groups));
     }
-    /* Pre-processing runs before everything that reads the input. */
+    /* Pre-processing runs before everything that reads the input. On failure the nodes stay at the end, where the
+     * caller's rollback drops them. */
+    if (g->error) return;
     vkvit__graph_move_nodes(g, first, 0);
-    if (!g->error) write_host_sets(ip);
+    write_host_sets(ip);
 }
 
 void vkvit__imgproc_target(const vkvit__imgproc *ip, vkvit__record_target *tg) {
