@@ -330,7 +330,10 @@ typedef struct vkvit_session_desc {
 
 /* Builds the graph, plans one activation arena, creates every pipeline and descriptor set and records the whole
  * inference into one command buffer. Nothing is allocated or created after this returns. `model` must outlive
- * the session. */
+ * the session. On a CPU device (lavapipe, SwiftShader: drivers that compile a shader at its first dispatch, not at
+ * pipeline creation) it also submits one warm-up dispatch of every pipeline and waits for it, so the JIT runs here
+ * and not in the first inference (docs/embedding.md, "Start-up time"); GPU drivers compile in
+ * vkCreateComputePipelines, so nothing is submitted there. */
 VKVIT_API vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *desc, vkvit_session **out);
 VKVIT_API void vkvit_session_destroy(vkvit_session *session);
 

@@ -409,6 +409,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     VK_TRY(ctx->vk.vkBeginCommandBuffer(s->cmd, &begin));
     record(s, NULL);
     VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
+    /* CPU devices compile each shader at its first dispatch: do that here, not in the first run. */
+    if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
     *out = s;
     return VKVIT_OK;
 fail:
@@ -735,7 +737,9 @@ static vkvit_result add_imgproc(vkvit_session *s) {
     }
     vkvit__record_free(s->ctx, &s->rec);
     s->rec = rec;
-    return rerecord(s);
+    if ((res = rerecord(s)) != VKVIT_OK) return res;
+    /* The recording has new pipelines (pre-processing and the network again): compile them now on CPU devices. */
+    return s->ctx->caps.cpu_device ? vkvit__record_warmup(s->ctx, g, &tg, &s->rec, 0) : VKVIT_OK;
 }
 
 vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, const vkvit_image *images,

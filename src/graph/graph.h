@@ -233,4 +233,13 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
                                  uint32_t n_swaps);
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec);
 
+/* Warm-up, for drivers that compile a shader at its first dispatch rather than at pipeline creation (llvmpipe: a
+ * cold Mesa shader cache makes the first inference of a ViT-5 spend ~30 s in its JIT): one submission, waited for,
+ * that dispatches each pipeline k >= first_kernel once, as one workgroup with the bindings and push constants of
+ * the first node that uses it (an indirect node through its indirect command, whose count is 0 until the host
+ * writes one), a full barrier after each. What the dispatches write lands in tensors that every run writes before
+ * it reads them, so the session's results are unchanged; the cost moves from the first run to session creation. */
+vkvit_result vkvit__record_warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
+                                  vkvit__recording *rec, uint32_t first_kernel);
+
 #endif /* VKVIT_GRAPH_H */

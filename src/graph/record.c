@@ -219,3 +219,42 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
         if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n + 1);
     }
 }
+
+vkvit_result vkvit__record_warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                                  vkvit__recording *rec, uint32_t first_kernel) {
+    if (first_kernel >= rec->n_kernels) return VKVIT_OK;
+    VkCommandBuffer cmd;
+    vkvit_result res = vkvit__cmd_begin(ctx, &cmd);
+    if (res != VKVIT_OK) return res;
+    /* Every command may touch what the one before wrote (and the host's parameter writes): a full barrier each. */
+    const VkMemoryBarrier host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_HOST_WRITE_BIT,
+                                  .dstAccessMask = VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT};
+    ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_HOST_BIT,
+                                 VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &host,
+                                 0, NULL, 0, NULL);
+    const VkMemoryBarrier shader = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                    .srcAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                                    .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+    for (uint32_t k = first_kernel; k < rec->n_kernels; k++) {
+        uint32_t n = 0;
+        while (n < g->n_nodes && g->nodes[n].kernel != k) n++;
+        if (n == g->n_nodes) continue;
+        const vkvit__node *node = &g->nodes[n];
+        const vkvit__kernel *kern = &rec->kernels[k];
+        if (node->indirect) {
+            ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kern->pipeline);
+            ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kern->layout, 0, 1, &rec->sets[n], 0,
+                                            NULL);
+            if (kern->push_size)
+                ctx->vk.vkCmdPushConstants(cmd, kern->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kern->push_size,
+                                           node->push);
+            ctx->vk.vkCmdDispatchIndirect(cmd, buffer_of(g, tg, node->indirect_tensor)->buffer,
+                                          g->tensors[node->indirect_tensor].offset + node->indirect_offset);
+        } else {
+            vkvit__cmd_dispatch(ctx, cmd, kern, rec->sets[n], node->push, 1, 1, 1);
+        }
+        ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                     1, &shader, 0, NULL, 0, NULL);
+    }
+    return vkvit__cmd_submit_wait(ctx, cmd);
+}
