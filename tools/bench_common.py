@@ -121,6 +121,27 @@ def add_common_args(ap, default_repeat: int = 5):
     ap.add_argument("--json", action="store_true")
 
 
+def write_model(net, meta: dict, args, prefix: str):
+    """Writes the PyTorch network as a vkvit model file (--keep PATH, else a temporary folder); returns (folder for
+    the run's other files, model path)."""
+    import tempfile
+    import vkvit_file
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    model_path = args.keep or os.path.join(tmp, "model.vkvit")
+    vkvit_file.write_model(model_path, {k: v.detach().float().contiguous() for k, v in net.state_dict().items()}, meta)
+    return tmp, model_path
+
+
+def finish(results: dict, args) -> int:
+    """Prints the results (--json: the dict, else print_report) and returns the exit status: 0, or 2 when a
+    precision's logits exceeded its tolerance."""
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print_report(results)
+    return 0 if results["ok"] else 2
+
+
 def side_by_side(net, x, want, meta: dict, model_path: str, tmp: str, args) -> dict:
     """Alternates PyTorch fp32 (eval, no_grad, on --torch-device) and vkvit at each --precision for --rounds rounds;
     then, on cuda, eager bf16 autocast and (--compile) torch.compile once; then checks vkvit's logits per precision

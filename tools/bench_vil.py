@@ -21,10 +21,8 @@ Measure PyTorch at its best on a quiet machine: unset OPENBLAS_CORETYPE / OPENBL
 
 import argparse
 import copy
-import json
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -33,7 +31,6 @@ sys.path.insert(0, os.path.join(HERE, "reference"))
 import torch  # noqa: E402
 
 import bench_common as bc  # noqa: E402
-import vkvit_file  # noqa: E402
 from flops import VIL_S  # noqa: E402
 from mlstm import VisionLSTM  # noqa: E402
 
@@ -69,9 +66,7 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     net, meta = build_model(args.flavour, seed=0)
-    tmp = tempfile.mkdtemp(prefix="vkvit-bench-vil-")
-    model_path = args.keep or os.path.join(tmp, "model.vkvit")
-    vkvit_file.write_model(model_path, {k: v.detach().float().contiguous() for k, v in net.state_dict().items()}, meta)
+    tmp, model_path = bc.write_model(net, meta, args, "vkvit-bench-vil-")
 
     x = torch.randn(args.batch, 224, 224, 3, generator=torch.Generator().manual_seed(1))
     dev = torch.device(args.torch_device)
@@ -91,11 +86,7 @@ def main() -> int:
 
     results = bc.side_by_side(netd, x, want, meta, model_path, tmp, args)
     results.update({"torch_forms_ms": {k: round(f[1], 3) for k, f in forms.items()}, "torch_form": best})
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        bc.print_report(results)
-    return 0 if results["ok"] else 2
+    return bc.finish(results, args)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ it with /usr/bin/python3) and a built build/vkvit.
 
 import argparse
 import copy
-import json
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -32,7 +30,6 @@ sys.path.insert(0, os.path.join(HERE, "reference"))
 import torch  # noqa: E402
 
 import bench_common as bc  # noqa: E402
-import vkvit_file  # noqa: E402
 from flops import VIT5_S_NVSUBQ, VIT5_S_PAPER, VIT5_B_NVSUBQ  # noqa: E402
 from vit5 import ViT5ClassificationNet  # noqa: E402
 
@@ -65,9 +62,7 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     net, meta = build_model(args.size, args.flavour, seed=0)
-    tmp = tempfile.mkdtemp(prefix="vkvit-bench-")
-    model_path = args.keep or os.path.join(tmp, "model.vkvit")
-    vkvit_file.write_model(model_path, {k: v.detach().float().contiguous() for k, v in net.state_dict().items()}, meta)
+    tmp, model_path = bc.write_model(net, meta, args, "vkvit-bench-")
 
     g = torch.Generator().manual_seed(1)
     x = torch.randn(args.batch, 224, 224, 3, generator=g)
@@ -75,11 +70,7 @@ def main() -> int:
         want = net(x).float()
 
     results = bc.side_by_side(net, x, want, meta, model_path, tmp, args)
-    if args.json:
-        print(json.dumps(results, indent=2))
-    else:
-        bc.print_report(results)
-    return 0 if results["ok"] else 2
+    return bc.finish(results, args)
 
 
 if __name__ == "__main__":
