@@ -27,19 +27,8 @@ static cJSON *str(const char *s) {
     if (!fixed) return NULL;
     const unsigned char *p = (const unsigned char *)s;
     while (n) {
-        unsigned char c = p[0];
-        size_t len = 0;
-        uint32_t v = 0, min = 0;
-        if (c < 0x80) len = 1, v = c;
-        else if (c >= 0xC2 && c <= 0xDF) len = 2, v = c & 0x1Fu, min = 0x80;
-        else if (c >= 0xE0 && c <= 0xEF) len = 3, v = c & 0x0Fu, min = 0x800;
-        else if (c >= 0xF0 && c <= 0xF4) len = 4, v = c & 0x07u, min = 0x10000;
-        bool ok = len > 0 && len <= n;
-        for (size_t i = 1; ok && i < len; i++) {
-            ok = (p[i] & 0xC0) == 0x80;
-            v = v << 6 | (p[i] & 0x3Fu);
-        }
-        ok = ok && v >= min && v <= 0x10FFFF && !(v >= 0xD800 && v <= 0xDFFF);
+        size_t len = p[0] < 0x80 ? 1 : vkvit__utf8_len(p, p + n);
+        const bool ok = len > 0;
         if (!ok) {
             memcpy(o, "\xEF\xBF\xBD", 3);
             o += 3;

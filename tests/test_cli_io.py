@@ -249,6 +249,18 @@ def test_non_utf8_name(tmp):
     d = strict_json(text, "classify --json on a Latin-1 name") if text is not None else None
     check(p.returncode == 0 and d and d["images"][0]["image"].endswith("caf\ufffd.png"),
           f"Latin-1 name: exit {p.returncode}: {p.stdout!r}")
+    # inspect --json describes the model through the library (vkvit_describe_model): its "file" is UTF-8 too.
+    model = os.path.join(tmp.encode(), b"mod\xe8le.vkvit")
+    with open(GOLDEN, "rb") as f, open(model, "wb") as g:
+        g.write(f.read())
+    p = subprocess.run([CLI.encode(), b"inspect", b"--json", model], capture_output=True, env=env(), timeout=300)
+    try:
+        d = strict_json(p.stdout.decode("utf-8"), "inspect --json on a Latin-1 name")
+    except UnicodeDecodeError as e:
+        d = None
+        check(False, f"inspect --json on a Latin-1 name: stdout is not UTF-8 ({e}): {p.stdout!r}")
+    check(p.returncode == 0 and d and d.get("file", "").endswith("mod\ufffdle.vkvit"),
+          f"inspect --json, Latin-1 name: exit {p.returncode}: {p.stdout[:300]!r}")
     # The one-line JSON keeps ": " and ", " between fields (.ci/run greps '"rank": 1, "class": 3, "label": "cat"'),
     # never inside strings: a name with quotes, a backslash, colons and commas comes back exactly.
     odd = os.path.join(tmp, 'a"b\\c: d,e.png')

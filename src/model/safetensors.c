@@ -228,8 +228,7 @@ static long jhex4(const char *p, const char *end) {
     return v;
 }
 
-/* Length of the well-formed UTF-8 sequence at p (Unicode table 3-7: no overlongs, surrogates or > U+10FFFF), or 0. */
-static size_t jutf8(const unsigned char *p, const unsigned char *end) {
+size_t vkvit__utf8_len(const unsigned char *p, const unsigned char *end) {
     unsigned c = p[0];
     size_t n;
     unsigned lo = 0x80, hi = 0xbf;
@@ -237,7 +236,7 @@ static size_t jutf8(const unsigned char *p, const unsigned char *end) {
     else if (c >= 0xe0 && c <= 0xef) n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
     else if (c >= 0xf0 && c <= 0xf4) n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
     else return 0;
-    if ((size_t)(end - p) < n) return 0;
+    if (end <= p || (size_t)(end - p) < n) return 0;
     if (p[1] < lo || p[1] > hi) return 0;
     for (size_t i = 2; i < n; i++)
         if (p[i] < 0x80 || p[i] > 0xbf) return 0;
@@ -257,7 +256,7 @@ static bool jstring(jcheck *j, char *out) {
         }
         if (c < 0x20) return jsyntax(j, "a raw control character in a string");
         if (c >= 0x80) {
-            size_t n = jutf8((const unsigned char *)j->at, (const unsigned char *)j->end);
+            size_t n = vkvit__utf8_len((const unsigned char *)j->at, (const unsigned char *)j->end);
             if (!n) return jsyntax(j, "a byte sequence that is not UTF-8");
             if (out) memcpy(out + o, j->at, n);
             o += n;

@@ -99,6 +99,10 @@ float vkvit__bf16_to_f32(uint16_t b);
 /* fp32 -> IEEE binary16, round to nearest even; beyond +-65504 gives +-inf (callers range-check first). */
 uint16_t vkvit__f32_to_f16(float f);
 
+/* Length of the well-formed multi-byte UTF-8 sequence at p, bytes up to `end` (Unicode table 3-7: no overlongs,
+ * surrogates or code points above U+10FFFF), or 0 (also for an ASCII byte, which callers take as it is). */
+size_t vkvit__utf8_len(const unsigned char *p, const unsigned char *end);
+
 /* Converts `count` little-endian elements of `dtype` at src (any alignment) to fp32 in dst. */
 void vkvit__st_convert_f32(vkvit__st_dtype dtype, const uint8_t *src, size_t count, float *dst);
 
