@@ -224,6 +224,9 @@ typedef struct vkvit_device_info {
     int cooperative_matrix_nv;              /* VK_NV_cooperative_matrix present */
     int cooperative_matrix_in_use;          /* a cooperative-matrix GEMM is used (0 in this version: no such kernel
                                                is selected yet; VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good) */
+    int texel_reads_in_use;                 /* CPU devices (lavapipe): the CPU kernels read their inputs through
+                                               uniform texel buffers, which llvmpipe gathers ~20x faster than it
+                                               loads storage buffers; VKVIT_DISABLE_TEXEL=1 keeps storage buffers */
 } vkvit_device_info;
 
 VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);

@@ -10,6 +10,11 @@ vkvit_shader(gemm_cpu_f32_f32_w16 gemm_cpu.comp DEFINES B_F16=1)
 # types_float16 is enabled in these two variants only (glslang >= 11 compiles it; Debian 12 ships 12).
 vkvit_shader(gemm_f32_f32_f16 gemm.comp DEFINES F16_MATH=1)
 vkvit_shader(gemm_cpu_f32_f32_f16 gemm_cpu.comp DEFINES F16_MATH=1)
+# CPU devices whose texel buffers cover their storage buffers (caps.texel_reads: lavapipe): A and B read as uniform
+# texel buffers (RGBA32F / RGBA16F), which llvmpipe gathers in SIMD registers instead of a per-lane load loop.
+vkvit_shader(gemm_cpu_f32_f32_texel gemm_cpu.comp DEFINES TEXEL=1)
+vkvit_shader(gemm_cpu_f32_f32_w16_texel gemm_cpu.comp DEFINES B_F16=1 TEXEL=1)
+vkvit_shader(gemm_cpu_f32_f32_f16_texel gemm_cpu.comp DEFINES F16_MATH=1 TEXEL=1)
 vkvit_shader(norm_f32_f32 norm.comp)
 vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)
 vkvit_shader(patchify_f32_f32 patchify.comp)

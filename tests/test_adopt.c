@@ -44,11 +44,11 @@ static void adopt_runs_gemm(host *h) {
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, M, N, K);
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &(vkvit__gemm_epilogue){.bias = true}, "gemm", &k));
-    VkDescriptorPool pool;
+    vkvit__descriptors pool;
     VkDescriptorSet set;
-    MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
+    MUST(vkvit__descriptors_create(ctx, 1, &pool));
     vkvit__binding binds[6] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, pool, &k, binds, &set));
+    MUST(vkvit__descriptor_set_create(ctx, &pool, &k, binds, &set));
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));
     vkvit__gemm_push push = {.M = M, .N = N, .K = K, .stride_a = K, .stride_b = K, .stride_d = N};
@@ -59,7 +59,7 @@ static void adopt_runs_gemm(host *h) {
     printf("adopted-device gemm 33x17x9: max rel err %.3g\n", err);
     CHECK(err <= 1e-5, "max rel err %.3g", err);
 
-    ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkvit__descriptors_destroy(ctx, &pool);
     vkvit__kernel_destroy(ctx, &k);
     vkvit__buffer_destroy(ctx, &ba);
     vkvit__buffer_destroy(ctx, &bb);

@@ -83,16 +83,16 @@ static void run_attention(vkvit_ctx *ctx, const vkvit__attention_config *cfg, co
                           const vkvit__buffer *v, const vkvit__buffer *rope, const vkvit__buffer *w,
                           const vkvit__buffer *o) {
     const vkvit__kernel *kern = attention_kernel(ctx, cfg);
-    VkDescriptorPool pool;
+    vkvit__descriptors pool;
     VkDescriptorSet set;
-    MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
+    MUST(vkvit__descriptors_create(ctx, 1, &pool));
     vkvit__binding binds[6] = {{q, 0, 0}, {k, 0, 0}, {v, 0, 0}, {rope, 0, 0}, {w, 0, 0}, {o, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, pool, kern, binds, &set));
+    MUST(vkvit__descriptor_set_create(ctx, &pool, kern, binds, &set));
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));
     vkvit__attention_record(ctx, cmd, kern, cfg, set, push, H, B);
     MUST(vkvit__cmd_submit_wait(ctx, cmd));
-    ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkvit__descriptors_destroy(ctx, &pool);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ static const vkvit__kernel *gemm_kernel(vkvit_ctx *ctx, const vkvit__gemm_config
 /* Records D (M, N) = A (M, K) W (N, K)^T (+ bias). One tile configuration serves every golden (the GEMM handles
  * any shape with any configuration, and has its own tests): each further configuration would be one more pipeline
  * to compile, seconds each on llvmpipe. */
-static void gemm(vkvit_ctx *ctx, VkCommandBuffer cmd, VkDescriptorPool pool, uint32_t M, uint32_t N, uint32_t K,
+static void gemm(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__descriptors *pool, uint32_t M, uint32_t N, uint32_t K,
                  const vkvit__buffer *a, const vkvit__buffer *w, const vkvit__buffer *bias, const vkvit__buffer *d) {
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, 64, 192, 64);
     const vkvit__kernel *k = gemm_kernel(ctx, &cfg, bias != NULL);
@@ -326,19 +326,19 @@ static void vit5_golden_case(vkvit_ctx *ctx, const char *path) {
         .eps = (float)vt_json_num(P, "qk_norm_eps", 1e-6),
     };
     const vkvit__kernel *attn = attention_kernel(ctx, &cfg);
-    VkDescriptorPool pool;
-    MUST(vkvit__descriptor_pool_create(ctx, 3, &pool));
+    vkvit__descriptors pool;
+    MUST(vkvit__descriptors_create(ctx, 3, &pool));
     VkDescriptorSet set;
     vkvit__binding binds[6] = {{&bqkvout, 0, 0}, {&bqkvout, 0, 0}, {&bqkvout, 0, 0},
                                {&brope, 0, 0},   {&bnorm, 0, 0},   {&bo, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, pool, attn, binds, &set));
+    MUST(vkvit__descriptor_set_create(ctx, &pool, attn, binds, &set));
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));
-    gemm(ctx, cmd, pool, M, 3 * C, C, &bx, &bw_qkv, bqkv ? &bb_qkv : NULL, &bqkvout);
+    gemm(ctx, cmd, &pool, M, 3 * C, C, &bx, &bw_qkv, bqkv ? &bb_qkv : NULL, &bqkvout);
     vkvit__cmd_barrier_compute(ctx, cmd, &bqkvout, 0, VK_WHOLE_SIZE);
     vkvit__attention_record(ctx, cmd, attn, &cfg, set, &push, H, B);
     vkvit__cmd_barrier_compute(ctx, cmd, &bo, 0, VK_WHOLE_SIZE);
-    gemm(ctx, cmd, pool, M, C, C, &bo, &bw_proj, bproj ? &bb_proj : NULL, &by);
+    gemm(ctx, cmd, &pool, M, C, C, &bo, &bw_proj, bproj ? &bb_proj : NULL, &by);
     MUST(vkvit__cmd_submit_wait(ctx, cmd));
 
     float *y = download(ctx, &by, (size_t)M * C);
@@ -351,7 +351,7 @@ static void vit5_golden_case(vkvit_ctx *ctx, const char *path) {
     CHECK(err <= GOLDEN_TOL, "%s: max rel err %.3g at %zu (got %.9g, want %.9g)", vt_golden_name(&g), err, worst,
           y[worst], want[worst]);
 
-    ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkvit__descriptors_destroy(ctx, &pool);
     vkvit__buffer *bufs[] = {&bx, &bw_qkv, &bb_qkv, &bw_proj, &bb_proj, &brope, &bnorm, &bqkvout, &bo, &by};
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(bufs); i++) vkvit__buffer_destroy(ctx, bufs[i]);
     free(table), free(cos), free(sin), free(want_cos), free(want_sin), free(x), free(want_y), free(wqkv), free(wproj);
@@ -664,11 +664,11 @@ static void perf_vit5_s(vkvit_ctx *ctx) {
     const vkvit__kernel *k = attention_kernel(ctx, &cfg);
     vkvit__attention_config res;
     MUST(vkvit__attention_resolve(ctx, &cfg, &res));
-    VkDescriptorPool pool;
+    vkvit__descriptors pool;
     VkDescriptorSet set;
-    MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
+    MUST(vkvit__descriptors_create(ctx, 1, &pool));
     vkvit__binding binds[6] = {{&bqkv, 0, 0}, {&bqkv, 0, 0}, {&bqkv, 0, 0}, {&brope, 0, 0}, {&bw, 0, 0}, {&bo, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, pool, k, binds, &set));
+    MUST(vkvit__descriptor_set_create(ctx, &pool, k, binds, &set));
     vkvit__attention_push push = {.Tq = T, .Tkv = T, .q_stride = 3 * C, .k_stride = 3 * C, .v_stride = 3 * C,
                                   .k_offset = C, .v_offset = 2 * C, .o_stride = C,
                                   .scale = vkvit__attention_default_scale(&cfg), .eps = 1e-6f};
@@ -701,7 +701,7 @@ static void perf_vit5_s(vkvit_ctx *ctx) {
            B, T, C, H, res.bq, res.bk, res.kc, res.tpr, res.rpi, ms[reps / 2], ms[0], reps,
            flops / (ms[reps / 2] * 1e6));
     vkvit__timer_destroy(ctx, &t);
-    ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkvit__descriptors_destroy(ctx, &pool);
     vkvit__buffer_destroy(ctx, &bqkv), vkvit__buffer_destroy(ctx, &brope);
     vkvit__buffer_destroy(ctx, &bw), vkvit__buffer_destroy(ctx, &bo);
     free(qkv), free(table);

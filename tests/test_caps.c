@@ -1,6 +1,6 @@
 /* The device-capability struct (vkvit__caps, src/vk/vk.h): filled once at ctx creation, mirrored in
  * vkvit_device_info, and the environment overrides VKVIT_DISABLE_SUBGROUP / VKVIT_DISABLE_COOPMAT /
- * VKVIT_DISABLE_F16 switch the matching feature off and say so in the workarounds string; VKVIT_ATTENTION is read
+ * VKVIT_DISABLE_F16 / VKVIT_DISABLE_TEXEL switch the matching feature off and say so in the workarounds string; VKVIT_ATTENTION is read
  * there too (caps.attention_path), and a value other than fused / gemm fails the attention op with a sentence.
  * Also: a push-constant mirror of the wrong size is refused at pipeline creation. */
 #include "ops/attention.h"
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 static void caps_mirror_device_info(void) {
+    unsetenv("VKVIT_DISABLE_TEXEL");
     unsetenv("VKVIT_DISABLE_SUBGROUP");
     unsetenv("VKVIT_DISABLE_COOPMAT");
     unsetenv("VKVIT_DISABLE_F16");
@@ -35,6 +36,11 @@ static void caps_mirror_device_info(void) {
               c->cooperative_matrix_khr == (info.cooperative_matrix != 0),
           "cooperative-matrix presence disagrees with the device info");
     CHECK(!c->cooperative_matrix_in_use && !info.cooperative_matrix_in_use, "no cooperative-matrix kernel exists");
+    CHECK(c->texel_reads == (info.texel_reads_in_use != 0), "texel_reads %d, info %d", c->texel_reads,
+          info.texel_reads_in_use);
+    CHECK(!c->texel_reads || c->cpu_device, "texel reads chosen on a GPU");
+    if (info.driver_name[0] && strstr(info.driver_name, "llvmpipe"))
+        CHECK(c->texel_reads, "lavapipe (128 M texels, RGBA32F/RGBA16F texel buffers) should read through texels");
     CHECK(!c->disabled_subgroup && !c->disabled_coopmat && !c->disabled_f16, "nothing was disabled");
     CHECK(!strstr(info.workarounds, "by request"), "workarounds: %s", info.workarounds);
     printf("device %s: subgroup %u, arithmetic %d, in use %d; coopmat nv %d khr %d; workarounds: %s\n", info.name,
@@ -45,6 +51,7 @@ static void caps_mirror_device_info(void) {
 }
 
 static void overrides_switch_features_off(void) {
+    setenv("VKVIT_DISABLE_TEXEL", "1", 1);
     setenv("VKVIT_DISABLE_SUBGROUP", "1", 1);
     setenv("VKVIT_DISABLE_COOPMAT", "1", 1);
     setenv("VKVIT_DISABLE_F16", "1", 1);
@@ -56,6 +63,9 @@ static void overrides_switch_features_off(void) {
     CHECK(c->disabled_coopmat && !c->cooperative_matrix_in_use && !info.cooperative_matrix_in_use,
           "VKVIT_DISABLE_COOPMAT=1 ignored");
     CHECK(c->disabled_f16 && !c->fp16_in_use && !info.fp16_in_use, "VKVIT_DISABLE_F16=1 ignored");
+    CHECK(c->disabled_texel && !c->texel_reads && !info.texel_reads_in_use, "VKVIT_DISABLE_TEXEL=1 ignored");
+    CHECK(!c->cpu_device || strstr(info.workarounds, "texel-buffer operand reads disabled by request"),
+          "workarounds do not say texel reads were disabled: %s", info.workarounds);
     CHECK(strstr(info.workarounds, "subgroup reductions disabled by request") &&
               strstr(info.workarounds, "cooperative matrix disabled by request") &&
               strstr(info.workarounds, "fp16 disabled by request"),
@@ -84,6 +94,7 @@ static void overrides_switch_features_off(void) {
     unsetenv("VKVIT_DISABLE_SUBGROUP");
     unsetenv("VKVIT_DISABLE_COOPMAT");
     unsetenv("VKVIT_DISABLE_F16");
+    unsetenv("VKVIT_DISABLE_TEXEL");
 }
 
 static void attention_choice_read_at_ctx_creation(void) {

@@ -150,7 +150,8 @@ static void check_f16_math(const char *vname, const gemm_case *c, const float *g
 
 /* MODE_W16 / MODE_F16_MATH: B is stored as fp16 (the *_w16 kernels of fp16 sessions, the *_f16 kernels of fp16-math
  * sessions); the reference uses the same rounded values, so the fp32-math tolerance is unchanged for *_w16. */
-static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode) {
+static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode,
+                          bool texel) {
     const bool b_f16 = mode != MODE_F32;
     const gemm_layout l = layout_of(c);
     const uint32_t stride_d = l.stride_d;
@@ -193,14 +194,15 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     CHECK(cfg.variant == variant, "pick_variant returned variant %d for %d", (int)cfg.variant, (int)variant);
     cfg.b_f16 = b_f16;
     cfg.f16_math = mode == MODE_F16_MATH;
+    cfg.texel = texel;
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
-    VkDescriptorPool pool;
+    vkvit__descriptors pool;
     VkDescriptorSet set;
-    MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
+    MUST(vkvit__descriptors_create(ctx, 1, &pool));
     vkvit__binding binds[6] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}, {&bscale, 0, 0}, {&bd, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, pool, &k, binds, &set));
+    MUST(vkvit__descriptor_set_create(ctx, &pool, &k, binds, &set));
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
         .stride_a = c->K, .stride_b = c->K, .stride_d = stride_d,
@@ -235,8 +237,10 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     }
     size_t worst = 0;
     double err = vt_max_rel_err(got, ref, vi, &worst);
-    static const char *const names[3][2] = {{"shared", "cpu"}, {"shared-w16", "cpu-w16"}, {"shared-f16", "cpu-f16"}};
-    const char *vname = names[mode][variant == VKVIT_GEMM_CPU];
+    static const char *const names[3][3] = {{"shared", "cpu", "cpu-tx"},
+                                            {"shared-w16", "cpu-w16", "cpu-w16-tx"},
+                                            {"shared-f16", "cpu-f16", "cpu-f16-tx"}};
+    const char *vname = names[mode][variant == VKVIT_GEMM_CPU ? 1 + texel : 0];
     printf("gemm %-10s M=%-5u N=%-5u K=%-5u batch=%u inner=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u/%u "
            "shared_w=%d tile %ux%u  max rel err %.3g\n",
            vname, c->M, c->N, c->K, c->batch, c->n_inner, c->bias, c->act, c->scale, c->residual, c->pad_d,
@@ -249,7 +253,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     CHECK(stray == 0, "%s M=%u N=%u K=%u: %zu elements outside the output were overwritten", vname, c->M, c->N, c->K,
           stray);
 
-    ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkvit__descriptors_destroy(ctx, &pool);
     vkvit__kernel_destroy(ctx, &k);
     vkvit__buffer_destroy(ctx, &ba);
     vkvit__buffer_destroy(ctx, &bb);
@@ -286,12 +290,12 @@ static void run_add_case(vkvit_ctx *ctx, uint32_t rows, uint32_t n_b) {
     const vkvit__gemm_epilogue ep = {.bias = true, .residual = true};
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "add", &k));
-    VkDescriptorPool pool;
+    vkvit__descriptors pool;
     VkDescriptorSet set;
-    MUST(vkvit__descriptor_pool_create(ctx, 1, &pool));
+    MUST(vkvit__descriptors_create(ctx, 1, &pool));
     vkvit__binding binds[VKVIT_GEMM_BINDINGS] = {{&bx, 0, 0}, {&bw, 0, 0}, {&bb, 0, 0},
                                                  {&bd, 0, 0}, {&bb, 0, 0}, {&ba, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, pool, &k, binds, &set));
+    MUST(vkvit__descriptor_set_create(ctx, &pool, &k, binds, &set));
     vkvit__gemm_push push = {.M = rows, .N = n_b, .K = 1, .stride_a = 1, .stride_b = 1, .stride_d = n_b,
                              .r_stride = n_b, .n_inner = 1};
     VkCommandBuffer cmd;
@@ -303,7 +307,7 @@ static void run_add_case(vkvit_ctx *ctx, uint32_t rows, uint32_t n_b) {
     double err = vt_max_rel_err(d, want, n, NULL);
     printf("add n=%u n_b=%u  max rel err %.3g\n", n, n_b, err);
     CHECK(err <= 1e-6, "add n=%u n_b=%u: max rel err %.3g", n, n_b, err);
-    ctx->vk.vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkvit__descriptors_destroy(ctx, &pool);
     vkvit__kernel_destroy(ctx, &k);
     vkvit__buffer_destroy(ctx, &ba);
     vkvit__buffer_destroy(ctx, &bb);
@@ -354,14 +358,18 @@ int main(void) {
     const bool f16_math = ctx->caps.fp16_math && ctx->caps.fp16_storage;
     if (!f16_math)
         printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
+    /* The CPU kernel runs with SSBO operands and, where the device allows it (caps.texel_reads), with texel-buffer
+     * operands, whichever the device picks. */
     for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
         const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
-        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant, MODE_F32);
-        /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
-        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-            if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_W16);
-        for (size_t i = 0; f16_math && i < VKVIT_ARRAY_LEN(cases); i++)
-            if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH);
+        for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->caps.texel_reads); texel++) {
+            for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel);
+            /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
+            for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
+                if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel);
+            for (size_t i = 0; f16_math && i < VKVIT_ARRAY_LEN(cases); i++)
+                if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel);
+        }
     }
     run_add_case(ctx, 1, 1);
     run_add_case(ctx, 1, 1000);

@@ -184,7 +184,7 @@ vkvit_result vkvit__plan(vkvit__graph *g, vkvit__plan_stats *stats);
 typedef struct vkvit__recording {
     vkvit__kernel *kernels;                 /* one per graph kernel */
     uint32_t n_kernels;
-    VkDescriptorPool pool;
+    vkvit__descriptors descriptors;         /* the pool of the sets below and their texel views */
     VkDescriptorSet *sets;                  /* one per node */
     uint32_t n_barriers;                    /* vkCmdPipelineBarrier calls between nodes */
     bool profiled;

@@ -56,7 +56,7 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         if ((res = vkvit__kernel_create(ctx, &g->kernels[k], &rec->kernels[k])) != VKVIT_OK) goto fail;
         rec->n_kernels++;
     }
-    if ((res = vkvit__descriptor_pool_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->pool)) != VKVIT_OK) goto fail;
+    if ((res = vkvit__descriptors_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->descriptors)) != VKVIT_OK) goto fail;
     uint64_t align = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, 4);
     for (uint32_t n = 0; n < g->n_nodes; n++) {
         const vkvit__node *node = &g->nodes[n];
@@ -84,11 +84,20 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
                                    "buffer for it (fp16 weights or an external buffer)", node->label, x->name);
                 goto fail;
             }
+            if (rec->kernels[node->kernel].texel_format[b] != VK_FORMAT_UNDEFINED &&
+                g->tensors[vkvit__graph_root(g, t, NULL)].kind == VKVIT_TENSOR_EXTERNAL) {
+                /* vkvit__record_rebind rewrites buffer descriptors only; no texel kernel reads a host buffer */
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' reads external '%s' through a "
+                                   "texel binding", node->label, x->name);
+                goto fail;
+            }
             binds[b] = (vkvit__binding){buf, x->offset, x->bytes};
         }
-        if ((res = vkvit__descriptor_set_create(ctx, rec->pool, &rec->kernels[node->kernel], binds, &rec->sets[n])) !=
-            VKVIT_OK)
+        if ((res = vkvit__descriptor_set_create(ctx, &rec->descriptors, &rec->kernels[node->kernel], binds,
+                                                &rec->sets[n])) != VKVIT_OK) {
+            res = vkvit__error_prefix(res, "record: node '%s'", node->label);
             goto fail;
+        }
     }
     if (profile) {
         if ((res = vkvit__timer_create(ctx, 2 * VKVIT_MAX(g->n_nodes, 1u), &rec->timer)) != VKVIT_OK) goto fail;
@@ -124,7 +133,7 @@ void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__re
 
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
     for (uint32_t k = 0; k < rec->n_kernels; k++) vkvit__kernel_destroy(ctx, &rec->kernels[k]);
-    if (rec->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, rec->pool, NULL);
+    vkvit__descriptors_destroy(ctx, &rec->descriptors);
     if (rec->timer.pool) vkvit__timer_destroy(ctx, &rec->timer);
     free(rec->kernels);
     free(rec->sets);

@@ -5,35 +5,25 @@
 #include <string.h>
 
 /* CPU variant (llvmpipe, see shaders/gemm_cpu.comp): each workgroup is one 8-lane subgroup computing bm rows x
- * (8 * tn) columns. Every SSBO float costs ~20-40 cycles per lane to load, so reuse decides the speed: a loaded B
- * float feeds bm FMAs and a loaded A float 8 * tn. bm is a dynamic row loop (no cost past M), so it stays at 256 and
- * is halved only when there would be a single workgroup for the 2+ CPU threads. tn is the widest of 32/16/8 whose
- * column padding stays under 10% (ViT-5-S, 201 rows, measured: N 384 -> 16, N 1536 -> 32; see docs), else the widest
- * of those with the least padding (a wider tile loads each A float once for more columns). */
-static vkvit__gemm_config gemm_pick_cpu(uint32_t M, uint32_t N) {
-    vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .tn = 0, .variant = VKVIT_GEMM_CPU};
-    for (uint32_t tn = 32; tn > 8; tn /= 2)
-        if ((uint64_t)VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn * 10 <= (uint64_t)N * 11) {
-            c.tn = tn;
-            break;
-        }
-    if (!c.tn) { /* none within 10%: the widest of those with the least padding (N 201 -> 32: all pad to 256) */
-        uint32_t best = UINT32_MAX;
-        for (uint32_t tn = 32; tn >= 8; tn /= 2) {
-            const uint32_t padded = VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn;
-            if (padded < best) best = padded, c.tn = tn;
-        }
-    }
+ * (8 * tn) columns; a lane's tn columns of a 32-k chunk of B stay on its stack and feed every row, each A vec4 is
+ * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M), so it stays at 256
+ * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn = 8 (or fewer for N < 64):
+ * wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
+ * `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). */
+static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N) {
+    vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .variant = VKVIT_GEMM_CPU};
+    c.tn = VKVIT_MIN(8u, VKVIT_CEIL_DIV(N, 8u));
+    if (c.tn == 0) c.tn = 1;
     c.bn = 8 * c.tn;
+    c.texel = ctx->caps.texel_reads;
     while (c.bm > 32 && VKVIT_CEIL_DIV(N, c.bn) * VKVIT_CEIL_DIV(M, c.bm) < 2) c.bm /= 2;
     return c;
 }
 
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
                                             uint32_t K) {
-    (void)ctx;
     (void)K;
-    if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(M, N);
+    if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N);
     /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
 }
@@ -67,9 +57,17 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%u (tn %u)",
                                 label ? label : "?", cfg->bm, cfg->bn, cfg->tn);
-        d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16
-                   : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16
-                                 : VKVIT_SHADER_GEMM_CPU_F32_F32;
+        if (cfg->texel) {
+            d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16_TEXEL
+                       : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL
+                                     : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL;
+            d.texel_format[0] = VK_FORMAT_R32G32B32A32_SFLOAT;
+            d.texel_format[1] = cfg->b_f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
+        } else {
+            d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16
+                       : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16
+                                     : VKVIT_SHADER_GEMM_CPU_F32_F32;
+        }
         const uint32_t spec[6] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual};
         d.n_spec = 6;
         memcpy(d.spec, spec, sizeof spec);

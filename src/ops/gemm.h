@@ -43,6 +43,8 @@ typedef struct vkvit__gemm_config {
     bool b_f16;                                      /* B (the weights) stored as fp16: the *_w16 shader variants */
     bool f16_math;                                   /* fp16 arithmetic (needs b_f16 and caps.fp16_math): the *_f16
                                                         shader variants, VKVIT_PRECISION_FP16_MATH sessions */
+    bool texel;                                      /* CPU variant: A and B bound as uniform texel buffers (the
+                                                        *_texel shaders; caps.texel_reads) */
 } vkvit__gemm_config;
 
 /* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed

@@ -265,6 +265,7 @@ typedef struct overrides {
     bool f16;                               /* vkvit_ctx_desc.disable_f16 or VKVIT_DISABLE_F16=1 */
     bool subgroup;                          /* VKVIT_DISABLE_SUBGROUP=1 */
     bool coopmat;                           /* VKVIT_DISABLE_COOPMAT=1 */
+    bool texel;                             /* VKVIT_DISABLE_TEXEL=1 */
 } overrides;
 
 static overrides read_overrides(int disable_f16) {
@@ -272,6 +273,7 @@ static overrides read_overrides(int disable_f16) {
         .f16 = disable_f16 || env_flag("VKVIT_DISABLE_F16"),
         .subgroup = env_flag("VKVIT_DISABLE_SUBGROUP"),
         .coopmat = env_flag("VKVIT_DISABLE_COOPMAT"),
+        .texel = env_flag("VKVIT_DISABLE_TEXEL"),
     };
 }
 
@@ -284,6 +286,8 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, over
     if (off.f16) ADD("fp16 disabled by request");
     if (off.subgroup) ADD("subgroup reductions disabled by request (VKVIT_DISABLE_SUBGROUP)");
     else if (!info->subgroup_arithmetic) ADD("no subgroup arithmetic (shared-memory reductions)");
+    if (off.texel && (quirks & VKVIT_QUIRK_CPU_DEVICE))
+        ADD("texel-buffer operand reads disabled by request (VKVIT_DISABLE_TEXEL)");
     if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
     else if (info->cooperative_matrix || info->cooperative_matrix_nv) ADD("cooperative matrix unused (no kernel yet)");
 #undef ADD
@@ -375,6 +379,18 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
 
     uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
     info->fp16_in_use = info->fp16_storage && !off.f16;
+    /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
+     * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
+     * can be bound at. */
+    VkFormatProperties f32, f16;
+    vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32G32B32A32_SFLOAT, &f32);
+    vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R16G16B16A16_SFLOAT, &f16);
+    const VkFormatFeatureFlags utb = VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT;
+    info->texel_reads_in_use = (quirks & VKVIT_QUIRK_CPU_DEVICE) && !off.texel && (f32.bufferFeatures & utb) &&
+                               (f16.bufferFeatures & utb) &&
+                               (uint64_t)props.limits.maxTexelBufferElements * 8 >= props.limits.maxStorageBufferRange &&
+                               props.limits.minTexelBufferOffsetAlignment <=
+                                   VKVIT_MAX(props.limits.minStorageBufferOffsetAlignment, 4);
     describe_quirks(quirks, info, off, info->workarounds, sizeof info->workarounds);
     if (quirks_out) *quirks_out = quirks;
     free(exts.props);
@@ -623,6 +639,8 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->cooperative_matrix_in_use = false;
     c->disabled_f16 = off.f16;
     c->disabled_subgroup = off.subgroup;
+    c->disabled_texel = off.texel;
+    c->texel_reads = i->texel_reads_in_use != 0;
     c->disabled_coopmat = off.coopmat;
     c->max_shared_memory = ctx->limits.maxComputeSharedMemorySize;
     c->max_workgroup_invocations = ctx->limits.maxComputeWorkGroupInvocations;

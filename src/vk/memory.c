@@ -43,11 +43,14 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
     vkvit_result res = VKVIT_OK;
     memset(out, 0, sizeof *out);
     if (size == 0) size = 4; /* a zero-sized buffer is invalid in Vulkan; keep the bookkeeping simple */
+    /* Whole 16-byte texels: a texel view of a tensor at an aligned offset can then always reach its last element. */
+    size = (size + 15) / 16 * 16;
     VkBufferCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size,
         .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, /* indirect dispatch counts (graph.h, vkvit__node.indirect) */
+                 VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | /* indirect dispatch counts (graph.h, vkvit__node.indirect) */
+                 (ctx->caps.texel_reads ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0), /* texel bindings (vk.h) */
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     VK_TRY(ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &out->buffer));

@@ -79,13 +79,18 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                             spv->name, block, desc->push_size);
 
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
-    for (uint32_t i = 0; i < desc->n_buffers; i++)
+    for (uint32_t i = 0; i < desc->n_buffers; i++) {
+        const VkFormat texel = desc->texel_format[i];
+        if (texel != VK_FORMAT_UNDEFINED && !vkvit__texel_bytes(texel))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': binding %u has texel format %d, not one "
+                                "vkvit reads (RGBA32F, RGBA16F)", label, i, (int)texel);
         bindings[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
             .descriptorCount = 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
+    }
     VkDescriptorSetLayoutCreateInfo set_info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .bindingCount = desc->n_buffers,
@@ -140,6 +145,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     out->shader = desc->shader;
     out->n_buffers = desc->n_buffers;
     out->push_size = desc->push_size;
+    memcpy(out->texel_format, desc->texel_format, sizeof out->texel_format);
     return VKVIT_OK;
 fail:
     if (module) ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
@@ -158,50 +164,113 @@ void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k) {
  * Descriptor sets
  * ------------------------------------------------------------------------------------------------------------ */
 
-vkvit_result vkvit__descriptor_pool_create(vkvit_ctx *ctx, uint32_t max_sets, VkDescriptorPool *out) {
+uint32_t vkvit__texel_bytes(VkFormat format) {
+    switch (format) {
+    case VK_FORMAT_R32G32B32A32_SFLOAT: return 16;
+    case VK_FORMAT_R16G16B16A16_SFLOAT: return 8;
+    default: return 0;
+    }
+}
+
+vkvit_result vkvit__descriptors_create(vkvit_ctx *ctx, uint32_t max_sets, vkvit__descriptors *out) {
     vkvit_result res = VKVIT_OK;
-    VkDescriptorPoolSize size = {.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = max_sets * VKVIT_MAX_BINDINGS};
+    memset(out, 0, sizeof *out);
+    const uint32_t per_type = max_sets * VKVIT_MAX_BINDINGS;
+    VkDescriptorPoolSize sizes[2] = {{.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = per_type},
+                                     {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = per_type}};
     VkDescriptorPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
         .maxSets = max_sets,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size,
+        .poolSizeCount = 2,
+        .pPoolSizes = sizes,
     };
-    VK_TRY(ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, out));
+    out->views = calloc(per_type ? per_type : 1, sizeof *out->views);
+    if (!out->views) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "descriptor pool: out of host memory");
+    out->max_views = per_type;
+    VK_TRY(ctx->vk.vkCreateDescriptorPool(ctx->device, &info, NULL, &out->pool));
     VKVIT_COUNT(ctx, other_objects);
+    return VKVIT_OK;
+fail:
+    vkvit__descriptors_destroy(ctx, out);
+    return res;
+}
+
+void vkvit__descriptors_destroy(vkvit_ctx *ctx, vkvit__descriptors *d) {
+    for (uint32_t i = 0; i < d->n_views; i++) ctx->vk.vkDestroyBufferView(ctx->device, d->views[i], NULL);
+    if (d->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, d->pool, NULL);
+    free(d->views);
+    memset(d, 0, sizeof *d);
+}
+
+/* A view of binding b's range in `format`: whole texels only (a partial last texel is not addressable). */
+static vkvit_result texel_view_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__binding *b, VkFormat format,
+                                      uint32_t index, VkBufferView *out) {
+    vkvit_result res = VKVIT_OK;
+    const uint32_t texel = vkvit__texel_bytes(format);
+    /* The binding's bytes rounded up to whole texels where the buffer has them (vkvit__buffer_create sizes buffers
+     * in whole 16-byte texels), so that the last, partial texel is addressable. */
+    const VkDeviceSize avail = b->offset < b->buf->size ? b->buf->size - b->offset : 0;
+    const VkDeviceSize want = b->range ? (b->range + texel - 1) / texel * texel : avail;
+    const VkDeviceSize range = VKVIT_MIN(want, avail) / texel * texel;
+    const uint64_t align = VKVIT_MAX(ctx->limits.minTexelBufferOffsetAlignment, 1);
+    if (b->offset % align || range / texel > ctx->limits.maxTexelBufferElements || range == 0)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED,
+                            "texel binding %u: %llu bytes at byte offset %llu do not fit the device's texel buffers "
+                            "(offset alignment %llu, at most %u texels of %u bytes)", index,
+                            (unsigned long long)range, (unsigned long long)b->offset, (unsigned long long)align,
+                            ctx->limits.maxTexelBufferElements, texel);
+    if (d->n_views == d->max_views)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "descriptor pool: more than %u texel views", d->max_views);
+    VkBufferViewCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+        .buffer = b->buf->buffer,
+        .format = format,
+        .offset = b->offset,
+        .range = range,
+    };
+    VK_TRY(ctx->vk.vkCreateBufferView(ctx->device, &info, NULL, out));
+    VKVIT_COUNT(ctx, other_objects);
+    d->views[d->n_views++] = *out;
     return VKVIT_OK;
 fail:
     return res;
 }
 
-vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, VkDescriptorPool pool, const vkvit__kernel *k,
+vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
                                           const vkvit__binding *bindings, VkDescriptorSet *out) {
     vkvit_result res = VKVIT_OK;
     VkDescriptorSetAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-        .descriptorPool = pool,
+        .descriptorPool = d->pool,
         .descriptorSetCount = 1,
         .pSetLayouts = &k->set_layout,
     };
     VK_TRY(ctx->vk.vkAllocateDescriptorSets(ctx->device, &alloc, out));
     VKVIT_COUNT(ctx, descriptor_sets);
     VkDescriptorBufferInfo infos[VKVIT_MAX_BINDINGS];
+    VkBufferView views[VKVIT_MAX_BINDINGS];
     VkWriteDescriptorSet writes[VKVIT_MAX_BINDINGS];
     for (uint32_t i = 0; i < k->n_buffers; i++) {
         const vkvit__binding *b = &bindings[i];
-        infos[i] = (VkDescriptorBufferInfo){
-            .buffer = b->buf->buffer,
-            .offset = b->offset,
-            .range = b->range ? b->range : VK_WHOLE_SIZE,
-        };
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstSet = *out,
             .dstBinding = i,
             .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &infos[i],
         };
+        if (k->texel_format[i] != VK_FORMAT_UNDEFINED) {
+            if ((res = texel_view_create(ctx, d, b, k->texel_format[i], i, &views[i])) != VKVIT_OK) return res;
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            writes[i].pTexelBufferView = &views[i];
+            continue;
+        }
+        infos[i] = (VkDescriptorBufferInfo){
+            .buffer = b->buf->buffer,
+            .offset = b->offset,
+            .range = b->range ? b->range : VK_WHOLE_SIZE,
+        };
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
     }
     ctx->vk.vkUpdateDescriptorSets(ctx->device, k->n_buffers, writes, 0, NULL);
     return VKVIT_OK;

@@ -62,7 +62,11 @@ typedef struct vkvit__caps {
     bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
     bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
     bool cooperative_matrix_in_use;         /* a cooperative-matrix kernel is selected (none exists yet: false) */
-    bool disabled_f16, disabled_subgroup, disabled_coopmat;  /* by request (environment or ctx desc) */
+    bool texel_reads;                       /* CPU device whose uniform texel buffers (RGBA32F, RGBA16F) reach as far
+                                               as its storage buffers: the CPU kernels read their hot-loop operands
+                                               with texelFetch (llvmpipe gathers those in SIMD registers; an SSBO
+                                               load there is a per-lane scalar loop, ~20x slower). Not on GPUs. */
+    bool disabled_f16, disabled_subgroup, disabled_coopmat, disabled_texel; /* by request (environment or ctx desc) */
     uint32_t max_shared_memory;             /* maxComputeSharedMemorySize, bytes */
     uint32_t max_workgroup_invocations;     /* maxComputeWorkGroupInvocations */
     uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
@@ -183,7 +187,9 @@ vkvit_result vkvit__buffer_fill(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize
 
 typedef struct vkvit__kernel_desc {
     vkvit_shader_id shader;
-    uint32_t n_buffers;                     /* storage buffers at set 0, bindings 0..n-1 */
+    uint32_t n_buffers;                     /* buffers at set 0, bindings 0..n-1: storage buffers, except */
+    VkFormat texel_format[VKVIT_MAX_BINDINGS]; /* ... where not VK_FORMAT_UNDEFINED: a uniform texel buffer of this
+                                               format (the binding's range seen through a VkBufferView) */
     uint32_t push_size;                     /* bytes of the push-constant block `p` (<= 128) */
     uint32_t n_spec;                        /* specialization constants with constant_id 0..n_spec-1 */
     uint32_t spec[VKVIT_MAX_SPEC];          /* their values (32-bit ints, bools or float bit patterns) */
@@ -196,6 +202,7 @@ typedef struct vkvit__kernel {
     VkPipelineLayout layout;
     VkDescriptorSetLayout set_layout;
     uint32_t n_buffers, push_size;
+    VkFormat texel_format[VKVIT_MAX_BINDINGS]; /* as in the desc */
 } vkvit__kernel;
 
 /* Creates the pipeline. Fails (VKVIT_ERROR_INVALID_ARGUMENT) when desc->push_size differs from the size of the
@@ -213,10 +220,23 @@ typedef struct vkvit__binding {
     VkDeviceSize offset, range;
 } vkvit__binding;
 
-/* Descriptor pool for `max_sets` sets of up to VKVIT_MAX_BINDINGS storage buffers each. */
-vkvit_result vkvit__descriptor_pool_create(vkvit_ctx *ctx, uint32_t max_sets, VkDescriptorPool *out);
-vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, VkDescriptorPool pool, const vkvit__kernel *k,
+/* A descriptor pool for `max_sets` sets of up to VKVIT_MAX_BINDINGS bindings each, and the buffer views its sets'
+ * texel bindings look through (created with the set, destroyed with the pool). */
+typedef struct vkvit__descriptors {
+    VkDescriptorPool pool;
+    VkBufferView *views;
+    uint32_t n_views, max_views;
+} vkvit__descriptors;
+
+vkvit_result vkvit__descriptors_create(vkvit_ctx *ctx, uint32_t max_sets, vkvit__descriptors *out);
+/* Allocates a set for kernel `k` and points binding i at bindings[i]: a storage buffer, or for a texel binding a
+ * new view of the binding's range (offset a multiple of minTexelBufferOffsetAlignment; the range is rounded down
+ * to whole texels and must hold at most maxTexelBufferElements). */
+vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
                                           const vkvit__binding *bindings, VkDescriptorSet *out);
+void vkvit__descriptors_destroy(vkvit_ctx *ctx, vkvit__descriptors *d);
+/* Bytes of one texel of a format kernels use for texel bindings (0 for another format). */
+uint32_t vkvit__texel_bytes(VkFormat format);
 
 /* Pipeline cache (pipeline.c): loaded at ctx creation, saved at destruction. */
 vkvit_result vkvit__pipeline_cache_open(vkvit_ctx *ctx, const char *dir);

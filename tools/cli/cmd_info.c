@@ -24,7 +24,7 @@ typedef struct feature {
     char why[200];
 } feature;
 
-enum { N_FEATURES = 5 };
+enum { N_FEATURES = 6 };
 
 static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
     int cpu_quirk = strstr(d->workarounds, "no-fp16-arithmetic") != NULL;
@@ -58,6 +58,13 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
              d->subgroup_in_use ? "reductions in norms, GRN and the mLSTM GroupNorm use subgroupAdd"
              : strstr(d->workarounds, "VKVIT_DISABLE_SUBGROUP") ? "disabled by VKVIT_DISABLE_SUBGROUP=1"
              : "not present in compute shaders: reductions use shared memory");
+    const int cpu = strstr(d->workarounds, "cpu-device") != NULL;
+    f[5] = (feature){"texel-buffer reads", cpu, d->texel_reads_in_use, ""};
+    snprintf(f[5].why, sizeof f[5].why, "%s",
+             d->texel_reads_in_use ? "CPU kernels read inputs with texelFetch (SIMD gathers on llvmpipe)"
+             : strstr(d->workarounds, "VKVIT_DISABLE_TEXEL") ? "disabled by VKVIT_DISABLE_TEXEL=1"
+             : cpu ? "the device's texel buffers do not reach as far as its storage buffers"
+                   : "GPUs read storage buffers (only CPU devices gain from texel reads)");
     f[3] = (feature){"timestamps", d->timestamps, d->timestamps, ""};
     snprintf(f[3].why, sizeof f[3].why, "%s",
              d->timestamps ? "per-node GPU times for `vkvit bench` and profiled sessions"
