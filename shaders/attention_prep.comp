@@ -37,11 +37,35 @@ layout(constant_id = 5) const uint ROPE_AXES = 2;   // split_half: axis parts of
 
 layout(local_size_x_id = 1) in;
 
+// Inputs: storage buffers, or where TEXEL=1 (CPU devices with caps.texel_reads) uniform texel buffers (RGBA32F),
+// which llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp).
+#if defined(TEXEL) && TEXEL
+layout(binding = 0) uniform samplerBuffer tex_q;
+layout(binding = 1) uniform samplerBuffer tex_k;
+layout(binding = 2) uniform samplerBuffer tex_v;
+layout(binding = 3) uniform samplerBuffer tex_rope;
+layout(binding = 4) uniform samplerBuffer tex_w;
+#define READ1(t, e) texelFetch(t, int((e) >> 2))[(e) & 3u]
+#define read_q(e) READ1(tex_q, e)
+#define read_k(e) READ1(tex_k, e)
+#define read_v(e) READ1(tex_v, e)
+#define read_w(e) READ1(tex_w, e)
+vec2 read_rope(uint i) {
+    const vec4 t = texelFetch(tex_rope, int(i >> 1));
+    return (i & 1u) != 0 ? t.zw : t.xy;
+}
+#else
 layout(binding = 0, std430) readonly buffer Q { float data_q[]; };
 layout(binding = 1, std430) readonly buffer K { float data_k[]; };
 layout(binding = 2, std430) readonly buffer V { float data_v[]; };
 layout(binding = 3, std430) readonly buffer Rope { vec2 rope_cs[]; };
 layout(binding = 4, std430) readonly buffer W { float data_w[]; };     // q_norm.weight then k_norm.weight
+#define read_q(e) data_q[e]
+#define read_k(e) data_k[e]
+#define read_v(e) data_v[e]
+#define read_w(e) data_w[e]
+#define read_rope(i) rope_cs[i]
+#endif
 layout(binding = 5, std430) writeonly buffer QO { vec4 data_qo[]; };  // q~ [B, H, Tq, DK]
 layout(binding = 6, std430) writeonly buffer KO { vec4 data_ko[]; };  // k~ [B, H, Tkv, DK]
 layout(binding = 7, std430) writeonly buffer VT { float data_vt[]; }; // vT [B, H, DK, vt_stride]
@@ -74,8 +98,8 @@ void prologue(const bool is_q, uint base, uint dst4, float out_scale) {
     [[dont_unroll]] for (uint pr = 0; pr < HALF; pr++) {
         uint c, c2;
         pair_channels(pr, c, c2);
-        const float x = is_q ? data_q[base + c] : data_k[base + c];
-        const float x2 = is_q ? data_q[base + c2] : data_k[base + c2];
+        const float x = is_q ? read_q(base + c) : read_k(base + c);
+        const float x2 = is_q ? read_q(base + c2) : read_k(base + c2);
         const vec2 y = qk_pair(is_q, 0, c, c2, x, x2, true, ss_raw, ss_rot);
         y_row[c] = y.x;
         y_row[c2] = y.y;
@@ -93,10 +117,10 @@ void main() {
     const uint t = gl_GlobalInvocationID.x, b = gl_WorkGroupID.z, H = p.n_heads;
     const bool has_q = t < p.Tq, has_k = t < p.Tkv;
     if (ROPE != 0 && (has_q || has_k)) {
-        [[dont_unroll]] for (uint a = 0; a < HALF; a++) cs_row[a] = rope_cs[t * HALF + a];
+        [[dont_unroll]] for (uint a = 0; a < HALF; a++) cs_row[a] = read_rope(t * HALF + a);
     }
     if (MODE == 0 && QK_NORM && (has_q || has_k)) {
-        [[dont_unroll]] for (uint c = 0; c < 2 * DK; c++) w_row[c] = data_w[c];
+        [[dont_unroll]] for (uint c = 0; c < 2 * DK; c++) w_row[c] = read_w(c);
     }
     [[dont_unroll]] for (uint h = 0; h < H; h++) {
         const uint bh = b * H + h;
@@ -108,7 +132,7 @@ void main() {
             const uint src = b * p.v_batch_stride + t * p.v_stride + p.v_offset + h * DK;
             const uint dst = bh * DK * p.vt_stride + t;
             if (has_k) {
-                [[dont_unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = data_v[src + d];
+                [[dont_unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = read_v(src + d);
             } else {
                 [[dont_unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = 0.0;
             }

@@ -23,10 +23,36 @@ layout(local_size_x_id = 0) in;
 #define REDUCE_T vec2
 #include "reduce.glsl"
 
+// Inputs x, weight [C] and bias [C]: storage buffers, or where TEXEL=1 (CPU devices with caps.texel_reads) uniform
+// texel buffers (RGBA32F), which llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (gemm_cpu.comp).
+#if defined(TEXEL) && TEXEL
+layout(binding = 0) uniform samplerBuffer tex_a;
+layout(binding = 1) uniform samplerBuffer tex_w;
+layout(binding = 2) uniform samplerBuffer tex_bias;
+#define READ1(t, e) texelFetch(t, int((e) >> 2))[(e) & 3u]
+#define READ4(t, e) texelFetch(t, int((e) >> 2))
+#define read_a(e) READ1(tex_a, e)
+#define read_w(e) READ1(tex_w, e)
+#define read_bias(e) READ1(tex_bias, e)
+#define read_a4(e) READ4(tex_a, e)
+#define read_w4(e) READ4(tex_w, e)
+#define read_bias4(e) READ4(tex_bias, e)
+#else
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
+layout(binding = 0, std430) readonly buffer A4 { vec4 data_a4[]; };
 layout(binding = 1, std430) readonly buffer W { float data_w[]; };     // [C] (indexed by channel)
+layout(binding = 1, std430) readonly buffer W4 { vec4 data_w4[]; };
 layout(binding = 2, std430) readonly buffer Bi { float data_bias[]; }; // [C]
+layout(binding = 2, std430) readonly buffer Bi4 { vec4 data_bias4[]; };
+#define read_a(e) float(data_a[e])
+#define read_w(e) data_w[e]
+#define read_bias(e) data_bias[e]
+#define read_a4(e) data_a4[(e) >> 2]
+#define read_w4(e) data_w4[(e) >> 2]
+#define read_bias4(e) data_bias4[(e) >> 2]
+#endif
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
+layout(binding = 3, std430) writeonly buffer D4 { vec4 data_d4[]; };
 
 layout(push_constant) uniform Push {
     uint C, G;                                        // row length, group length (G divides C)
@@ -45,11 +71,21 @@ void main() {
 
     // Two-pass-free statistics: sum and sum of squares in fp32 (rows are at most a few thousand channels).
     // LayerNorm subtracts the mean afterwards from a second read, which keeps var = E[(x - mean)^2] accurate.
+    // VEC: the group, its input and output starts are multiples of 4: each invocation takes 4 channels at a time.
+    const bool VEC = ((p.G | in_base | out_base) & 3u) == 0;
     float s = 0.0, sq = 0.0;
-    for (uint c = tid; c < p.G; c += WG) {
-        const float v = float(data_a[in_base + c]);
-        s += v;
-        sq += v * v;
+    if (VEC) {
+        for (uint c = 4 * tid; c < p.G; c += 4 * WG) {
+            const vec4 v = read_a4(in_base + c);
+            s += (v.x + v.y) + (v.z + v.w);
+            sq += dot(v, v);
+        }
+    } else {
+        for (uint c = tid; c < p.G; c += WG) {
+            const float v = read_a(in_base + c);
+            s += v;
+            sq += v * v;
+        }
     }
     const vec2 tot = reduce_sum(vec2(s, sq));        // (sum, sum of squares), shaders/reduce.glsl
     const float mean = tot.x / float(p.G);
@@ -58,19 +94,37 @@ void main() {
         inv = inversesqrt(tot.y / float(p.G) + p.eps);
     } else {
         float dev = 0.0;
-        for (uint c = tid; c < p.G; c += WG) {
-            const float v = float(data_a[in_base + c]) - mean;
-            dev += v * v;
+        if (VEC) {
+            for (uint c = 4 * tid; c < p.G; c += 4 * WG) {
+                const vec4 v = read_a4(in_base + c) - mean;
+                dev += dot(v, v);
+            }
+        } else {
+            for (uint c = tid; c < p.G; c += WG) {
+                const float v = read_a(in_base + c) - mean;
+                dev += v * v;
+            }
         }
         inv = inversesqrt(reduce_sum(vec2(dev, 0.0)).x / float(p.G) + p.eps);
     }
     const float shift = MODE == 0 ? 0.0 : mean;
+    if (VEC) {
+        for (uint c = 4 * tid; c < p.G; c += 4 * WG) {
+            const uint ch = group * p.G + c;
+            vec4 w = HAS_WEIGHT ? read_w4(ch) : vec4(1.0);
+            if (ONE_PLUS_W) w += 1.0;
+            vec4 y = (read_a4(in_base + c) - shift) * inv * w;
+            if (HAS_BIAS) y += read_bias4(ch);
+            data_d4[(out_base + c) >> 2] = y;
+        }
+        return;
+    }
     for (uint c = tid; c < p.G; c += WG) {
         const uint ch = group * p.G + c;
-        float w = HAS_WEIGHT ? data_w[ch] : 1.0;
+        float w = HAS_WEIGHT ? read_w(ch) : 1.0;
         if (ONE_PLUS_W) w += 1.0;
-        float y = (float(data_a[in_base + c]) - shift) * inv * w;
-        if (HAS_BIAS) y += data_bias[ch];
+        float y = (read_a(in_base + c) - shift) * inv * w;
+        if (HAS_BIAS) y += read_bias(ch);
         data_d[out_base + c] = D_TYPE(y);
     }
 }

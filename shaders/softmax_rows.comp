@@ -36,6 +36,15 @@ layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
 layout(binding = 0, std430) buffer S { float data_s[]; };
+// Reads: the same scores through binding 0, or where TEXEL=1 (CPU devices with caps.texel_reads) through binding 1,
+// a uniform texel buffer (RGBA32F) of the same range, which llvmpipe reads with SIMD gathers instead of a per-lane
+// scalar loop (gemm_cpu.comp). Every score is read before this invocation writes it, and by no other invocation.
+#if defined(TEXEL) && TEXEL
+layout(binding = 1) uniform samplerBuffer tex_s;
+#define read_s(e) texelFetch(tex_s, int((e) >> 2))[(e) & 3u]
+#else
+#define read_s(e) data_s[e]
+#endif
 
 layout(push_constant) uniform Push {
     uint rows;                                      // number of rows
@@ -53,12 +62,12 @@ float row_c[ROW_CACHE > 0 ? ROW_CACHE : 1];
 void softmax_row_wg(uint r) {
     const uint tid = gl_LocalInvocationID.x, base = p.offset + r * p.stride;
     float m = NEG_BIG;
-    [[dont_unroll]] for (uint j = tid; j < p.n; j += WG_SIZE) m = max(m, data_s[base + j]);
+    [[dont_unroll]] for (uint j = tid; j < p.n; j += WG_SIZE) m = max(m, read_s(base + j));
     m = reduce_max(m);
     float l = 0.0;
-    [[dont_unroll]] for (uint j = tid; j < p.n; j += WG_SIZE) l += exp(data_s[base + j] - m);
+    [[dont_unroll]] for (uint j = tid; j < p.n; j += WG_SIZE) l += exp(read_s(base + j) - m);
     const float inv = 1.0 / reduce_sum(l);
-    [[dont_unroll]] for (uint j = tid; j < p.n; j += WG_SIZE) data_s[base + j] = exp(data_s[base + j] - m) * inv;
+    [[dont_unroll]] for (uint j = tid; j < p.n; j += WG_SIZE) data_s[base + j] = exp(read_s(base + j) - m) * inv;
     [[dont_unroll]] for (uint j = p.n + tid; j < p.n_pad; j += WG_SIZE) data_s[base + j] = 0.0;
 }
 
@@ -73,7 +82,7 @@ void main() {
         if (p.n <= ROW_CACHE) {
             float m = NEG_BIG;
             [[dont_unroll]] for (uint j = 0; j < p.n; j++) {
-                const float x = data_s[base + j];
+                const float x = read_s(base + j);
                 row_c[j] = x;
                 m = max(m, x);
             }
@@ -88,13 +97,13 @@ void main() {
         } else {
             float m = NEG_BIG, l = 0.0;
             [[dont_unroll]] for (uint j = 0; j < p.n; j++) {
-                const float x = data_s[base + j];
+                const float x = read_s(base + j);
                 const float m_new = max(m, x);
                 l = l * exp(m - m_new) + exp(x - m_new);
                 m = m_new;
             }
             const float inv = 1.0 / l;
-            [[dont_unroll]] for (uint j = 0; j < p.n; j++) data_s[base + j] = exp(data_s[base + j] - m) * inv;
+            [[dont_unroll]] for (uint j = 0; j < p.n; j++) data_s[base + j] = exp(read_s(base + j) - m) * inv;
         }
         [[dont_unroll]] for (uint j = p.n; j < p.n_pad; j++) data_s[base + j] = 0.0;
     }

@@ -17,6 +17,8 @@ vkvit_shader(gemm_cpu_f32_f32_w16_texel gemm_cpu.comp DEFINES B_F16=1 TEXEL=1)
 vkvit_shader(gemm_cpu_f32_f32_f16_texel gemm_cpu.comp DEFINES F16_MATH=1 TEXEL=1)
 vkvit_shader(norm_f32_f32 norm.comp)
 vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)
+vkvit_shader(norm_f32_f32_texel norm.comp DEFINES TEXEL=1)          # x, weight, bias as texel buffers (caps.texel_reads)
+vkvit_shader(norm_f32_f32_subgroup_texel norm.comp DEFINES SUBGROUP=1 TEXEL=1)
 vkvit_shader(patchify_f32_f32 patchify.comp)
 vkvit_shader(copy_rows_f32_f32 copy_rows.comp)
 vkvit_shader(mean_rows_f32_f32 mean_rows.comp)
@@ -26,8 +28,11 @@ vkvit_shader(grn_apply_f32_f32 grn_apply.comp)
 vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
+vkvit_shader(attention_prep_f32_f32_texel attention_prep.comp DEFINES TEXEL=1)  # inputs as texel buffers
 vkvit_shader(softmax_rows_f32_f32 softmax_rows.comp)
 vkvit_shader(softmax_rows_f32_f32_subgroup softmax_rows.comp DEFINES SUBGROUP=1)
+vkvit_shader(softmax_rows_f32_f32_texel softmax_rows.comp DEFINES TEXEL=1)      # reads through a texel view
+vkvit_shader(softmax_rows_f32_f32_subgroup_texel softmax_rows.comp DEFINES SUBGROUP=1 TEXEL=1)
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
 vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries

@@ -98,6 +98,7 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
         .shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32, .n_buffers = 8, .push_size = sizeof(attention_prep_push),
         .n_spec = 6, .spec = {dk, wg, VKVIT_ATTENTION_VIT5, qk_norm, op->pairing, 2},
     };
+    if (ops_texel_inputs(g->ctx, &kp, 5)) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL; /* q, k, v, rope, w */
     vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm};
     attention_prep_push pp = {
         .Tq = T, .Tkv = T, .n_heads = H,
@@ -130,10 +131,16 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
         .n_buffers = 1, .push_size = sizeof(softmax_rows_push), .n_spec = 3, .spec = {wg, cpu ? 512 : 0, row_per_wg},
     };
     softmax_rows_push ps = {.rows = B * H * T, .n = T, .n_pad = Tp, .stride = Tp, .offset = 0};
-    vkvit__node_binding bs[1] = {rdwr(st)};
+    vkvit__node_binding bs[2] = {rdwr(st), rd(st)};
+    if (g->ctx->caps.texel_reads) { /* the scores read through a texel view of the same range (binding 1) */
+        ks.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_TEXEL,
+                                       VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_SUBGROUP_TEXEL);
+        ks.n_buffers = 2;
+        ks.texel_format[1] = VK_FORMAT_R32G32B32A32_SFLOAT;
+    }
     snprintf(label, sizeof label, "%s.softmax", name);
-    vkvit__graph_node(g, label, "attn_softmax", &ks, bs, 1, &ps, sizeof ps, groups_for(ps.rows, row_per_wg ? 1 : wg),
-                      1, 1);
+    vkvit__graph_node(g, label, "attn_softmax", &ks, bs, ks.n_buffers, &ps, sizeof ps,
+                      groups_for(ps.rows, row_per_wg ? 1 : wg), 1, 1);
 
     /* 4. o[b, :, h*dk:(h+1)*dk] = S vT^T per (b, h): two-level batch (outer b, inner h) */
     vkvit__gemm_op pv = {

@@ -25,6 +25,8 @@ void vkvit__op_norm(vkvit__graph *g, const char *name, const vkvit__norm_op *op)
         .n_buffers = 4, .push_size = sizeof(norm_push), .n_spec = 5,
         .spec = {wg, op->kind, op->one_plus_w, op->bias != VKVIT_NONE, op->weight != VKVIT_NONE},
     };
+    if (ops_texel_inputs(g->ctx, &kd, 3)) /* x, weight, bias */
+        kd.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_NORM_F32_F32_TEXEL, VKVIT_SHADER_NORM_F32_F32_SUBGROUP_TEXEL);
     norm_push p = {
         .C = op->C, .G = op->group, .rows_per_batch = op->rows_per_batch,
         .in_offset = op->in.offset, .in_row_stride = op->in.stride, .in_batch_stride = op->in.batch_stride,

@@ -29,4 +29,12 @@ static inline vkvit_shader_id ops_reduce_variant(const vkvit_ctx *ctx, vkvit_sha
     return ctx->caps.subgroup_in_use ? subgroup : tree;
 }
 
+/* Marks bindings [0, n) of `kd` as RGBA32F uniform texel buffers when the device reads those faster (caps.texel_reads,
+ * CPU devices; the shader's *_texel variant declares them as samplerBuffers). Returns whether it did. */
+static inline bool ops_texel_inputs(const vkvit_ctx *ctx, vkvit__kernel_desc *kd, uint32_t n) {
+    if (!ctx->caps.texel_reads) return false;
+    for (uint32_t i = 0; i < n; i++) kd->texel_format[i] = VK_FORMAT_R32G32B32A32_SFLOAT;
+    return true;
+}
+
 #endif /* VKVIT_OPS_OP_UTIL_H */
