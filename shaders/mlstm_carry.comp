@@ -15,6 +15,15 @@
 #include "mlstm_common.glsl"
 
 layout(binding = 0, std430) buffer St { float data_st[]; };
+// Reads: through binding 0, or where TEXEL=1 (CPU devices with caps.texel_reads) through binding 1, a uniform texel
+// buffer (RGBA32F) of the same range, which llvmpipe gathers instead of loading lane by lane (gemm_cpu.comp). Each
+// element is read before it is written, by the invocation that writes it; g and mu_c are never written here.
+#if defined(TEXEL) && TEXEL
+layout(binding = 1) uniform samplerBuffer tex_st;
+#define st_r(e) texelFetch(tex_st, int((e) >> 2))[(e) & 3u]
+#else
+#define st_r(e) data_st[e]
+#endif
 
 shared float sh_n[DH];
 
@@ -30,7 +39,7 @@ void main() {
     float mu = 0.0;
     [[dont_unroll]] for (uint c = 0; c < p.n_chunks; c++) {
         const uint base = rec_base(b, h, c), sc = base + DH * DH + DH;
-        const float g = data_st[sc], mu_c = data_st[sc + 1];
+        const float g = st_r(sc), mu_c = st_r(sc + 1);
         const float mu_new = have ? max(g + mu, mu_c) : mu_c;
         const float a = have ? exp(g + mu - mu_new) : 0.0, w = exp(mu_c - mu_new);
         if (has_col) {
@@ -39,7 +48,7 @@ void main() {
                     const uint d = d0 + u;
                     if (d < DH) {
                         const uint i = base + d * DH + col;
-                        const float own = data_st[i], carried = cst[d];
+                        const float own = st_r(i), carried = cst[d];
                         data_st[i] = carried;
                         cst[d] = a * carried + w * own;
                     }
@@ -52,7 +61,7 @@ void main() {
                     const uint d = d0 + u * VT;
                     if (d < DH) {
                         const uint i = base + DH * DH + d;
-                        const float own = data_st[i], carried = sh_n[d];
+                        const float own = st_r(i), carried = sh_n[d];
                         data_st[i] = carried;
                         sh_n[d] = a * carried + w * own;
                     }

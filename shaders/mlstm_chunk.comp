@@ -19,9 +19,22 @@
 #define TD 8     // register block: rows
 #define TV 16    // register block: value columns
 
+// TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
+// llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp); NAME_r(i) reads element i.
+#if defined(TEXEL) && TEXEL
+layout(binding = 0) uniform samplerBuffer tex_0;
+#define data_qkv_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
+#define data_qkv4_r(i) texelFetch(tex_0, int(i))
+layout(binding = 1) uniform samplerBuffer tex_1;
+#define data_g_r(e) texelFetch(tex_1, int((e) >> 2))[(e) & 3u]
+#else
 layout(binding = 0, std430) readonly buffer Qkv { float data_qkv[]; };
 layout(binding = 0, std430) readonly buffer Qkv4 { vec4 data_qkv4[]; };  // the same rows, 4 floats a load
 layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
+#define data_qkv_r(i) float(data_qkv[i])
+#define data_qkv4_r(i) data_qkv4[i]
+#define data_g_r(i) float(data_g[i])
+#endif
 layout(binding = 2, std430) writeonly buffer St { float data_st[]; };
 
 #include "mlstm_gates.glsl"
@@ -61,15 +74,15 @@ void main() {
             vec4 vv[TV / 4];
             if (DH % 4 == 0) {                        // rows start at multiples of 4: vec4 loads (clamped to the row)
                 [[unroll]] for (uint q = 0; q < TD / 4; q++) {
-                    const vec4 t = data_qkv4[kr / 4 + min(d0 / 4 + q, DH / 4 - 1)] * w;
+                    const vec4 t = data_qkv4_r(kr / 4 + min(d0 / 4 + q, DH / 4 - 1)) * w;
                     [[unroll]] for (uint u = 0; u < 4; u++) kk[4 * q + u] = t[u];
                 }
-                [[unroll]] for (uint q = 0; q < TV / 4; q++) vv[q] = data_qkv4[vr / 4 + min(v0 / 4 + q, DH / 4 - 1)];
+                [[unroll]] for (uint q = 0; q < TV / 4; q++) vv[q] = data_qkv4_r(vr / 4 + min(v0 / 4 + q, DH / 4 - 1));
             } else {
-                [[unroll]] for (uint u = 0; u < TD; u++) kk[u] = data_qkv[kr + min(d0 + u, DH - 1)] * w;
+                [[unroll]] for (uint u = 0; u < TD; u++) kk[u] = data_qkv_r(kr + min(d0 + u, DH - 1)) * w;
                 [[unroll]] for (uint q = 0; q < TV / 4; q++)
-                    vv[q] = vec4(data_qkv[vr + min(v0 + 4 * q, DH - 1)], data_qkv[vr + min(v0 + 4 * q + 1, DH - 1)],
-                                 data_qkv[vr + min(v0 + 4 * q + 2, DH - 1)], data_qkv[vr + min(v0 + 4 * q + 3, DH - 1)]);
+                    vv[q] = vec4(data_qkv_r(vr + min(v0 + 4 * q, DH - 1)), data_qkv_r(vr + min(v0 + 4 * q + 1, DH - 1)),
+                                 data_qkv_r(vr + min(v0 + 4 * q + 2, DH - 1)), data_qkv_r(vr + min(v0 + 4 * q + 3, DH - 1)));
             }
             [[unroll]] for (uint a = 0; a < TD; a++)
                 [[unroll]] for (uint q = 0; q < TV / 4; q++) acc[a][q] += kk[a] * vv[q];
@@ -81,7 +94,7 @@ void main() {
     }
     for (uint d = lid; d < DH; d += VT) {
         float acc = 0.0;
-        [[dont_unroll]] for (uint j = 0; j < Lc; j++) acc += data_qkv[sh_krow[j] + d] * sh_w[j];
+        [[dont_unroll]] for (uint j = 0; j < Lc; j++) acc += data_qkv_r(sh_krow[j] + d) * sh_w[j];
         data_st[base + DH * DH + d] = acc;
     }
     if (lid == 0) {

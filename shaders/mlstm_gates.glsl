@@ -14,7 +14,7 @@ shared float sh_beta[L], sh_li[L];
 void chunk_gates(uint b, uint h, uint c0, uint Lc, uint lid) {
     for (uint t = lid; t < Lc; t += VT) {
         const uint row = row_of(b, c0 + t);
-        log_gates(data_g[row * p.gate_stride + p.i_off + h], data_g[row * p.gate_stride + p.f_off + h], sh_li[t],
+        log_gates(data_g_r(row * p.gate_stride + p.i_off + h), data_g_r(row * p.gate_stride + p.f_off + h), sh_li[t],
                   sh_beta[t]);
     }
     barrier();

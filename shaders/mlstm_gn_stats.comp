@@ -15,7 +15,15 @@ layout(local_size_x_id = 0) in;
 #define REDUCE_WG WG
 #include "reduce.glsl"
 
+// TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
+// llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp); NAME_r(i) reads element i.
+#if defined(TEXEL) && TEXEL
+layout(binding = 0) uniform samplerBuffer tex_0;
+#define data_h_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
+#else
 layout(binding = 0, std430) readonly buffer H { float data_h[]; };       // [B*S, E]
+#define data_h_r(i) float(data_h[i])
+#endif
 layout(binding = 1, std430) writeonly buffer St { float data_st[]; };    // [B, NP, 2]
 
 layout(push_constant) uniform Push {
@@ -29,11 +37,11 @@ void main() {
     const uint n = p.S * p.G;
     const uint base = b * p.S * p.E + g * p.G;
     float s = 0.0;
-    [[dont_unroll]] for (uint i = tid; i < n; i += WG) s += data_h[base + (i / p.G) * p.E + i % p.G];
+    [[dont_unroll]] for (uint i = tid; i < n; i += WG) s += data_h_r(base + (i / p.G) * p.E + i % p.G);
     const float mean = reduce_sum(s) / float(n);
     float sq = 0.0;
     [[dont_unroll]] for (uint i = tid; i < n; i += WG) {
-        const float d = data_h[base + (i / p.G) * p.E + i % p.G] - mean;
+        const float d = data_h_r(base + (i / p.G) * p.E + i % p.G) - mean;
         sq += d * d;
     }
     const float var = reduce_sum(sq) / float(n);

@@ -20,9 +20,23 @@
 #include "types.glsl"
 #include "mlstm_common.glsl"
 
+// TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
+// llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp); NAME_r(i) reads element i.
+#if defined(TEXEL) && TEXEL
+layout(binding = 0) uniform samplerBuffer tex_0;
+#define data_qkv_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
+layout(binding = 1) uniform samplerBuffer tex_1;
+#define data_g_r(e) texelFetch(tex_1, int((e) >> 2))[(e) & 3u]
+layout(binding = 2) uniform samplerBuffer tex_2;
+#define data_st_r(e) texelFetch(tex_2, int((e) >> 2))[(e) & 3u]
+#else
 layout(binding = 0, std430) readonly buffer Qkv { float data_qkv[]; };
 layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
 layout(binding = 2, std430) readonly buffer St { float data_st[]; };
+#define data_qkv_r(i) float(data_qkv[i])
+#define data_g_r(i) float(data_g[i])
+#define data_st_r(i) float(data_st[i])
+#endif
 layout(binding = 3, std430) buffer Ho { float data_h[]; };         // in: C^T q (phase 3), out: h
 
 shared float sh_A[L * L];
@@ -40,8 +54,8 @@ void main() {
     const uint qb = p.q_off + h * DH, kb = p.k_off + h * DH, vb = p.v_off + h * DH;
     const uint c0 = c * L, Lc = min(L, p.S - c0);
     const uint base = rec_base(b, h, c), sc = base + DH * DH + DH;
-    const bool have = data_st[sc + 3] != 0.0;         // a state is carried in (not the first chunk)
-    const float mu = data_st[sc + 2];
+    const bool have = data_st_r(sc + 3) != 0.0;         // a state is carried in (not the first chunk)
+    const float mu = data_st_r(sc + 2);
 
     // 1. gates of the chunk's tokens
     chunk_gates(b, h, c0, Lc, lid);                   // sh_li, sh_beta (local inclusive cumsum)
@@ -70,8 +84,8 @@ void main() {
             [[dont_unroll]] for (uint d = 0; d < DH; d++) {
                 float qq[4], kk[4];
                 [[unroll]] for (uint u = 0; u < 4; u++) {
-                    qq[u] = data_qkv[qr[u] + d];
-                    kk[u] = data_qkv[kr[u] + d];
+                    qq[u] = data_qkv_r(qr[u] + d);
+                    kk[u] = data_qkv_r(kr[u] + d);
                 }
                 [[unroll]] for (uint a = 0; a < 4; a++)
                     [[unroll]] for (uint e = 0; e < 4; e++) acc[a][e] += qq[a] * kk[e];
@@ -95,7 +109,7 @@ void main() {
         float qn = 0.0;
         if (have) {
             const uint qi = row_of(b, c0 + i) * p.qkv_stride + qb;
-            [[dont_unroll]] for (uint d = 0; d < DH; d++) qn += data_qkv[qi + d] * data_st[base + DH * DH + d];
+            [[dont_unroll]] for (uint d = 0; d < DH; d++) qn += data_qkv_r(qi + d) * data_st_r(base + DH * DH + d);
         }
         float den = sh_ws[i] * qn * qs;
         [[dont_unroll]] for (uint j = 0; j <= i; j++) den += sh_A[i * L + j];
@@ -108,7 +122,7 @@ void main() {
         float o[L];
         [[dont_unroll]] for (uint i = 0; i < Lc; i++) o[i] = 0.0;
         [[dont_unroll]] for (uint j = 0; j < Lc; j++) {
-            const float vj = data_qkv[row_of(b, c0 + j) * p.qkv_stride + vb + col];
+            const float vj = data_qkv_r(row_of(b, c0 + j) * p.qkv_stride + vb + col);
             [[dont_unroll]] for (uint i = j; i < Lc; i++) o[i] += sh_A[i * L + j] * vj;
         }
         [[dont_unroll]] for (uint i = 0; i < Lc; i++) {

@@ -35,13 +35,21 @@ vkvit_shader(softmax_rows_f32_f32_texel softmax_rows.comp DEFINES TEXEL=1)      
 vkvit_shader(softmax_rows_f32_f32_subgroup_texel softmax_rows.comp DEFINES SUBGROUP=1 TEXEL=1)
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
 vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
+vkvit_shader(mlstm_prep_f32_f32_texel mlstm_prep.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
+vkvit_shader(mlstm_chunk_f32_texel mlstm_chunk.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_carry_f32 mlstm_carry.comp)       # ViL: chunked scan phase 2, sequential combine over chunks
+vkvit_shader(mlstm_carry_f32_texel mlstm_carry.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_inter_f32 mlstm_inter.comp)       # ViL: chunked scan phase 3, carried part C^T q of the outputs
+vkvit_shader(mlstm_inter_f32_texel mlstm_inter.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (SPEC 7.3), seed / NX-AI
+vkvit_shader(mlstm_scan_f32_f32_texel mlstm_scan.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_gn_stats_f32 mlstm_gn_stats.comp) # ViL seed: sequence-wide GroupNorm statistics
 vkvit_shader(mlstm_gn_stats_f32_subgroup mlstm_gn_stats.comp DEFINES SUBGROUP=1)
+vkvit_shader(mlstm_gn_stats_f32_texel mlstm_gn_stats.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_gn_stats_f32_subgroup_texel mlstm_gn_stats.comp DEFINES SUBGROUP=1 TEXEL=1)
 vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)
+vkvit_shader(mlstm_out_f32_f32_texel mlstm_out.comp DEFINES TEXEL=1)
 vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)        # image pre-processing pass 1:
 vkvit_shader(preprocess_h_u8_f32_image preprocess_h.comp DEFINES SOURCE_IMAGE=1)  # buffer / sampled VkImage source
 vkvit_shader(preprocess_v_f32_f32 preprocess_v.comp)  # pass 2: vertical + crop + normalise into the input

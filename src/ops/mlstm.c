@@ -34,6 +34,7 @@ void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_
     *qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32, .n_buffers = 8,
                              .push_size = sizeof(mlstm_prep_push)};
+    if (ops_texel_inputs(g->ctx, &kd, 6)) kd.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32_TEXEL; /* up, conv, wq/wk/wv */
     mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse};
     vkvit__node_binding b[8] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wq),
                                 rd(op->wk), rd(op->wv),     wr(*a),         wr(*qkv)};
@@ -143,6 +144,7 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     /* 1. per-chunk summaries, all chunks in parallel */
     vkvit__kernel_desc k1 = {.shader = VKVIT_SHADER_MLSTM_CHUNK_F32, .n_buffers = 3, .push_size = sizeof p,
                              .n_spec = 4, .spec = {wg, L, DH, op->nxai}};
+    if (ops_texel_inputs(g->ctx, &k1, 2)) k1.shader = VKVIT_SHADER_MLSTM_CHUNK_F32_TEXEL; /* qkv, gates */
     vkvit__node_binding b1[3] = {rd(op->qkv), rd(op->gates), wr(st)};
     snprintf(label, sizeof label, "%s.chunks", name);
     vkvit__graph_node(g, label, "mlstm_chunk", &k1, b1, 3, &p, sizeof p, 1, n_chunks, bh);
@@ -150,13 +152,19 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     /* 2. the carried state, chunk after chunk */
     vkvit__kernel_desc k2 = {.shader = VKVIT_SHADER_MLSTM_CARRY_F32, .n_buffers = 1, .push_size = sizeof p,
                              .n_spec = 4, .spec = {vt2, L, DH, op->nxai}};
-    vkvit__node_binding b2[1] = {rdwr(st)};
+    vkvit__node_binding b2[2] = {rdwr(st), rd(st)};
+    if (g->ctx->caps.texel_reads) { /* the states read through a texel view of the same range (binding 1) */
+        k2.shader = VKVIT_SHADER_MLSTM_CARRY_F32_TEXEL;
+        k2.n_buffers = 2;
+        k2.texel_format[1] = VK_FORMAT_R32G32B32A32_SFLOAT;
+    }
     snprintf(label, sizeof label, "%s.carry", name);
-    vkvit__graph_node(g, label, "mlstm_carry", &k2, b2, 1, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt2), 1, bh);
+    vkvit__graph_node(g, label, "mlstm_carry", &k2, b2, k2.n_buffers, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt2), 1, bh);
 
     /* 3. the carried part C^T q of every row, into h, all chunks in parallel */
     vkvit__kernel_desc k3 = {.shader = VKVIT_SHADER_MLSTM_INTER_F32, .n_buffers = 3, .push_size = sizeof p,
                              .n_spec = 4, .spec = {wg, L, DH, op->nxai}};
+    if (ops_texel_inputs(g->ctx, &k3, 2)) k3.shader = VKVIT_SHADER_MLSTM_INTER_F32_TEXEL; /* qkv, states */
     vkvit__node_binding b3[3] = {rd(op->qkv), rd(st), wr(h)};
     snprintf(label, sizeof label, "%s.inter", name);
     vkvit__graph_node(g, label, "mlstm_inter", &k3, b3, 3, &p, sizeof p, 1, n_chunks, bh);
@@ -164,6 +172,7 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     /* 4. outputs, all chunks in parallel (h read back and overwritten) */
     vkvit__kernel_desc k4 = {.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32, .n_buffers = 4, .push_size = sizeof p,
                              .n_spec = 4, .spec = {vt3, L, DH, op->nxai}};
+    if (ops_texel_inputs(g->ctx, &k4, 3)) k4.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32_TEXEL; /* qkv, gates, states */
     vkvit__node_binding b4[4] = {rd(op->qkv), rd(op->gates), rd(st), rdwr(h)};
     vkvit__graph_node(g, name, "mlstm_scan", &k4, b4, 4, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt3), n_chunks, bh);
     return g->error ? VKVIT_NONE : h;
@@ -205,6 +214,9 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
                 ops_reduce_variant(g->ctx, VKVIT_SHADER_MLSTM_GN_STATS_F32, VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP),
             .n_buffers = 2, .push_size = sizeof(mlstm_gn_push), .n_spec = 1, .spec = {wg},
         };
+        if (ops_texel_inputs(g->ctx, &ks, 1))
+            ks.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_MLSTM_GN_STATS_F32_TEXEL,
+                                           VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP_TEXEL);
         mlstm_gn_push ps = {op->S, op->E, G, op->eps};
         vkvit__node_binding bs[2] = {rd(op->h), wr(stats)};
         vkvit__graph_node(g, label, "mlstm_norm", &ks, bs, 2, &ps, sizeof ps, op->E / G, op->B, 1);
@@ -213,6 +225,7 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
     uint32_t out = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
                              .push_size = sizeof(mlstm_out_push), .n_spec = 1, .spec = {seed_gn}};
+    if (ops_texel_inputs(g->ctx, &kd, 7)) kd.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32_TEXEL; /* every input */
     mlstm_out_push p = {rows, op->S, op->E, G};
     vkvit__node_binding b[8] = {rd(op->h), rd(or_dummy(stats, op->h)), rd(or_dummy(op->gn_weight, op->skip)),
                                 rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a), rd(op->up), wr(out)};
