@@ -40,7 +40,6 @@ layout(binding = 2, std430) writeonly buffer St { float data_st[]; };
 #include "mlstm_gates.glsl"
 
 shared float sh_w[L];
-shared uint sh_krow[L], sh_vrow[L];                   // element offsets of token j's k and v blocks
 
 void main() {
     const uint lid = gl_LocalInvocationID.x, c = gl_WorkGroupID.y;
@@ -48,17 +47,19 @@ void main() {
     const float ks = NXAI ? 1.0 / sqrt(float(DH)) : 1.0;
     const uint c0 = c * L, Lc = min(L, p.S - c0);
 
-    for (uint t = lid; t < Lc; t += VT) {
-        const uint row = row_of(b, c0 + t);
-        sh_krow[t] = row * p.qkv_stride + p.k_off + h * DH;
-        sh_vrow[t] = row * p.qkv_stride + p.v_off + h * DH;
-    }
-    chunk_gates(b, h, c0, Lc, lid);                   // sh_li, sh_beta (cumsum); its barriers cover sh_krow too
+    chunk_gates(b, h, c0, Lc, lid);                   // sh_li, sh_beta (cumsum)
     const float be = sh_beta[Lc - 1];
     float mu_c = NEG_BIG;
     [[dont_unroll]] for (uint j = 0; j < Lc; j++) mu_c = max(mu_c, be - sh_beta[j] + sh_li[j]);
     for (uint j = lid; j < Lc; j += VT) sh_w[j] = exp(be - sh_beta[j] + sh_li[j] - mu_c) * ks;
     barrier();
+
+    // Each invocation copies the chunk's weights into a private array once: on llvmpipe a shared-memory load is a
+    // per-lane scalar loop (like an SSBO load), a private array indexed alike in every lane one vector access. The
+    // k / v row offsets are recomputed (two integer ops) instead of loaded.
+    float w_p[L];
+    [[dont_unroll]] for (uint j = 0; j < Lc; j++) w_p[j] = sh_w[j];
+    const uint krow0 = p.k_off + h * DH, vrow0 = p.v_off + h * DH;
 
     const uint base = rec_base(b, h, c);
     const uint nd = (DH + TD - 1) / TD, nv = (DH + TV - 1) / TV;
@@ -68,8 +69,8 @@ void main() {
         [[unroll]] for (uint a = 0; a < TD; a++)
             [[unroll]] for (uint q = 0; q < TV / 4; q++) acc[a][q] = vec4(0.0);
         [[dont_unroll]] for (uint j = 0; j < Lc; j++) {
-            const float w = sh_w[j];
-            const uint kr = sh_krow[j], vr = sh_vrow[j];
+            const float w = w_p[j];
+            const uint row = row_of(b, c0 + j) * p.qkv_stride, kr = row + krow0, vr = row + vrow0;
             float kk[TD];
             vec4 vv[TV / 4];
             if (DH % 4 == 0) {                        // rows start at multiples of 4: vec4 loads (clamped to the row)
@@ -94,7 +95,7 @@ void main() {
     }
     for (uint d = lid; d < DH; d += VT) {
         float acc = 0.0;
-        [[dont_unroll]] for (uint j = 0; j < Lc; j++) acc += data_qkv_r(sh_krow[j] + d) * sh_w[j];
+        [[dont_unroll]] for (uint j = 0; j < Lc; j++) acc += data_qkv_r(row_of(b, c0 + j) * p.qkv_stride + krow0 + d) * w_p[j];
         data_st[base + DH * DH + d] = acc;
     }
     if (lid == 0) {
