@@ -385,8 +385,10 @@ def test_info():
         dev = d["devices"][0]
         f = dev["features"]
         check(set(f) == {"fp16_storage", "fp16_arithmetic", "cooperative_matrix", "timestamps",
-                      "subgroup_arithmetic"} and
+                      "subgroup_arithmetic", "texel_reads"} and
               all(set(v) == {"available", "used", "why"} for v in f.values()), f"info --json features: {f}")
+        if "cpu-device" in " ".join(dev["workarounds"]) and "llvmpipe" in dev.get("name", ""):
+            check(f["texel_reads"]["used"] is True, f"info --json: lavapipe without texel reads: {f['texel_reads']}")
         if "no-fp16-arithmetic" in " ".join(dev["workarounds"]):
             check(f["fp16_arithmetic"]["used"] is False and "no-fp16-arithmetic" in f["fp16_arithmetic"]["why"],
                   f"info --json: fp16 arithmetic used despite the workaround: {f['fp16_arithmetic']}")

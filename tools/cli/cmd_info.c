@@ -59,7 +59,7 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
              : strstr(d->workarounds, "VKVIT_DISABLE_SUBGROUP") ? "disabled by VKVIT_DISABLE_SUBGROUP=1"
              : "not present in compute shaders: reductions use shared memory");
     const int cpu = strstr(d->workarounds, "cpu-device") != NULL;
-    f[5] = (feature){"texel-buffer reads", cpu, d->texel_reads_in_use, ""};
+    f[5] = (feature){"texel reads", cpu, d->texel_reads_in_use, ""};
     snprintf(f[5].why, sizeof f[5].why, "%s",
              d->texel_reads_in_use ? "CPU kernels read inputs with texelFetch (SIMD gathers on llvmpipe)"
              : strstr(d->workarounds, "VKVIT_DISABLE_TEXEL") ? "disabled by VKVIT_DISABLE_TEXEL=1"
