@@ -139,14 +139,15 @@ typedef struct vkvit__vit5_attention_op {
 
 uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op);
 
-/* Generic Attention core (SPEC 3.2; tools/reference/generic.py Attention), always the fused kernel
- * (shaders/attention.comp, VKVIT_ATTENTION_GENERIC): per head, optional split-half RoPE first (table `rope`, same
+/* Generic Attention core (SPEC 3.2; tools/reference/generic.py Attention), through the fused kernel
+ * (shaders/attention.comp, VKVIT_ATTENTION_GENERIC) or, where ViT-5's would take it (VKVIT_ATTENTION, else CPU
+ * devices) and there is no causal mask, the unfused path (prep -> GEMM -> row softmax -> GEMM): per head, optional split-half RoPE first (table `rope`, same
  * rows for q and k, so Tq == Tkv), then the optional parameter-free L2 norm (eps 1e-12), scale 1.0 under qk_norm
  * else dk^-0.5, optional causal mask j <= i (top-left aligned, also for Tkv != Tq). Q, K and V are [tokens, C]
  * matrices read through vkvit__mat (offset = column offset of head 0, stride = row stride, batch_stride = per
  * image), so a fused qkv [B*T, 3C] is bound three times and cross-attention reads K/V from another tensor.
- * Returns o [B*Tq, C] (channel h*dk + d). The unfused GEMM path of vkvit__op_vit5_attention has no causal mask, so
- * it is not used here. */
+ * Returns o [B*Tq, C] (channel h*dk + d). A causal attention always takes the fused kernel (the unfused softmax
+ * has no mask). */
 typedef struct vkvit__attention_op {
     vkvit__mat q, k, v;
     uint32_t B, Tq, Tkv, C, heads;

@@ -59,33 +59,45 @@ typedef struct softmax_rows_push {
 } softmax_rows_push;
 VKVIT_PUSH_MIRROR(softmax_rows_push, 5);
 
-/* The unfused path (for CPU devices, where one fused kernel runs at ~1 GFLOP/s but the GEMM at 10-16): per
- * (b, h) with Tp = T rounded up to 4 (so both GEMMs take the vec4 path of gemm_cpu.comp):
- *   prep     qkv [B*T, 3C] -> q~ [B, H, T, dk] (RMSNorm, RoPE, * dk^-0.5), k~ [B, H, T, dk], vT [B, H, dk, Tp]
- *            (shaders/attention_prep.comp; vT columns T..Tp-1 are zero)
- *   qk       S [B*H, T, Tp] = q~ k~T                    (GEMM batched over B*H; columns T..Tp-1 untouched)
- *   softmax  S rows in place, columns T..Tp-1 set to 0   (shaders/softmax_rows.comp)
- *   pv       o[b*T + i, h*dk + d] = sum_j S[i, j] vT[d, j]   (GEMM, K = Tp, two-level batch z = b*H + h:
- *            outer b -> T*C, inner h -> dk in o) */
-static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
-    const uint32_t B = op->B, T = op->T, C = op->C, H = op->heads, dk = C / H, Tp = (T + 3) & ~3u;
-    const bool qk_norm = op->qk_norm != VKVIT_NONE;
+/* The unfused path (for CPU devices, where the fused kernel runs several times slower per FLOP than the GEMMs):
+ * per (b, h), with Tkp = Tkv rounded up to 4 (so both GEMMs take the vec4 path of gemm_cpu.comp):
+ *   prep     q, k, v -> q~ [B, H, Tq, dk] (the prologue of attention.comp: ViT-5's RMSNorm -> RoPE, or the generic
+ *            RoPE -> L2 norm; times the softmax scale), k~ [B, H, Tkv, dk], vT [B, H, dk, Tkp]
+ *            (shaders/attention_prep.comp; vT columns Tkv..Tkp-1 are zero)
+ *   qk       S [B*H, Tq, Tkp] = q~ k~T                  (GEMM batched over B*H; columns Tkv..Tkp-1 untouched)
+ *   softmax  S rows in place, columns Tkv..Tkp-1 set to 0 (shaders/softmax_rows.comp)
+ *   pv       o[b*Tq + i, h*dk + d] = sum_j S[i, j] vT[d, j]   (GEMM, K = Tkp, two-level batch z = b*H + h:
+ *            outer b -> Tq*C, inner h -> dk in o)
+ * No causal mask: a causal generic attention takes the fused kernel. */
+typedef struct unfused_attention {
+    vkvit__mat q, k, v;                     /* sources: column of head 0, row stride, per-image stride */
+    uint32_t B, Tq, Tkv, C, heads;
+    uint32_t mode;                          /* VKVIT_ATTENTION_VIT5 or _GENERIC (attention_prep.comp MODE) */
+    bool qk_norm;
+    uint32_t qk_norm_w;                     /* [2, dk] weights (ViT-5) or VKVIT_NONE */
+    uint32_t rope, rope_pairing, rope_axes; /* table or VKVIT_NONE, vkvit__rope_pairing, split-half axis parts */
+    float q_scale, eps;
+} unfused_attention;
+
+static void attention_unfused(vkvit__graph *g, const char *name, const unfused_attention *u, uint32_t o) {
+    const uint32_t B = u->B, Tq = u->Tq, Tkv = u->Tkv, C = u->C, H = u->heads, dk = C / H, Tkp = (Tkv + 3) & ~3u;
     if (dk < 4 || dk % 4 || dk > 256) { /* split_half over 2 axes needs dk % 4 == 0 too */
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': head dim %u must be a multiple of 4 <= 256",
                           name, dk);
         return;
     }
-    if ((uint64_t)B * H * T * Tp > UINT32_MAX / 2) {
+    if ((uint64_t)B * H * VKVIT_MAX(Tq, dk) * Tkp > UINT32_MAX / 2 || (uint64_t)B * H * VKVIT_MAX(Tq, Tkv) * dk > UINT32_MAX / 2) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': score matrix of %llu floats is too large",
-                          name, (unsigned long long)B * H * T * Tp);
+                          name, (unsigned long long)B * H * Tq * Tkp);
         return;
     }
     char label[64];
-    uint32_t qk_shape[2] = {B * H * T, dk}, vt_shape[2] = {B * H * dk, Tp}, s_shape[2] = {B * H * T, Tp};
+    uint32_t q_shape[2] = {B * H * Tq, dk}, k_shape[2] = {B * H * Tkv, dk}, vt_shape[2] = {B * H * dk, Tkp},
+             s_shape[2] = {B * H * Tq, Tkp};
     snprintf(label, sizeof label, "%s.q", name);
-    const uint32_t qt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qk_shape);
+    const uint32_t qt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, q_shape);
     snprintf(label, sizeof label, "%s.k", name);
-    const uint32_t kt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qk_shape);
+    const uint32_t kt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, k_shape);
     snprintf(label, sizeof label, "%s.vT", name);
     const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
     snprintf(label, sizeof label, "%s.scores", name);
@@ -96,33 +108,32 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
     /* 1. prep */
     vkvit__kernel_desc kp = {
         .shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32, .n_buffers = 8, .push_size = sizeof(attention_prep_push),
-        .n_spec = 6, .spec = {dk, wg, VKVIT_ATTENTION_VIT5, qk_norm, op->pairing, 2},
+        .n_spec = 6, .spec = {dk, wg, u->mode, u->qk_norm, u->rope != VKVIT_NONE ? u->rope_pairing : 0, u->rope_axes},
     };
     if (ops_texel_inputs(g->ctx, &kp, 5)) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL; /* q, k, v, rope, w */
-    vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm};
     attention_prep_push pp = {
-        .Tq = T, .Tkv = T, .n_heads = H,
-        .q_stride = 3 * C, .q_offset = 0, .q_batch_stride = T * 3 * C,
-        .k_stride = 3 * C, .k_offset = C, .k_batch_stride = T * 3 * C,
-        .v_stride = 3 * C, .v_offset = 2 * C, .v_batch_stride = T * 3 * C,
-        .vt_stride = Tp, .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps,
+        .Tq = Tq, .Tkv = Tkv, .n_heads = H,
+        .q_stride = u->q.stride, .q_offset = u->q.offset, .q_batch_stride = u->q.batch_stride,
+        .k_stride = u->k.stride, .k_offset = u->k.offset, .k_batch_stride = u->k.batch_stride,
+        .v_stride = u->v.stride, .v_offset = u->v.offset, .v_batch_stride = u->v.batch_stride,
+        .vt_stride = Tkp, .q_scale = u->q_scale, .eps = u->eps,
     };
-    const uint32_t rope = or_dummy(op->rope, op->qkv);
-    vkvit__node_binding bp[8] = {rd(op->qkv), rd(op->qkv), rd(op->qkv), rd(rope), rd(or_dummy(op->qk_norm, rope)),
+    const uint32_t rope = or_dummy(u->rope, u->q.t);
+    vkvit__node_binding bp[8] = {rd(u->q.t), rd(u->k.t), rd(u->v.t), rd(rope), rd(or_dummy(u->qk_norm_w, rope)),
                                  wr(qt), wr(kt), wr(vt)};
     snprintf(label, sizeof label, "%s.prep", name);
-    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(Tp, wg), 1, B);
+    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg), 1, B);
 
     /* 2. S = q~ k~T per (b, h) */
     vkvit__gemm_op qk = {
-        .a = {qt, 0, dk, T * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tp, T * Tp},
-        .M = T, .N = T, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
-        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = T * dk,
+        .a = {qt, 0, dk, Tq * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tkp, Tq * Tkp},
+        .M = Tq, .N = Tkv, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = Tkv * dk,
     };
     snprintf(label, sizeof label, "%s.qk", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &qk);
 
-    /* 3. softmax over each row's T scores, in place: one row per invocation on CPU devices (rows of 512 scores
+    /* 3. softmax over each row's Tkv scores, in place: one row per invocation on CPU devices (rows of 512 scores
      * cached in registers), one row per workgroup elsewhere (reductions: shaders/reduce.glsl) */
     const bool row_per_wg = !cpu;
     vkvit__kernel_desc ks = {
@@ -130,7 +141,7 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
             ops_reduce_variant(g->ctx, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_SUBGROUP),
         .n_buffers = 1, .push_size = sizeof(softmax_rows_push), .n_spec = 3, .spec = {wg, cpu ? 512 : 0, row_per_wg},
     };
-    softmax_rows_push ps = {.rows = B * H * T, .n = T, .n_pad = Tp, .stride = Tp, .offset = 0};
+    softmax_rows_push ps = {.rows = B * H * Tq, .n = Tkv, .n_pad = Tkp, .stride = Tkp, .offset = 0};
     vkvit__node_binding bs[2] = {rdwr(st), rd(st)};
     if (g->ctx->caps.texel_reads) { /* the scores read through a texel view of the same range (binding 1) */
         ks.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_TEXEL,
@@ -144,13 +155,27 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
 
     /* 4. o[b, :, h*dk:(h+1)*dk] = S vT^T per (b, h): two-level batch (outer b, inner h) */
     vkvit__gemm_op pv = {
-        .a = {st, 0, Tp, H * T * Tp}, .w = vt, .bias = VKVIT_NONE, .d = {o, 0, C, T * C},
-        .M = T, .N = dk, .K = Tp, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
-        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = Tp, .w_batch_stride = H * dk * Tp,
-        .n_inner = H, .inner_stride_a = T * Tp, .inner_stride_w = dk * Tp, .inner_stride_d = dk,
+        .a = {st, 0, Tkp, H * Tq * Tkp}, .w = vt, .bias = VKVIT_NONE, .d = {o, 0, C, Tq * C},
+        .M = Tq, .N = dk, .K = Tkp, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = Tkp, .w_batch_stride = H * dk * Tkp,
+        .n_inner = H, .inner_stride_a = Tq * Tkp, .inner_stride_w = dk * Tkp, .inner_stride_d = dk,
     };
     snprintf(label, sizeof label, "%s.pv", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &pv);
+}
+
+/* ViT-5 through the unfused path: q, k, v are column blocks 0, C, 2C of the fused qkv rows. */
+static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
+    const uint32_t T = op->T, C = op->C, dk = C / op->heads;
+    vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE};
+    const unfused_attention u = {
+        .q = {op->qkv, 0, 3 * C, T * 3 * C}, .k = {op->qkv, C, 3 * C, T * 3 * C}, .v = {op->qkv, 2 * C, 3 * C, T * 3 * C},
+        .B = op->B, .Tq = T, .Tkv = T, .C = C, .heads = op->heads,
+        .mode = VKVIT_ATTENTION_VIT5, .qk_norm = op->qk_norm != VKVIT_NONE, .qk_norm_w = op->qk_norm,
+        .rope = op->rope, .rope_pairing = op->pairing, .rope_axes = 2,
+        .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps,
+    };
+    attention_unfused(g, name, &u, o);
 }
 
 /* Path choice: op->path if set, else caps.attention_path (the environment variable VKVIT_ATTENTION, "fused" or
@@ -180,7 +205,7 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * Generic attention (fused kernel, VKVIT_ATTENTION_GENERIC)
+ * Generic attention (VKVIT_ATTENTION_GENERIC): the fused kernel, or the unfused path on CPU devices
  * ------------------------------------------------------------------------------------------------------------ */
 
 uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__attention_op *op) {
@@ -198,6 +223,28 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
         .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,
         .rope_axes = op->rope != VKVIT_NONE ? op->rope_axes : 0, .causal = op->causal,
     };
+    /* The path as for ViT-5 (caps.attention_path, else unfused on CPU devices), except that a causal mask always
+     * takes the fused kernel (the unfused softmax has none). */
+    const vkvit__caps *caps = &g->ctx->caps;
+    if (caps->attention_path == VKVIT_CAPS_BAD_CHOICE)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
+                                 "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
+                                 caps->attention_env);
+    const vkvit__attention_path path = caps->attention_path ? (vkvit__attention_path)caps->attention_path
+                                       : caps->cpu_device   ? VKVIT_ATTENTION_PATH_GEMM
+                                                            : VKVIT_ATTENTION_PATH_FUSED;
+    if (path == VKVIT_ATTENTION_PATH_GEMM && !op->causal) {
+        uint32_t shape[2] = {op->B * op->Tq, op->C};
+        uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+        const unfused_attention u = {
+            .q = op->q, .k = op->k, .v = op->v, .B = op->B, .Tq = op->Tq, .Tkv = op->Tkv, .C = op->C,
+            .heads = op->heads, .mode = VKVIT_ATTENTION_GENERIC, .qk_norm = op->qk_norm, .qk_norm_w = VKVIT_NONE,
+            .rope = op->rope, .rope_pairing = VKVIT_ROPE_SPLIT_HALF, .rope_axes = op->rope_axes,
+            .q_scale = vkvit__attention_default_scale(&cfg), .eps = 1e-12f,
+        };
+        attention_unfused(g, name, &u, o);
+        return g->error ? VKVIT_NONE : o;
+    }
     vkvit__kernel_desc kd;
     vkvit_result r = vkvit__attention_kernel_desc(g->ctx, &cfg, NULL, &kd);
     if (r != VKVIT_OK) return vkvit__graph_fail(g, r, "attention '%s': %s", name, vkvit_last_error());
