@@ -7,13 +7,17 @@
 /* CPU variant (llvmpipe, see shaders/gemm_cpu.comp): each workgroup is one 8-lane subgroup computing bm rows x
  * (8 * tn) columns; a lane's tn columns of a 32-k chunk of B stay on its stack and feed every row, each A vec4 is
  * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M), so it stays at 256
- * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn = 8 (or fewer for N < 64):
- * wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
+ * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn <= 8, the one that pads N
+ * least (fewer for N < 64): wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
  * `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). */
 static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N) {
     vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .variant = VKVIT_GEMM_CPU};
-    c.tn = VKVIT_MIN(8u, VKVIT_CEIL_DIV(N, 8u));
-    if (c.tn == 0) c.tn = 1;
+    /* the tn <= 8 that pads N the least, the widest on a tie (N 201 -> 7: 224 columns, not 256) */
+    uint64_t best = UINT64_MAX;
+    for (uint32_t tn = 8; tn >= 1; tn--) {
+        const uint64_t padded = (uint64_t)VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn;
+        if (padded < best) best = padded, c.tn = tn;
+    }
     c.bn = 8 * c.tn;
     c.texel = ctx->caps.texel_reads;
     while (c.bm > 32 && VKVIT_CEIL_DIV(N, c.bn) * VKVIT_CEIL_DIV(M, c.bm) < 2) c.bm /= 2;
