@@ -163,23 +163,107 @@ static void graph_copies_shape_before_growing(void) {
 
 /* Planning is linear in the graph: a 300,000-node chain (the size of a depth-20,000 ViT-5) plans in well under a
  * second; the old planner scanned every tensor for every node (~9e10 steps here: hours). CTest's timeout on this
- * test turns a quadratic regression into a failure. The placement is still the two-block ping-pong. */
+ * test turns a quadratic regression into a failure. Every node also reads one smaller tensor that lives for the
+ * whole chain (the residual stream), which greedy-by-size places last: it meets all 300,000 others. The placement
+ * is the two-block ping-pong plus the stream. */
 static void plan_is_linear_in_depth(void) {
     vkvit__graph g;
     init_graph(&g);
     const uint32_t n = 300000;
+    uint32_t stream = act(&g, "stream", 16);
     uint32_t prev = act(&g, "t", 64);
-    node(&g, "first", VKVIT_NONE, prev);
+    vkvit__kernel_desc kd = {.n_buffers = 3};
+    node(&g, "first", stream, prev);
     for (uint32_t i = 1; i < n; i++) {
         uint32_t t = act(&g, "t", 64);
-        node(&g, "step", prev, t);
+        vkvit__node_binding b[3] = {{prev, VKVIT_READ}, {stream, VKVIT_READ}, {t, VKVIT_WRITE}};
+        vkvit__graph_node(&g, "step", "test", &kd, b, 3, NULL, 0, 1, 1, 1);
         prev = t;
     }
     vkvit__plan_stats st;
     MUST(vkvit__plan(&g, &st));
-    CHECK(st.arena_bytes == 2 * 256, "arena %llu bytes, want two 256-byte blocks", (unsigned long long)st.arena_bytes);
-    CHECK(st.n_activations == n, "%u activations planned", st.n_activations);
+    CHECK(st.arena_bytes == 3 * 256, "arena %llu bytes, want three 256-byte blocks",
+          (unsigned long long)st.arena_bytes);
+    CHECK(st.n_activations == n + 1, "%u activations planned", st.n_activations);
     vkvit__graph_free(&g);
+}
+
+/* The pattern that fragmented the old best-fit free list: a transformer block's attention. `qkv` dies where the
+ * prologue writes q, k, v, and the scores (larger than qkv) are born one node later, while the residual stream
+ * lives throughout. Greedy by size packs it into the peak of live bytes: x + q + k + v + scores. */
+static void plan_packs_attention_to_its_peak(void) {
+    vkvit__graph g;
+    init_graph(&g);
+    uint32_t x = act(&g, "x", 1024), qkv = act(&g, "qkv", 3 * 1024);
+    uint32_t q = act(&g, "q", 1024), k = act(&g, "k", 1024), v = act(&g, "v", 1024);
+    uint32_t scores = act(&g, "scores", 3 * 1024 + 256), o = act(&g, "o", 1024);
+    node(&g, "embed", VKVIT_NONE, x);
+    node(&g, "x->qkv", x, qkv);
+    vkvit__kernel_desc kd = {.n_buffers = 4};
+    vkvit__node_binding prep[4] = {{qkv, VKVIT_READ}, {q, VKVIT_WRITE}, {k, VKVIT_WRITE}, {v, VKVIT_WRITE}};
+    vkvit__graph_node(&g, "prep", "test", &kd, prep, 4, NULL, 0, 1, 1, 1);
+    vkvit__node_binding qk[3] = {{q, VKVIT_READ}, {k, VKVIT_READ}, {scores, VKVIT_WRITE}};
+    vkvit__kernel_desc kd3 = {.shader = 1, .n_buffers = 3}, kd2 = {.shader = 2, .n_buffers = 2};
+    vkvit__graph_node(&g, "q k^T", "test", &kd3, qk, 3, NULL, 0, 1, 1, 1);
+    vkvit__node_binding pv[3] = {{scores, VKVIT_READ}, {v, VKVIT_READ}, {o, VKVIT_WRITE}};
+    vkvit__graph_node(&g, "s v", "test", &kd3, pv, 3, NULL, 0, 1, 1, 1);
+    vkvit__node_binding res[2] = {{o, VKVIT_READ}, {x, VKVIT_WRITE}};
+    vkvit__graph_node(&g, "x += o", "test", &kd2, res, 2, NULL, 0, 1, 1, 1);
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(&g, &st));
+    const uint64_t peak = 4 * 4096 + (3 * 1024 + 256) * 4; /* x, q, k, v and the scores at "q k^T" */
+    CHECK(st.arena_bytes == peak, "arena %llu bytes, want %llu",
+          (unsigned long long)st.arena_bytes, (unsigned long long)peak);
+    vkvit__graph_free(&g);
+}
+
+/* Random graphs: nodes read up to three earlier tensors and write a new one of random size. No two tensors live
+ * at the same node may overlap, and the arena is never below the largest sum of live bytes. */
+static void plan_random_graphs_never_alias(void) {
+    uint32_t seed = 12345;
+    for (int trial = 0; trial < 50; trial++) {
+        vkvit__graph g;
+        init_graph(&g);
+        enum { N = 120 };
+        uint32_t t[N];
+        for (uint32_t i = 0; i < N; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            t[i] = act(&g, "t", 1 + (seed >> 8) % 5000);
+            vkvit__node_binding b[4];
+            uint32_t nb = 0;
+            for (uint32_t r = 0; r < 3 && i > 0; r++) {
+                seed = seed * 1664525u + 1013904223u;
+                uint32_t back = 1 + (seed >> 8) % (r == 0 ? 3 : 40); /* mostly recent, sometimes far back */
+                if (back <= i) b[nb++] = (vkvit__node_binding){t[i - back], VKVIT_READ};
+            }
+            b[nb++] = (vkvit__node_binding){t[i], VKVIT_WRITE};
+            vkvit__kernel_desc kd = {.shader = nb, .n_buffers = nb};
+            vkvit__graph_node(&g, "n", "test", &kd, b, nb, NULL, 0, 1, 1, 1);
+        }
+        vkvit__plan_stats st;
+        MUST(vkvit__plan(&g, &st));
+        uint64_t peak = 0;
+        for (uint32_t n = 0; n < g.n_nodes; n++) {
+            uint64_t live = 0;
+            for (uint32_t i = 0; i < N; i++) {
+                const vkvit__tensor *x = &g.tensors[t[i]];
+                if (x->first_use <= n && n <= x->last_use) live += (x->bytes + 255) / 256 * 256;
+            }
+            peak = live > peak ? live : peak;
+        }
+        CHECK(st.arena_bytes >= peak, "trial %d: arena %llu below the live peak %llu", trial,
+              (unsigned long long)st.arena_bytes, (unsigned long long)peak);
+        for (uint32_t i = 0; i < N; i++)
+            for (uint32_t j = i + 1; j < N; j++) {
+                const vkvit__tensor *x = &g.tensors[t[i]], *y = &g.tensors[t[j]];
+                bool live_together = x->first_use <= y->last_use && y->first_use <= x->last_use;
+                bool overlap = x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+                bool inside = x->offset + x->bytes <= st.arena_bytes && y->offset + y->bytes <= st.arena_bytes;
+                CHECK(!(live_together && overlap) && inside, "trial %d: t%u and t%u overlap or leave the arena",
+                      trial, i, j);
+            }
+        vkvit__graph_free(&g);
+    }
 }
 
 static void graph_refuses_too_many_nodes(void) {
@@ -233,6 +317,8 @@ int main(void) {
     plan_is_linear_in_depth();
     graph_refuses_too_many_nodes();
     plan_reuses_freed_block();
+    plan_packs_attention_to_its_peak();
+    plan_random_graphs_never_alias();
     plan_never_aliases_live_tensors();
     plan_keeps_inputs_and_outputs_apart();
     plan_places_views_inside_their_parent();

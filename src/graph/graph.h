@@ -4,8 +4,8 @@
  *             index, never a pointer. Errors are sticky: after the first failure every builder call returns
  *             VKVIT_NONE and does nothing, and vkvit__graph_error() reports the first sentence — so module code
  *             reads top to bottom like the PyTorch forward without an error check per line.
- *   plan.c    liveness -> one arena: best-fit free list sorted by offset, freed ranges reused, inputs and outputs
- *             never aliased; a measuring pass gives the arena size before anything is allocated.
+ *   plan.c    liveness -> one arena: inputs and outputs side by side and never aliased, activations placed
+ *             greedy by size into the gaps left by those live at the same time; done before anything is allocated.
  *   record.c  pipelines, descriptor sets, push constants and barriers fixed once at session creation; barriers
  *             come from data flow (a read or write after a write of an overlapping range, a write after a read).
  *
