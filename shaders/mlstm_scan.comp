@@ -14,8 +14,15 @@
 //   h_i     = num_i / max(den_i, 1)                                   (seed: the -10 clamp only enters here)
 //           = num_i / (max(|den_i|, e^(-M_i)) + 1e-6)                 (NX-AI)
 // Each row is written at its ORIGINAL token index (no flip for reversed blocks).
-// One workgroup per (value tile, chunk, b*NH + h); lane l owns value column tile*VT + l. The chunk's weighted
-// scores A [L][L] (4 x 4 blocks per lane) sit in shared memory; steps are separated by barriers.
+// One workgroup per (value tile, chunk, b*NH + h). The chunk's weighted scores A (4 x 4 blocks per lane) sit in
+// shared memory as vec4s; steps are separated by barriers. The outputs O = A V (+ the carried part) are then
+//   GPUs:        lane l owns value column tile*VT + l and walks j, reading A's column j four rows per vec4 (every
+//                lane the same address: a broadcast). A is stored transposed, sh_A4[j * L4 + i/4][i % 4].
+//   CPU devices  (TEXEL) lane u owns row i = u % Lc of a 16-column block: A's row i is the lane's own (one vec4
+//                per four j), and V is read as vec4 texels at the same address across the 8 lanes of a SIMD
+//                vector (rows), which llvmpipe serves with one gather; a shared-memory load there is a per-lane
+//                scalar loop, so the GPU layout costs ~0.5 us per j and 8 columns. A is stored row-major,
+//                sh_A4[i * L4 + j/4][j % 4].
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 #include "mlstm_common.glsl"
@@ -38,8 +45,15 @@ layout(binding = 2, std430) readonly buffer St { float data_st[]; };
 #define data_st_r(i) float(data_st[i])
 #endif
 layout(binding = 3, std430) buffer Ho { float data_h[]; };         // in: C^T q (phase 3), out: h
+#if defined(TEXEL) && TEXEL
+layout(binding = 4) uniform samplerBuffer tex_h;                  // the same range as binding 3, read before written
+#define A_AT(i, j) sh_A4[(i) * L4 + (j) / 4][(j) % 4]
+#else
+#define A_AT(i, j) sh_A4[(j) * L4 + (i) / 4][(i) % 4]
+#endif
 
-shared float sh_A[L * L];
+const uint L4 = (L + 3) / 4;                          // vec4s per row (CPU) or column (GPU) of A
+shared vec4 sh_A4[L * L4];
 #include "mlstm_gates.glsl"
 
 shared float sh_M[L], sh_ws[L], sh_r[L];
@@ -91,18 +105,27 @@ void main() {
                     [[unroll]] for (uint e = 0; e < 4; e++) acc[a][e] += qq[a] * kk[e];
             }
         }
+        float w[4][4];                                // A_ij of the block, zero above the diagonal and past Lc
         [[unroll]] for (uint a = 0; a < 4; a++) {
             const uint i = i0 + a;
-            if (i < Lc) {
-                const float m = NXAI ? sh_M[i] : max(sh_M[i], -10.0);
-                [[unroll]] for (uint e = 0; e < 4; e++) {
-                    const uint j = j0 + e;
-                    if (j < Lc)
-                        sh_A[i * L + j] = j <= i ? acc[a][e] * (qs * ks) * exp(sh_beta[i] - sh_beta[j] + sh_li[j] - m) : 0.0;
-                }
+            const float m = i < Lc ? (NXAI ? sh_M[i] : max(sh_M[i], -10.0)) : 0.0;
+            [[unroll]] for (uint e = 0; e < 4; e++) {
+                const uint j = j0 + e;
+                w[a][e] = j <= i && i < Lc ? acc[a][e] * (qs * ks) * exp(sh_beta[i] - sh_beta[j] + sh_li[j] - m) : 0.0;
             }
         }
+#if defined(TEXEL) && TEXEL
+        [[unroll]] for (uint a = 0; a < 4; a++)
+            if (i0 + a < Lc) sh_A4[(i0 + a) * L4 + j0 / 4] = vec4(w[a][0], w[a][1], w[a][2], w[a][3]);
+#else
+        [[unroll]] for (uint e = 0; e < 4; e++)
+            if (j0 + e < Lc) sh_A4[(j0 + e) * L4 + i0 / 4] = vec4(w[0][e], w[1][e], w[2][e], w[3][e]);
+#endif
     }
+#if !(defined(TEXEL) && TEXEL)
+    // The vec4s of column j below row 4 * nb (only when L4 > nb: a short last chunk) are read by (3) too.
+    for (uint z = lid; z < Lc * (L4 - nb); z += VT) sh_A4[(z / (L4 - nb)) * L4 + nb + z % (L4 - nb)] = vec4(0.0);
+#endif
     barrier();
     // 2c. the normaliser of each row, with q'_i . n from the carried state
     for (uint i = lid; i < Lc; i += VT) {
@@ -112,23 +135,70 @@ void main() {
             [[dont_unroll]] for (uint d = 0; d < DH; d++) qn += data_qkv_r(qi + d) * data_st_r(base + DH * DH + d);
         }
         float den = sh_ws[i] * qn * qs;
-        [[dont_unroll]] for (uint j = 0; j <= i; j++) den += sh_A[i * L + j];
+        [[dont_unroll]] for (uint j = 0; j <= i; j++) den += A_AT(i, j);
         sh_r[i] = NXAI ? 1.0 / (max(abs(den), exp(-sh_M[i])) + 1e-6) : 1.0 / max(den, 1.0);
     }
     barrier();
-    // 3. outputs of the lane's column: the intra part with j outermost (each v_j[col] loaded once, every row's sum
-    //    in a private array), then e^(alpha_i - m_i) C^T q'_i (phase 3 left C^T q_i in h) and the normaliser
+#if defined(TEXEL) && TEXEL
+    // 3. outputs: lane u owns row i = u % Lc and 16 columns from col0; the intra part sum_j A_ij v_j, four j per
+    //    shared load, v_j[col0 ..] as four vec4 texels (when DH % 4 == 0, so rows of v start on a texel), then
+    //    e^(alpha_i - m_i) C^T q'_i (phase 3 left C^T q_i in h) and the normaliser
+    const uint tile_end = min(DH, tile * VT + VT), n_blocks = (tile_end - tile * VT + 15) / 16;
+    [[dont_unroll]] for (uint u = lid; u < Lc * n_blocks; u += VT) {
+        const uint i = u % Lc, col0 = tile * VT + (u / Lc) * 16;
+        vec4 o[4];
+        [[unroll]] for (uint c4 = 0; c4 < 4; c4++) o[c4] = vec4(0.0);
+        [[dont_unroll]] for (uint j4 = 0; j4 < nb; j4++) {
+            const vec4 a = sh_A4[i * L4 + j4];
+            [[unroll]] for (uint e = 0; e < 4; e++) {
+                const uint j = j4 * 4 + e;
+                if (j < Lc) {
+                    const uint vr = row_of(b, c0 + j) * p.qkv_stride + vb;
+                    [[unroll]] for (uint c4 = 0; c4 < 4; c4++) {
+                        const uint cc = col0 + c4 * 4;
+                        vec4 v = vec4(0.0);
+                        if (DH % 4 == 0) {
+                            if (cc < tile_end) v = texelFetch(tex_0, int((vr + cc) >> 2));
+                        } else {
+                            [[unroll]] for (uint k = 0; k < 4; k++)
+                                if (cc + k < tile_end) v[k] = data_qkv_r(vr + cc + k);
+                        }
+                        o[c4] += a[e] * v;
+                    }
+                }
+            }
+        }
+        const uint hr = row_of(b, c0 + i) * p.h_stride + h * DH;
+        const float ws = have ? sh_ws[i] * qs : 0.0, r = sh_r[i];
+        [[unroll]] for (uint c4 = 0; c4 < 4; c4++)
+            [[unroll]] for (uint k = 0; k < 4; k++) {
+                const uint cc = col0 + c4 * 4 + k;
+                if (cc < tile_end) {
+                    const float carried = have ? ws * texelFetch(tex_h, int((hr + cc) >> 2))[(hr + cc) & 3u] : 0.0;
+                    data_h[hr + cc] = (carried + o[c4][k]) * r;
+                }
+            }
+    }
+#else
+    // 3. outputs of the lane's column: the intra part with j outermost (each v_j[col] loaded once, the rows' sums
+    //    in a private vec4 array, four rows per shared load), then e^(alpha_i - m_i) C^T q'_i (phase 3 left C^T q_i
+    //    in h) and the normaliser
     if (has_col) {
-        float o[L];
-        [[dont_unroll]] for (uint i = 0; i < Lc; i++) o[i] = 0.0;
+        vec4 o[L4];
+        [[unroll]] for (uint i4 = 0; i4 < L4; i4++) o[i4] = vec4(0.0);
         [[dont_unroll]] for (uint j = 0; j < Lc; j++) {
             const float vj = data_qkv_r(row_of(b, c0 + j) * p.qkv_stride + vb + col);
-            [[dont_unroll]] for (uint i = j; i < Lc; i++) o[i] += sh_A[i * L + j] * vj;
+            [[unroll]] for (uint i4 = 0; i4 < L4; i4++) o[i4] += sh_A4[j * L4 + i4] * vj;
         }
-        [[dont_unroll]] for (uint i = 0; i < Lc; i++) {
-            const uint hi = row_of(b, c0 + i) * p.h_stride + h * DH + col;
-            const float carried = have ? sh_ws[i] * data_h[hi] * qs : 0.0;
-            data_h[hi] = (carried + o[i]) * sh_r[i];
-        }
+        [[unroll]] for (uint i4 = 0; i4 < L4; i4++)
+            [[unroll]] for (uint e = 0; e < 4; e++) {
+                const uint i = i4 * 4 + e;
+                if (i < Lc) {
+                    const uint hi = row_of(b, c0 + i) * p.h_stride + h * DH + col;
+                    const float carried = have ? sh_ws[i] * data_h[hi] * qs : 0.0;
+                    data_h[hi] = (carried + o[i4][e]) * sh_r[i];
+                }
+            }
     }
+#endif
 }

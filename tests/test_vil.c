@@ -6,7 +6,8 @@
  *   scan random     fresh random q, k, v, gates for S in {1, 7, 64, 196, 257, 1000}, forward and reversed, and gate
  *                   extremes (input gate 95 > 88.7, strong forgetting, the -10 clamp active), against a float64
  *                   quadratic reference written here from SPEC 7.1 / 7.2; <= 2e-5. Also head dims 96 and 192
- *                   (several value tiles) and S = 4096 (256 chunks through the sequential carry phase)
+ *                   (several value tiles), 6, 18, 300 and 258 (partial column blocks, DH % 4 != 0, two 256-column
+ *                   tiles) and S = 4096 (256 chunks through the sequential carry phase)
  *   cell goldens    tests/golden/ops/mlstm_cell_*: the whole cell (proj_up .. proj_down) through the real builder,
  *                   comparing y and the gate pre-activations (<= 1e-5) and the scan output h (seed <= 1e-5; NX-AI
  *                   <= 2e-4: the official normaliser max(|den|, e^-M) amplifies fp32 rounding where the signed sum
@@ -435,11 +436,17 @@ int main(int argc, char **argv) {
                 scan_case c = {.S = lengths[i], .NH = 2, .DH = 16, .nxai = nx, .reverse = i % 2 == 1};
                 scan_random(ctx, &c);
             }
-        /* Head dims of real models (several value tiles per head) and a long sequence (256 chunks). */
+        /* Head dims of real models (several value tiles per head), a long sequence (256 chunks), and head dims
+         * that end a 16-column block early or are not a multiple of 4 (the CPU output loop reads v as vec4
+         * texels only when DH % 4 == 0) or span two 256-column tiles. */
         static const scan_case wide[] = {
             {.S = 1000, .NH = 1, .DH = 96, .nxai = false, .reverse = true},
             {.S = 600, .NH = 1, .DH = 192, .nxai = true, .reverse = false, .chunk = 32},
             {.S = 4096, .NH = 1, .DH = 16, .nxai = false, .reverse = false},
+            {.S = 37, .NH = 3, .DH = 6, .nxai = false, .reverse = true},
+            {.S = 23, .NH = 2, .DH = 18, .nxai = true, .reverse = false, .chunk = 7},
+            {.S = 50, .NH = 1, .DH = 300, .nxai = false, .reverse = false},
+            {.S = 20, .NH = 2, .DH = 258, .nxai = true, .reverse = true, .chunk = 5},
         };
         for (size_t i = 0; i < VKVIT_ARRAY_LEN(wide); i++) scan_random(ctx, &wide[i]);
         for (int nx = 0; nx < 2; nx++)

@@ -88,7 +88,9 @@ static uint32_t pick_tile(uint32_t want, uint32_t DH, uint64_t (*shared_bytes)(u
 }
 static uint64_t shared_chunk(uint32_t DH, uint32_t VT, uint32_t L) { return 4ull * 5ull * L; }
 static uint64_t shared_carry(uint32_t DH, uint32_t VT, uint32_t L) { return 4ull * DH; }
-static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) { return 4ull * ((uint64_t)L * L + 5ull * L); }
+static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) {   /* sh_AT: L columns of ceil(L/4) vec4s */
+    return 4ull * ((uint64_t)L * 4 * ceil_div64(L, 4) + 5ull * L);
+}
 
 uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op) {
     if (g->error) return VKVIT_NONE;
@@ -172,9 +174,14 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     /* 4. outputs, all chunks in parallel (h read back and overwritten) */
     vkvit__kernel_desc k4 = {.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32, .n_buffers = 4, .push_size = sizeof p,
                              .n_spec = 4, .spec = {vt3, L, DH, op->nxai}};
-    if (ops_texel_inputs(g->ctx, &k4, 3)) k4.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32_TEXEL; /* qkv, gates, states */
-    vkvit__node_binding b4[4] = {rd(op->qkv), rd(op->gates), rd(st), rdwr(h)};
-    vkvit__graph_node(g, name, "mlstm_scan", &k4, b4, 4, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt3), n_chunks, bh);
+    if (ops_texel_inputs(g->ctx, &k4, 3)) { /* qkv, gates, states; h read through a texel view of its range */
+        k4.shader = VKVIT_SHADER_MLSTM_SCAN_F32_F32_TEXEL;
+        k4.n_buffers = 5;
+        k4.texel_format[4] = VK_FORMAT_R32G32B32A32_SFLOAT;
+    }
+    vkvit__node_binding b4[5] = {rd(op->qkv), rd(op->gates), rd(st), rdwr(h), rd(h)};
+    vkvit__graph_node(g, name, "mlstm_scan", &k4, b4, k4.n_buffers, &p, sizeof p, VKVIT_CEIL_DIV(DH, vt3), n_chunks,
+                      bh);
     return g->error ? VKVIT_NONE : h;
 }
 
