@@ -44,6 +44,10 @@ vkvit_shader(mlstm_inter_f32 mlstm_inter.comp)       # ViL: chunked scan phase 3
 vkvit_shader(mlstm_inter_f32_texel mlstm_inter.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (SPEC 7.3), seed / NX-AI
 vkvit_shader(mlstm_scan_f32_f32_texel mlstm_scan.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_par_prep_f32 mlstm_par_prep.comp)  # ViL, quadratic form (CPU devices, S <= 256): vT, gate cumsum
+vkvit_shader(mlstm_par_prep_f32_texel mlstm_par_prep.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_decay_f32 mlstm_decay.comp)       # ViL, quadratic form: scores -> normalised decay weights
+vkvit_shader(mlstm_decay_f32_texel mlstm_decay.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_gn_stats_f32 mlstm_gn_stats.comp) # ViL seed: sequence-wide GroupNorm statistics
 vkvit_shader(mlstm_gn_stats_f32_subgroup mlstm_gn_stats.comp DEFINES SUBGROUP=1)
 vkvit_shader(mlstm_gn_stats_f32_texel mlstm_gn_stats.comp DEFINES TEXEL=1)

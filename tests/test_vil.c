@@ -2,7 +2,10 @@
  * SPEC 7.1; NX-AI, SPEC 7.2), both directions, against PyTorch and a plain-C float64 reference:
  *
  *   scan goldens    tests/golden/ops/mlstm_scan_*: the chunked scan (SPEC 7.3) for chunk lengths 1, 7, 64 (>= S:
- *                   the quadratic form) and the default, against the parallel forms; max |err| / max |want| <= 1e-5
+ *                   one chunk) and the default, against the parallel forms; max |err| / max |want| <= 1e-5. The
+ *                   default (chunk 0) on a CPU device with S <= 256 and DH % 4 == 0 is the quadratic form
+ *                   (mlstm_par_prep -> GEMM -> mlstm_decay -> GEMM), so every "chunk 0" line below S = 257 tests
+ *                   it and every other line the chunked scan
  *   scan random     fresh random q, k, v, gates for S in {1, 7, 64, 196, 257, 1000}, forward and reversed, and gate
  *                   extremes (input gate 95 > 88.7, strong forgetting, the -10 clamp active), against a float64
  *                   quadratic reference written here from SPEC 7.1 / 7.2; <= 2e-5. Also head dims 96 and 192

@@ -2,6 +2,7 @@
  * dispatch geometry. */
 #include "ops/mlstm.h"
 
+#include "ops/gemm.h"
 #include "ops/op_util.h"
 
 #include <stdio.h>
@@ -92,6 +93,85 @@ static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) {   /* sh_AT: 
     return 4ull * ((uint64_t)L * 4 * ceil_div64(L, 4) + 5ull * L);
 }
 
+/* ------------------------------------------------------------------------------------------------------------
+ * The quadratic (parallel) form on CPU devices: SPEC 7.1 / 7.2 as written, two GEMMs around a row kernel
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* On llvmpipe the chunked scan's four phases cost several times what the quadratic form's GEMMs do at ViL's
+ * sequence lengths (ViL-S: 196 tokens, 4 heads of 192: ~640 ms of 1430 per inference against ~100 ms, measured
+ * with `vkvit bench`): the chunk states are DH x DH per chunk and head, written and read three times, while the
+ * S x S scores per head are small and the GEMMs run on the tuned CPU kernel. GPUs keep the chunked scan (linear in
+ * S, states in shared memory), and so does an explicit chunk length (tests run both forms on lavapipe). */
+#define MLSTM_QUADRATIC_MAX_S 256u /* = ROW_MAX of shaders/mlstm_decay.comp (a row lives in a private array) */
+
+static bool use_quadratic(const vkvit_ctx *ctx, const vkvit__mlstm_scan_op *op, uint32_t DH) {
+    return ctx->caps.cpu_device && op->chunk == 0 && op->S <= MLSTM_QUADRATIC_MAX_S && DH % 4 == 0;
+}
+
+/* vT and the gate cumsums (mlstm_par_prep.comp) -> scores = q k^T per (b, h) (GEMM) -> the normalised decay weights
+ * in place (mlstm_decay.comp) -> h[b, :, h*DH:(h+1)*DH] = P vT^T (GEMM, two-level batch: outer b, inner h). */
+static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op, uint32_t DH,
+                                const mlstm_scan_push *p) {
+    const uint32_t B = op->B, S = op->S, E = op->E, NH = op->NH, S_pad = (S + 3) & ~3u, bh = B * NH;
+    if ((uint64_t)bh * S * S_pad > UINT32_MAX / 4 || (uint64_t)bh * DH * S_pad > UINT32_MAX / 4 || bh > 65535 ||
+        (uint64_t)B * S * 3 * E > UINT32_MAX / 4)
+        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm '%s': %u images x %u heads of %u tokens is too "
+                                 "large", name, B, NH, S);
+    char label[64];
+    uint32_t vt_shape[2] = {bh * DH, S_pad}, gl_shape[2] = {bh, 2 * S}, s_shape[2] = {bh * S, S_pad},
+             h_shape[2] = {B * S, E};
+    snprintf(label, sizeof label, "%s.vT", name);
+    const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
+    snprintf(label, sizeof label, "%s.gate_cumsum", name);
+    const uint32_t gl = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, gl_shape);
+    snprintf(label, sizeof label, "%s.scores", name);
+    const uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, s_shape);
+    const uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, h_shape);
+
+    /* 1. vT and the gate cumsums */
+    const uint32_t lanes = 64;
+    vkvit__kernel_desc k1 = {.shader = VKVIT_SHADER_MLSTM_PAR_PREP_F32, .n_buffers = 4, .push_size = sizeof *p,
+                             .n_spec = 4, .spec = {lanes, 1, DH, op->nxai}};
+    if (ops_texel_inputs(g->ctx, &k1, 2)) k1.shader = VKVIT_SHADER_MLSTM_PAR_PREP_F32_TEXEL; /* qkv, gates */
+    vkvit__node_binding b1[4] = {rd(op->qkv), rd(op->gates), wr(vt), wr(gl)};
+    snprintf(label, sizeof label, "%s.prep", name);
+    vkvit__graph_node(g, label, "mlstm_par_prep", &k1, b1, 4, p, sizeof *p, groups_for((uint64_t)S_pad / 4, lanes),
+                      1, bh);
+
+    /* 2. scores = q k^T per (b, h): q and k read in place from qkv's column blocks */
+    vkvit__gemm_op qk = {
+        .a = {op->qkv, p->q_off, 3 * E, S * 3 * E}, .w = op->qkv, .bias = VKVIT_NONE, .d = {st, 0, S_pad, NH * S * S_pad},
+        .M = S, .N = S, .K = DH, .batch = bh, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_offset = p->k_off, .w_stride = 3 * E, .w_batch_stride = S * 3 * E,
+        .n_inner = NH, .inner_stride_a = DH, .inner_stride_w = DH, .inner_stride_d = S * S_pad,
+    };
+    snprintf(label, sizeof label, "%s.qk", name);
+    vkvit__op_gemm_kind(g, label, "mlstm_gemm", &qk);
+
+    /* 3. decay, stabiliser and normaliser, in place; one row per invocation (8 rows per llvmpipe SIMD vector) */
+    vkvit__kernel_desc k3 = {.shader = VKVIT_SHADER_MLSTM_DECAY_F32, .n_buffers = 2, .push_size = sizeof *p,
+                             .n_spec = 4, .spec = {8, 1, DH, op->nxai}};
+    vkvit__node_binding b3[3] = {rdwr(st), rd(gl), rd(st)};
+    if (g->ctx->caps.texel_reads) { /* the cumsums, and the scores through a texel view of their range (binding 2) */
+        k3.shader = VKVIT_SHADER_MLSTM_DECAY_F32_TEXEL;
+        k3.n_buffers = 3;
+        k3.texel_format[1] = k3.texel_format[2] = VK_FORMAT_R32G32B32A32_SFLOAT;
+    }
+    snprintf(label, sizeof label, "%s.decay", name);
+    vkvit__graph_node(g, label, "mlstm_decay", &k3, b3, k3.n_buffers, p, sizeof *p, VKVIT_CEIL_DIV(S, 8), 1, bh);
+
+    /* 4. h = P vT^T per (b, h), into the head's column block of h */
+    vkvit__gemm_op pv = {
+        .a = {st, 0, S_pad, NH * S * S_pad}, .w = vt, .bias = VKVIT_NONE, .d = {h, 0, E, S * E},
+        .M = S, .N = DH, .K = S_pad, .batch = bh, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = S_pad, .w_batch_stride = NH * DH * S_pad,
+        .n_inner = NH, .inner_stride_a = S * S_pad, .inner_stride_w = DH * S_pad, .inner_stride_d = DH,
+    };
+    snprintf(label, sizeof label, "%s.pv", name);
+    vkvit__op_gemm_kind(g, label, "mlstm_gemm", &pv);
+    return g->error ? VKVIT_NONE : h;
+}
+
 uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op) {
     if (g->error) return VKVIT_NONE;
     if (op->NH == 0 || op->E % op->NH || op->S == 0)
@@ -99,6 +179,13 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
                                  "(or S = 0)", name, op->NH, op->E);
     const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t DH = op->E / op->NH;
+    mlstm_scan_push p = {
+        .S = op->S, .NH = op->NH, .reverse = op->reverse, .n_chunks = 1,
+        .qkv_stride = 3 * op->E, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
+        .gate_stride = 2 * op->NH, .i_off = 0, .f_off = op->NH,
+        .h_stride = op->E,
+    };
+    if (use_quadratic(g->ctx, op, DH)) return mlstm_quadratic(g, name, op, DH, &p);
     /* Chunk: 16 tokens on CPU devices, 32 elsewhere. Value tiles of the carry: one 8-lane SIMD vector on CPU
      * devices, else 32 columns, narrowed until the shared memory fits. */
     const uint32_t L = op->chunk ? op->chunk : cpu ? 16 : 32;
@@ -135,12 +222,7 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, st_shape);
     uint32_t shape[2] = {rows, op->E};
     uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
-    mlstm_scan_push p = {
-        .S = op->S, .NH = op->NH, .reverse = op->reverse, .n_chunks = n_chunks,
-        .qkv_stride = 3 * op->E, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
-        .gate_stride = 2 * op->NH, .i_off = 0, .f_off = op->NH,
-        .h_stride = op->E,
-    };
+    p.n_chunks = n_chunks;
     const uint32_t bh = op->B * op->NH;
 
     /* 1. per-chunk summaries, all chunks in parallel */

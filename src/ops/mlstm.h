@@ -27,7 +27,9 @@ void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_
  * the quadratic forms): from qkv [B*S, 3E] (q, k, v column blocks, channel
  * h*DH + d) and gates [B*S, 2*NH] (ipre of head h at column h, fpre at NH + h) to a new h [B*S, E] (channel
  * h*DH + d), each row at its original token index. nxai: NX-AI numerics (SPEC 7.2), else the seed's (7.1).
- * chunk: tokens per chunk (0 = the default: 16 on CPU devices, 32 elsewhere; at most 256). */
+ * chunk: tokens per chunk (0 = the default: 16 on CPU devices, 32 elsewhere; at most 256).
+ * On CPU devices with chunk 0, S <= 256 and DH % 4 == 0 the quadratic form of SPEC 7.1 / 7.2 runs instead (two
+ * GEMMs around shaders/mlstm_decay.comp; several times faster on llvmpipe at ViL's 196 tokens). */
 typedef struct vkvit__mlstm_scan_op {
     uint32_t qkv, gates;
     uint32_t B, S, E, NH;

@@ -1,0 +1,56 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// ---------------------------------------------------------------------------------------------------------------
+// mLSTM in its quadratic (parallel) form, step 1 of 4 (SPEC 7.1 / 7.2 as written; src/ops/mlstm.c chooses this
+// form on CPU devices for S <= 256): the operands of the two GEMMs and the decay rows (mlstm_decay.comp), from
+// qkv [rows, 3E] and the gate pre-activations [rows, 2 NH]. Per (b, h) = workgroup z:
+//   vT[bh][d][t]  = v[b*S + t][h*DH + d]     for t < S in ORIGINAL token order, 0 for S <= t < S_pad (= S rounded up
+//                                           to 4): the B operand of P vT^T, whose K = S_pad then reads zeros
+//   gl[bh][pp]     = li, the log input gate of processing position pp            (SPEC 7.1 quirk 1 / 7.2: raw ipre)
+//   gl[bh][S + pp] = F_pp = lf_0 + ... + lf_pp, the inclusive cumsum of the log forget gate in processing order
+// Invocation l writes tokens 4l .. 4l+3 of every row d of vT, one vec4 store per d (its four loads are gathers
+// across the lanes' rows), grid-striding over S_pad / 4; few, long workgroups (llvmpipe pays per workgroup).
+// Invocation 0 of workgroup x = 0 also runs the cumsum, sequentially in token order (as torch.cumsum).
+// ---------------------------------------------------------------------------------------------------------------
+#include "types.glsl"
+#include "mlstm_common.glsl"
+
+#if defined(TEXEL) && TEXEL
+layout(binding = 0) uniform samplerBuffer tex_0;
+#define data_qkv_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
+layout(binding = 1) uniform samplerBuffer tex_1;
+#define data_g_r(e) texelFetch(tex_1, int((e) >> 2))[(e) & 3u]
+#else
+layout(binding = 0, std430) readonly buffer Qkv { float data_qkv[]; };
+layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
+#define data_qkv_r(i) data_qkv[i]
+#define data_g_r(i) data_g[i]
+#endif
+layout(binding = 2, std430) writeonly buffer Vt { vec4 data_vt4[]; };  // [B*NH*DH, S_pad], S_pad % 4 == 0
+layout(binding = 3, std430) writeonly buffer Gl { float data_gl[]; };   // [B*NH, 2S]
+
+void main() {
+    const uint bh = gl_WorkGroupID.z, h = bh % p.NH, b = bh / p.NH;
+    const uint S_pad = (p.S + 3) & ~3u;
+    if (gl_WorkGroupID.x == 0 && gl_LocalInvocationID.x == 0) {
+        float F = 0.0;
+        [[dont_unroll]] for (uint pp = 0; pp < p.S; pp++) {
+            const uint row = row_of(b, pp);
+            float li, lf;
+            log_gates(data_g_r(row * p.gate_stride + p.i_off + h), data_g_r(row * p.gate_stride + p.f_off + h), li, lf);
+            F += lf;
+            data_gl[bh * 2 * p.S + pp] = li;
+            data_gl[bh * 2 * p.S + p.S + pp] = F;
+        }
+    }
+    const uint vb = p.v_off + h * DH, T4 = S_pad / 4;
+    for (uint t4 = gl_GlobalInvocationID.x; t4 < T4; t4 += gl_NumWorkGroups.x * VT) {
+        uint src[4];                                  // the four tokens' v rows (clamped: padding tokens write 0)
+        [[unroll]] for (uint u = 0; u < 4; u++) src[u] = (b * p.S + min(4 * t4 + u, p.S - 1)) * p.qkv_stride + vb;
+        [[dont_unroll]] for (uint d = 0; d < DH; d++) {
+            vec4 v;
+            [[unroll]] for (uint u = 0; u < 4; u++) v[u] = 4 * t4 + u < p.S ? data_qkv_r(src[u] + d) : 0.0;
+            data_vt4[(bh * DH + d) * T4 + t4] = v;
+        }
+    }
+}
