@@ -2,64 +2,70 @@
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
 // mLSTM cell epilogue before proj_down (SPEC 7.1 / 7.2), elementwise over [rows, E]:
-//   hn  = (h - mean[b, c/G]) * rstd[b, c/G] * w[c] + bias[c]     SEED_GN: the seed's sequence-wide GroupNorm
+//   hn  = (h - mean[b, c/4]) * rstd[b, c/4] * w[c] + bias[c]     SEED_GN: the seed's sequence-wide GroupNorm
 //       = h                                                      else: h already normalised (NX-AI per-token norm)
 //   out = (hn + skip[c] * a[row, c]) * silu(z[row, c])           z = up[row, E + c] (the second half of proj_up)
+// One invocation per row and 4 channels c = 4 c4 .. 4 c4 + 3 (E % 4 == 0; with the seed's 4-channel groups that
+// is one GroupNorm group): every operand is read and the output written as one vec4. Lanes run along c4,
+// workgroups along rows (y) and stride over them: on llvmpipe a workgroup costs a task switch, an integer
+// division is a scalar loop over the 8 lanes, and a load or store of a vec4 costs about what a float does.
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
 layout(constant_id = 0) const bool SEED_GN = true;
-layout(local_size_x = 256) in;
+layout(local_size_x = 64) in;
 
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
-// llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp); NAME_r(i) reads element i.
+// llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp).
 #if defined(TEXEL) && TEXEL
 layout(binding = 0) uniform samplerBuffer tex_0;
-#define data_h_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
 layout(binding = 1) uniform samplerBuffer tex_1;
-#define data_st_r(e) texelFetch(tex_1, int((e) >> 2))[(e) & 3u]
 layout(binding = 2) uniform samplerBuffer tex_2;
-#define data_w_r(e) texelFetch(tex_2, int((e) >> 2))[(e) & 3u]
 layout(binding = 3) uniform samplerBuffer tex_3;
-#define data_bias_r(e) texelFetch(tex_3, int((e) >> 2))[(e) & 3u]
 layout(binding = 4) uniform samplerBuffer tex_4;
-#define data_skip_r(e) texelFetch(tex_4, int((e) >> 2))[(e) & 3u]
 layout(binding = 5) uniform samplerBuffer tex_5;
-#define data_a_r(e) texelFetch(tex_5, int((e) >> 2))[(e) & 3u]
 layout(binding = 6) uniform samplerBuffer tex_6;
-#define data_up_r(e) texelFetch(tex_6, int((e) >> 2))[(e) & 3u]
+#define h4_r(i) texelFetch(tex_0, int(i))
+#define st2_r(i) (((i) & 1u) != 0 ? texelFetch(tex_1, int((i) >> 1)).zw : texelFetch(tex_1, int((i) >> 1)).xy)
+#define w4_r(i) texelFetch(tex_2, int(i))
+#define bias4_r(i) texelFetch(tex_3, int(i))
+#define skip4_r(i) texelFetch(tex_4, int(i))
+#define a4_r(i) texelFetch(tex_5, int(i))
+#define up4_r(i) texelFetch(tex_6, int(i))
 #else
-layout(binding = 0, std430) readonly buffer H { float data_h[]; };       // [rows, E]
-layout(binding = 1, std430) readonly buffer St { float data_st[]; };     // [B, E/G, 2] (SEED_GN)
-layout(binding = 2, std430) readonly buffer W { float data_w[]; };       // [E] (SEED_GN)
-layout(binding = 3, std430) readonly buffer Bi { float data_bias[]; };   // [E] (SEED_GN)
-layout(binding = 4, std430) readonly buffer Sk { float data_skip[]; };   // [E]
-layout(binding = 5, std430) readonly buffer A { float data_a[]; };       // [rows, E]
-layout(binding = 6, std430) readonly buffer Up { float data_up[]; };     // [rows, 2E]
-#define data_h_r(i) float(data_h[i])
-#define data_st_r(i) float(data_st[i])
-#define data_w_r(i) float(data_w[i])
-#define data_bias_r(i) float(data_bias[i])
-#define data_skip_r(i) float(data_skip[i])
-#define data_a_r(i) float(data_a[i])
-#define data_up_r(i) float(data_up[i])
+layout(binding = 0, std430) readonly buffer H { vec4 data_h4[]; };       // [rows, E]
+layout(binding = 1, std430) readonly buffer St { vec2 data_st2[]; };     // [B, E/4] x (mean, rstd) (SEED_GN)
+layout(binding = 2, std430) readonly buffer W { vec4 data_w4[]; };       // [E] (SEED_GN)
+layout(binding = 3, std430) readonly buffer Bi { vec4 data_bias4[]; };   // [E] (SEED_GN)
+layout(binding = 4, std430) readonly buffer Sk { vec4 data_skip4[]; };   // [E]
+layout(binding = 5, std430) readonly buffer A { vec4 data_a4[]; };       // [rows, E]
+layout(binding = 6, std430) readonly buffer Up { vec4 data_up4[]; };     // [rows, 2E]
+#define h4_r(i) data_h4[i]
+#define st2_r(i) data_st2[i]
+#define w4_r(i) data_w4[i]
+#define bias4_r(i) data_bias4[i]
+#define skip4_r(i) data_skip4[i]
+#define a4_r(i) data_a4[i]
+#define up4_r(i) data_up4[i]
 #endif
-layout(binding = 7, std430) writeonly buffer D { D_TYPE data_d[]; };     // [rows, E]
+layout(binding = 7, std430) writeonly buffer D { vec4 data_d4[]; };      // [rows, E]
 
 layout(push_constant) uniform Push {
-    uint rows, S, E, G;
+    uint rows, S, E, G;                               // G = 4 channels per group (the host's only value)
 } p;
 
 void main() {
-    const uint n = p.rows * p.E;
-    for (uint i = gl_GlobalInvocationID.x; i < n; i += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
-        const uint row = i / p.E, c = i % p.E;
-        float hn = data_h_r(i);
-        if (SEED_GN) {
-            const uint s = ((row / p.S) * (p.E / p.G) + c / p.G) * 2;
-            hn = (hn - data_st_r(s)) * data_st_r(s + 1) * data_w_r(c) + data_bias_r(c);
+    const uint E4 = p.E / 4;
+    for (uint row = gl_WorkGroupID.y; row < p.rows; row += gl_NumWorkGroups.y) {
+        const uint b = row / p.S;
+        for (uint c4 = gl_GlobalInvocationID.x; c4 < E4; c4 += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
+            vec4 hn = h4_r(row * E4 + c4);
+            if (SEED_GN) {
+                const vec2 stat = st2_r(b * E4 + c4);         // group c4: (mean, rstd)
+                hn = (hn - stat.x) * stat.y * w4_r(c4) + bias4_r(c4);
+            }
+            const vec4 z = up4_r(row * 2 * E4 + E4 + c4);
+            data_d4[row * E4 + c4] = (hn + skip4_r(c4) * a4_r(row * E4 + c4)) * (z / (1.0 + exp(-z)));
         }
-        const float z = data_up_r(row * 2 * p.E + p.E + c);
-        data_d[i] = D_TYPE((hn + data_skip_r(c) * data_a_r(i)) * (z / (1.0 + exp(-z))));
     }
 }

@@ -39,8 +39,10 @@ void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_
     mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse};
     vkvit__node_binding b[8] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wq),
                                 rd(op->wk), rd(op->wv),     wr(*a),         wr(*qkv)};
-    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 8, &p, sizeof p, groups_for((uint64_t)rows * (op->E / 4), 64),
-                      1, 1);
+    /* Lanes along the row's E/4 projection heads, workgroups along rows: 16 rows each on CPU devices (llvmpipe pays
+     * per workgroup), one elsewhere. */
+    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 8, &p, sizeof p, groups_for(op->E / 4, 64),
+                      groups_for(rows, g->ctx->caps.cpu_device ? 16 : 1), 1);
     if (g->error) *a = *qkv = VKVIT_NONE;
 }
 
@@ -318,6 +320,9 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
     mlstm_out_push p = {rows, op->S, op->E, G};
     vkvit__node_binding b[8] = {rd(op->h), rd(or_dummy(stats, op->h)), rd(or_dummy(op->gn_weight, op->skip)),
                                 rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a), rd(op->up), wr(out)};
-    vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, groups_for((uint64_t)rows * op->E, 256), 1, 1);
+    /* Lanes along the row's E/4 vec4s, workgroups along rows: 16 rows each on CPU devices (llvmpipe pays per
+     * workgroup), one elsewhere. */
+    vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, groups_for(op->E / 4, 64),
+                      groups_for(rows, g->ctx->caps.cpu_device ? 16 : 1), 1);
     return g->error ? VKVIT_NONE : out;
 }
