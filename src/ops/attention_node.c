@@ -92,16 +92,10 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
         return;
     }
     char label[64];
-    uint32_t q_shape[2] = {B * H * Tq, dk}, k_shape[2] = {B * H * Tkv, dk}, vt_shape[2] = {B * H * dk, Tkp},
-             s_shape[2] = {B * H * Tq, Tkp};
-    snprintf(label, sizeof label, "%s.q", name);
-    const uint32_t qt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, q_shape);
-    snprintf(label, sizeof label, "%s.k", name);
-    const uint32_t kt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, k_shape);
-    snprintf(label, sizeof label, "%s.vT", name);
-    const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
-    snprintf(label, sizeof label, "%s.scores", name);
-    const uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, s_shape);
+    const uint32_t qt = ops_intermediate(g, name, "q", B * H * Tq, dk);
+    const uint32_t kt = ops_intermediate(g, name, "k", B * H * Tkv, dk);
+    const uint32_t vt = ops_intermediate(g, name, "vT", B * H * dk, Tkp);
+    const uint32_t st = ops_intermediate(g, name, "scores", B * H * Tq, Tkp);
     const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t wg = ops_row_wg(g->ctx); /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
 

@@ -120,14 +120,10 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
         return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm '%s': %u images x %u heads of %u tokens is too "
                                  "large", name, B, NH, S);
     char label[64];
-    uint32_t vt_shape[2] = {bh * DH, S_pad}, gl_shape[2] = {bh, 2 * S}, s_shape[2] = {bh * S, S_pad},
-             h_shape[2] = {B * S, E};
-    snprintf(label, sizeof label, "%s.vT", name);
-    const uint32_t vt = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, vt_shape);
-    snprintf(label, sizeof label, "%s.gate_cumsum", name);
-    const uint32_t gl = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, gl_shape);
-    snprintf(label, sizeof label, "%s.scores", name);
-    const uint32_t st = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, s_shape);
+    uint32_t h_shape[2] = {B * S, E};
+    const uint32_t vt = ops_intermediate(g, name, "vT", bh * DH, S_pad);
+    const uint32_t gl = ops_intermediate(g, name, "gate_cumsum", bh, 2 * S);
+    const uint32_t st = ops_intermediate(g, name, "scores", bh * S, S_pad);
     const uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, h_shape);
 
     /* 1. vT and the gate cumsums */

@@ -5,9 +5,20 @@
 
 #include "graph/graph.h"
 
+#include <stdio.h>
+
 static inline vkvit__node_binding rd(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ}; }
 static inline vkvit__node_binding wr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_WRITE}; }
 static inline vkvit__node_binding rdwr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ | VKVIT_WRITE}; }
+
+/* A new 2-D activation labelled "<name>.<part>" (an op's intermediate, e.g. "blocks.3.mixer.scores"). */
+static inline uint32_t ops_intermediate(vkvit__graph *g, const char *name, const char *part, uint32_t rows,
+                                        uint32_t cols) {
+    char label[64];
+    snprintf(label, sizeof label, "%s.%s", name, part);
+    const uint32_t shape[2] = {rows, cols};
+    return vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, shape);
+}
 
 /* Any valid tensor for a binding the kernel ignores (a disabled bias, say): the node still needs a buffer. */
 static inline uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKVIT_NONE ? fallback : t; }
