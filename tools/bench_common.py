@@ -7,6 +7,12 @@ unset them in the benchmark command alone, e.g.
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 tools/bench_vit5.py
 
 and the report says which kernel OpenBLAS picked (openblas_get_corename) and what the environment held.
+
+Debian's PyTorch runs its own operators on OpenMP (libgomp) threads and its matrix products on OpenBLAS's pthreads.
+With libgomp's default wait policy its idle threads spin after every parallel region on the cores that OpenBLAS is
+computing on: on a 2-core machine ViT-5-S batch 1 then takes 150-620 ms per forward instead of 83-115 ms (measured
+2026-11-25, one process, the two settings one after the other). This module sets OMP_WAIT_POLICY=PASSIVE unless the
+caller set it, before torch (and so libgomp) is loaded: the benchmark scripts import it before torch.
 """
 
 import ctypes
@@ -14,9 +20,14 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import time
 
-import torch
+if "torch" in sys.modules and "OMP_WAIT_POLICY" not in os.environ:
+    print("bench_common: imported after torch; OMP_WAIT_POLICY=PASSIVE comes too late to apply", file=sys.stderr)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
 
 
 def blas_info() -> dict:
@@ -24,6 +35,7 @@ def blas_info() -> dict:
     environment variables that steer that choice (None = unset)."""
     info = {"OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
             "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE"),
+            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
             "torch_threads": torch.get_num_threads(), "corename": None, "config": None}
     for lib in ("libblas.so.3", "libopenblas.so.0"):
         try:
@@ -39,7 +51,8 @@ def blas_info() -> dict:
 
 
 def blas_line(info: dict) -> str:
-    env = ", ".join(f"{k}={info[k] if info[k] is not None else 'unset'}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"))
+    env = ", ".join(f"{k}={info[k] if info[k] is not None else 'unset'}" for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                                                                 "OMP_WAIT_POLICY"))
     kernel = f"OpenBLAS kernel {info['corename']}" if info["corename"] else "BLAS not OpenBLAS"
     return f"{kernel} ({env}; {info['torch_threads']} threads)"
 

@@ -21,9 +21,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench_common as bc  # noqa: E402  (before torch: it sets PyTorch's OpenMP wait policy)
 import torch  # noqa: E402
-
-import bench_common as bc  # noqa: E402
 
 CPU_SHAPES = ["1024x1024x1024", "201x1152x384", "201x384x1536", "201x1536x384"]
 GPU_SHAPES = ["4096x4096x4096"] + CPU_SHAPES

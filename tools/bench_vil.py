@@ -28,9 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "reference"))
 
+import bench_common as bc  # noqa: E402  (before torch: it sets PyTorch's OpenMP wait policy)
 import torch  # noqa: E402
-
-import bench_common as bc  # noqa: E402
 from flops import VIL_S  # noqa: E402
 from mlstm import VisionLSTM  # noqa: E402
 

@@ -27,9 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "reference"))
 
+import bench_common as bc  # noqa: E402  (before torch: it sets PyTorch's OpenMP wait policy)
 import torch  # noqa: E402
-
-import bench_common as bc  # noqa: E402
 from flops import VIT5_S_NVSUBQ, VIT5_S_PAPER, VIT5_B_NVSUBQ  # noqa: E402
 from vit5 import ViT5ClassificationNet  # noqa: E402
 
