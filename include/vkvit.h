@@ -222,8 +222,11 @@ typedef struct vkvit_device_info {
     int subgroup_in_use;                    /* subgroup reductions (norm, GRN and GroupNorm statistics) in use:
                                                subgroup_arithmetic and not VKVIT_DISABLE_SUBGROUP=1 */
     int cooperative_matrix_nv;              /* VK_NV_cooperative_matrix present */
-    int cooperative_matrix_in_use;          /* a cooperative-matrix GEMM is used (0 in this version: no such kernel
-                                               is selected yet; VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good) */
+    int cooperative_matrix_in_use;          /* the GEMMs of fp16-math sessions run on cooperative matrices
+                                               (VK_NV_cooperative_matrix: fp16 x fp16 + fp32 at 16x16x16, 32-wide
+                                               subgroups). Checked against plain loops at the ctx's first fp16-math
+                                               session; a failure clears it and is named in `workarounds`.
+                                               VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good */
     int texel_reads_in_use;                 /* CPU devices (lavapipe): the CPU kernels read their inputs through
                                                uniform texel buffers, which llvmpipe gathers ~20x faster than it
                                                loads storage buffers; VKVIT_DISABLE_TEXEL=1 keeps storage buffers */

@@ -5,6 +5,7 @@
  * recorder creates the pipeline and records the nodes with per-node timestamps and data-flow barriers. Then the
  * result is checked against plain-C loops on the host. */
 #include "common.h"
+#include "coopmat_guard.h"
 #include "graph/graph.h"
 #include "model/safetensors.h" /* vkvit__f32_to_f16, vkvit__f16_to_f32 */
 #include "ops/ops.h"
@@ -105,6 +106,7 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
     if (out) memset(out, 0, sizeof *out);
     vkvit_result res = validate(ctx, desc, out);
     if (res != VKVIT_OK) return res;
+    if (desc->precision == VKVIT_PRECISION_FP16_MATH) vkvit__coopmat_guard(ctx); /* as a session would */
     const uint32_t m = desc->m, n = desc->n, k = desc->k;
     const uint32_t repeat = desc->repeat ? desc->repeat : 10, runs = desc->warmup + repeat;
     vkvit__graph g;

@@ -13,6 +13,7 @@
  *      With top_k, the softmax + top-K node is the last
  *   4. outputs (logits, then the top-K words): made visible to the host, through a readback buffer when the arena
  *      is not host-visible; or, for record_ex with a host output, copied into the host's buffer */
+#include "coopmat_guard.h"
 #include "graph/graph.h"
 #include "ops/preprocess.h"
 #include "ops/topk.h"
@@ -365,6 +366,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "precision fp16-math needs %s", missing);
         goto fail;
     }
+    if (desc.precision == VKVIT_PRECISION_FP16_MATH) vkvit__coopmat_guard(ctx); /* before the GEMMs pick kernels */
     if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
         /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy); with
          * FP16_MATH those GEMMs also multiply in fp16 (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 static void caps_mirror_device_info(void) {
+    unsetenv("VKVIT_COOPMAT_EMULATE");
     unsetenv("VKVIT_DISABLE_TEXEL");
     unsetenv("VKVIT_DISABLE_SUBGROUP");
     unsetenv("VKVIT_DISABLE_COOPMAT");
@@ -35,7 +36,12 @@ static void caps_mirror_device_info(void) {
     CHECK(c->cooperative_matrix_nv == (info.cooperative_matrix_nv != 0) &&
               c->cooperative_matrix_khr == (info.cooperative_matrix != 0),
           "cooperative-matrix presence disagrees with the device info");
-    CHECK(!c->cooperative_matrix_in_use && !info.cooperative_matrix_in_use, "no cooperative-matrix kernel exists");
+    CHECK(c->cooperative_matrix_in_use == (info.cooperative_matrix_in_use != 0), "cooperative_matrix_in_use %d, "
+          "info %d", c->cooperative_matrix_in_use, info.cooperative_matrix_in_use);
+    /* Without VKVIT_COOPMAT_EMULATE only the NV kernel can be in use: on a device listing its shape. */
+    CHECK(!c->coopmat_emulated && (!c->cooperative_matrix_in_use || (c->cooperative_matrix_nv &&
+                                                                     c->coopmat_nv_f16_16x16x16 && c->fp16_math)),
+          "cooperative matrices in use (emulated %d) on a device without the NV shape", c->coopmat_emulated);
     CHECK(c->texel_reads == (info.texel_reads_in_use != 0), "texel_reads %d, info %d", c->texel_reads,
           info.texel_reads_in_use);
     CHECK(!c->texel_reads || c->cpu_device, "texel reads chosen on a GPU");
@@ -55,6 +61,7 @@ static void overrides_switch_features_off(void) {
     setenv("VKVIT_DISABLE_SUBGROUP", "1", 1);
     setenv("VKVIT_DISABLE_COOPMAT", "1", 1);
     setenv("VKVIT_DISABLE_F16", "1", 1);
+    setenv("VKVIT_COOPMAT_EMULATE", "1", 1); /* overridden by VKVIT_DISABLE_COOPMAT (and by fp16 being off) */
     vkvit_ctx *ctx = vt_ctx();
     const vkvit__caps *c = &ctx->caps;
     vkvit_device_info info;
@@ -95,6 +102,7 @@ static void overrides_switch_features_off(void) {
     unsetenv("VKVIT_DISABLE_COOPMAT");
     unsetenv("VKVIT_DISABLE_F16");
     unsetenv("VKVIT_DISABLE_TEXEL");
+    unsetenv("VKVIT_COOPMAT_EMULATE");
 }
 
 static void attention_choice_read_at_ctx_creation(void) {

@@ -14,6 +14,10 @@ norms, softmax and the mLSTM gates stay fp32. Lavapipe exposes shaderFloat16, so
     golden weights do not have): ten CIFAR-10 test photos (one per class) at fp16-math against vkvit's fp32 path
     (itself checked against PyTorch to 1e-4 by test_cli_models), same tolerance, same top-1 per photo.
   - once per architecture, the fp16-math logits differ from the fp16-weights (fp32 math) ones: the path really ran.
+  - the same goldens and photos with VKVIT_COOPMAT_EMULATE=1: the GEMMs on the cooperative-matrix kernel's tiling
+    (shaders/gemm_coopmat.comp) with its matrix products in plain arithmetic, which lavapipe can run, at the same
+    tolerance; once per architecture its logits differ from the scalar fp16-math ones (that kernel really ran), and
+    `vkvit info --json` reports cooperative matrices used and emulated.
   - refusals: with VKVIT_DISABLE_F16=1 a fp16-math session is refused (exit 2, the sentence names the override),
     and `vkvit info --json` reports fp16 arithmetic unused and why; on a device without shaderFloat16 or fp16
     storage, fp16-math is refused with a sentence naming the missing feature and the rest is skipped (exit 77).
@@ -72,10 +76,14 @@ def compare(what, got, want):
           f"{got.argmax(axis=1).tolist()}, want {want.argmax(axis=1).tolist()}")
 
 
-def run_logits(model, inp, out, precision, what):
+COOPMAT = {"VKVIT_COOPMAT_EMULATE": "1"}  # the emulated cooperative-matrix GEMM (a test path)
+
+
+def run_logits(model, inp, out, precision, what, extra_env=None):
     if os.path.exists(out):
         os.remove(out)
-    ok, _, _ = vkvit(["run", "--model", model, "--input", inp, "--output", out, "--precision", precision], what)
+    ok, _, _ = vkvit(["run", "--model", model, "--input", inp, "--output", out, "--precision", precision], what,
+                     extra_env)
     return st_read(out)[0].get("logits") if ok else None
 
 
@@ -148,13 +156,20 @@ def main():
                 got = run_logits(model, io_path, out, "fp16-math", f"{stem}: run fp16-math")
                 if got is not None:
                     compare(f"{stem} fp16-math vs PyTorch golden", got, want)
+                coop = run_logits(model, io_path, out, "fp16-math", f"{stem}: run fp16-math, emulated coopmat",
+                                  COOPMAT)
+                if coop is not None:
+                    compare(f"{stem} fp16-math (coopmat, emulated) vs PyTorch golden", coop, want)
                 arch = stem.split("_")[0]
                 if got is not None and arch not in seen_arch:
-                    # Once per architecture: the fp16-math kernels really ran (fp16 weights alone give other bits).
+                    # Once per architecture: the fp16-math kernels really ran (fp16 weights alone give other bits),
+                    # and so did the cooperative-matrix one (fp32 sums: other bits than the 16-k fp16 chunks).
                     seen_arch.add(arch)
                     w16 = run_logits(model, io_path, out, "fp16", f"{stem}: run fp16")
                     check(w16 is not None and not np.array_equal(w16, got),
                           f"{stem}: fp16-math gave the fp16 (fp32 math) logits bit for bit")
+                    check(coop is not None and not np.array_equal(coop, got),
+                          f"{stem}: emulated coopmat gave the scalar fp16-math logits bit for bit")
                 continue
             x = photo_batch(model_doc(model))
             if x is None:
@@ -166,7 +181,17 @@ def main():
             got = run_logits(model, inp, out, "fp16-math", f"{stem}: run fp16-math")
             if want is not None and got is not None:
                 compare(f"{stem} fp16-math vs fp32, 10 photos", got, want)
+            coop = run_logits(model, inp, out, "fp16-math", f"{stem}: run fp16-math, emulated coopmat", COOPMAT)
+            if want is not None and coop is not None:
+                compare(f"{stem} fp16-math (coopmat, emulated) vs fp32, 10 photos", coop, want)
 
+        p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True, env=dict(env(), **COOPMAT))
+        cm = json.loads(p.stdout)["devices"][0]["features"]["cooperative_matrix"]
+        check(cm["used"] is True and "emulated" in cm["why"], f"info with VKVIT_COOPMAT_EMULATE=1: {cm}")
+        p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True,
+                           env=dict(env(), VKVIT_DISABLE_COOPMAT="1", **COOPMAT))
+        cm = json.loads(p.stdout)["devices"][0]["features"]["cooperative_matrix"]
+        check(cm["used"] is False and "VKVIT_DISABLE_COOPMAT" in cm["why"], f"info with both switches: {cm}")
         ok, text, _ = vkvit(["bench", "--model", os.path.join(GOLDEN, stems[0] + ".vkvit"), "--precision",
                              "fp16-math", "--repeat", "1", "--warmup", "0", "--json"], "bench fp16-math")
         if ok:

@@ -28,8 +28,15 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
                                             uint32_t K) {
     (void)K;
     if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N);
+    if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx);
     /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
+}
+
+vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx) {
+    return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
+                                .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
+                                .coopmat_corrupt = ctx->caps.coopmat_corrupt};
 }
 
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
@@ -41,6 +48,7 @@ const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant) {
     switch (variant) {
     case VKVIT_GEMM_SHARED: return "shared";
     case VKVIT_GEMM_CPU: return "cpu";
+    case VKVIT_GEMM_COOPMAT: return "coopmat";
     default: return "?";
     }
 }
@@ -56,7 +64,25 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
     if (cfg->f16_math && !cfg->b_f16) /* the *_f16 kernels read B as fp16: fp32 weights would be misread */
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': fp16 arithmetic needs fp16 weights (b_f16)",
                             label ? label : "?");
-    if (cfg->variant == VKVIT_GEMM_CPU) {
+    if (cfg->variant == VKVIT_GEMM_COOPMAT) {
+        /* gemm_coopmat.comp: 0 HAS_BIAS, 1 ACT, 2 HAS_SCALE, 3 HAS_RESIDUAL, 4 CORRUPT; 128 invocations, 64 x 64. */
+        if (!cfg->f16_math || cfg->bm != 64 || cfg->bn != 64 || cfg->bk != 32)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 64x64x32 "
+                                "tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
+        if (cfg->coopmat_emulated) {
+            d.shader = VKVIT_SHADER_GEMM_COOPMAT_EMU_F32_F32_F16;
+        } else {
+#if VKVIT_HAVE_NV_COOPMAT
+            d.shader = VKVIT_SHADER_GEMM_COOPMAT_NV_F32_F32_F16;
+#else
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the NV "
+                                "cooperative-matrix GEMM (glslang lacked GL_NV_cooperative_matrix)", label ? label : "?");
+#endif
+        }
+        const uint32_t spec[5] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt};
+        d.n_spec = 5;
+        memcpy(d.spec, spec, sizeof spec);
+    } else if (cfg->variant == VKVIT_GEMM_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL; workgroup = one subgroup of 8. */
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%u (tn %u)",

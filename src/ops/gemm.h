@@ -11,6 +11,8 @@
  * (epilogue: + bias[N], activation, * scale[N], + residual; shaders/gemm_epilogue.glsl):
  *   VKVIT_GEMM_SHARED  shaders/gemm.comp      shared-memory tiles, for GPUs
  *   VKVIT_GEMM_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
+ *   VKVIT_GEMM_COOPMAT shaders/gemm_coopmat.comp  cooperative matrices (tensor cores) for fp16-math GEMMs on fp16
+ *                      weights where caps.cooperative_matrix_in_use: 64 x 64 tiles, fp16 products, fp32 sums
  * ------------------------------------------------------------------------------------------------------------ */
 
 /* Batch index z (grid z) is split in two levels, z = outer * n_inner + inner, and every operand X in {A, B, D,
@@ -33,6 +35,7 @@ VKVIT_PUSH_MIRROR(vkvit__gemm_push, 21);
 typedef enum vkvit__gemm_variant {
     VKVIT_GEMM_SHARED = 0,                           /* the default of a zero-initialised config */
     VKVIT_GEMM_CPU = 1,
+    VKVIT_GEMM_COOPMAT = 2,
     VKVIT_GEMM_VARIANT_COUNT
 } vkvit__gemm_variant;
 
@@ -45,6 +48,9 @@ typedef struct vkvit__gemm_config {
                                                         shader variants, VKVIT_PRECISION_FP16_MATH sessions */
     bool texel;                                      /* CPU variant: A and B bound as uniform texel buffers (the
                                                         *_texel shaders; caps.texel_reads) */
+    bool coopmat_emulated;                           /* COOPMAT variant: the plain-arithmetic stand-in
+                                                        (caps.coopmat_emulated), not the NV kernel */
+    bool coopmat_corrupt;                            /* COOPMAT variant: the test hook of caps.coopmat_corrupt */
 } vkvit__gemm_config;
 
 /* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed
@@ -65,7 +71,9 @@ vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N
 /* The tile configuration of one given variant for this problem size (tests run every variant). */
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
                                             uint32_t K);
-/* "shared", "cpu". */
+/* The COOPMAT configuration (64 x 64 tiles, 32-k steps) for this device: the NV kernel, or the emulated one. */
+vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx);
+/* "shared", "cpu", "coopmat". */
 const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 
 /* What the epilogue applies (specialization constants). act: 0 none, 1 GELU (erf), 2 ReLU, 3 SiLU. */

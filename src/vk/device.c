@@ -266,6 +266,7 @@ typedef struct overrides {
     bool subgroup;                          /* VKVIT_DISABLE_SUBGROUP=1 */
     bool coopmat;                           /* VKVIT_DISABLE_COOPMAT=1 */
     bool texel;                             /* VKVIT_DISABLE_TEXEL=1 */
+    bool coopmat_emulate;                   /* VKVIT_COOPMAT_EMULATE=1 (a test path: see caps.coopmat_emulated) */
 } overrides;
 
 static overrides read_overrides(int disable_f16) {
@@ -274,7 +275,54 @@ static overrides read_overrides(int disable_f16) {
         .subgroup = env_flag("VKVIT_DISABLE_SUBGROUP"),
         .coopmat = env_flag("VKVIT_DISABLE_COOPMAT"),
         .texel = env_flag("VKVIT_DISABLE_TEXEL"),
+        .coopmat_emulate = env_flag("VKVIT_COOPMAT_EMULATE"),
     };
+}
+
+/* Whether the device offers VK_NV_cooperative_matrix with its cooperativeMatrix feature. */
+static bool nv_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts) {
+    if (!ext_has(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    return cm.cooperativeMatrix == VK_TRUE;
+}
+
+/* Whether VK_NV_cooperative_matrix lists the shape gemm_coopmat.comp uses: fp16 A/B, fp32 C/D, 16x16x16, subgroup
+ * scope. */
+static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
+    if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) return false;
+    VkCooperativeMatrixPropertiesNV cm[64];
+    uint32_t n = 0;
+    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS) return false;
+    n = n < 64 ? n : 64;
+    for (uint32_t k = 0; k < n; k++) cm[k] = (VkCooperativeMatrixPropertiesNV){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+    const VkResult r = vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, cm);
+    for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
+        if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 && cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+            cm[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV && cm[k].scope == VK_SCOPE_SUBGROUP_NV)
+            return true;
+    return false;
+}
+
+/* Whether fp16-math GEMMs run on cooperative matrices (before the first-use self-check of src/coopmat_guard.c):
+ * the NV kernel (built when glslang compiles it) where the feature is enabled (nv_enabled), the device lists its
+ * shape and runs it in 32-wide subgroups (one warp = one subgroup), or on request (VKVIT_COOPMAT_EMULATE=1) the
+ * emulated kernel on any device with fp16 math (*emulated). */
+static bool coopmat_runs(VkPhysicalDevice pd, bool nv_enabled, const vkvit_device_info *info, overrides off,
+                         bool *emulated) {
+    const bool f16_math = info->fp16_arithmetic && info->fp16_in_use && !off.coopmat &&
+                          info->max_shared_memory >= VKVIT_COOPMAT_SHARED_BYTES;
+    const bool nv = VKVIT_HAVE_NV_COOPMAT && nv_enabled && info->subgroup_size == 32 && nv_coopmat_f16_shape(pd);
+    *emulated = f16_math && !nv && off.coopmat_emulate;
+    return f16_math && (nv || *emulated);
+}
+
+/* Appends ", text" (or "text" to an empty list) to a comma-separated list of `cap` bytes, truncating. */
+static void add_workaround(char *list, size_t cap, const char *text) {
+    const size_t n = strlen(list);
+    if (n + 1 < cap) snprintf(list + n, cap - n, "%s%s", n ? ", " : "", text);
 }
 
 static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, overrides off, char *out, size_t cap) {
@@ -289,7 +337,10 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, over
     if (off.texel && (quirks & VKVIT_QUIRK_CPU_DEVICE))
         ADD("texel-buffer operand reads disabled by request (VKVIT_DISABLE_TEXEL)");
     if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
-    else if (info->cooperative_matrix || info->cooperative_matrix_nv) ADD("cooperative matrix unused (no kernel yet)");
+    else if (info->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT)
+        ADD("cooperative matrix unused (built without the NV kernel: glslang lacked GL_NV_cooperative_matrix)");
+    else if (info->cooperative_matrix && !info->cooperative_matrix_nv)
+        ADD("cooperative matrix unused (VK_KHR_cooperative_matrix: no KHR kernel in this build)");
 #undef ADD
 }
 
@@ -354,7 +405,6 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
     info->cooperative_matrix = ext_has(&exts, "VK_KHR_cooperative_matrix");
     info->cooperative_matrix_nv = ext_has(&exts, "VK_NV_cooperative_matrix");
     info->subgroup_in_use = info->subgroup_arithmetic && !off.subgroup;
-    info->cooperative_matrix_in_use = 0; /* no cooperative-matrix kernel is selected in this version */
     info->timeline_semaphore = has_tl && tl.timelineSemaphore;
     info->timestamp_period_ns = props.limits.timestampPeriod;
     info->max_shared_memory = props.limits.maxComputeSharedMemorySize;
@@ -379,6 +429,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
 
     uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
     info->fp16_in_use = info->fp16_storage && !off.f16;
+    bool emulated;
+    info->cooperative_matrix_in_use = coopmat_runs(pd, nv_coopmat_feature(pd, &exts), info, off, &emulated);
     /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
      * can be bound at. */
@@ -392,6 +444,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
                                props.limits.minTexelBufferOffsetAlignment <=
                                    VKVIT_MAX(props.limits.minStorageBufferOffsetAlignment, 4);
     describe_quirks(quirks, info, off, info->workarounds, sizeof info->workarounds);
+    if (emulated) add_workaround(info->workarounds, sizeof info->workarounds,
+                                 "cooperative matrix emulated (VKVIT_COOPMAT_EMULATE, a test path)");
     if (quirks_out) *quirks_out = quirks;
     free(exts.props);
 }
@@ -487,7 +541,18 @@ static const char *const k_optional_exts[] = {
     VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME,    /* core in 1.3 */
     VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,       /* core in 1.2 */
     VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME,        /* core in 1.2 */
+    VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,        /* never core: the tensor-core GEMM of fp16-math sessions */
 };
+
+/* The Vulkan version that made an extension of k_optional_exts core (0: never), so it is not enabled by name. */
+static uint32_t ext_core_since(const char *e) {
+    if (strcmp(e, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) == 0) return VK_API_VERSION_1_1;
+    if (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0) return VK_API_VERSION_1_3;
+    if (strcmp(e, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0) return 0;
+    return VK_API_VERSION_1_2;
+}
+
+
 
 uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap) {
     uint32_t n = (uint32_t)VKVIT_ARRAY_LEN(k_optional_exts);
@@ -507,12 +572,11 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
     uint32_t n_enable = 0;
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_optional_exts); i++) {
         const char *e = k_optional_exts[i];
-        bool core = (strcmp(e, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) == 0 && api >= VK_API_VERSION_1_1) ||
-                    (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0 && api >= VK_API_VERSION_1_3) ||
-                    (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) != 0 &&
-                     strcmp(e, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) != 0 && api >= VK_API_VERSION_1_2);
+        const uint32_t since = ext_core_since(e);
+        const bool core = since && api >= since;
         if (!core && ext_has(&exts, e)) enable[n_enable++] = e;
     }
+    ctx->coopmat_nv_enabled = nv_coopmat_feature(ctx->physical_device, &exts);
     free(exts.props);
 
     /* Enable exactly the features query_device() found. */
@@ -531,6 +595,9 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
     if (ctx->info.fp16_arithmetic) { f16a.pNext = chain; chain = &f16a; }
     if (ctx->info.subgroup_size_control) { sgc.pNext = chain; chain = &sgc; }
     if (ctx->info.timeline_semaphore) { tl.pNext = chain; chain = &tl; }
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+                                                      .cooperativeMatrix = VK_TRUE};
+    if (ctx->coopmat_nv_enabled) { cm.pNext = chain; chain = &cm; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
 
     float prio = 1.0f;
@@ -557,9 +624,12 @@ fail:
 
 /* Adopt mode: narrow what vkvit uses to what the host enabled. */
 static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
-    bool fp16s = false, fp16a = false, sgc = false, tl = false;
+    bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false;
     for (const VkBaseInStructure *s = h->enabled_features ? h->enabled_features->pNext : NULL; s; s = s->pNext) {
         switch (s->sType) {
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV:
+            coopmat |= ((const VkPhysicalDeviceCooperativeMatrixFeaturesNV *)s)->cooperativeMatrix;
+            break;
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
             fp16s |= ((const VkPhysicalDeviceVulkan11Features *)s)->storageBuffer16BitAccess;
             break;
@@ -592,8 +662,17 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     ctx->info.fp16_in_use &= fp16s;
     ctx->info.subgroup_size_control &= sgc;
     ctx->info.timeline_semaphore &= tl;
+    bool coopmat_ext = false; /* the NV cooperative-matrix GEMM needs the extension and the feature both enabled */
+    for (uint32_t i = 0; i < h->enabled_device_extension_count && h->enabled_device_extensions; i++)
+        coopmat_ext |= h->enabled_device_extensions[i] &&
+                       strcmp(h->enabled_device_extensions[i], VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+    ctx->coopmat_nv_enabled = coopmat && coopmat_ext;
     if (!ctx->info.subgroup_size_control) ctx->info.subgroup_size_min = ctx->info.subgroup_size_max = 0;
     ctx->info.adopted = 1;
+}
+
+void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text) {
+    add_workaround(ctx->info.workarounds, sizeof ctx->info.workarounds, text);
 }
 
 /* The capability struct the op builders read (vk.h), from the device info after adopt-mode narrowing. */
@@ -618,25 +697,11 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->subgroup_in_use = i->subgroup_in_use != 0;
     c->cooperative_matrix_nv = i->cooperative_matrix_nv != 0;
     c->cooperative_matrix_khr = i->cooperative_matrix != 0;
-    if (c->cooperative_matrix_nv && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) {
-        /* The configuration a first NV GEMM would use: fp16 A/B, fp32 C/D, 16x16x16, subgroup scope. */
-        VkCooperativeMatrixPropertiesNV cm[64];
-        uint32_t n = 0;
-        if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical_device, &n, NULL) == VK_SUCCESS) {
-            n = n < 64 ? n : 64;
-            for (uint32_t k = 0; k < n; k++) cm[k] = (VkCooperativeMatrixPropertiesNV){
-                .sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
-            VkResult r = vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(ctx->physical_device, &n, cm);
-            for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
-                if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
-                    cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                    cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV && cm[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                    cm[k].scope == VK_SCOPE_SUBGROUP_NV)
-                    c->coopmat_nv_f16_16x16x16 = true;
-        }
-    }
-    /* No cooperative-matrix kernel exists yet, and the device is not created with the extension: never in use. */
-    c->cooperative_matrix_in_use = false;
+    c->coopmat_nv_f16_16x16x16 = c->cooperative_matrix_nv && nv_coopmat_f16_shape(ctx->physical_device);
+    /* Tentative until the first-use self-check (src/coopmat_guard.c) has compared it with double-precision loops. */
+    c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, ctx->coopmat_nv_enabled, i, off,
+                                                &c->coopmat_emulated);
+    ctx->info.cooperative_matrix_in_use = c->cooperative_matrix_in_use;
     c->disabled_f16 = off.f16;
     c->disabled_subgroup = off.subgroup;
     c->disabled_texel = off.texel;

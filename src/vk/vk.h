@@ -61,7 +61,14 @@ typedef struct vkvit__caps {
     bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix present */
     bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
     bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
-    bool cooperative_matrix_in_use;         /* a cooperative-matrix kernel is selected (none exists yet: false) */
+    bool cooperative_matrix_in_use;         /* fp16-math GEMMs run on cooperative matrices (shaders/gemm_coopmat.comp):
+                                               the NV kernel where the device lists fp16 16x16x16 at subgroup scope
+                                               with 32-wide subgroups and the feature is enabled, or the emulated one
+                                               (coopmat_emulated). Cleared by a failed self-check (coopmat_guard.c) */
+    bool coopmat_emulated;                  /* VKVIT_COOPMAT_EMULATE=1: the coopmat tiling with plain-arithmetic
+                                               matrix products stands in (a test path for devices without them) */
+    bool coopmat_checked;                   /* the first-use self-check ran (its verdict is cooperative_matrix_in_use) */
+    bool coopmat_corrupt;                   /* test hook: the coopmat kernel adds 1 to every output */
     bool texel_reads;                       /* CPU device whose uniform texel buffers (RGBA32F, RGBA16F) reach as far
                                                as its storage buffers: the CPU kernels read their hot-loop operands
                                                with texelFetch (llvmpipe gathers those in SIMD registers; an SSBO
@@ -77,6 +84,12 @@ typedef struct vkvit__caps {
 } vkvit__caps;
 
 #define VKVIT_CAPS_BAD_CHOICE 0xffffffffu
+
+/* Shared memory of shaders/gemm_coopmat.comp: fp16 A and B tiles of 64 rows x 40 halves, an fp32 64 x 68 tile. */
+#define VKVIT_COOPMAT_SHARED_BYTES (2u * 64 * 40 * 2 + 64u * 68 * 4)
+
+/* Appends ", text" (or "text" to an empty list) to the ctx's info.workarounds, truncating at its size. */
+void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text);
 
 #define VKVIT_VALIDATION_LOG_CAP 8
 
@@ -119,6 +132,8 @@ struct vkvit_ctx {
     VkPhysicalDeviceLimits limits;
     VkDeviceSize max_allocation;            /* VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize */
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
+    bool coopmat_nv_enabled;                /* VK_NV_cooperative_matrix and its cooperativeMatrix feature are enabled on
+                                               the device (by vkvit, or by the host in adopt mode) */
     bool has_debug_utils;
 
     VkPipelineCache pipeline_cache;

@@ -1,0 +1,33 @@
+/* The first-use self-check of the cooperative-matrix GEMM: see coopmat_guard.h. */
+#include "coopmat_guard.h"
+
+#include "vk/vk.h"
+
+#include <stdio.h>
+
+void vkvit__coopmat_guard(vkvit_ctx *ctx) {
+    vkvit__caps *c = &ctx->caps;
+    if (!c->cooperative_matrix_in_use || c->coopmat_checked) return;
+    c->coopmat_checked = true; /* before the runs: vkvit_bench_gemm calls this too */
+    static const uint32_t shapes[2][3] = {{70, 72, 80}, {33, 65, 30}};
+    char why[200] = "";
+    for (int i = 0; i < 2 && !why[0]; i++) {
+        const vkvit_gemm_bench_desc d = {.m = shapes[i][0], .n = shapes[i][1], .k = shapes[i][2], .repeat = 1,
+                                         .seed = 20261125u + (uint32_t)i, .precision = VKVIT_PRECISION_FP16_MATH};
+        vkvit_gemm_bench_result r;
+        const vkvit_result res = vkvit_bench_gemm(ctx, &d, &r);
+        if (res != VKVIT_OK)
+            snprintf(why, sizeof why, "%ux%ux%u did not run: %s", d.m, d.n, d.k, vkvit_last_error());
+        else if (r.mismatches)
+            snprintf(why, sizeof why, "%ux%ux%u: %llu of %llu outputs wrong, worst %.3g x sum|ab|", d.m, d.n, d.k,
+                     (unsigned long long)r.mismatches, (unsigned long long)r.checked, r.max_error);
+    }
+    if (!why[0]) return;
+    c->cooperative_matrix_in_use = false;
+    ctx->info.cooperative_matrix_in_use = 0;
+    char line[320];
+    snprintf(line, sizeof line, "cooperative matrix failed its self-check (%s): fp16-math GEMMs use the tiled kernel",
+             why);
+    vkvit__ctx_add_workaround(ctx, line);
+    vkvit__ctx_log(ctx, VKVIT_LOG_WARNING, "%s", line);
+}
