@@ -6,7 +6,8 @@
 
 Y = X W^T (nn.Linear layout): X [M, K], W [N, K], 2*M*N*K FLOP. Each round runs `vkvit bench gemm --json` (median
 of --repeat, GPU timestamps) and then torch.matmul (median of --repeat wall times, synchronised) in fp32, and on
-cuda also in fp16 (with TF32 off for the fp32 figure, so it is the same arithmetic). Reports per shape the median
+cuda also in fp16 (with TF32 off for the fp32 figure, so it is the same arithmetic), against vkvit's fp16-math GEMM
+(cooperative matrices where the device uses them: the report says which). Reports per shape the median
 and best GFLOP/s over the rounds and the ratio vkvit / PyTorch. Default shapes: 1024^3 and ViT-5-S's
 (201x1152x384, 201x384x1536, 201x1536x384); 4096^3 on cuda.
 """
@@ -28,14 +29,19 @@ CPU_SHAPES = ["1024x1024x1024", "201x1152x384", "201x384x1536", "201x1536x384"]
 GPU_SHAPES = ["4096x4096x4096"] + CPU_SHAPES
 
 
-def vkvit_gemm(args, shape: str) -> float:
+COOPMAT_SEEN = {}  # shape -> whether vkvit's fp16-math GEMM ran on cooperative matrices
+
+
+def vkvit_gemm(args, shape: str, precision: str = "fp32") -> float:
     """GFLOP/s at the median of one `vkvit bench gemm` call."""
     cmd = [args.vkvit, "bench", "gemm", "--shape", shape, "--repeat", str(args.repeat), "--warmup", str(args.warmup),
-           "--json"] + (["--device", args.device] if args.device else [])
+           "--precision", precision, "--json"] + (["--device", args.device] if args.device else [])
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()}")
     row = json.loads(res.stdout.strip().splitlines()[-1])
+    if precision == "fp16-math":
+        COOPMAT_SEEN[shape] = bool(row.get("cooperative_matrix"))
     return row["gflops"]
 
 
@@ -72,7 +78,8 @@ def main() -> int:
     for shape in shapes:
         runners = {"vkvit fp32": lambda: vkvit_gemm(args, shape),
                    "torch fp32": lambda: torch_gemm(args, shape, torch.float32)}
-        if cuda:
+        if cuda:  # fp16 against fp16: vkvit's fp16-math GEMM (cooperative matrices where in use) and torch's
+            runners["vkvit fp16-math"] = lambda: vkvit_gemm(args, shape, "fp16-math")
             runners["torch fp16"] = lambda: torch_gemm(args, shape, torch.float16)
         samples = bc.alternate(runners, args.rounds)
         row = {"shape": shape}
@@ -80,6 +87,10 @@ def main() -> int:
             row[name] = {"median_gflops": statistics.median(values), "best_gflops": max(values),
                          "rounds": [round(v, 2) for v in values]}
         row["ratio_vkvit_over_torch_fp32"] = row["vkvit fp32"]["median_gflops"] / row["torch fp32"]["median_gflops"]
+        if cuda:
+            row["ratio_vkvit_f16_over_torch_f16"] = (row["vkvit fp16-math"]["median_gflops"] /
+                                                     row["torch fp16"]["median_gflops"])
+            row["vkvit_cooperative_matrix"] = COOPMAT_SEEN.get(shape)
         rows.append(row)
 
     report = {"torch_device": args.torch_device, "rounds": args.rounds, "repeat": args.repeat, "shapes": rows}
@@ -92,11 +103,15 @@ def main() -> int:
         return 0
     print(f"GEMM Y = X W^T, {args.rounds} alternating rounds of {args.repeat}; PyTorch on {args.torch_device}" +
           (f", {bc.blas_line(report['blas'])}" if "blas" in report else f", {report['torch_gpu']}"))
-    names = [k for k in rows[0] if k not in ("shape", "ratio_vkvit_over_torch_fp32")]
+    names = [k for k in rows[0] if k not in ("shape", "ratio_vkvit_over_torch_fp32", "ratio_vkvit_f16_over_torch_f16",
+                                              "vkvit_cooperative_matrix")]
     print(f"  {'M x N x K':>16} " + " ".join(f"{n + ' GFLOP/s':>22}" for n in names) + "   vkvit/torch fp32")
     for r in rows:
         cells = " ".join(f"{r[n]['median_gflops']:>10.1f} (best {r[n]['best_gflops']:>6.1f})" for n in names)
-        print(f"  {r['shape']:>16} {cells}   {r['ratio_vkvit_over_torch_fp32']:.2f}x")
+        f16 = (f"   fp16: {r['ratio_vkvit_f16_over_torch_f16']:.2f}x"
+               f" ({'cooperative matrices' if r['vkvit_cooperative_matrix'] else 'tiled kernel'})"
+               if "ratio_vkvit_f16_over_torch_f16" in r else "")
+        print(f"  {r['shape']:>16} {cells}   {r['ratio_vkvit_over_torch_fp32']:.2f}x{f16}")
     return 0
 
 

@@ -97,6 +97,10 @@ elif [ "$dry" = 1 ]; then
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --shape 64x64x64 --repeat 2 --warmup 1 --json
 else
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --json
+    # fp16 arithmetic (cooperative matrices where in use: the "cooperative_matrix" field) at the 4096^3 too
+    run bench_gemm_f16 "$out/bench_gemm_f16.jsonl" "$cli" bench gemm --precision fp16-math --json \
+        --shape 4096x4096x4096 --shape 1024x1024x1024 --shape 201x1152x384 --shape 201x384x1536 --shape 201x1536x384 \
+        --shape 12864x1152x384
     for m in assets/models/*.vkvit; do
         [ -f "$m" ] || continue
         for b in 1 8; do
@@ -190,7 +194,7 @@ def json_lines(path):
                 pass
     return rows
 
-gemm = json_lines(os.path.join(out, "bench_gemm.jsonl"))
+gemm = json_lines(os.path.join(out, "bench_gemm.jsonl")) + json_lines(os.path.join(out, "bench_gemm_f16.jsonl"))
 models = []
 for p in sorted(glob.glob(os.path.join(out, "bench_*_b*.json"))):
     models.extend(json_lines(p))
@@ -237,8 +241,10 @@ if tests.get("error"):
 md += ["", "## Commands", "", "| command | status | s |", "|---|---|---|"]
 md += ["| `%s` | %d | %d |" % (c["command"].replace("|", "\\|"), c["exit_status"], c["seconds"]) for c in commands]
 if gemm:
-    md += ["", "## GEMM (`vkvit bench gemm`)", "", "| M x N x K | median ms | GFLOP/s |", "|---|---|---|"]
-    md += ["| %sx%sx%s | %s | %s |" % (r.get("M"), r.get("N"), r.get("K"), r.get("median_ms"), r.get("gflops"))
+    md += ["", "## GEMM (`vkvit bench gemm`)", "",
+           "| M x N x K | precision | cooperative matrix | median ms | GFLOP/s |", "|---|---|---|---|---|"]
+    md += ["| %sx%sx%s | %s | %s | %s | %s |" % (r.get("M"), r.get("N"), r.get("K"), r.get("precision"),
+                                               r.get("cooperative_matrix"), r.get("median_ms"), r.get("gflops"))
            for r in gemm]
 if models:
     md += ["", "## Models (`vkvit bench --model`)", "",

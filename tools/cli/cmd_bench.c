@@ -214,10 +214,15 @@ static int bench_gemm(int argc, char **argv) {
             cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
             cJSON_AddNumberToObject(doc, "checked_elements", (double)br.checked);
             cJSON_AddItemToObject(doc, "max_relative_diff", cli_jnum(br.max_error));
+            /* fp16-math GEMMs on cooperative matrices: in use after the ctx's first-use self-check (vkvit.h) */
+            vkvit_ctx_device_info(ctx, &dev);
+            cJSON_AddBoolToObject(doc, "cooperative_matrix",
+                                  precision == VKVIT_PRECISION_FP16_MATH && dev.cooperative_matrix_in_use);
             if ((rc = cli_json_print("bench", doc, 0)) != CLI_OK) break;
         } else {
-            printf("%-22s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f\n", name, st.p50, st.p90, st.p99, st.max, st.stddev,
-                   gflops);
+            vkvit_ctx_device_info(ctx, &dev);
+            printf("%-22s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f%s\n", name, st.p50, st.p90, st.p99, st.max, st.stddev,
+                   gflops, precision == VKVIT_PRECISION_FP16_MATH && dev.cooperative_matrix_in_use ? "  coopmat" : "");
         }
         cli_flush_stdout();
     }
