@@ -127,13 +127,13 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     snprintf(label, sizeof label, "%s.qk", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &qk);
 
-    /* 3. softmax over each row's Tkv scores, in place: one row per invocation on CPU devices (rows of 512 scores
-     * cached in registers), one row per workgroup elsewhere (reductions: shaders/reduce.glsl) */
+    /* 3. softmax over each row's Tkv scores, in place: one row per invocation on CPU devices (vec4s along the row:
+     * Tkp and the offset are multiples of 4), one row per workgroup elsewhere (reductions: shaders/reduce.glsl) */
     const bool row_per_wg = !cpu;
     vkvit__kernel_desc ks = {
         .shader =
             ops_reduce_variant(g->ctx, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_SUBGROUP),
-        .n_buffers = 1, .push_size = sizeof(softmax_rows_push), .n_spec = 3, .spec = {wg, cpu ? 512 : 0, row_per_wg},
+        .n_buffers = 1, .push_size = sizeof(softmax_rows_push), .n_spec = 2, .spec = {wg, row_per_wg},
     };
     softmax_rows_push ps = {.rows = B * H * Tq, .n = Tkv, .n_pad = Tkp, .stride = Tkp, .offset = 0};
     vkvit__node_binding bs[2] = {rdwr(st), rd(st)};
