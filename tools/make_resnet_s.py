@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "reference"))
 
+import torch  # noqa: E402
 import vkvit_file  # noqa: E402
 import make_goldens as mg  # noqa: E402
 
@@ -25,6 +26,7 @@ def main() -> int:
     cfg = mg.small_resnet(dim=384, image_size=(224, 224), patch_size=16, depth=12,
                           seq=mg.seq_attention(6, qk_norm=True, rope=True, bias=True),
                           mlp=mg.mlp_spec("gelu", 1536, bias=True), bias=mg.BIASES, num_classes=1000)
+    torch.manual_seed(0)  # the same file every time
     net = mg.build_model("resnet", "generic", cfg).eval()
     meta = {"format_version": 1, "architecture": "resnet", "flavour": "generic", "name": "resnet_s16_224_random",
             "config": cfg, "preprocess": {"image_size": [224, 224], "resize_shorter": 224, "interpolation": "bicubic",
