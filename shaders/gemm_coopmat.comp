@@ -90,7 +90,8 @@ void stage_a(const bool VEC, uint base, uint r0, uint k0) {
             }
         }
         const uint s = r * SA + 4 * (idx % (BK / 4));
-        sh_a[s] = float16_t(v.x), sh_a[s + 1] = float16_t(v.y), sh_a[s + 2] = float16_t(v.z), sh_a[s + 3] = float16_t(v.w);
+        sh_a[s] = float16_t(v.x), sh_a[s + 1] = float16_t(v.y);
+        sh_a[s + 2] = float16_t(v.z), sh_a[s + 3] = float16_t(v.w);
     }
 }
 
@@ -165,7 +166,8 @@ void main() {
 
 #if defined(COOPMAT_NV) && COOPMAT_NV
     [[unroll]] for (uint i = 0; i < 2; i++)
-        [[unroll]] for (uint j = 0; j < 2; j++) coopMatStoreNV(acc[i][j], sh_c, (wm + 16 * i) * SC + wn + 16 * j, SC, false);
+        [[unroll]] for (uint j = 0; j < 2; j++)
+            coopMatStoreNV(acc[i][j], sh_c, (wm + 16 * i) * SC + wn + 16 * j, SC, false);
 #else
     [[unroll]] for (uint j = 0; j < 32; j++) sh_c[(wm + lane) * SC + wn + j] = acc[j];
 #endif

@@ -85,7 +85,8 @@ void main() {
         [[dont_unroll]] for (uint j4 = 0; j4 < n4; j4++) {
             const uint j = 4 * j4;
             const vec4 v = read_s4(base4 + j4);
-            const vec4 x = vec4(v.x, j + 1 < p.n ? v.y : NEG_BIG, j + 2 < p.n ? v.z : NEG_BIG, j + 3 < p.n ? v.w : NEG_BIG);
+            const vec4 x = vec4(v.x, j + 1 < p.n ? v.y : NEG_BIG, j + 2 < p.n ? v.z : NEG_BIG,
+                                j + 3 < p.n ? v.w : NEG_BIG);
             const float m_new = max(m, max(max(x.x, x.y), max(x.z, x.w)));
             const vec4 e = exp(x - m_new);
             l = l * exp(m - m_new) + ((e.x + e.y) + (e.z + e.w));

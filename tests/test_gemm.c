@@ -3,10 +3,10 @@
  * Every GEMM case runs on every GEMM variant (the shared-memory GPU kernel and the llvmpipe kernel), whichever one
  * vkvit__gemm_pick would choose for this device, in three modes: fp32, fp16 weights (*_w16) and fp16 arithmetic
  * (*_f16, where the device has shaderFloat16). The cooperative-matrix kernel (fp16 arithmetic only) runs in its
- * emulated form on every device with shaderFloat16 and as the NV kernel where the device uses it. Each case draws fresh random inputs, poisons the output buffer (and
- * the row padding past N) with NaN, runs the kernel under the validation layer, and checks
- * max |got - want| / max |want| <= 1e-5 (fp32 math; fp16 arithmetic: see check_f16_math). The padding must still be
- * NaN afterwards: a kernel that writes outside its output is caught. */
+ * emulated form on every device with shaderFloat16 and as the NV kernel where the device uses it. Each case draws
+ * fresh random inputs, poisons the output buffer (and the row padding past N) with NaN, runs the kernel under the
+ * validation layer, and checks max |got - want| / max |want| <= 1e-5 (fp32 math; fp16 arithmetic: see
+ * check_f16_math). The padding must still be NaN afterwards: a kernel that writes outside its output is caught. */
 #include "test_util.h"
 #include "model/safetensors.h"
 #include "ops/gemm.h"

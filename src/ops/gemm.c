@@ -76,7 +76,8 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             d.shader = VKVIT_SHADER_GEMM_COOPMAT_NV_F32_F32_F16;
 #else
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the NV "
-                                "cooperative-matrix GEMM (glslang lacked GL_NV_cooperative_matrix)", label ? label : "?");
+                                "cooperative-matrix GEMM (glslang lacked GL_NV_cooperative_matrix)",
+                                label ? label : "?");
 #endif
         }
         const uint32_t spec[5] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt};

@@ -282,7 +282,8 @@ static overrides read_overrides(int disable_f16) {
 /* Whether the device offers VK_NV_cooperative_matrix with its cooperativeMatrix feature. */
 static bool nv_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts) {
     if (!ext_has(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
     vkGetPhysicalDeviceFeatures2(pd, &f);
     return cm.cooperativeMatrix == VK_TRUE;
@@ -296,11 +297,12 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
     uint32_t n = 0;
     if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS) return false;
     n = n < 64 ? n : 64;
-    for (uint32_t k = 0; k < n; k++) cm[k] = (VkCooperativeMatrixPropertiesNV){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+    for (uint32_t k = 0; k < n; k++)
+        cm[k] = (VkCooperativeMatrixPropertiesNV){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
     const VkResult r = vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, cm);
     for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
-        if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 && cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-            cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
+            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
             cm[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV && cm[k].scope == VK_SCOPE_SUBGROUP_NV)
             return true;
     return false;
@@ -552,8 +554,6 @@ static uint32_t ext_core_since(const char *e) {
     return VK_API_VERSION_1_2;
 }
 
-
-
 uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap) {
     uint32_t n = (uint32_t)VKVIT_ARRAY_LEN(k_optional_exts);
     for (uint32_t i = 0; names && i < n && i < cap; i++) names[i] = k_optional_exts[i];
@@ -595,8 +595,8 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
     if (ctx->info.fp16_arithmetic) { f16a.pNext = chain; chain = &f16a; }
     if (ctx->info.subgroup_size_control) { sgc.pNext = chain; chain = &sgc; }
     if (ctx->info.timeline_semaphore) { tl.pNext = chain; chain = &tl; }
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
-                                                      .cooperativeMatrix = VK_TRUE};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
     if (ctx->coopmat_nv_enabled) { cm.pNext = chain; chain = &cm; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
 
