@@ -139,9 +139,9 @@ static void push_mirror_checked_against_shader(void) {
     const uint32_t block = vkvit__shader_push_size(VKVIT_SHADER_NORM_F32_F32);
     vkvit__kernel k;
     vkvit__kernel_desc d = {.shader = VKVIT_SHADER_NORM_F32_F32, .n_buffers = 4, .push_size = block - 4,
-                            .n_spec = 5, .spec = {8, 0, 0, 0, 1}, .label = "short mirror"};
+                            .n_spec = 6, .spec = {8, 0, 0, 0, 1, 1}, .label = "short mirror"};
     vkvit_result r = vkvit__kernel_create(ctx, &d, &k);
-    CHECK(block == 40 && r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "push-constant block"),
+    CHECK(block == 44 && r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "push-constant block"),
           "norm block %u bytes; a %u-byte mirror: %s: %s", block, block - 4, vkvit_result_name(r), vkvit_last_error());
     d.push_size = block;
     MUST(vkvit__kernel_create(ctx, &d, &k));

@@ -86,7 +86,8 @@ static void check_model(vkvit_ctx *ctx, const char *stem) {
     const uint64_t per_image = whole.largest_activation_bytes / batch;
     if (batch < 2) goto refused; /* a golden of one image has nothing to split */
 
-    /* Grid: the largest y grid (one workgroup per row of batch x tokens in the norms) one workgroup too many. */
+    /* Grid: the largest y grid (the norms: one workgroup per row of batch x tokens on GPUs, per eight (row, group)
+     * pairs on CPU devices) one workgroup too many. */
     ctx->limits.maxComputeWorkGroupCount[1] = whole.largest_grid[1] - 1;
     run_golden(ctx, stem, "grid", &st);
     CHECK(st.sub_batch < batch && st.largest_grid[1] <= ctx->limits.maxComputeWorkGroupCount[1],

@@ -8,6 +8,8 @@
  *                           [tokens, heads*dk] rows (weight tiled per head, since the kernel indexes it by channel)
  *   layernorm_*             vkvit__op_norm LAYER: direct weight or 1 + w, with and without bias
  *   multihead_layernorm_*   vkvit__op_norm LAYER with group = DH, 1 + w
+ *                           (the vkvit__op_norm cases with each work split of shaders/norm.comp: this device's and
+ *                           the other device class's, whose GPU split runs with and without subgroup reductions)
  *   layerscale_*            x * gamma as the GEMM epilogue scale: vkvit__op_gemm with w = I (exact: every product
  *                           is x * 1 or x * 0), once into a fresh tensor and once in place onto a zero residual
  *   grn_*                   vkvit__op_grn_residual with ls = none onto x = 0, which leaves exactly GRN(a) in x;
@@ -145,6 +147,28 @@ static float *run_norm(vkvit_ctx *ctx, const vt_golden *g, vkvit__norm_kind kind
     return y;
 }
 
+/* run_norm with each work split of shaders/norm.comp and compare: the one this device picks, then the other device
+ * class's (CPU devices: one invocation per row; GPUs: a workgroup per row, reductions with and without subgroup
+ * arithmetic), so that lavapipe tests the GPU split too. */
+static void run_norm_splits(vkvit_ctx *ctx, const vt_golden *g, const char *what, vkvit__norm_kind kind,
+                            const float *x, uint32_t rows, uint32_t C, uint32_t group, const float *w, const float *b,
+                            bool one_plus, float eps) {
+    const vkvit__caps saved = ctx->caps;
+    for (int split = 0; split < 3; split++) {
+        if (split > 0) {
+            ctx->caps.cpu_device = !saved.cpu_device;
+            ctx->caps.subgroup_in_use = saved.subgroup_in_use && split == 1;
+        }
+        float *got = run_norm(ctx, g, kind, x, rows, C, group, w, b, one_plus, eps);
+        ctx->caps = saved;
+        char v[160];
+        snprintf(v, sizeof v, "%s (%s split%s)", what, split == 0 ? "own" : saved.cpu_device ? "GPU" : "CPU",
+                 split == 2 ? ", no subgroup" : "");
+        compare(g, v, got, "out.y", TOL);
+        free(got);
+    }
+}
+
 static void case_rmsnorm(vkvit_ctx *ctx, const vt_golden *g) {
     const float eps = (float)vt_json_num(g->params, "eps", 1e-6);
     /* 1. vkvit__op_rmsnorm, the network's builder, over rows of the last dim. */
@@ -169,11 +193,10 @@ static void case_rmsnorm(vkvit_ctx *ctx, const vt_golden *g) {
         float *x = vt_golden_f32_req(g, "in.x", NULL), *w = vt_golden_f32_req(g, "w.weight", NULL);
         float *wt = malloc((size_t)C * sizeof(float));
         for (uint32_t h = 0; h < heads; h++) memcpy(wt + (size_t)h * dk, w, dk * sizeof(float));
-        float *got = run_norm(ctx, g, VKVIT_NORM_RMS, x, rows, C, dk, wt, NULL, false, eps);
         char v[64];
         snprintf(v, sizeof v, "op_norm group=%u of C=%u", dk, C);
-        compare(g, v, got, "out.y", TOL);
-        free(x), free(w), free(wt), free(got);
+        run_norm_splits(ctx, g, v, VKVIT_NORM_RMS, x, rows, C, dk, wt, NULL, false, eps);
+        free(x), free(w), free(wt);
     }
 }
 
@@ -191,11 +214,10 @@ static void case_layernorm(vkvit_ctx *ctx, const vt_golden *g, bool multihead) {
     float *b = bias ? vt_golden_f32_req(g, "w.bias", NULL) : NULL;
     CHECK(bias == (vt_golden_shape(g, "w.bias") != NULL), "%s: params bias %d disagrees with the tensors", g->path,
           bias);
-    float *got = run_norm(ctx, g, VKVIT_NORM_LAYER, x, rows, C, group, w, b, one_plus, eps);
     char v[96];
     snprintf(v, sizeof v, "%s%s group=%u", one_plus ? "1+w" : "w", bias ? "+b" : "", group);
-    compare(g, v, got, "out.y", TOL);
-    free(x), free(w), free(b), free(got);
+    run_norm_splits(ctx, g, v, VKVIT_NORM_LAYER, x, rows, C, group, w, b, one_plus, eps);
+    free(x), free(w), free(b);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
