@@ -54,7 +54,7 @@ def mlstm_parallel_seed(q, k, v, ipre, fpre):
     log_f = seed_log_forget_gate(fpre)                                         # (B, NH, S)
     log_f_cumsum = torch.cumsum(log_f, dim=-1)                                 # F_t, inclusive
     log_D = log_f_cumsum.unsqueeze(-1) - log_f_cumsum.unsqueeze(-2)            # (B, NH, S, S): F_i - F_j
-    causal = torch.tril(torch.ones(S, S, dtype=torch.bool))
+    causal = torch.tril(torch.ones(S, S, dtype=torch.bool, device=q.device))
     log_D = log_D.masked_fill(~causal, -1e9)
     log_D = log_D + log_i.unsqueeze(-2)                                        # + i~_j, broadcast over rows
     max_log_D = log_D.max(dim=-1, keepdim=True).values.clamp(min=-10)          # (B, NH, S, 1)
@@ -73,8 +73,8 @@ def mlstm_parallel_official(q, k, v, ipre, fpre, eps: float = 1e-6):
     """
     B, NH, S, DH = q.shape
     log_fgates = F.logsigmoid(fpre).unsqueeze(-1)                              # (B, NH, S, 1)
-    ltr = torch.tril(torch.ones(S, S, dtype=torch.bool))
-    zeros = torch.zeros(B, NH, 1, 1, dtype=q.dtype)
+    ltr = torch.tril(torch.ones(S, S, dtype=torch.bool, device=q.device))
+    zeros = torch.zeros(B, NH, 1, 1, dtype=q.dtype, device=q.device)
     log_fgates_cumsum = torch.cat([zeros, torch.cumsum(log_fgates, dim=-2)], dim=-2)   # (B, NH, S+1, 1)
     rep = log_fgates_cumsum.repeat(1, 1, 1, S + 1)                             # (B, NH, S+1, S+1)
     log_fg_matrix = torch.where(ltr, (rep - rep.transpose(-2, -1))[:, :, 1:, 1:], float("-inf"))
@@ -112,17 +112,17 @@ def mlstm_chunkwise(q, k, v, ipre, fpre, chunk_size: int, numerics: str = "seed"
         log_i, log_f = official_log_gates(ipre, fpre)
         k = k / math.sqrt(DH)                                                  # official scales keys
 
-    C = torch.zeros(B, NH, DH, DV, dtype=q.dtype)                              # carried sum of w * k v^T
-    n = torch.zeros(B, NH, DH, dtype=q.dtype)                                  # carried sum of w * k
-    mu = torch.full((B, NH), float("-inf"), dtype=q.dtype)                     # exact running max (empty: -inf)
-    out = torch.empty(B, NH, S, DV, dtype=q.dtype)
+    C = torch.zeros(B, NH, DH, DV, dtype=q.dtype, device=q.device)             # carried sum of w * k v^T
+    n = torch.zeros(B, NH, DH, dtype=q.dtype, device=q.device)                 # carried sum of w * k
+    mu = torch.full((B, NH), float("-inf"), dtype=q.dtype, device=q.device)    # exact running max (empty: -inf)
+    out = torch.empty(B, NH, S, DV, dtype=q.dtype, device=q.device)
     for c0 in range(0, S, chunk_size):
         c1 = min(c0 + chunk_size, S)
         qc, kc, vc = q[:, :, c0:c1], k[:, :, c0:c1], v[:, :, c0:c1]            # (B, NH, L, .)
         ic = log_i[:, :, c0:c1]                                                # (B, NH, L)
         beta = torch.cumsum(log_f[:, :, c0:c1], dim=-1)                        # local inclusive cumsum
         L = c1 - c0
-        causal = torch.tril(torch.ones(L, L, dtype=torch.bool))
+        causal = torch.tril(torch.ones(L, L, dtype=torch.bool, device=q.device))
 
         alpha = beta + mu[..., None]                                           # carried-state log-weight per row
         a = (beta[..., :, None] - beta[..., None, :] + ic[..., None, :])       # (B, NH, L, L) intra-chunk
