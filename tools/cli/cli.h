@@ -160,8 +160,10 @@ const char *cli_shape_text(const vkvit_shape *s, char *buf, size_t cap);
 /* Before a model file goes to the reader: when its first bytes cannot start a safetensors file (8-byte header
  * length, then '{') it returns VKVIT_ERROR_BAD_MODEL_FILE with a sentence saying what the file looks like by its
  * magic bytes (PNG, JPEG, GIF, WebP, BMP, a PyTorch zip checkpoint, a pickle, HDF5, gzip, ONNX, GGUF, ...), so the
- * user does not meet "header length 727905341920923785 is above the limit". VKVIT_OK otherwise (also for files it
- * cannot read: the reader reports those). */
+ * user does not meet "header length 727905341920923785 is above the limit". VKVIT_ERROR_IO for a path that cannot be
+ * opened or is not a regular file (a FIFO, a device, a directory: the library's sentence), so that the commands refuse
+ * it before creating a Vulkan context (a GPU driver takes a second to start). VKVIT_OK otherwise (short or unreadable
+ * files: the reader reports those). */
 vkvit_result cli_sniff_model(const char *path);
 /* The same on the first n bytes of an input already read; `kind` completes "'NAME' is not <kind>". */
 vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *name, const char *kind);

@@ -577,10 +577,22 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
 
 vkvit_result cli_sniff_model(const char *path) {
     unsigned char b[16] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block here: the reader refuses it */
-    if (fd < 0) return VKVIT_OK;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block here */
+    if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot open '%s': %s", path, strerror(errno));
     struct stat st;
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, b, sizeof b) : -1;
+    const int examined = fstat(fd, &st) == 0;
+    if (!examined || !S_ISREG(st.st_mode)) { /* the reader's own sentence, before any device work */
+        close(fd);
+        const char *what = !examined               ? "something that cannot be examined"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)"
+                           : S_ISDIR(st.st_mode)  ? "a directory"
+                           : S_ISCHR(st.st_mode)  ? "a character device"
+                           : S_ISBLK(st.st_mode)  ? "a block device"
+                                                  : "something else";
+        return cli_error(VKVIT_ERROR_IO, "'%s' is not a regular file but %s; vkvit reads only regular files", path,
+                         what);
+    }
+    ssize_t n = read(fd, b, sizeof b);
     close(fd);
     if (n < 0) return VKVIT_OK;
     return cli_sniff_safetensors(b, (size_t)n, path,

@@ -280,10 +280,11 @@ int vkvit_cli_classify(int argc, char **argv) {
         FAIL(r);
     }
     for (uint32_t i = 0; i < a.n_paths; i++) res[i].path = a.paths[i];
+    /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
+    if ((r = cli_sniff_model(a.model_path)) != VKVIT_OK) FAIL(r);
     /* The ctx's own label is the default; the log callback prefixes its lines with "vkvit classify". */
     vkvit_ctx_desc cd = {.device = a.device, .log = cli_log_stderr, .log_user = "vkvit classify"};
     if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
-    if ((r = cli_sniff_model(a.model_path)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = a.model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);

@@ -148,9 +148,10 @@ int vkvit_cli_run(int argc, char **argv) {
     }
     if ((r = cli_read_tensor_f32(tf, (uint32_t)in_at, t, "the input", &input)) != VKVIT_OK) FAIL(r);
 
+    /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
+    if ((r = cli_sniff_model(model_path)) != VKVIT_OK) FAIL(r);
     vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit run"};
     if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
-    if ((r = cli_sniff_model(model_path)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
