@@ -189,7 +189,9 @@ VKVIT_API void vkvit_ctx_destroy(vkvit_ctx *ctx);
 
 /* Device extensions vkvit uses when present, for a host to enable before it creates its VkDevice (each is
  * optional; vkvit falls back when missing). VK_NV_cooperative_matrix is used only with its cooperativeMatrix feature
- * chained (VkPhysicalDeviceCooperativeMatrixFeaturesNV) in vkvit_host_device.enabled_features. Returns the count;
+ * chained (VkPhysicalDeviceCooperativeMatrixFeaturesNV) and the vulkanMemoryModel feature
+ * (VkPhysicalDeviceVulkan12Features or VkPhysicalDeviceVulkanMemoryModelFeatures) in
+ * vkvit_host_device.enabled_features. Returns the count;
  * writes up to `cap` names into `names` (which may be NULL to query the count). The strings are static. */
 VKVIT_API uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap);
 

@@ -279,14 +279,19 @@ static overrides read_overrides(int disable_f16) {
     };
 }
 
-/* Whether the device offers VK_NV_cooperative_matrix with its cooperativeMatrix feature. */
-static bool nv_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts) {
+/* Whether the device offers VK_NV_cooperative_matrix with its cooperativeMatrix feature, and the vulkanMemoryModel
+ * feature (core 1.2, VK_KHR_vulkan_memory_model before): glslang compiles GL_NV_cooperative_matrix to SPIR-V in the
+ * Vulkan memory model (its loads and stores carry memory-scope operands), which needs that feature enabled. */
+static bool nv_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api) {
     if (!ext_has(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+    if (api < VK_API_VERSION_1_2 && !ext_has(exts, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME)) return false;
+    VkPhysicalDeviceVulkanMemoryModelFeatures mm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &mm};
     VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
     vkGetPhysicalDeviceFeatures2(pd, &f);
-    return cm.cooperativeMatrix == VK_TRUE;
+    return cm.cooperativeMatrix == VK_TRUE && mm.vulkanMemoryModel == VK_TRUE;
 }
 
 /* Whether VK_NV_cooperative_matrix lists the shape gemm_coopmat.comp uses: fp16 A/B, fp32 C/D, 16x16x16, subgroup
@@ -432,7 +437,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
     uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
     info->fp16_in_use = info->fp16_storage && !off.f16;
     bool emulated;
-    info->cooperative_matrix_in_use = coopmat_runs(pd, nv_coopmat_feature(pd, &exts), info, off, &emulated);
+    info->cooperative_matrix_in_use =
+        coopmat_runs(pd, nv_coopmat_feature(pd, &exts, props.apiVersion), info, off, &emulated);
     /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
      * can be bound at. */
@@ -544,6 +550,7 @@ static const char *const k_optional_exts[] = {
     VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,       /* core in 1.2 */
     VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME,        /* core in 1.2 */
     VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,        /* never core: the tensor-core GEMM of fp16-math sessions */
+    VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME,      /* core in 1.2: the memory model that GEMM's SPIR-V declares */
 };
 
 /* The Vulkan version that made an extension of k_optional_exts core (0: never), so it is not enabled by name. */
@@ -576,7 +583,7 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
         const bool core = since && api >= since;
         if (!core && ext_has(&exts, e)) enable[n_enable++] = e;
     }
-    ctx->coopmat_nv_enabled = nv_coopmat_feature(ctx->physical_device, &exts);
+    ctx->coopmat_nv_enabled = nv_coopmat_feature(ctx->physical_device, &exts, api);
     free(exts.props);
 
     /* Enable exactly the features query_device() found. */
@@ -597,7 +604,9 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
     if (ctx->info.timeline_semaphore) { tl.pNext = chain; chain = &tl; }
     VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
-    if (ctx->coopmat_nv_enabled) { cm.pNext = chain; chain = &cm; }
+    VkPhysicalDeviceVulkanMemoryModelFeatures mm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .vulkanMemoryModel = VK_TRUE};
+    if (ctx->coopmat_nv_enabled) { cm.pNext = chain; mm.pNext = &cm; chain = &mm; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
 
     float prio = 1.0f;
@@ -624,7 +633,7 @@ fail:
 
 /* Adopt mode: narrow what vkvit uses to what the host enabled. */
 static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
-    bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false;
+    bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false, memory_model = false;
     for (const VkBaseInStructure *s = h->enabled_features ? h->enabled_features->pNext : NULL; s; s = s->pNext) {
         switch (s->sType) {
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV:
@@ -636,6 +645,10 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
             fp16a |= ((const VkPhysicalDeviceVulkan12Features *)s)->shaderFloat16;
             tl |= ((const VkPhysicalDeviceVulkan12Features *)s)->timelineSemaphore;
+            memory_model |= ((const VkPhysicalDeviceVulkan12Features *)s)->vulkanMemoryModel;
+            break;
+        case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+            memory_model |= ((const VkPhysicalDeviceVulkanMemoryModelFeatures *)s)->vulkanMemoryModel;
             break;
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
             sgc |= ((const VkPhysicalDeviceVulkan13Features *)s)->subgroupSizeControl &&
@@ -666,7 +679,7 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     for (uint32_t i = 0; i < h->enabled_device_extension_count && h->enabled_device_extensions; i++)
         coopmat_ext |= h->enabled_device_extensions[i] &&
                        strcmp(h->enabled_device_extensions[i], VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
-    ctx->coopmat_nv_enabled = coopmat && coopmat_ext;
+    ctx->coopmat_nv_enabled = coopmat && coopmat_ext && memory_model;
     if (!ctx->info.subgroup_size_control) ctx->info.subgroup_size_min = ctx->info.subgroup_size_max = 0;
     ctx->info.adopted = 1;
 }
