@@ -48,8 +48,8 @@
 #endif
 #include "types.glsl"
 
-layout(constant_id = 0) const uint BM = 256;        // output rows per workgroup (<= MAX_BM)
-layout(constant_id = 1) const uint TN = 32;         // output columns per lane (<= MAX_TN); workgroup: 8*TN columns
+layout(constant_id = 0) const uint BM = 256;        // output rows per workgroup (<= 256)
+layout(constant_id = 1) const uint TN = 32;         // output columns per lane (<= 32); workgroup: 8*TN columns
 layout(constant_id = 2) const bool HAS_BIAS = false;
 layout(constant_id = 3) const uint ACT = 0;         // epilogue (gemm_epilogue.glsl)
 layout(constant_id = 4) const bool HAS_SCALE = false;
@@ -86,8 +86,11 @@ layout(push_constant) uniform Push {
 
 #include "gemm_epilogue.glsl"
 
-#define MAX_BM 256
-#define MAX_TN 32
+// Private arrays sized by the specialised tile (BM x TN accumulators), not by the largest one: NVIDIA's driver
+// refuses to compile 36 KiB of per-invocation arrays ("failed to validate local memory"), and the tests run every
+// variant on every device.
+#define MAX_BM BM
+#define MAX_TN TN
 #define KC4 8                                       // K chunk in vec4s: 8 lanes x vec4 = 32 k
 
 ACC_TYPE acc[MAX_BM][MAX_TN];
