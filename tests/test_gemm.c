@@ -153,9 +153,10 @@ static void check_f16_math(const char *vname, const gemm_case *c, const float *g
 
 /* MODE_W16 / MODE_F16_MATH: B is stored as fp16 (the *_w16 kernels of fp16 sessions, the *_f16 kernels of fp16-math
  * sessions); the reference uses the same rounded values, so the fp32-math tolerance is unchanged for *_w16. */
-/* texel: the CPU variant with texel-buffer operands; coop_nv: the COOPMAT variant's NV kernel, not the emulated one. */
+/* texel: the CPU variant with texel-buffer operands; coop_nv: the COOPMAT variant's NV kernel, not the emulated one;
+ * coop_tile: the COOPMAT variant's tile (64 or 128) whatever the size would pick. */
 static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode,
-                          bool texel, bool coop_nv) {
+                          bool texel, bool coop_nv, uint32_t coop_tile) {
     const bool b_f16 = mode != MODE_F32;
     const gemm_layout l = layout_of(c);
     const uint32_t stride_d = l.stride_d;
@@ -200,6 +201,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     cfg.f16_math = mode == MODE_F16_MATH;
     cfg.texel = texel;
     cfg.coopmat_emulated = !coop_nv;
+    if (variant == VKVIT_GEMM_COOPMAT) cfg.bm = cfg.bn = coop_tile;
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
@@ -371,13 +373,13 @@ int main(void) {
         if (variant == VKVIT_GEMM_COOPMAT) continue; /* below */
         for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->caps.texel_reads); texel++) {
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-                run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false);
+                run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0);
             /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-                if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel, false);
+                if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel, false, 0);
             for (size_t i = 0; f16_math && i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
-                    run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel, false);
+                    run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel, false, 0);
         }
     }
     /* Cooperative matrices (fp16 arithmetic only): the emulated kernel wherever fp16 math runs (its tiling, staging,
@@ -385,9 +387,10 @@ int main(void) {
     const bool coop_nv = ctx->caps.cooperative_matrix_in_use && !ctx->caps.coopmat_emulated; /* implies the NV build */
     if (!coop_nv) printf("NV cooperative-matrix GEMM not run: this device does not use it\n");
     for (int nv = 0; f16_math && nv <= coop_nv; nv++)
-        for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-            if (cases[i].M * cases[i].N < 1000000)
-                run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv);
+        for (uint32_t tile = 32; tile <= 128; tile *= 2) /* every tile on every case (sizes pick one of them) */
+            for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
+                if (cases[i].M * cases[i].N < 1000000)
+                    run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile);
     run_add_case(ctx, 1, 1);
     run_add_case(ctx, 1, 1000);
     run_add_case(ctx, 201, 384);

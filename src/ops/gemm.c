@@ -28,13 +28,19 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
                                             uint32_t K) {
     (void)K;
     if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N);
-    if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx);
+    if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, 1);
     /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
 }
 
-vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx) {
-    return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
+/* The largest tile (the most matrix products per staged element) of which there are enough workgroups to keep a
+ * GPU's multiprocessors busy (an H100 has 132): 128 x 128, then 64 x 64, then 32 x 32 (ViT at batch 1: 201 rows). */
+vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch) {
+    const uint64_t b = batch ? batch : 1;
+    uint32_t tile = 128;
+    while (tile > 32 && (uint64_t)VKVIT_CEIL_DIV(M, tile) * VKVIT_CEIL_DIV(N, tile) * b < VKVIT_COOPMAT_MIN_TILES)
+        tile /= 2;
+    return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
                                 .coopmat_corrupt = ctx->caps.coopmat_corrupt};
 }
@@ -65,15 +71,21 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': fp16 arithmetic needs fp16 weights (b_f16)",
                             label ? label : "?");
     if (cfg->variant == VKVIT_GEMM_COOPMAT) {
-        /* gemm_coopmat.comp: 0 HAS_BIAS, 1 ACT, 2 HAS_SCALE, 3 HAS_RESIDUAL, 4 CORRUPT; 128 invocations, 64 x 64. */
-        if (!cfg->f16_math || cfg->bm != 64 || cfg->bn != 64 || cfg->bk != 32)
-            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 64x64x32 "
-                                "tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
+        /* gemm_coopmat.comp: 0 HAS_BIAS, 1 ACT, 2 HAS_SCALE, 3 HAS_RESIDUAL, 4 CORRUPT; 32 x 32 tiles of 32
+         * invocations (t32), 64 x 64 of 128, 128 x 128 of 256 (t128). */
+        if (!cfg->f16_math || (cfg->bm != 32 && cfg->bm != 64 && cfg->bm != 128) || cfg->bn != cfg->bm ||
+            cfg->bk != 32)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 32x32x32, "
+                                "64x64x32 or 128x128x32 tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
         if (cfg->coopmat_emulated) {
-            d.shader = VKVIT_SHADER_GEMM_COOPMAT_EMU_F32_F32_F16;
+            d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_EMU_T32_F32_F32_F16
+                       : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_EMU_F32_F32_F16
+                                       : VKVIT_SHADER_GEMM_COOPMAT_EMU_T128_F32_F32_F16;
         } else {
 #if VKVIT_HAVE_NV_COOPMAT
-            d.shader = VKVIT_SHADER_GEMM_COOPMAT_NV_F32_F32_F16;
+            d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_NV_T32_F32_F32_F16
+                       : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_NV_F32_F32_F16
+                                       : VKVIT_SHADER_GEMM_COOPMAT_NV_T128_F32_F32_F16;
 #else
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the NV "
                                 "cooperative-matrix GEMM (glslang lacked GL_NV_cooperative_matrix)",

@@ -12,7 +12,8 @@
  *   VKVIT_GEMM_SHARED  shaders/gemm.comp      shared-memory tiles, for GPUs
  *   VKVIT_GEMM_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
  *   VKVIT_GEMM_COOPMAT shaders/gemm_coopmat.comp  cooperative matrices (tensor cores) for fp16-math GEMMs on fp16
- *                      weights where caps.cooperative_matrix_in_use: 64 x 64 tiles, fp16 products, fp32 sums
+ *                      weights where caps.cooperative_matrix_in_use: 64 x 64 or 128 x 128 tiles, fp16 products,
+ *                      fp32 sums
  * ------------------------------------------------------------------------------------------------------------ */
 
 /* Batch index z (grid z) is split in two levels, z = outer * n_inner + inner, and every operand X in {A, B, D,
@@ -71,8 +72,11 @@ vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N
 /* The tile configuration of one given variant for this problem size (tests run every variant). */
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
                                             uint32_t K);
-/* The COOPMAT configuration (64 x 64 tiles, 32-k steps) for this device: the NV kernel, or the emulated one. */
-vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx);
+/* The COOPMAT configuration for an M x N GEMM of `batch` products on this device (32-k steps; the largest of the
+ * 128 x 128, 64 x 64 and 32 x 32 tiles that makes at least VKVIT_COOPMAT_MIN_TILES workgroups, else 32 x 32): the
+ * NV kernel, or the emulated one. */
+#define VKVIT_COOPMAT_MIN_TILES 128
+vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch);
 /* "shared", "cpu", "coopmat". */
 const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 

@@ -85,8 +85,9 @@ typedef struct vkvit__caps {
 
 #define VKVIT_CAPS_BAD_CHOICE 0xffffffffu
 
-/* Shared memory of shaders/gemm_coopmat.comp: fp16 A and B tiles of 64 rows x 40 halves, an fp32 64 x 68 tile. */
-#define VKVIT_COOPMAT_SHARED_BYTES (2u * 64 * 40 * 2 + 64u * 68 * 4)
+/* Shared memory of shaders/gemm_coopmat.comp at its larger tile: fp16 A and B tiles of 128 rows x 40 halves, a
+ * 16 x 20 fp32 staging tile for each of the 8 warps. */
+#define VKVIT_COOPMAT_SHARED_BYTES (2u * 128 * 40 * 2 + 8u * 16 * 20 * 4)
 
 /* Appends ", text" (or "text" to an empty list) to the ctx's info.workarounds, truncating at its size. */
 void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text);
