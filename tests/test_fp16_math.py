@@ -14,10 +14,11 @@ norms, softmax and the mLSTM gates stay fp32. Lavapipe exposes shaderFloat16, so
     golden weights do not have): ten CIFAR-10 test photos (one per class) at fp16-math against vkvit's fp32 path
     (itself checked against PyTorch to 1e-4 by test_cli_models), same tolerance, same top-1 per photo.
   - once per architecture, the fp16-math logits differ from the fp16-weights (fp32 math) ones: the path really ran.
-  - the same goldens and photos with VKVIT_COOPMAT_EMULATE=1: the GEMMs on the cooperative-matrix kernel's tiling
-    (shaders/gemm_coopmat.comp) with its matrix products in plain arithmetic, which lavapipe can run, at the same
-    tolerance; once per architecture its logits differ from the scalar fp16-math ones (that kernel really ran), and
-    `vkvit info --json` reports cooperative matrices used and emulated.
+  - the same goldens and photos on the cooperative-matrix GEMM (shaders/gemm_coopmat.comp): on a device whose NV
+    kernel is in use, that kernel (and the scalar fp16-math baseline with VKVIT_DISABLE_COOPMAT=1); elsewhere, with
+    VKVIT_COOPMAT_EMULATE=1, the same tiling with its matrix products in plain arithmetic, which lavapipe can run.
+    Same tolerance; once per architecture its logits differ from the scalar fp16-math ones (that kernel really ran),
+    and `vkvit info --json` reports cooperative matrices used (NV, or emulated).
   - refusals: with VKVIT_DISABLE_F16=1 a fp16-math session is refused (exit 2, the sentence names the override),
     and `vkvit info --json` reports fp16 arithmetic unused and why; on a device without shaderFloat16 or fp16
     storage, fp16-math is refused with a sentence naming the missing feature and the rest is skipped (exit 77).
@@ -76,7 +77,9 @@ def compare(what, got, want):
           f"{got.argmax(axis=1).tolist()}, want {want.argmax(axis=1).tolist()}")
 
 
-COOPMAT = {"VKVIT_COOPMAT_EMULATE": "1"}  # the emulated cooperative-matrix GEMM (a test path)
+EMULATE = {"VKVIT_COOPMAT_EMULATE": "1"}  # the emulated cooperative-matrix GEMM (a test path)
+# Set in main() from the device: the environments of the cooperative-matrix runs and of the scalar fp16-math runs.
+COOPMAT, SCALAR, COOP_NAME = dict(EMULATE), {}, "emulated"
 
 
 def run_logits(model, inp, out, precision, what, extra_env=None):
@@ -118,6 +121,10 @@ def main():
     dev = json.loads(p.stdout)["devices"][0]
     f16a, f16s = dev["features"]["fp16_arithmetic"], dev["features"]["fp16_storage"]
     print(f"device {dev['name']}: fp16 arithmetic {f16a}, fp16 storage {f16s['available']}")
+    global COOPMAT, SCALAR, COOP_NAME
+    if dev["features"]["cooperative_matrix"]["used"]:  # the NV kernel: emulation is only for devices without it
+        COOPMAT, SCALAR, COOP_NAME = {}, {"VKVIT_DISABLE_COOPMAT": "1"}, "NV"
+    print(f"cooperative-matrix runs: the {COOP_NAME} kernel")
     stems = [os.path.basename(m)[:-len(".io.safetensors")]
              for m in sorted(glob.glob(os.path.join(GOLDEN, "*.io.safetensors")))]
     models = [(os.path.join(GOLDEN, s + ".vkvit"), s) for s in stems] + \
@@ -153,13 +160,13 @@ def main():
             io_path = os.path.join(GOLDEN, stem + ".io.safetensors")
             if os.path.exists(io_path):
                 want = st_read(io_path)[0]["logits"]
-                got = run_logits(model, io_path, out, "fp16-math", f"{stem}: run fp16-math")
+                got = run_logits(model, io_path, out, "fp16-math", f"{stem}: run fp16-math", SCALAR)
                 if got is not None:
                     compare(f"{stem} fp16-math vs PyTorch golden", got, want)
-                coop = run_logits(model, io_path, out, "fp16-math", f"{stem}: run fp16-math, emulated coopmat",
+                coop = run_logits(model, io_path, out, "fp16-math", f"{stem}: run fp16-math, {COOP_NAME} coopmat",
                                   COOPMAT)
                 if coop is not None:
-                    compare(f"{stem} fp16-math (coopmat, emulated) vs PyTorch golden", coop, want)
+                    compare(f"{stem} fp16-math (coopmat, {COOP_NAME}) vs PyTorch golden", coop, want)
                 arch = stem.split("_")[0]
                 if got is not None and arch not in seen_arch:
                     # Once per architecture: the fp16-math kernels really ran (fp16 weights alone give other bits),
@@ -169,7 +176,7 @@ def main():
                     check(w16 is not None and not np.array_equal(w16, got),
                           f"{stem}: fp16-math gave the fp16 (fp32 math) logits bit for bit")
                     check(coop is not None and not np.array_equal(coop, got),
-                          f"{stem}: emulated coopmat gave the scalar fp16-math logits bit for bit")
+                          f"{stem}: {COOP_NAME} coopmat gave the scalar fp16-math logits bit for bit")
                 continue
             x = photo_batch(model_doc(model))
             if x is None:
@@ -178,18 +185,19 @@ def main():
             inp = os.path.join(tmp, stem + ".photos.safetensors")
             st_write(inp, {"input": x})
             want = run_logits(model, inp, out, "fp32", f"{stem}: run fp32")
-            got = run_logits(model, inp, out, "fp16-math", f"{stem}: run fp16-math")
+            got = run_logits(model, inp, out, "fp16-math", f"{stem}: run fp16-math", SCALAR)
             if want is not None and got is not None:
                 compare(f"{stem} fp16-math vs fp32, 10 photos", got, want)
-            coop = run_logits(model, inp, out, "fp16-math", f"{stem}: run fp16-math, emulated coopmat", COOPMAT)
+            coop = run_logits(model, inp, out, "fp16-math", f"{stem}: run fp16-math, {COOP_NAME} coopmat", COOPMAT)
             if want is not None and coop is not None:
-                compare(f"{stem} fp16-math (coopmat, emulated) vs fp32, 10 photos", coop, want)
+                compare(f"{stem} fp16-math (coopmat, {COOP_NAME}) vs fp32, 10 photos", coop, want)
 
-        p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True, env=dict(env(), **COOPMAT))
+        p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True, env=dict(env(), **EMULATE))
         cm = json.loads(p.stdout)["devices"][0]["features"]["cooperative_matrix"]
-        check(cm["used"] is True and "emulated" in cm["why"], f"info with VKVIT_COOPMAT_EMULATE=1: {cm}")
+        check(cm["used"] is True and (COOP_NAME if COOP_NAME == "NV" else "emulated") in cm["why"],
+              f"info with VKVIT_COOPMAT_EMULATE=1 ({COOP_NAME} kernel expected): {cm}")
         p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True,
-                           env=dict(env(), VKVIT_DISABLE_COOPMAT="1", **COOPMAT))
+                           env=dict(env(), VKVIT_DISABLE_COOPMAT="1", **EMULATE))
         cm = json.loads(p.stdout)["devices"][0]["features"]["cooperative_matrix"]
         check(cm["used"] is False and "VKVIT_DISABLE_COOPMAT" in cm["why"], f"info with both switches: {cm}")
         ok, text, _ = vkvit(["bench", "--model", os.path.join(GOLDEN, stems[0] + ".vkvit"), "--precision",

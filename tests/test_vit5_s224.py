@@ -21,7 +21,7 @@ if info.returncode == 3:
 
 failed = 0
 for flavour in ("nvsubq", "paper"):
-    r = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "bench_vit5.py"), "--flavour", flavour,
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench_vit5.py"), "--flavour", flavour,
                         "--rounds", "1", "--repeat", "1", "--warmup", "0", "--vkvit", BIN], capture_output=True, text=True)
     print(r.stdout, r.stderr, sep="")
     if r.returncode != 0:
