@@ -80,10 +80,13 @@ jobs=${CTEST_JOBS:-4}
 if ! has_part tests; then
     :
 elif [ "$dry" = 1 ]; then
-    run ctest "$out/ctest.log" env VKVIT_VALIDATION=1 ctest --test-dir "$BUILD_DIR" -j2 --output-on-failure --output-junit "$(realpath "$out")/ctest.xml" \
+    run ctest "$out/ctest.log" env VKVIT_VALIDATION=1 ctest --test-dir "$BUILD_DIR" -j2 --output-on-failure \
+        --test-output-size-passed 4000000 --output-junit "$(realpath "$out")/ctest.xml" \
         -R '^(test_plan|test_topk|test_spirv)$'
 else
-    run ctest "$out/ctest.log" env VKVIT_VALIDATION=1 ctest --test-dir "$BUILD_DIR" -j"$jobs" --output-on-failure --output-junit "$(realpath "$out")/ctest.xml" \
+    # the whole output of passing tests in the JUnit file too (test_gemm's "coopmat-nv" lines), not the first 1 KiB
+    run ctest "$out/ctest.log" env VKVIT_VALIDATION=1 ctest --test-dir "$BUILD_DIR" -j"$jobs" --output-on-failure \
+        --test-output-size-passed 4000000 --output-junit "$(realpath "$out")/ctest.xml" \
         -E '^test_gpu_check'
 fi
 
