@@ -9,6 +9,9 @@
 #   tools/gpu_check.sh OUTDIR             the full check (expects a built tree: tools/setup.sh --test-deps)
 #   tools/gpu_check.sh --dry-run OUTDIR   a small subset of tests, one tiny GEMM bench, a tiny side-by-side GEMM
 #                                         (lavapipe, CI)
+#   tools/gpu_check.sh --quick OUTDIR     the whole suite, then the benches that fit a lent machine's few minutes
+#                                         (~4 min on an H100): GEMM at 4096^3 and ViT shapes, ViT-5-S at batch 1 and
+#                                         256, ViT-5-B and ViL-S at batch 1, no torch.compile, 30 s sustained
 #   tools/gpu_check.sh --parts P OUTDIR   only the parts P, comma-separated, of: tests, bench, torch (default all;
 #                                         the device's per-command limit may ask for two calls)
 #
@@ -25,6 +28,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 dry=0
+quick=0
 out=""
 parts="tests,bench,torch"
 want_parts=0
@@ -32,13 +36,14 @@ for arg in "$@"; do
     if [ "$want_parts" = 1 ]; then parts=$arg; want_parts=0; continue; fi
     case "$arg" in
         --dry-run) dry=1 ;;
+        --quick) quick=1 ;;
         --parts) want_parts=1 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "gpu_check.sh: unknown option $arg" >&2; exit 2 ;;
         *) [ -z "$out" ] || { echo "gpu_check.sh: one OUTDIR only" >&2; exit 2; }; out=$arg ;;
     esac
 done
-[ -n "$out" ] || { echo "usage: tools/gpu_check.sh [--dry-run] [--parts tests,bench,torch] OUTDIR" >&2; exit 2; }
+[ -n "$out" ] || { echo "usage: tools/gpu_check.sh [--dry-run|--quick] [--parts tests,bench,torch] OUTDIR" >&2; exit 2; }
 for p in ${parts//,/ }; do
     case "$p" in tests|bench|torch) ;; *) echo "gpu_check.sh: unknown part '$p' (tests, bench, torch)" >&2; exit 2 ;; esac
 done
@@ -77,6 +82,7 @@ run() {
 
 # 1. Tests (validation + synchronization validation on: any message fails a test).
 jobs=${CTEST_JOBS:-4}
+[ "$quick" = 1 ] && [ -z "${CTEST_JOBS:-}" ] && jobs=$(( $(nproc) < 14 ? $(nproc) : 14 ))  # a lent machine's cores
 if ! has_part tests; then
     :
 elif [ "$dry" = 1 ]; then
@@ -100,10 +106,11 @@ elif [ "$dry" = 1 ]; then
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --shape 64x64x64 --repeat 2 --warmup 1 --json
 else
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --json
-    # fp16 arithmetic (cooperative matrices where in use: the "cooperative_matrix" field) at the issue's 4096^3 too
+    # fp16 arithmetic (cooperative matrices where in use: the "cooperative_matrix" field) at the issue's 4096^3 too,
+    # and ViT-5-S's shapes at batch 1, 64 and 256 (201, 12864 and 51456 rows)
     run bench_gemm_f16 "$out/bench_gemm_f16.jsonl" "$cli" bench gemm --precision fp16-math --json \
         --shape 4096x4096x4096 --shape 1024x1024x1024 --shape 201x1152x384 --shape 201x384x1536 --shape 201x1536x384 \
-        --shape 12864x1152x384
+        --shape 12864x1152x384 --shape 51456x1152x384 --shape 51456x384x1536
     for m in assets/models/*.vkvit; do
         [ -f "$m" ] || continue
         for b in 1 8; do
@@ -127,6 +134,23 @@ if has_part torch && [ -n "$py" ]; then
     if [ "$dry" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --shape 64x64x64 --rounds 1 --repeat 2 --warmup 1 --json
+    elif [ "$quick" = 1 ]; then
+        run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
+            --rounds 3 --shape 4096x4096x4096 --shape 201x384x1536 --shape 51456x1152x384 --json
+        run "torch vit5_s b1" "$out/torch_vit5_s_b1.json" "$py" tools/bench_vit5.py --size s --batch 1 \
+            --torch-device "$tdev" --precision "$precisions" --rounds 3 --vkvit "$cli" --keep "$out/vit5_s.vkvit" --json
+        run "torch vit5_s b256" "$out/torch_vit5_s_b256.json" "$py" tools/bench_vit5.py --size s --batch 256 \
+            --torch-device "$tdev" --precision fp32,fp16-math --rounds 2 --vkvit "$cli" --json
+        run "torch vit5_b b1" "$out/torch_vit5_b_b1.json" "$py" tools/bench_vit5.py --size b --batch 1 \
+            --torch-device "$tdev" --precision fp32,fp16-math --rounds 2 --vkvit "$cli" --json
+        run "torch vil_s b1" "$out/torch_vil_s_b1.json" "$py" tools/bench_vil.py --batch 1 \
+            --torch-device "$tdev" --precision fp32,fp16-math --rounds 2 --vkvit "$cli" --json
+        if [ -f "$out/vit5_s.vkvit" ]; then
+            run "sustained vit5_s fp16-math" "$out/sustained_vit5_s_fp16-math.json" "$cli" bench --model \
+                "$out/vit5_s.vkvit" --precision fp16-math --duration 30 --json
+            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" "$out/vit5_s.vkvit"
+            rm -f "$out/vit5_s.vkvit"
+        fi
     else
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" --json
         for b in 1 64 256; do

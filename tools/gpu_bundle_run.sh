@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU machine's side of tools/gpu_bundle.sh (copied into the bundle as run.sh): unpacks the build tree, the
+# Vulkan loader and the validation layer next to itself, points the environment at them and at the GPU driver's
+# manifest, and runs tools/gpu_check.sh with the given arguments. Nothing is installed; / is not touched except to
+# link the checkout at the path the build was made in, when it is elsewhere here (CTest's files name that path).
+#
+#   BUNDLE/run.sh [--quick] [--parts ...] OUTDIR
+#
+# Environment: PYTHON (a Python with PyTorch for the *_py tests and the side-by-side part; default: the first of
+# python3 and /usr/bin/python3 that imports torch), VK_DRIVER_FILES (default: the NVIDIA manifest where one is).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cat "$here/build_dir.txt")
+src=$(dirname "$build")
+# The bundle is a folder at the top of the checkout; that checkout must be where the build was made.
+repo=$(dirname "$here")
+[ -x "$repo/tools/gpu_check.sh" ] || { echo "run.sh: put the bundle at the top of a vkvit checkout" >&2; exit 2; }
+if [ "$(realpath "$repo")" != "$(realpath -m "$src")" ]; then
+    if [ -e "$src" ]; then
+        echo "run.sh: the build was made in $src, which exists here and is not this checkout ($repo)" >&2; exit 2
+    fi
+    mkdir -p "$(dirname "$src")" && ln -s "$repo" "$src"
+    echo "run.sh: linked $src -> $repo (CTest's files name the build path)"
+fi
+cd "$src"
+tar -xJf "$here/build.tar.xz"
+root="$here/root"
+mkdir -p "$root"
+for d in "$here"/debs/*.deb; do dpkg-deb -x "$d" "$root"; done
+export LD_LIBRARY_PATH="$here/lib:$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export VKVIT_DEB_ROOT="$root"
+if [ -z "${VK_DRIVER_FILES:-}" ]; then
+    for m in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+             /etc/vulkan/icd.d/nvidia_icd.json; do
+        [ -f "$m" ] && { export VK_DRIVER_FILES=$m; break; }
+    done
+fi
+py=${PYTHON:-}
+if [ -z "$py" ]; then
+    for c in python3 /usr/bin/python3; do
+        if command -v "$c" > /dev/null && "$c" -c 'import torch' 2> /dev/null; then py=$(command -v "$c"); break; fi
+    done
+fi
+if [ -n "$py" ] && [ "$py" != /usr/bin/python3 ]; then  # the *_py tests name /usr/bin/python3 (CMakeLists.txt)
+    sed -i "s#/usr/bin/python3#$py#g" "$build/CTestTestfile.cmake"
+    export PYTHON=$py
+fi
+echo "run.sh: driver manifest ${VK_DRIVER_FILES:-none set, the loader searches}, python ${py:-none with torch}"
+BUILD_DIR=$build exec tools/gpu_check.sh "$@"
