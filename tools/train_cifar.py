@@ -7,6 +7,7 @@
     /usr/bin/python3 tools/train_cifar.py --arch vit5 --export-only          # re-export the last checkpoint
     /usr/bin/python3 tools/train_cifar.py --arch vit5 --device cuda          # same recipe on a GPU machine
     /usr/bin/python3 tools/train_cifar.py --arch vit5 --time-budget-min 120  # schedule over wall-clock time
+    python3 tools/train_cifar.py --arch vit5 --recipe gpu --device cuda      # the GPU recipe (issue 18), below
 
 The networks are the reference modules of tools/reference/ (the same code that writes the goldens), so the
 state_dict names ARE the vkvit tensor names (docs/model-format.md) and export is a plain copy.
@@ -14,10 +15,18 @@ state_dict names ARE the vkvit tensor names (docs/model-format.md) and export is
 Data: ../shared/data/cifar10-jpg.tar.gz (train/<class>/*.jpg, test/<class>/*.jpg). The first run decodes the
 60,000 JPEGs once into uint8 arrays under the cache directory (~180 MB); later runs load those.
 
-Recipe (chosen for a 2-core CPU budget; see --help for each knob): AdamW, linear warm-up then cosine decay, label
-smoothing 0.1, random crop with 4-pixel reflect padding and horizontal flips. Checkpoints (model, optimiser, step,
-RNG) are written atomically every --ckpt-every-min minutes and at each epoch end, so a run can be cut off at any
-point and resumed with the same command; the data order of an epoch depends only on (seed, epoch).
+Recipe `cpu` (the default, chosen for a 2-core CPU budget; see --help for each knob): the demo-sized models, AdamW,
+linear warm-up then cosine decay, label smoothing 0.1, random crop with 4-pixel reflect padding and horizontal flips.
+Recipe `gpu` (--recipe gpu; each of its defaults below can still be overridden): the large models (ViT-5 width 192,
+depth 12, 3 heads: 5.4 M parameters; ViL width 192, depth 12), 200 epochs of 512 images, peak learning rate 2e-3
+after 5 warm-up epochs, the whole training set on the device and every augmentation there (tools/cifar_augment.py:
+4-pixel crops and flips, TrivialAugment-wide, MixUp / CutMix with label smoothing), bf16 autocast on CUDA, an EMA of
+the weights (decay 0.9998) that is what gets evaluated and exported, and fp16 weights in the exported file (10.7 MB
+for ViT-5). Its checkpoints are named <arch>_large_cifar10.ckpt, apart from the demo models' ones.
+
+Checkpoints (model, optimiser, EMA, step) are written atomically every --ckpt-every-min minutes and at each epoch
+end, so a run can be cut off at any point and resumed with the same command; the data order of an epoch depends only
+on (seed, epoch), the on-device augmentation of a step only on (seed, step).
 
 Schedules: with --epochs (default) warm-up and cosine decay run over a fixed number of steps, which is
 reproducible. With --time-budget-min the cosine runs over the training time instead (accumulated across resumes,
@@ -26,8 +35,8 @@ machine whose speed is unknown in advance, at the price of a step count that dep
 """
 
 import argparse
+import contextlib
 import io
-import json
 import math
 import os
 import sys
@@ -82,6 +91,25 @@ CONFIGS = {
         },
     },
 }
+
+
+# The GPU recipe's models (issue 18: width 192-256, depth 8-12, patch 4, 2-6 M parameters).
+LARGE = {
+    "vit5": dict(CONFIGS["vit5"]["config"], dim=192, depth=12, num_heads=3, mlp_hidden=768),
+    "vil": dict(CONFIGS["vil"]["config"], dim=192, depth=12, inner_dim=384),
+}
+
+# Defaults per recipe, for the options left unset on the command line.
+RECIPES = {
+    "cpu": {"size": "demo", "epochs": 8, "batch": 128, "lr": 1.5e-3, "warmup_epochs": 0.5, "augment": "crop-flip",
+            "mix": False, "ema": 0.0, "amp": False, "export_dtype": "f32"},
+    "gpu": {"size": "large", "epochs": 200, "batch": 512, "lr": 2e-3, "warmup_epochs": 5.0, "augment": "trivial",
+            "mix": True, "ema": 0.9998, "amp": True, "export_dtype": "f16"},
+}
+
+
+def model_config(arch, size):
+    return LARGE[arch] if size == "large" else CONFIGS[arch]["config"]
 
 
 def log(msg):
@@ -172,9 +200,9 @@ def zoom_augment(x, rng):
 # Model
 # ------------------------------------------------------------------------------------------------------------------
 
-def build(arch):
+def build(arch, config):
     spec = CONFIGS[arch]
-    doc = {"architecture": arch, "flavour": spec["flavour"], "config": spec["config"]}
+    doc = {"architecture": arch, "flavour": spec["flavour"], "config": config}
     if arch == "vit5":
         net = ViT5ClassificationNet.from_config(doc)
         init_vit5(net)
@@ -266,11 +294,11 @@ def save_checkpoint(path, state):
     os.replace(tmp, path)
 
 
-def vkvit_document(arch, test_acc):
+def vkvit_document(arch, config, test_acc):
     spec = CONFIGS[arch]
     name = f"{arch}-{spec['flavour']}-cifar10"
     doc = {"format_version": 1, "architecture": arch, "flavour": spec["flavour"], "name": name,
-           "config": spec["config"],
+           "config": config,
            "preprocess": {"image_size": [32, 32], "resize_shorter": 32, "interpolation": "bicubic",
                           "mean": CIFAR_MEAN, "std": CIFAR_STD},
            "labels": CLASSES}
@@ -279,9 +307,11 @@ def vkvit_document(arch, test_acc):
     return doc
 
 
-def export(net, arch, out_path, test_acc):
-    tensors = {k: v.detach().float().cpu().contiguous() for k, v in net.state_dict().items()}
-    doc = vkvit_document(arch, test_acc)
+def export(net, arch, config, out_path, test_acc, dtype="f32"):
+    """The weights as a vkvit file, fp32 or fp16 (the runtime reads both; fp16 halves the file)."""
+    to = torch.float16 if dtype == "f16" else torch.float32
+    tensors = {k: v.detach().to(to).cpu().contiguous() for k, v in net.state_dict().items()}
+    doc = vkvit_document(arch, config, test_acc)
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     vkvit_file.write_model(out_path, tensors, doc)
     log(f"wrote {out_path} ({os.path.getsize(out_path) / 1e6:.2f} MB, {doc['name']})")
@@ -294,18 +324,25 @@ def export(net, arch, out_path, test_acc):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--arch", choices=sorted(CONFIGS), required=True)
+    p.add_argument("--recipe", choices=sorted(RECIPES), default="cpu",
+                   help="defaults for the options below that are not given (module docstring; default: %(default)s)")
+    p.add_argument("--size", choices=("demo", "large"), help="model size (recipe cpu: demo, gpu: large)")
     p.add_argument("--data", default=DEFAULT_DATA, help="CIFAR-10 JPEG tarball (default: %(default)s)")
     p.add_argument("--cache", default=os.path.join(REPO, "build-train"),
                    help="decoded data and checkpoints (default: %(default)s)")
     p.add_argument("--out", help="model file to write (default: assets/models/<arch>_cifar10.vkvit)")
-    p.add_argument("--epochs", type=int, default=8, help="length of the schedule (default: %(default)s)")
-    p.add_argument("--batch", type=int, default=128, help="batch size (default: %(default)s)")
-    p.add_argument("--lr", type=float, default=1.5e-3, help="peak learning rate (default: %(default)s)")
+    p.add_argument("--epochs", type=int, help="length of the schedule (recipe cpu: 8, gpu: 200)")
+    p.add_argument("--batch", type=int, help="batch size (recipe cpu: 128, gpu: 512)")
+    p.add_argument("--lr", type=float, help="peak learning rate (recipe cpu: 1.5e-3, gpu: 2e-3)")
     p.add_argument("--weight-decay", type=float, default=0.05, help="AdamW weight decay (default: %(default)s)")
-    p.add_argument("--warmup-epochs", type=float, default=0.5, help="linear warm-up (default: %(default)s)")
-    p.add_argument("--augment", choices=("crop-flip", "flip", "zoom"), default="crop-flip",
-                   help="training augmentation: 4-pixel crops + flips, flips only, or random 60-100 %% zooms + "
-                        "flips (default: %(default)s)")
+    p.add_argument("--warmup-epochs", type=float, help="linear warm-up (recipe cpu: 0.5, gpu: 5)")
+    p.add_argument("--augment", choices=("crop-flip", "flip", "zoom", "trivial"),
+                   help="training augmentation: 4-pixel crops + flips, flips only, random 60-100 %% zooms + flips, "
+                        "or crops + flips + TrivialAugment-wide on the device (recipe cpu: crop-flip, gpu: trivial)")
+    p.add_argument("--mix", type=int, choices=(0, 1), help="MixUp / CutMix (recipe cpu: 0, gpu: 1)")
+    p.add_argument("--ema", type=float, help="EMA decay of the weights per step, 0 = off (recipe cpu: 0, gpu: 0.9998)")
+    p.add_argument("--amp", type=int, choices=(0, 1), help="bf16 autocast on CUDA (recipe cpu: 0, gpu: 1)")
+    p.add_argument("--export-dtype", choices=("f32", "f16"), help="weights in the exported file (cpu: f32, gpu: f16)")
     p.add_argument("--label-smoothing", type=float, default=0.1, help="(default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads, 0 = all cores (default: 0)")
@@ -316,7 +353,12 @@ def parse_args(argv):
                    help="checkpoint and stop after this many minutes; 0 = no limit (default: 0)")
     p.add_argument("--ckpt-every-min", type=float, default=5.0, help="(default: %(default)s)")
     p.add_argument("--export-only", action="store_true", help="export the last checkpoint and exit")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for k, v in RECIPES[args.recipe].items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
+    args.mix, args.amp = bool(args.mix), bool(args.amp)
+    return args
 
 
 def main(argv=None):
@@ -325,11 +367,33 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     out_path = args.out or os.path.join(REPO, "assets", "models", f"{args.arch}_cifar10.vkvit")
-    ckpt_path = os.path.join(args.cache, f"{args.arch}_cifar10.ckpt")
+    suffix = "" if args.size == "demo" else "_" + args.size
+    ckpt_path = os.path.join(args.cache, f"{args.arch}{suffix}_cifar10.ckpt")
     os.makedirs(args.cache, exist_ok=True)
+    config = model_config(args.arch, args.size)
 
     torch.manual_seed(args.seed)
-    net = build(args.arch).to(device)
+    net = build(args.arch, config).to(device)
+    # EMA of the weights (fp32 copies of every float tensor of the state dict), evaluated and exported instead of
+    # the raw weights when on.
+    ema = {k: v.detach().clone().float() for k, v in net.state_dict().items()} if args.ema else None
+    def ema_update():
+        with torch.no_grad():
+            for k, v in net.state_dict().items():
+                if v.dtype.is_floating_point:
+                    ema[k].mul_(args.ema).add_(v.detach().float(), alpha=1.0 - args.ema)
+                else:
+                    ema[k].copy_(v)
+    def with_ema(fn):
+        """Runs fn() with the EMA weights loaded into net (and the trained ones restored after)."""
+        if ema is None:
+            return fn()
+        trained = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        net.load_state_dict(ema)
+        try:
+            return fn()
+        finally:
+            net.load_state_dict(trained)
     opt = torch.optim.AdamW(param_groups(net, args.weight_decay), lr=args.lr, betas=(0.9, 0.999))
     steps_per_epoch = 50000 // args.batch
     total = steps_per_epoch * args.epochs
@@ -337,23 +401,33 @@ def main(argv=None):
     step, best, trained_s = 0, None, 0.0
     if os.path.exists(ckpt_path):
         state = torch.load(ckpt_path, map_location=device)
-        if state["arch"] != args.arch or state["config"] != CONFIGS[args.arch]["config"]:
+        if state["arch"] != args.arch or state["config"] != config:
             sys.exit(f"train_cifar: {ckpt_path} was trained with another configuration; move it away")
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
+        if ema is not None and state.get("ema") is not None:
+            ema = {k: v.to(device) for k, v in state["ema"].items()}
         step, best, trained_s = state["step"], state.get("test_acc"), state.get("trained_s", 0.0)
         log(f"resumed {ckpt_path} at step {step} (epoch {step / steps_per_epoch:.2f}), last test acc {best}")
     if args.export_only:
-        export(net, args.arch, out_path, best)
+        with_ema(lambda: export(net, args.arch, config, out_path, best, args.export_dtype))
         return 0
 
     xtr, ytr, xte, yte = load_data(args.data, args.cache)
+    on_device = args.augment == "trivial"   # the whole training set on the device, augmented there
+    if on_device:
+        import cifar_augment
+        xtr_dev = torch.from_numpy(xtr).to(device)                       # uint8 [50000, 32, 32, 3]
+        mean = torch.tensor(CIFAR_MEAN, device=device).view(1, 3, 1, 1)
+        std = torch.tensor(CIFAR_STD, device=device).view(1, 3, 1, 1)
+    use_amp = args.amp and device.type == "cuda"   # (torch 1.13 checks CUDA even for a disabled autocast)
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if use_amp else contextlib.nullcontext()
     n_params = sum(p.numel() for p in net.parameters())
     log(f"{args.arch}: {n_params:,} parameters, {steps_per_epoch} steps/epoch, {args.epochs} epochs, "
         f"{torch.get_num_threads()} threads, device {device}")
 
     def checkpoint(test_acc):
-        save_checkpoint(ckpt_path, {"arch": args.arch, "config": CONFIGS[args.arch]["config"],
+        save_checkpoint(ckpt_path, {"arch": args.arch, "config": config, "ema": ema,
                                     "model": net.state_dict(), "opt": opt.state_dict(), "step": step,
                                     "test_acc": test_acc, "trained_s": trained_s, "args": vars(args)})
 
@@ -372,11 +446,20 @@ def main(argv=None):
         order = np.random.default_rng([args.seed, epoch]).permutation(50000)
         aug_rng = np.random.default_rng([args.seed, epoch, k])
         idx = order[k * args.batch:(k + 1) * args.batch]
-        if args.augment == "zoom":
+        y = torch.from_numpy(ytr[idx]).to(device)
+        target = y
+        if on_device:
+            g = torch.Generator(device=device).manual_seed((args.seed * 1000003 + step) % (1 << 62))
+            x = xtr_dev[torch.from_numpy(idx).to(device)].permute(0, 3, 1, 2).float().div_(255.0)
+            x = cifar_augment.trivial_augment(cifar_augment.crop_flip(x, g), g)
+            x = (x - mean) / std
+            if args.mix:
+                x, target = cifar_augment.mix(x, y, g, 10, smoothing=args.label_smoothing)
+            x = x.permute(0, 2, 3, 1).contiguous()                        # channels last: the network's input
+        elif args.augment == "zoom":
             x = zoom_augment(normalise(xtr[idx], device), aug_rng)
         else:
             x = normalise(augment(xtr[idx], aug_rng, crop=args.augment == "crop-flip"), device)
-        y = torch.from_numpy(ytr[idx]).to(device)
         if args.time_budget_min:      # warm-up by steps, then cosine over the remaining time budget
             p = progress()
             lr = args.lr * (step + 1) / warmup if step < warmup else args.lr * 0.5 * (1 + math.cos(math.pi * p))
@@ -384,11 +467,18 @@ def main(argv=None):
             lr = lr_at(step, total, warmup, args.lr)
         for g in opt.param_groups:
             g["lr"] = lr
-        loss = F.cross_entropy(net(x), y, label_smoothing=args.label_smoothing)
+        with autocast:
+            logits = net(x)
+        if target is y:
+            loss = F.cross_entropy(logits.float(), y, label_smoothing=args.label_smoothing)
+        else:                                                            # MixUp / CutMix soft targets
+            loss = torch.sum(-target * F.log_softmax(logits.float(), dim=1), dim=1).mean()
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
+        if ema is not None:
+            ema_update()
         step += 1
         trained_s += time.time() - t_step
         loss_sum, loss_n = loss_sum + float(loss), loss_n + 1
@@ -397,10 +487,11 @@ def main(argv=None):
                 f"loss {loss_sum / loss_n:.4f} lr {opt.param_groups[0]['lr']:.2e} {(time.time() - t_log) / loss_n:.3f} s/step")
             loss_sum, loss_n, t_log = 0.0, 0, time.time()
         if step % steps_per_epoch == 0:
-            best = evaluate(net, xte, yte, device)
-            log(f"epoch {step // steps_per_epoch} done: test accuracy {100 * best:.2f} %")
+            best = with_ema(lambda: evaluate(net, xte, yte, device))
+            log(f"epoch {step // steps_per_epoch} done: test accuracy {100 * best:.2f} %"
+                f"{' (EMA weights)' if ema is not None else ''}")
             checkpoint(best)
-            export(net, args.arch, out_path, best)
+            with_ema(lambda: export(net, args.arch, config, out_path, best, args.export_dtype))
             t_ckpt = time.time()
         elif time.time() - t_ckpt > 60 * args.ckpt_every_min:
             checkpoint(best)
@@ -410,10 +501,10 @@ def main(argv=None):
             log(f"time limit reached at step {step}; run the same command again to resume")
             return 0
         t_step = time.time()               # evaluation and checkpoints do not count as training time
-    acc = evaluate(net, xte, yte, device)
+    acc = with_ema(lambda: evaluate(net, xte, yte, device))
     log(f"finished: test accuracy {100 * acc:.2f} %")
     checkpoint(acc)
-    export(net, args.arch, out_path, acc)
+    with_ema(lambda: export(net, args.arch, config, out_path, acc, args.export_dtype))
     return 0
 
 
