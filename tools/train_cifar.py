@@ -377,13 +377,20 @@ def main(argv=None):
     # EMA of the weights (fp32 copies of every float tensor of the state dict), evaluated and exported instead of
     # the raw weights when on.
     ema = {k: v.detach().clone().float() for k, v in net.state_dict().items()} if args.ema else None
+
     def ema_update():
+        """ema = d ema + (1 - d) weights, over every float tensor at once (multi-tensor kernels, not two launches per tensor:
+        at a GPU's ~20 ms per step, 300 small launches would cost several ms)."""
+        state = net.state_dict()
+        names = [k for k, v in state.items() if v.dtype == torch.float32]
         with torch.no_grad():
-            for k, v in net.state_dict().items():
-                if v.dtype.is_floating_point:
-                    ema[k].mul_(args.ema).add_(v.detach().float(), alpha=1.0 - args.ema)
-                else:
+            avg = [ema[k] for k in names]
+            torch._foreach_mul_(avg, args.ema)
+            torch._foreach_add_(avg, [state[k].detach() for k in names], alpha=1.0 - args.ema)
+            for k, v in state.items():
+                if v.dtype != torch.float32:
                     ema[k].copy_(v)
+
     def with_ema(fn):
         """Runs fn() with the EMA weights loaded into net (and the trained ones restored after)."""
         if ema is None:
