@@ -19,11 +19,13 @@ BUILD_DIR=${BUILD_DIR:-build}
     echo "gpu_bundle.sh: no built tree with tests in '$BUILD_DIR' (tools/setup.sh --test-deps)" >&2; exit 2; }
 mkdir -p "$out/debs" "$out/lib"
 out=$(realpath "$out")
+build_abs=$(realpath "$BUILD_DIR")
 
 # The build tree: binaries, generated SPIR-V, CTest files; not the objects (a few MB with xz: every test binary
 # embeds the same shaders).
-tar --exclude="$BUILD_DIR/CMakeFiles" --exclude="$BUILD_DIR/Testing" --exclude='*.o' --exclude='*.a' -cf - \
-    "$BUILD_DIR" | xz -T0 -9 --lzma2=dict=64MiB > "$out/build.tar.xz"
+name=$(basename "$build_abs")
+tar -C "$(dirname "$build_abs")" --exclude="$name/CMakeFiles" --exclude="$name/Testing" --exclude='*.o' \
+    --exclude='*.a' -cf - "$name" | xz -T0 -9 --lzma2=dict=64MiB > "$out/build.tar.xz"
 
 # The Vulkan loader and the validation layer, as Debian ships them (unpacked there, not installed).
 (cd "$out/debs" && apt-get download libvulkan1 vulkan-validationlayers 2> /dev/null) || {
@@ -40,5 +42,6 @@ done | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
 done
 
 cp tools/gpu_bundle_run.sh "$out/run.sh"
-printf '%s\n' "$(realpath "$BUILD_DIR")" > "$out/build_dir.txt"
+printf '%s\n' "$build_abs" > "$out/build_dir.txt"
+printf '%s\n' "$(pwd -P)" > "$out/source_dir.txt"
 echo "gpu_bundle.sh: $(du -sh "$out" | cut -f1) in $out; there: $out/run.sh [gpu_check.sh options] OUTDIR"

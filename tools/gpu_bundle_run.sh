@@ -10,8 +10,8 @@
 # python3 and /usr/bin/python3 that imports torch), VK_DRIVER_FILES (default: the NVIDIA manifest where one is).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cat "$here/build_dir.txt")
-src=$(dirname "$build")
+build=$(cat "$here/build_dir.txt")   # where the tree was built, and its checkout, on the machine that bundled it
+src=$(cat "$here/source_dir.txt")
 # The bundle is a folder at the top of the checkout; that checkout must be where the build was made.
 repo=$(dirname "$here")
 [ -x "$repo/tools/gpu_check.sh" ] || { echo "run.sh: put the bundle at the top of a vkvit checkout" >&2; exit 2; }
@@ -22,8 +22,9 @@ if [ "$(realpath "$repo")" != "$(realpath -m "$src")" ]; then
     mkdir -p "$(dirname "$src")" && ln -s "$repo" "$src"
     echo "run.sh: linked $src -> $repo (CTest's files name the build path)"
 fi
+mkdir -p "$(dirname "$build")"
+tar -C "$(dirname "$build")" -xJf "$here/build.tar.xz"
 cd "$src"
-tar -xJf "$here/build.tar.xz"
 root="$here/root"
 mkdir -p "$root"
 for d in "$here"/debs/*.deb; do dpkg-deb -x "$d" "$root"; done
