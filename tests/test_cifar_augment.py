@@ -21,17 +21,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 import cifar_augment as ca  # noqa: E402
-
-failed = passed = 0
-
-
-def check(ok, what):
-    global failed, passed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
+from cli_checks import check, summary  # noqa: E402  (the shared check counter)
 
 
 def gen(seed):
@@ -79,5 +69,4 @@ for seed in range(3000):
 mean, sd = statistics.mean(lams), statistics.pstdev(lams)
 check(abs(mean - 0.5) < 0.03 and abs(sd - 0.31) < 0.03, f"MixUp weight mean {mean:.3f}, sd {sd:.3f} (want 0.5, 0.31)")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(summary())
