@@ -378,18 +378,20 @@ def main(argv=None):
     # the raw weights when on.
     ema = {k: v.detach().clone().float() for k, v in net.state_dict().items()} if args.ema else None
 
+    # The state dict's tensors are the module's own (load_state_dict copies into them), so the pairs are made once.
+    live = net.state_dict()
+    ema_f32 = [k for k, v in live.items() if v.dtype == torch.float32] if ema is not None else []
+    ema_other = [k for k, v in live.items() if v.dtype != torch.float32] if ema is not None else []
+
     def ema_update():
-        """ema = d ema + (1 - d) weights, over every float tensor at once (multi-tensor kernels, not two launches per tensor:
-        at a GPU's ~20 ms per step, 300 small launches would cost several ms)."""
-        state = net.state_dict()
-        names = [k for k, v in state.items() if v.dtype == torch.float32]
+        """ema = d ema + (1 - d) weights, over every float tensor at once (multi-tensor kernels, not two launches per
+        tensor: at a GPU's ~20 ms per step, 300 small launches would cost several ms)."""
         with torch.no_grad():
-            avg = [ema[k] for k in names]
+            avg = [ema[k] for k in ema_f32]
             torch._foreach_mul_(avg, args.ema)
-            torch._foreach_add_(avg, [state[k].detach() for k in names], alpha=1.0 - args.ema)
-            for k, v in state.items():
-                if v.dtype != torch.float32:
-                    ema[k].copy_(v)
+            torch._foreach_add_(avg, [live[k].detach() for k in ema_f32], alpha=1.0 - args.ema)
+            for k in ema_other:
+                ema[k].copy_(live[k])
 
     def with_ema(fn):
         """Runs fn() with the EMA weights loaded into net (and the trained ones restored after)."""
@@ -413,7 +415,8 @@ def main(argv=None):
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         if ema is not None and state.get("ema") is not None:
-            ema = {k: v.to(device) for k, v in state["ema"].items()}
+            for k, v in state["ema"].items():
+                ema[k].copy_(v)
         step, best, trained_s = state["step"], state.get("test_acc"), state.get("trained_s", 0.0)
         log(f"resumed {ckpt_path} at step {step} (epoch {step / steps_per_epoch:.2f}), last test acc {best}")
     if args.export_only:
