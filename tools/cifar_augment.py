@@ -53,89 +53,91 @@ _SMOOTH = torch.tensor([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]]) / 13
 
 
 def trivial_augment(x, g):
+    """Every operation is computed on the whole batch and each image keeps the one it drew (torch.where): 13 cheap
+    passes over 32x32 images instead of per-operation subsets, whose sizes would have to be read back to the host
+    (a synchronisation per operation and step)."""
     B = x.shape[0]
     op = torch.randint(0, 13, (B,), generator=g, device=g.device)
     m = _uniform(B, g)                                           # strength in [0, 1]
     sign = torch.where(_uniform(B, g) < 0.5, -1.0, 1.0)
-    out = x.clone()
-    for k in range(1, 13):                                       # 0: identity
-        sel = (op == k).nonzero(as_tuple=True)[0]
-        if sel.numel() == 0:
-            continue
-        xs, ms, ss = x[sel], m[sel], sign[sel]
-        n = xs.shape[0]
-        if k == 1:                                               # brightness: factor 1 +- 0.99 m
-            ys = _blend(xs, torch.zeros_like(xs), 1 + ss * 0.99 * ms)
-        elif k == 2:                                             # contrast: towards the mean grey level
-            mean = _gray(xs).mean(dim=(1, 2, 3), keepdim=True).expand_as(xs)
-            ys = _blend(xs, mean, 1 + ss * 0.99 * ms)
-        elif k == 3:                                             # colour (saturation)
-            ys = _blend(xs, _gray(xs), 1 + ss * 0.99 * ms)
-        elif k == 4:                                             # sharpness: away from / towards a smoothed copy
-            w = _SMOOTH.to(xs.device).view(1, 1, 3, 3).repeat(3, 1, 1, 1)
-            blur = F.conv2d(F.pad(xs, (1, 1, 1, 1), mode="replicate"), w, groups=3)
-            ys = _blend(xs, blur, 1 + ss * 0.99 * ms)
-        elif k == 5:                                             # posterize: keep 8 - round(6 m) bits
-            bits = (8 - torch.round(6 * ms)).view(-1, 1, 1, 1)
-            step = torch.pow(2.0, 8 - bits)
-            ys = torch.floor(torch.round(xs * 255) / step) * step / 255
-        elif k == 6:                                             # solarize: invert above a threshold 1 - m
-            thr = (1 - ms).view(-1, 1, 1, 1)
-            ys = torch.where(xs >= thr, 1 - xs, xs)
-        elif k == 7:                                             # autocontrast: stretch each channel to [0, 1]
-            lo = xs.amin(dim=(2, 3), keepdim=True)
-            hi = xs.amax(dim=(2, 3), keepdim=True)
-            ys = torch.where(hi > lo, (xs - lo) / (hi - lo).clamp_min(1e-6), xs)
-        else:                                                    # geometric: rotate, shear x/y, translate x/y
-            theta = torch.zeros(n, 2, 3, device=xs.device)
-            theta[:, 0, 0] = theta[:, 1, 1] = 1.0
-            if k == 8:                                           # rotate by up to 135 degrees
-                a = ss * ms * math.radians(135)
-                theta[:, 0, 0], theta[:, 0, 1] = torch.cos(a), -torch.sin(a)
-                theta[:, 1, 0], theta[:, 1, 1] = torch.sin(a), torch.cos(a)
-            elif k == 9:                                         # shear x up to 0.99
-                theta[:, 0, 1] = ss * 0.99 * ms
-            elif k == 10:                                        # shear y
-                theta[:, 1, 0] = ss * 0.99 * ms
-            elif k == 11:                                        # translate x by up to 32 pixels (wide)
-                theta[:, 0, 2] = ss * ms * 2.0
-            else:                                                # translate y
-                theta[:, 1, 2] = ss * ms * 2.0
-            grid = F.affine_grid(theta, list(xs.shape), align_corners=False)
-            ys = F.grid_sample(xs, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
-        out[sel] = ys
-    return out
+    sm = sign * m                                                # signed strength
+    out = x
+    photometric = {
+        1: lambda: _blend(x, torch.zeros_like(x), 1 + 0.99 * sm),                        # brightness 1 +- 0.99 m
+        2: lambda: _blend(x, _gray(x).mean(dim=(1, 2, 3), keepdim=True).expand_as(x),   # contrast: towards the
+                          1 + 0.99 * sm),                                                #   mean grey level
+        3: lambda: _blend(x, _gray(x), 1 + 0.99 * sm),                                   # colour (saturation)
+        4: lambda: _blend(x, _smooth(x), 1 + 0.99 * sm),                                 # sharpness
+        5: lambda: _posterize(x, m),                                                     # keep 8 - round(6 m) bits
+        6: lambda: torch.where(x >= (1 - m).view(-1, 1, 1, 1), 1 - x, x),                # solarize above 1 - m
+        7: lambda: _autocontrast(x),                                                     # each channel to [0, 1]
+    }
+    for k, fn in photometric.items():
+        out = torch.where((op == k).view(-1, 1, 1, 1), fn(), out)
+    # Geometric (8 rotate by up to 135 degrees, 9/10 shear x/y up to 0.99, 11/12 translate x/y by up to 32 pixels):
+    # one affine map per image, the identity for the others, one resampling with zero borders.
+    theta = torch.zeros(B, 2, 3, device=x.device)
+    a = torch.where(op == 8, sm * math.radians(135), torch.zeros_like(sm))
+    theta[:, 0, 0], theta[:, 0, 1] = torch.cos(a), -torch.sin(a)
+    theta[:, 1, 0], theta[:, 1, 1] = torch.sin(a), torch.cos(a)
+    theta[:, 0, 1] += torch.where(op == 9, 0.99 * sm, torch.zeros_like(sm))
+    theta[:, 1, 0] += torch.where(op == 10, 0.99 * sm, torch.zeros_like(sm))
+    theta[:, 0, 2] = torch.where(op == 11, 2.0 * sm, torch.zeros_like(sm))
+    theta[:, 1, 2] = torch.where(op == 12, 2.0 * sm, torch.zeros_like(sm))
+    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+    moved = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    return torch.where((op >= 8).view(-1, 1, 1, 1), moved, out)
+
+
+def _smooth(x):
+    w = _SMOOTH.to(x.device).view(1, 1, 3, 3).repeat(3, 1, 1, 1)
+    return F.conv2d(F.pad(x, (1, 1, 1, 1), mode="replicate"), w, groups=3)
+
+
+def _posterize(x, m):
+    step = torch.pow(2.0, torch.round(6 * m)).view(-1, 1, 1, 1)         # 2^(8 - bits), bits = 8 - round(6 m)
+    return torch.floor(torch.round(x * 255) / step) * step / 255
+
+
+def _autocontrast(x):
+    lo = x.amin(dim=(2, 3), keepdim=True)
+    hi = x.amax(dim=(2, 3), keepdim=True)
+    return torch.where(hi > lo, (x - lo) / (hi - lo).clamp_min(1e-6), x)
 
 
 def mix(x, y, g, num_classes, mixup_alpha=0.8, cutmix_alpha=1.0, smoothing=0.1):
     """MixUp (x' = l x + (1 - l) x[perm]) or CutMix (a random box of area 1 - l from x[perm]), one of the two per
-    batch; targets are the same mixture of label-smoothed one-hot vectors."""
+    batch; targets are the same mixture of label-smoothed one-hot vectors. Both are computed as tensors and the
+    batch's choice taken with torch.where: nothing is read back to the host."""
     B, _, H, W = x.shape
     perm = torch.randperm(B, generator=g, device=g.device)
     off = smoothing / num_classes
     onehot = torch.full((B, num_classes), off, device=x.device)
     onehot.scatter_(1, y.view(-1, 1), 1.0 - smoothing + off)
-    use_cutmix = bool(_uniform(1, g) < 0.5)
-    alpha = cutmix_alpha if use_cutmix else mixup_alpha
+    use_cutmix = _uniform(1, g) < 0.5                                       # [1] bool
+    alpha = mixup_alpha + (cutmix_alpha - mixup_alpha) * use_cutmix.float()
     ga, gb = _gamma_from_uniform(_uniform(2, g), alpha)          # lam ~ Beta(alpha, alpha) = Ga / (Ga + Gb)
-    lam = float(ga / (ga + gb))
-    if use_cutmix:
-        cut = math.sqrt(1.0 - lam)
-        ch, cw = int(H * cut), int(W * cut)
-        cy = int(torch.randint(0, H, (1,), generator=g, device=g.device))
-        cx = int(torch.randint(0, W, (1,), generator=g, device=g.device))
-        y0, y1 = max(cy - ch // 2, 0), min(cy + ch // 2, H)
-        x0, x1 = max(cx - cw // 2, 0), min(cx + cw // 2, W)
-        x = x.clone()
-        x[:, :, y0:y1, x0:x1] = x[perm, :, y0:y1, x0:x1]
-        lam = 1.0 - (y1 - y0) * (x1 - x0) / (H * W)                # the area actually pasted
-    else:
-        x = lam * x + (1.0 - lam) * x[perm]
-    return x, lam * onehot + (1.0 - lam) * onehot[perm]
+    lam = ga / (ga + gb)                                                    # [1]
+    # CutMix box of side floor(H sqrt(1 - lam)) around a random centre, clipped to the image
+    cut = torch.sqrt(1.0 - lam)
+    ch, cw = torch.floor(H * cut), torch.floor(W * cut)
+    cy = torch.randint(0, H, (1,), generator=g, device=g.device).float()
+    cx = torch.randint(0, W, (1,), generator=g, device=g.device).float()
+    y0, y1 = (cy - torch.floor(ch / 2)).clamp_min(0), (cy + torch.floor(ch / 2)).clamp_max(H)
+    x0, x1 = (cx - torch.floor(cw / 2)).clamp_min(0), (cx + torch.floor(cw / 2)).clamp_max(W)
+    rows = torch.arange(H, device=x.device).view(H, 1)
+    cols = torch.arange(W, device=x.device).view(1, W)
+    box = (rows >= y0) & (rows < y1) & (cols >= x0) & (cols < x1)           # [H, W]
+    lam_cut = 1.0 - (y1 - y0) * (x1 - x0) / (H * W)                        # the area actually pasted
+    other = x[perm]
+    mixed = torch.where(use_cutmix.view(1, 1, 1, 1), torch.where(box, other, x), lam * x + (1.0 - lam) * other)
+    lam = torch.where(use_cutmix, lam_cut, lam).view(1, 1)
+    return mixed, lam * onehot + (1.0 - lam) * onehot[perm]
 
 
 def _gamma_from_uniform(u, alpha):
     """Approximate Gamma(alpha, 1) samples from uniforms u through the Wilson-Hilferty inverse CDF (torch's own
     samplers take no generator; mixing weights need no more accuracy than this)."""
+    alpha = torch.as_tensor(alpha, dtype=u.dtype, device=u.device)
     z = math.sqrt(2.0) * torch.erfinv(2.0 * u.clamp(1e-6, 1 - 1e-6) - 1.0)
-    return (alpha * (1.0 - 1.0 / (9.0 * alpha) + z / (3.0 * math.sqrt(alpha))) ** 3).clamp_min(1e-6)
+    return (alpha * (1.0 - 1.0 / (9.0 * alpha) + z / (3.0 * torch.sqrt(alpha))) ** 3).clamp_min(1e-6)

@@ -102,9 +102,9 @@ LARGE = {
 # Defaults per recipe, for the options left unset on the command line.
 RECIPES = {
     "cpu": {"size": "demo", "epochs": 8, "batch": 128, "lr": 1.5e-3, "warmup_epochs": 0.5, "augment": "crop-flip",
-            "mix": False, "ema": 0.0, "amp": False, "export_dtype": "f32"},
+            "mix": False, "ema": 0.0, "amp": False, "export_dtype": "f32", "eval_every": 1},
     "gpu": {"size": "large", "epochs": 200, "batch": 512, "lr": 2e-3, "warmup_epochs": 5.0, "augment": "trivial",
-            "mix": True, "ema": 0.9998, "amp": True, "export_dtype": "f16"},
+            "mix": True, "ema": 0.9998, "amp": True, "export_dtype": "f16", "eval_every": 10},
 }
 
 
@@ -232,9 +232,55 @@ def init_vit5(net):
 
 def _headwise_as_dense(self, x):
     """Training-speed replacement for LinearHeadwiseExpand.forward: the same block-diagonal map as one dense
-    [E, E] matmul (einsum over 4x4 blocks becomes thousands of tiny batched GEMMs on a CPU, ~10x slower)."""
-    y = x @ torch.block_diag(*self.weight).t()           # out p*d + o = sum_i W[p, o, i] x[p*d + i]
+    [E, E] matmul (einsum over 4x4 blocks becomes thousands of tiny batched GEMMs on a CPU, ~10x slower).
+    dense[p*d + i, q*d + o] = (p == q) W[p, o, i], built by broadcasting (torch.block_diag copies block by block:
+    hundreds of kernel launches per call on a GPU)."""
+    P, O, I = self.weight.shape
+    eye = torch.eye(P, dtype=self.weight.dtype, device=self.weight.device)
+    dense = (eye[:, None, :, None] * self.weight.transpose(1, 2)[:, :, None, :]).reshape(P * I, P * O)
+    y = x @ dense                                        # out p*d + o = sum_i W[p, o, i] x[p*d + i]
     return y + self.bias if self.bias is not None else y
+
+
+def use_fused_kernels(device, amp):
+    """On a CUDA device with PyTorch >= 2.4, trains through fused kernels where the reference modules spell the
+    math out op by op (the modules stay the golden writers; only this process's copies are patched):
+    scaled_dot_product_attention for vit5.softmax_attention, F.rms_norm for RMSNorm. Each replacement is first
+    compared with the original on random inputs (fp32, and under bf16 autocast when `amp`) and kept only if it
+    agrees; what is used is logged."""
+    if device.type != "cuda":
+        return
+    import common
+    import vit5
+
+    def sdpa(q, k, v, scale, mask=None):
+        q, k = q.to(v.dtype), k.to(v.dtype)   # RoPE's fp32 tables promote q, k; autocast leaves v in bf16
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+
+    def rms_forward(self, x):
+        return F.rms_norm(x.float(), (self.dim,), self.weight.float(), self.eps).to(x.dtype)
+
+    g = torch.Generator(device=device).manual_seed(1)
+    q, k, v = (torch.randn(4, 3, 69, 64, device=device, generator=g) for _ in range(3))
+    norm = common.RMSNorm(64).to(device)
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5, generator=g)
+    cases = [("scaled_dot_product_attention", lambda: vit5.softmax_attention(q, k, v, 0.125),
+              lambda: sdpa(q, k, v, 0.125), lambda: setattr(vit5, "softmax_attention", sdpa)),
+             ("rms_norm", lambda: norm(q), lambda: rms_forward(norm, q),
+              lambda: setattr(common.RMSNorm, "forward", rms_forward))]
+    for name, original, fused, install in cases:
+        try:
+            ok = bool(torch.allclose(fused().float(), original().float(), rtol=1e-4, atol=1e-4))
+            if ok and amp:
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    ok = bool(torch.allclose(fused().float(), original().float(), rtol=3e-2, atol=3e-2))
+        except Exception as e:                       # an older PyTorch: no such function or argument
+            log(f"fused {name}: not used ({type(e).__name__}: {e})")
+            continue
+        if ok:
+            install()
+        log(f"fused {name}: {'used' if ok else 'not used, it disagrees with the reference'}")
 
 
 def init_vil(net):
@@ -352,6 +398,8 @@ def parse_args(argv):
     p.add_argument("--time-limit-min", type=float, default=0,
                    help="checkpoint and stop after this many minutes; 0 = no limit (default: 0)")
     p.add_argument("--ckpt-every-min", type=float, default=5.0, help="(default: %(default)s)")
+    p.add_argument("--eval-every", type=int, help="evaluate, checkpoint and export every this many epochs "
+                                                  "(recipe cpu: 1, gpu: 10)")
     p.add_argument("--export-only", action="store_true", help="export the last checkpoint and exit")
     args = p.parse_args(argv)
     for k, v in RECIPES[args.recipe].items():
@@ -383,13 +431,17 @@ def main(argv=None):
     ema_f32 = [k for k, v in live.items() if v.dtype == torch.float32] if ema is not None else []
     ema_other = [k for k, v in live.items() if v.dtype != torch.float32] if ema is not None else []
 
-    def ema_update():
+    def ema_update(step):
         """ema = d ema + (1 - d) weights, over every float tensor at once (multi-tensor kernels, not two launches per
-        tensor: at a GPU's ~20 ms per step, 300 small launches would cost several ms)."""
+        tensor: at a GPU's ~20 ms per step, 300 small launches would cost several ms). d = min(--ema, 1 - 1 / (1 +
+        step / 10)): the average never reaches back over more than about the last tenth of the steps done, so a run
+        shorter than the EMA's horizon (1 / (1 - 0.9998) = 5000 steps) does not keep its random initialisation in
+        the average."""
+        d = min(args.ema, 1.0 - 1.0 / (1.0 + step / 10.0))
         with torch.no_grad():
             avg = [ema[k] for k in ema_f32]
-            torch._foreach_mul_(avg, args.ema)
-            torch._foreach_add_(avg, [live[k].detach() for k in ema_f32], alpha=1.0 - args.ema)
+            torch._foreach_mul_(avg, d)
+            torch._foreach_add_(avg, [live[k].detach() for k in ema_f32], alpha=1.0 - d)
             for k in ema_other:
                 ema[k].copy_(live[k])
 
@@ -403,13 +455,16 @@ def main(argv=None):
             return fn()
         finally:
             net.load_state_dict(trained)
-    opt = torch.optim.AdamW(param_groups(net, args.weight_decay), lr=args.lr, betas=(0.9, 0.999))
+    # fused: one kernel for all parameters on CUDA instead of a few per tensor
+    fused = {"fused": True} if device.type == "cuda" and "fused" in torch.optim.AdamW.__init__.__code__.co_varnames \
+        else {}
+    opt = torch.optim.AdamW(param_groups(net, args.weight_decay), lr=args.lr, betas=(0.9, 0.999), **fused)
     steps_per_epoch = 50000 // args.batch
     total = steps_per_epoch * args.epochs
     warmup = int(args.warmup_epochs * steps_per_epoch)
     step, best, trained_s = 0, None, 0.0
     if os.path.exists(ckpt_path):
-        state = torch.load(ckpt_path, map_location=device)
+        state = torch.load(ckpt_path, map_location=device, weights_only=False)   # our own file: dicts, args
         if state["arch"] != args.arch or state["config"] != config:
             sys.exit(f"train_cifar: {ckpt_path} was trained with another configuration; move it away")
         net.load_state_dict(state["model"])
@@ -428,13 +483,17 @@ def main(argv=None):
     if on_device:
         import cifar_augment
         xtr_dev = torch.from_numpy(xtr).to(device)                       # uint8 [50000, 32, 32, 3]
+        ytr_dev = torch.from_numpy(ytr).to(device)
+        order_epoch, order_dev = None, None                             # the epoch's permutation, on the device
         mean = torch.tensor(CIFAR_MEAN, device=device).view(1, 3, 1, 1)
         std = torch.tensor(CIFAR_STD, device=device).view(1, 3, 1, 1)
     use_amp = args.amp and device.type == "cuda"   # (torch 1.13 checks CUDA even for a disabled autocast)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if use_amp else contextlib.nullcontext()
     n_params = sum(p.numel() for p in net.parameters())
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else f"{torch.get_num_threads()} threads"
     log(f"{args.arch}: {n_params:,} parameters, {steps_per_epoch} steps/epoch, {args.epochs} epochs, "
-        f"{torch.get_num_threads()} threads, device {device}")
+        f"device {device} ({where}), PyTorch {torch.__version__}, AdamW {'fused' if fused else 'per tensor'}")
+    use_fused_kernels(device, use_amp)
 
     def checkpoint(test_acc):
         save_checkpoint(ckpt_path, {"arch": args.arch, "config": config, "ema": ema,
@@ -447,8 +506,16 @@ def main(argv=None):
             return trained_s / (60 * args.time_budget_min)
         return step / total
 
+    def finish(test_acc=None):
+        """Evaluates (unless given), checkpoints and exports the EMA / trained weights."""
+        acc = test_acc if test_acc is not None else with_ema(lambda: evaluate(net, xte, yte, device))
+        checkpoint(acc)
+        with_ema(lambda: export(net, args.arch, config, out_path, acc, args.export_dtype))
+        return acc
+
     t_start = t_ckpt = time.time()
-    loss_sum, loss_n, t_log = 0.0, 0, time.time()
+    # The running loss stays on the device (reading it back every step would wait for the GPU every step).
+    loss_sum, loss_n, t_log = torch.zeros((), device=device), 0, time.time()
     net.train()
     t_step = time.time()
     while progress() < 1:
@@ -456,11 +523,17 @@ def main(argv=None):
         order = np.random.default_rng([args.seed, epoch]).permutation(50000)
         aug_rng = np.random.default_rng([args.seed, epoch, k])
         idx = order[k * args.batch:(k + 1) * args.batch]
-        y = torch.from_numpy(ytr[idx]).to(device)
+        if on_device:                     # one upload per epoch; the step's indices are a slice on the device
+            if order_epoch != epoch:
+                order_epoch, order_dev = epoch, torch.from_numpy(order).to(device)
+            idx_dev = order_dev[k * args.batch:(k + 1) * args.batch]
+            y = ytr_dev[idx_dev]
+        else:
+            y = torch.from_numpy(ytr[idx]).to(device)
         target = y
         if on_device:
             g = torch.Generator(device=device).manual_seed((args.seed * 1000003 + step) % (1 << 62))
-            x = xtr_dev[torch.from_numpy(idx).to(device)].permute(0, 3, 1, 2).float().div_(255.0)
+            x = xtr_dev[idx_dev].permute(0, 3, 1, 2).float().div_(255.0)
             x = cifar_augment.trivial_augment(cifar_augment.crop_flip(x, g), g)
             x = (x - mean) / std
             if args.mix:
@@ -488,15 +561,18 @@ def main(argv=None):
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
         if ema is not None:
-            ema_update()
+            ema_update(step)
         step += 1
         trained_s += time.time() - t_step
-        loss_sum, loss_n = loss_sum + float(loss), loss_n + 1
+        loss_sum += loss.detach()
+        loss_n += 1
         if time.time() - t_log > 60:
             log(f"step {step} ({100 * progress():.1f} % of the schedule) epoch {step / steps_per_epoch:.2f} "
-                f"loss {loss_sum / loss_n:.4f} lr {opt.param_groups[0]['lr']:.2e} {(time.time() - t_log) / loss_n:.3f} s/step")
-            loss_sum, loss_n, t_log = 0.0, 0, time.time()
-        if step % steps_per_epoch == 0:
+                f"loss {float(loss_sum) / loss_n:.4f} lr {opt.param_groups[0]['lr']:.2e} "
+                f"{(time.time() - t_log) / loss_n:.4f} s/step")
+            loss_sum.zero_()
+            loss_n, t_log = 0, time.time()
+        if step % steps_per_epoch == 0 and (step // steps_per_epoch) % args.eval_every == 0:
             best = with_ema(lambda: evaluate(net, xte, yte, device))
             log(f"epoch {step // steps_per_epoch} done: test accuracy {100 * best:.2f} %"
                 f"{' (EMA weights)' if ema is not None else ''}")
@@ -507,14 +583,16 @@ def main(argv=None):
             checkpoint(best)
             t_ckpt = time.time()
         if args.time_limit_min and time.time() - t_start > 60 * args.time_limit_min:
-            checkpoint(best)
-            log(f"time limit reached at step {step}; run the same command again to resume")
+            best = finish()
+            log(f"time limit reached at step {step} (test accuracy {100 * best:.2f} %); run the same command again "
+                f"to resume")
             return 0
         t_step = time.time()               # evaluation and checkpoints do not count as training time
     acc = with_ema(lambda: evaluate(net, xte, yte, device))
-    log(f"finished: test accuracy {100 * acc:.2f} %")
-    checkpoint(acc)
-    with_ema(lambda: export(net, args.arch, config, out_path, acc, args.export_dtype))
+    raw = f", trained weights {100 * evaluate(net, xte, yte, device):.2f} %" if ema is not None else ""
+    log(f"finished at step {step}, epoch {step / steps_per_epoch:.2f}: test accuracy {100 * acc:.2f} %"
+        f"{' (EMA weights)' if ema is not None else ''}{raw}")
+    finish(acc)
     return 0
 
 
