@@ -5,8 +5,9 @@
 # this machine's path when it lands elsewhere: CTest's files name absolute paths).
 #
 #   tools/gpu_bundle.sh DIR      writes DIR/build.tar.xz (the build tree without objects), DIR/debs/*.deb
-#                                (libvulkan1, vulkan-validationlayers: `apt-get download`), DIR/lib/ (the shared
-#                                libraries of the CLI and tests beyond glibc, e.g. libcjson, libwebp) and
+#                                (libvulkan1, vulkan-validationlayers, libglvnd0, libglx0: `apt-get download`),
+#                                DIR/lib/ (the shared libraries of the CLI and tests beyond glibc, e.g. libcjson,
+#                                libwebp) and
 #                                DIR/run.sh (tools/gpu_bundle_run.sh)
 #
 # Environment: BUILD_DIR (default build). About 6 MB in all.
@@ -27,8 +28,11 @@ name=$(basename "$build_abs")
 tar -C "$(dirname "$build_abs")" --exclude="$name/CMakeFiles" --exclude="$name/Testing" --exclude='*.o' \
     --exclude='*.a' -cf - "$name" | xz -T0 -9 --lzma2=dict=64MiB > "$out/build.tar.xz"
 
-# The Vulkan loader and the validation layer, as Debian ships them (unpacked there, not installed).
-(cd "$out/debs" && apt-get download libvulkan1 vulkan-validationlayers 2> /dev/null) || {
+# The Vulkan loader and the validation layer, as Debian ships them (unpacked there, not installed), and GLVND's
+# dispatch libraries: NVIDIA's Vulkan driver is libGLX_nvidia.so.0, which needs libGLdispatch.so.0; on a lent H200
+# without them the loader answered "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD
+# libGLX_nvidia.so.0" and found no driver (2026-11-26).
+(cd "$out/debs" && apt-get download libvulkan1 vulkan-validationlayers libglvnd0 libglx0 2> /dev/null) || {
     echo "gpu_bundle.sh: apt-get download failed (no package archive?)" >&2; exit 1; }
 
 # Shared libraries of the built programs that a non-Debian machine may lack: all but the C library's own.
