@@ -3,6 +3,7 @@
 
   - crop_flip shifts each image by whole pixels (up to 4) and flips it or not: the interior of every output equals
     the input shifted (and flipped) exactly;
+  - zoom returns the other images exactly and resamples the chosen ones by a scale in [min_scale, 1];
   - trivial_augment keeps shapes and the [0, 1] range, leaves identity-drawn images untouched, changes most images;
   - mix returns probability vectors (each row sums to 1, no negative entry) whose mass lies on the two mixed labels,
     and MixUp's weight follows Beta(0.8, 0.8) (mean 0.5, standard deviation 0.31) over many draws;
@@ -41,6 +42,17 @@ for i in range(len(x)):
             break
 check(exact == len(x), f"crop_flip: {exact} of {len(x)} images are whole-pixel shifts (and flips) of the input")
 check(torch.equal(out, ca.crop_flip(x, gen(1))), "crop_flip is not repeatable for the same seed")
+
+zoomed = ca.zoom(x, gen(3), min_scale=0.5, p=0.5)
+kept = [i for i in range(len(x)) if torch.equal(zoomed[i], x[i])]
+check(8 <= len(kept) <= 40, f"zoom with p = 1/2 left {len(kept)} of {len(x)} images as they were")
+check(torch.equal(zoomed, ca.zoom(x, gen(3), min_scale=0.5, p=0.5)), "zoom is not repeatable for the same seed")
+# a close-up by s of a horizontal ramp has slope s: the zoomed image's columns step by s / 31 (x: 0 .. 1 over 32 px)
+ramp = torch.linspace(0, 1, 32).view(1, 1, 1, 32).expand(16, 3, 32, 32).contiguous()
+closeups = ca.zoom(ramp, gen(4), min_scale=0.5, p=1.0)
+slopes = (closeups[:, 0, 16, 20] - closeups[:, 0, 16, 10]) / 10 * 31
+check(bool(((slopes > 0.5 - 1e-3) & (slopes < 1.0 + 1e-3)).all()) and float(slopes.max() - slopes.min()) > 0.1,
+      f"zoom: close-up scales {[round(float(v), 3) for v in slopes]} not spread over [0.5, 1]")
 
 aug = ca.trivial_augment(x, gen(2))
 check(aug.shape == x.shape and float(aug.min()) >= 0.0 and float(aug.max()) <= 1.0,

@@ -6,6 +6,8 @@ repeat it exactly) and no image leaves the GPU.
 
   crop_flip(x, g)         random translation by up to 4 pixels with reflected borders (the 4-pixel padded crop of
                           the CIFAR recipes) and a horizontal flip with probability 1/2
+  zoom(x, g, lo, p)       with probability p, a close-up: a random square of 50-100 % (lo-1) of the side, resampled
+                          to full size
   trivial_augment(x, g)   TrivialAugment (Mueller & Hutter 2021), wide magnitudes: one operation per image, drawn
                           uniformly from identity, brightness, contrast, colour, sharpness, posterize, solarize,
                           autocontrast, rotate, shear x/y, translate x/y, with a uniform random strength
@@ -38,6 +40,21 @@ def crop_flip(x, g, pad=4):
     theta = torch.zeros(B, 2, 3, device=x.device)
     theta[:, 0, 0], theta[:, 0, 2], theta[:, 1, 1], theta[:, 1, 2] = flip, dx, 1.0, dy
     return _affine(x, theta)      # integer shifts: bilinear sampling at pixel centres returns pixels exactly
+
+
+def zoom(x, g, min_scale=0.5, p=0.5):
+    """With probability p per image, a close-up: a random square of side s ~ U(min_scale, 1) of the image (at a
+    random position inside it) resampled back to full size, bilinear with reflected borders; the other images are
+    returned exactly. Photos of cats or birds resized to 32 pixels are often close-ups, which CIFAR-10's centred,
+    whole-object framing rarely shows."""
+    B = x.shape[0]
+    on = _uniform(B, g) < p
+    s = torch.where(on, _uniform(B, g, min_scale, 1.0), torch.ones(B, device=x.device))
+    tx = _uniform(B, g, -1.0, 1.0) * (1.0 - s)
+    ty = _uniform(B, g, -1.0, 1.0) * (1.0 - s)
+    theta = torch.zeros(B, 2, 3, device=x.device)
+    theta[:, 0, 0], theta[:, 0, 2], theta[:, 1, 1], theta[:, 1, 2] = s, tx, s, ty
+    return torch.where(on.view(-1, 1, 1, 1), _affine(x, theta), x)
 
 
 def _blend(a, b, f):
