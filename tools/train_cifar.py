@@ -33,8 +33,8 @@ side, reached 80.4 % (ViT-5, 72 epochs) and 80.7 % (ViL, 34 epochs) with --time-
 recipe need the steps several times faster than that.
 
 Checkpoints (model, optimiser, EMA, step) are written atomically every --ckpt-every-min minutes and at each
-evaluation, so a run can be cut off at any point and resumed with the same command; the data order of an epoch depends only
-on (seed, epoch), the on-device augmentation of a step only on (seed, step).
+evaluation, so a run can be cut off at any point and resumed with the same command; the data order of an epoch
+depends only on (seed, epoch), the on-device augmentation of a step only on (seed, step).
 
 Schedules: with --epochs (default) warm-up and cosine decay run over a fixed number of steps, which is
 reproducible. With --time-budget-min the cosine runs over the training time instead (accumulated across resumes,
