@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Issue 18's training run on a lent GPU machine, in one command: decodes the CIFAR-10 tarball once, trains the
+# GPU recipe of tools/train_cifar.py for each model with a wall-clock budget (the cosine schedule runs over the
+# training time, so each run ends fully annealed whatever the machine's speed), side by side or one after the
+# other, and writes the exported models (fp16, each < 16 MiB), the training logs and a GPU utilisation log to OUT.
+#
+#   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] OUT
+#
+# --minutes: training minutes per model (default 8; evaluation every 10 epochs and start-up come on top, about
+# 40 s). Side by side (default) both models share the GPU for M minutes; --sequential gives each the GPU alone,
+# one after the other (2 x M minutes). --data: the JPEG tarball (default ../shared/data/cifar10-jpg.tar.gz; on a
+# lent machine copy it into the bundle folder, which travels: `cp ../shared/data/cifar10-jpg.tar.gz .gpu-bundle/`).
+# Environment: PY (a Python with PyTorch, default python3), DEVICE (default cuda), SIZE (large; `demo` with
+# DEVICE=cpu is the dry run this machine can do), TRAIN_ARGS (more train_cifar.py options). Measured on an H200
+# (2026-11-26, eager): 8 minutes side by side gave ViT-5 72 epochs and ViL 34.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+minutes=8 archs="vit5 vil" sequential=0 data=../shared/data/cifar10-jpg.tar.gz out=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --minutes) minutes=$2; shift 2 ;;
+        --arch) archs=$2; shift 2 ;;
+        --sequential) sequential=1; shift ;;
+        --data) data=$2; shift 2 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        -*) echo "gpu_train_cifar.sh: unknown option $1" >&2; exit 2 ;;
+        *) out=$1; shift ;;
+    esac
+done
+[ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR] OUT" >&2
+                   exit 2; }
+[ -f "$data" ] || { echo "gpu_train_cifar.sh: $data not found (--data)" >&2; exit 2; }
+PY=${PY:-python3} DEVICE=${DEVICE:-cuda} SIZE=${SIZE:-large}
+mkdir -p "$out"
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"; [ -n "${smi:-}" ] && kill "$smi" 2> /dev/null' EXIT
+export PYTHONUNBUFFERED=1
+
+if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used,power.draw --format=csv -l 10 \
+        > "$out/gpu_util.csv" 2>&1 &
+    smi=$!
+fi
+"$PY" -c "import sys; sys.path[:0] = ['tools/reference', 'tools']
+import train_cifar; train_cifar.load_data(sys.argv[1], sys.argv[2])" "$data" "$cache" || exit 1
+
+# The hard stop (--time-limit-min: evaluate, export, stop) sits 40 s past the budget: evaluations do not count as
+# training time, so a run whose budget is spent ends by itself just before it.
+limit=$(awk -v m="$minutes" 'BEGIN { print m + 0.7 }')
+train() {   # ARCH: trains, exports OUT/ARCH_large_cifar10.vkvit, logs to OUT/train_ARCH.log
+    "$PY" tools/train_cifar.py --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
+        --data "$data" --out "$out/$1_large_cifar10.vkvit" --time-budget-min "$minutes" --time-limit-min "$limit" \
+        ${TRAIN_ARGS:-} > "$out/train_$1.log" 2>&1
+    local rc=$?
+    echo "gpu_train_cifar.sh: $1 exit $rc, $(grep -h 'finished\|time limit' "$out/train_$1.log" | tail -1)"
+    return $rc
+}
+status=0
+if [ "$sequential" = 1 ]; then
+    for a in $archs; do train "$a" || status=1; done
+else
+    pids=
+    for a in $archs; do train "$a" & pids="$pids $!"; done
+    for p in $pids; do wait "$p" || status=1; done
+fi
+grep -h -E "parameters|fused|torch.compile|epoch [0-9]+ done|finished|time limit|Error" "$out"/train_*.log
+exit $status
