@@ -188,8 +188,9 @@ VKVIT_API vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc, vkvit_ctx **
 VKVIT_API void vkvit_ctx_destroy(vkvit_ctx *ctx);
 
 /* Device extensions vkvit uses when present, for a host to enable before it creates its VkDevice (each is
- * optional; vkvit falls back when missing). VK_NV_cooperative_matrix is used only with its cooperativeMatrix feature
- * chained (VkPhysicalDeviceCooperativeMatrixFeaturesNV) and the vulkanMemoryModel feature
+ * optional; vkvit falls back when missing). VK_NV_cooperative_matrix / VK_KHR_cooperative_matrix are used only with
+ * their cooperativeMatrix feature chained (VkPhysicalDeviceCooperativeMatrixFeaturesNV / ...KHR) and the
+ * vulkanMemoryModel feature
  * (VkPhysicalDeviceVulkan12Features or VkPhysicalDeviceVulkanMemoryModelFeatures) in
  * vkvit_host_device.enabled_features. Returns the count;
  * writes up to `cap` names into `names` (which may be NULL to query the count). The strings are static. */
@@ -226,13 +227,17 @@ typedef struct vkvit_device_info {
                                                subgroup_arithmetic and not VKVIT_DISABLE_SUBGROUP=1 */
     int cooperative_matrix_nv;              /* VK_NV_cooperative_matrix present */
     int cooperative_matrix_in_use;          /* the GEMMs of fp16-math sessions run on cooperative matrices
-                                               (VK_NV_cooperative_matrix: fp16 x fp16 + fp32 at 16x16x16, 32-wide
-                                               subgroups). Checked against plain loops at the ctx's first fp16-math
+                                               (VK_NV_ or VK_KHR_cooperative_matrix: fp16 x fp16 + fp32 at
+                                               16x16x16, 32-wide subgroups). Checked against plain loops at the ctx's first fp16-math
                                                session; a failure clears it and is named in `workarounds`.
                                                VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good */
     int texel_reads_in_use;                 /* CPU devices (lavapipe): the CPU kernels read their inputs through
                                                uniform texel buffers, which llvmpipe gathers ~20x faster than it
                                                loads storage buffers; VKVIT_DISABLE_TEXEL=1 keeps storage buffers */
+    int cooperative_matrix_khr_kernel;      /* cooperative_matrix_in_use runs the VK_KHR_cooperative_matrix kernel
+                                               (builds whose glslang compiles GL_KHR_cooperative_matrix: >= 13),
+                                               not the VK_NV_cooperative_matrix one. Where both can run, NV's is
+                                               used unless VKVIT_COOPMAT_KHR=1 */
 } vkvit_device_info;
 
 VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);

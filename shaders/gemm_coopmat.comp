@@ -28,6 +28,10 @@
 //                 VK_NV_cooperative_matrix lists fp16 x fp16 + fp32 at 16x16x16 and whose subgroups have 32
 //                 invocations (one warp = one subgroup). Built when the configured glslang compiles it; its
 //                 SPIR-V uses the Vulkan memory model (the device enables vulkanMemoryModel).
+//   COOPMAT_KHR=1 the same kernel on GL_KHR_cooperative_matrix (coopmat<float16_t | float, gl_ScopeSubgroup, 16, 16,
+//                 use>): devices whose VK_KHR_cooperative_matrix lists fp16 x fp16 + fp32 at 16x16x16 at subgroup
+//                 scope and whose subgroups have 32 invocations (NVIDIA; AMD in wave32). Built when the configured
+//                 glslang compiles GL_KHR_cooperative_matrix (>= 13; not Debian 12's 12.0); Vulkan memory model too.
 //   COOPMAT_NV=0  the same tiling, staging and epilogue with each warp's matrix products in plain fp32 arithmetic
 //                 (invocation l of a warp owns rows l, l + 32, ... of its warp tile): VKVIT_COOPMAT_EMULATE=1 runs it
 //                 on any device with fp16 arithmetic, so that everything but the cooperative-matrix instructions is
@@ -35,10 +39,33 @@
 // ---------------------------------------------------------------------------------------------------------------
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#if defined(COOPMAT_NV) && COOPMAT_NV
+#if defined(COOPMAT_KHR) && COOPMAT_KHR
+#define COOPMAT_HW 1                                // matrix products on the device's cooperative matrices
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+// 16 x 16 fragments: A (fp16, rows x k), B (fp16, k x columns), accumulators (fp32).
+#define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define FRAG_ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define LOAD_ROWS(f, buf, off, stride) coopMatLoad(f, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
+#define LOAD_COLS(f, buf, off, stride) coopMatLoad(f, buf, off, stride, gl_CooperativeMatrixLayoutColumnMajor)
+#define MUL_ADD(a, b, c) coopMatMulAdd(a, b, c)
+#define STORE_ROWS(f, buf, off, stride) coopMatStore(f, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
+#elif defined(COOPMAT_NV) && COOPMAT_NV
+#define COOPMAT_HW 1
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define FRAG_ACC fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#define LOAD_ROWS(f, buf, off, stride) coopMatLoadNV(f, buf, off, stride, false)
+#define LOAD_COLS(f, buf, off, stride) coopMatLoadNV(f, buf, off, stride, true)
+#define MUL_ADD(a, b, c) coopMatMulAddNV(a, b, c)
+#define STORE_ROWS(f, buf, off, stride) coopMatStoreNV(f, buf, off, stride, false)
+#else
+#define COOPMAT_HW 0                                // emulated: plain arithmetic, any device with fp16 math
 #endif
 #define B_TYPE float16_t
 #include "types.glsl"
@@ -168,7 +195,7 @@ void main() {
     const bool vec_a = ((p.K | p.stride_a | a_off) & 3u) == 0;
     const bool vec_b = ((p.K | p.stride_b | b_off) & 3u) == 0;
 
-#if defined(COOPMAT_NV) && COOPMAT_NV
+#if COOPMAT_HW
     const uint warp = gl_SubgroupID;                // the host selects this variant only for 32-wide subgroups
     const uint lane = gl_SubgroupInvocationID;
 #else
@@ -177,10 +204,10 @@ void main() {
 #endif
     const uint wm = (warp / WARPS_N) * WTM, wn = (warp % WARPS_N) * WTN; // this warp's part of the tile
 
-#if defined(COOPMAT_NV) && COOPMAT_NV
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[FRAG_M][FRAG_N];
+#if COOPMAT_HW
+    FRAG_ACC acc[FRAG_M][FRAG_N];
     [[unroll]] for (uint i = 0; i < FRAG_M; i++)
-        [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+        [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = FRAG_ACC(0.0);
 #else
     float acc[WTM / WARP][WTN];                     // lane owns warp rows lane + 32 q, all WTN columns
     [[unroll]] for (uint q = 0; q < WTM / WARP; q++)
@@ -201,16 +228,15 @@ void main() {
             if (vec_b) load_b(true, b_off, n_base, k0 + BK);
             else load_b(false, b_off, n_base, k0 + BK);
         }
-#if defined(COOPMAT_NV) && COOPMAT_NV
+#if COOPMAT_HW
         [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[FRAG_M], fb[FRAG_N];
-            [[unroll]] for (uint i = 0; i < FRAG_M; i++)
-                coopMatLoadNV(fa[i], sh_a, (wm + 16 * i) * SA + kk, SA, false);
+            FRAG_A fa[FRAG_M];
+            FRAG_B fb[FRAG_N];
+            [[unroll]] for (uint i = 0; i < FRAG_M; i++) LOAD_ROWS(fa[i], sh_a, (wm + 16 * i) * SA + kk, SA);
             // B^T (k x n) is the [n][k] tile read column-major.
-            [[unroll]] for (uint j = 0; j < FRAG_N; j++)
-                coopMatLoadNV(fb[j], sh_b, (wn + 16 * j) * SA + kk, SA, true);
+            [[unroll]] for (uint j = 0; j < FRAG_N; j++) LOAD_COLS(fb[j], sh_b, (wn + 16 * j) * SA + kk, SA);
             [[unroll]] for (uint i = 0; i < FRAG_M; i++)
-                [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+                [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = MUL_ADD(fa[i], fb[j], acc[i][j]);
         }
 #else
         for (uint kk = 0; kk < BK; kk++) {
@@ -228,8 +254,8 @@ void main() {
     [[unroll]] for (uint i = 0; i < FRAG_M; i++) {
         [[unroll]] for (uint j = 0; j < FRAG_N; j++) {
             barrier();                              // the previous fragment's staging tile is read
-#if defined(COOPMAT_NV) && COOPMAT_NV
-            coopMatStoreNV(acc[i][j], sh_c, stage, SF, false);
+#if COOPMAT_HW
+            STORE_ROWS(acc[i][j], sh_c, stage, SF);
 #else
             [[unroll]] for (uint q = 0; q < WTM / WARP; q++) {
                 const uint r = lane + WARP * q;     // this lane's warp row

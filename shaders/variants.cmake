@@ -16,8 +16,9 @@ vkvit_shader(gemm_cpu_f32_f32_texel gemm_cpu.comp DEFINES TEXEL=1)
 vkvit_shader(gemm_cpu_f32_f32_w16_texel gemm_cpu.comp DEFINES B_F16=1 TEXEL=1)
 vkvit_shader(gemm_cpu_f32_f32_f16_texel gemm_cpu.comp DEFINES F16_MATH=1 TEXEL=1)
 # Cooperative matrices for fp16-math sessions (fp16 weights, A rounded to fp16, fp32 accumulation; gemm_coopmat.comp):
-# the GL_NV_cooperative_matrix kernel when the configured glslang compiles it (cmake/coopmat.cmake), and the same
-# tiling with plain-arithmetic matrix products (VKVIT_COOPMAT_EMULATE=1: tests it on any device with shaderFloat16).
+# the GL_NV_cooperative_matrix and GL_KHR_cooperative_matrix kernels where the configured glslang compiles them
+# (cmake/coopmat.cmake), and the same tiling with plain-arithmetic matrix products (VKVIT_COOPMAT_EMULATE=1: tests
+# it on any device with shaderFloat16).
 # Three tiles each: 32 x 32 and 64 x 64 (GEMMs of few rows) and 128 x 128 (t128: enough tiles to fill a GPU).
 vkvit_shader(gemm_coopmat_emu_t32_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=32)
 vkvit_shader(gemm_coopmat_emu_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=64)
@@ -26,6 +27,11 @@ if(VKVIT_HAVE_NV_COOPMAT)
   vkvit_shader(gemm_coopmat_nv_t32_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=1 TILE=32)
   vkvit_shader(gemm_coopmat_nv_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=1 TILE=64)
   vkvit_shader(gemm_coopmat_nv_t128_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=1 TILE=128)
+endif()
+if(VKVIT_HAVE_KHR_COOPMAT)                      # glslang >= 13 (not Debian 12's): AMD, Intel, mobile, NVIDIA
+  vkvit_shader(gemm_coopmat_khr_t32_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_KHR=1 TILE=32)
+  vkvit_shader(gemm_coopmat_khr_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_KHR=1 TILE=64)
+  vkvit_shader(gemm_coopmat_khr_t128_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_KHR=1 TILE=128)
 endif()
 vkvit_shader(norm_f32_f32 norm.comp)
 vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)

@@ -38,10 +38,21 @@ static void caps_mirror_device_info(void) {
           "cooperative-matrix presence disagrees with the device info");
     CHECK(c->cooperative_matrix_in_use == (info.cooperative_matrix_in_use != 0), "cooperative_matrix_in_use %d, "
           "info %d", c->cooperative_matrix_in_use, info.cooperative_matrix_in_use);
-    /* Without VKVIT_COOPMAT_EMULATE only the NV kernel can be in use: on a device listing its shape. */
-    CHECK(!c->coopmat_emulated && (!c->cooperative_matrix_in_use || (c->cooperative_matrix_nv &&
-                                                                     c->coopmat_nv_f16_16x16x16 && c->fp16_math)),
-          "cooperative matrices in use (emulated %d) on a device without the NV shape", c->coopmat_emulated);
+    /* Without VKVIT_COOPMAT_EMULATE only the NV or the KHR kernel can be in use: on a device listing its shape, the
+     * KHR one only where NV's cannot run or VKVIT_COOPMAT_KHR=1 asks for it. */
+    const bool nv_shape = c->cooperative_matrix_nv && c->coopmat_nv_f16_16x16x16;
+    const bool khr_shape = c->cooperative_matrix_khr && c->coopmat_khr_f16_16x16x16;
+    CHECK(!c->coopmat_emulated && (!c->cooperative_matrix_in_use ||
+                                   (c->fp16_math && (c->coopmat_khr ? khr_shape : nv_shape))),
+          "cooperative matrices in use (emulated %d, KHR %d) on a device without that kernel's shape",
+          c->coopmat_emulated, c->coopmat_khr);
+    /* coopmat_khr_enabled: the build has the KHR kernel and the device its extension and features */
+    CHECK(c->coopmat_khr == (info.cooperative_matrix_khr_kernel != 0) && (!c->coopmat_khr || ctx->coopmat_khr_enabled),
+          "coopmat_khr %d, info %d, KHR enabled %d", c->coopmat_khr, info.cooperative_matrix_khr_kernel,
+          ctx->coopmat_khr_enabled);
+    const char *want_khr = getenv("VKVIT_COOPMAT_KHR");
+    if (c->cooperative_matrix_in_use && khr_shape && ctx->coopmat_khr_enabled && want_khr && !strcmp(want_khr, "1"))
+        CHECK(c->coopmat_khr, "VKVIT_COOPMAT_KHR=1 on a device listing the KHR shape, yet the NV kernel is in use");
     CHECK(c->texel_reads == (info.texel_reads_in_use != 0), "texel_reads %d, info %d", c->texel_reads,
           info.texel_reads_in_use);
     CHECK(!c->texel_reads || c->cpu_device, "texel reads chosen on a GPU");

@@ -43,8 +43,9 @@ int main(void) {
         vkvit_ctx_destroy(ctx);
         return 77;
     }
-    const bool nv = c->cooperative_matrix_in_use && !c->coopmat_emulated;
-    printf("cooperative matrices on this device: %s\n", nv ? "the NV kernel" : "none: testing the emulated kernel");
+    const bool hw = c->cooperative_matrix_in_use && !c->coopmat_emulated;
+    printf("cooperative matrices on this device: %s\n", !hw ? "none: testing the emulated kernel"
+                                                      : c->coopmat_khr ? "the KHR kernel" : "the NV kernel");
 
     if (!c->cooperative_matrix_in_use) {
         vkvit__coopmat_guard(ctx);

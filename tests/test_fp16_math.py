@@ -122,8 +122,9 @@ def main():
     f16a, f16s = dev["features"]["fp16_arithmetic"], dev["features"]["fp16_storage"]
     print(f"device {dev['name']}: fp16 arithmetic {f16a}, fp16 storage {f16s['available']}")
     global COOPMAT, SCALAR, COOP_NAME
-    if dev["features"]["cooperative_matrix"]["used"]:  # the NV kernel: emulation is only for devices without it
-        COOPMAT, SCALAR, COOP_NAME = {}, {"VKVIT_DISABLE_COOPMAT": "1"}, "NV"
+    if dev["features"]["cooperative_matrix"]["used"]:  # NV's or KHR's: emulation is only for devices without them
+        COOPMAT, SCALAR = {}, {"VKVIT_DISABLE_COOPMAT": "1"}
+        COOP_NAME = "KHR" if "(KHR," in dev["features"]["cooperative_matrix"]["why"] else "NV"
     print(f"cooperative-matrix runs: the {COOP_NAME} kernel")
     stems = [os.path.basename(m)[:-len(".io.safetensors")]
              for m in sorted(glob.glob(os.path.join(GOLDEN, "*.io.safetensors")))]
@@ -194,7 +195,7 @@ def main():
 
         p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True, env=dict(env(), **EMULATE))
         cm = json.loads(p.stdout)["devices"][0]["features"]["cooperative_matrix"]
-        check(cm["used"] is True and (COOP_NAME if COOP_NAME == "NV" else "emulated") in cm["why"],
+        check(cm["used"] is True and COOP_NAME in cm["why"],
               f"info with VKVIT_COOPMAT_EMULATE=1 ({COOP_NAME} kernel expected): {cm}")
         p = subprocess.run([CLI, "info", "--json"], capture_output=True, text=True,
                            env=dict(env(), VKVIT_DISABLE_COOPMAT="1", **EMULATE))

@@ -94,6 +94,12 @@ else
     run ctest "$out/ctest.log" env VKVIT_VALIDATION=1 ctest --test-dir "$BUILD_DIR" -j"$jobs" --output-on-failure \
         --test-output-size-passed 4000000 --output-junit "$(realpath "$out")/ctest.xml" \
         -E '^test_gpu_check'
+    # A build with the KHR cooperative-matrix kernel (glslang >= 13) on a device that can run both: the NV kernel is
+    # the default there, so the tests of the tensor-core GEMM run again on the KHR one (VKVIT_COOPMAT_KHR=1).
+    if grep -q COOPMAT_KHR "$BUILD_DIR/generated/spirv.h" 2> /dev/null; then
+        run ctest_khr "$out/ctest_khr.log" env VKVIT_VALIDATION=1 VKVIT_COOPMAT_KHR=1 ctest --test-dir "$BUILD_DIR" \
+            -j"$jobs" --output-on-failure -R '^(test_gemm|test_coopmat|test_fp16_math_py|test_caps)$'
+    fi
 fi
 
 # 2. The device and what vkvit uses on it.

@@ -110,6 +110,7 @@ class vkvit_device_info(Structure):
         ("cooperative_matrix_nv", c_int),
         ("cooperative_matrix_in_use", c_int),
         ("texel_reads_in_use", c_int),
+        ("cooperative_matrix_khr_kernel", c_int),
     ]
 
 

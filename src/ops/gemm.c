@@ -42,7 +42,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
         tile /= 2;
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
-                                .coopmat_corrupt = ctx->caps.coopmat_corrupt};
+                                .coopmat_khr = ctx->caps.coopmat_khr, .coopmat_corrupt = ctx->caps.coopmat_corrupt};
 }
 
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
@@ -81,6 +81,16 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_EMU_T32_F32_F32_F16
                        : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_EMU_F32_F32_F16
                                        : VKVIT_SHADER_GEMM_COOPMAT_EMU_T128_F32_F32_F16;
+        } else if (cfg->coopmat_khr) {
+#if VKVIT_HAVE_KHR_COOPMAT
+            d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_KHR_T32_F32_F32_F16
+                       : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_KHR_F32_F32_F16
+                                       : VKVIT_SHADER_GEMM_COOPMAT_KHR_T128_F32_F32_F16;
+#else
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the KHR "
+                                "cooperative-matrix GEMM (glslang lacked GL_KHR_cooperative_matrix)",
+                                label ? label : "?");
+#endif
         } else {
 #if VKVIT_HAVE_NV_COOPMAT
             d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_NV_T32_F32_F32_F16

@@ -51,6 +51,8 @@ typedef struct vkvit__gemm_config {
                                                         *_texel shaders; caps.texel_reads) */
     bool coopmat_emulated;                           /* COOPMAT variant: the plain-arithmetic stand-in
                                                         (caps.coopmat_emulated), not the NV kernel */
+    bool coopmat_khr;                                /* COOPMAT variant: the GL_KHR_cooperative_matrix kernel
+                                                        (caps.coopmat_khr), not the NV one */
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook of caps.coopmat_corrupt */
 } vkvit__gemm_config;
 

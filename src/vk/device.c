@@ -8,6 +8,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* VK_KHR_cooperative_matrix arrived in Vulkan headers 1.3.255; Debian 12 ships 1.3.239 (and a volk without its
+ * function). The definitions of the registry, for building against older headers; the function is fetched with
+ * vkGetInstanceProcAddr. */
+#define VKVIT_KHR_COOPMAT_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#ifndef VK_KHR_cooperative_matrix
+typedef enum VkComponentTypeKHR {
+    VK_COMPONENT_TYPE_FLOAT16_KHR = 0,
+    VK_COMPONENT_TYPE_FLOAT32_KHR = 1,
+    VK_COMPONENT_TYPE_MAX_ENUM_KHR = 0x7FFFFFFF
+} VkComponentTypeKHR;
+typedef enum VkScopeKHR {
+    VK_SCOPE_SUBGROUP_KHR = 3,
+    VK_SCOPE_MAX_ENUM_KHR = 0x7FFFFFFF
+} VkScopeKHR;
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef struct VkCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize;
+    VkComponentTypeKHR AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeKHR scope;
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrix;
+    VkBool32 cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice, uint32_t *, VkCooperativeMatrixPropertiesKHR *);
+#endif
+
 /* ------------------------------------------------------------------------------------------------------------
  * Errors and logging
  * ------------------------------------------------------------------------------------------------------------ */
@@ -267,6 +301,7 @@ typedef struct overrides {
     bool coopmat;                           /* VKVIT_DISABLE_COOPMAT=1 */
     bool texel;                             /* VKVIT_DISABLE_TEXEL=1 */
     bool coopmat_emulate;                   /* VKVIT_COOPMAT_EMULATE=1 (a test path: see caps.coopmat_emulated) */
+    bool coopmat_khr;                       /* VKVIT_COOPMAT_KHR=1: the KHR kernel where both it and NV's can run */
 } overrides;
 
 static overrides read_overrides(int disable_f16) {
@@ -276,6 +311,7 @@ static overrides read_overrides(int disable_f16) {
         .coopmat = env_flag("VKVIT_DISABLE_COOPMAT"),
         .texel = env_flag("VKVIT_DISABLE_TEXEL"),
         .coopmat_emulate = env_flag("VKVIT_COOPMAT_EMULATE"),
+        .coopmat_khr = env_flag("VKVIT_COOPMAT_KHR"),
     };
 }
 
@@ -313,17 +349,60 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
     return false;
 }
 
+/* The same two questions for VK_KHR_cooperative_matrix: the extension with its cooperativeMatrix feature and the
+ * vulkanMemoryModel feature (glslang's KHR SPIR-V uses the Vulkan memory model too) ... */
+static bool khr_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api) {
+    if (!ext_has(exts, VKVIT_KHR_COOPMAT_EXTENSION_NAME)) return false;
+    if (api < VK_API_VERSION_1_2 && !ext_has(exts, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME)) return false;
+    VkPhysicalDeviceVulkanMemoryModelFeatures mm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = &mm};
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    return cm.cooperativeMatrix == VK_TRUE && mm.vulkanMemoryModel == VK_TRUE;
+}
+
+/* ... and whether its property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result, 16x16x16, subgroup
+ * scope, no saturation. */
+static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
+    const VkInstance instance = volkGetLoadedInstance();
+    const PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
+        instance ? (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
+                       instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
+                 : NULL;
+    if (!get) return false;
+    VkCooperativeMatrixPropertiesKHR cm[64];
+    uint32_t n = 0;
+    if (get(pd, &n, NULL) != VK_SUCCESS) return false;
+    n = n < 64 ? n : 64;
+    for (uint32_t k = 0; k < n; k++)
+        cm[k] = (VkCooperativeMatrixPropertiesKHR){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
+    const VkResult r = get(pd, &n, cm);
+    for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
+        if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
+            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+            cm[k].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && !cm[k].saturatingAccumulation &&
+            cm[k].scope == VK_SCOPE_SUBGROUP_KHR)
+            return true;
+    return false;
+}
+
 /* Whether fp16-math GEMMs run on cooperative matrices (before the first-use self-check of src/coopmat_guard.c):
- * the NV kernel (built when glslang compiles it) where the feature is enabled (nv_enabled), the device lists its
- * shape and runs it in 32-wide subgroups (one warp = one subgroup), or on request (VKVIT_COOPMAT_EMULATE=1) the
- * emulated kernel on any device with fp16 math (*emulated). */
-static bool coopmat_runs(VkPhysicalDevice pd, bool nv_enabled, const vkvit_device_info *info, overrides off,
-                         bool *emulated) {
+ * the NV or the KHR kernel (each built when glslang compiles it) where its feature is enabled (nv_enabled,
+ * khr_enabled), the device lists its shape and runs it in 32-wide subgroups (one warp = one subgroup) — NV's when
+ * both can run, unless VKVIT_COOPMAT_KHR=1 (*khr says which) — or on request (VKVIT_COOPMAT_EMULATE=1) the emulated
+ * kernel on any device with fp16 math (*emulated). */
+static bool coopmat_runs(VkPhysicalDevice pd, bool nv_enabled, bool khr_enabled, const vkvit_device_info *info,
+                         overrides off, bool *emulated, bool *khr) {
     const bool f16_math = info->fp16_arithmetic && info->fp16_in_use && !off.coopmat &&
                           info->max_shared_memory >= VKVIT_COOPMAT_SHARED_BYTES;
-    const bool nv = VKVIT_HAVE_NV_COOPMAT && nv_enabled && info->subgroup_size == 32 && nv_coopmat_f16_shape(pd);
-    *emulated = f16_math && !nv && off.coopmat_emulate;
-    return f16_math && (nv || *emulated);
+    const bool warp32 = info->subgroup_size == 32;
+    const bool nv = VKVIT_HAVE_NV_COOPMAT && nv_enabled && warp32 && nv_coopmat_f16_shape(pd);
+    const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && warp32 && khr_coopmat_f16_shape(pd);
+    *khr = f16_math && khr_ok && (!nv || off.coopmat_khr);
+    *emulated = f16_math && !nv && !*khr && off.coopmat_emulate;
+    return f16_math && (nv || *khr || *emulated);
 }
 
 /* Appends ", text" (or "text" to an empty list) to a comma-separated list of `cap` bytes, truncating. */
@@ -344,10 +423,11 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, over
     if (off.texel && (quirks & VKVIT_QUIRK_CPU_DEVICE))
         ADD("texel-buffer operand reads disabled by request (VKVIT_DISABLE_TEXEL)");
     if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
-    else if (info->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT)
+    else if (info->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT &&
+             !(info->cooperative_matrix && VKVIT_HAVE_KHR_COOPMAT))
         ADD("cooperative matrix unused (built without the NV kernel: glslang lacked GL_NV_cooperative_matrix)");
-    else if (info->cooperative_matrix && !info->cooperative_matrix_nv)
-        ADD("cooperative matrix unused (VK_KHR_cooperative_matrix: no KHR kernel in this build)");
+    else if (info->cooperative_matrix && !info->cooperative_matrix_nv && !VKVIT_HAVE_KHR_COOPMAT)
+        ADD("cooperative matrix unused (VK_KHR_cooperative_matrix: built without the KHR kernel, glslang < 13)");
 #undef ADD
 }
 
@@ -436,9 +516,11 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
 
     uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
     info->fp16_in_use = info->fp16_storage && !off.f16;
-    bool emulated;
+    bool emulated, khr;
     info->cooperative_matrix_in_use =
-        coopmat_runs(pd, nv_coopmat_feature(pd, &exts, props.apiVersion), info, off, &emulated);
+        coopmat_runs(pd, nv_coopmat_feature(pd, &exts, props.apiVersion),
+                     khr_coopmat_feature(pd, &exts, props.apiVersion), info, off, &emulated, &khr);
+    info->cooperative_matrix_khr_kernel = info->cooperative_matrix_in_use && khr;
     /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
      * can be bound at. */
@@ -550,6 +632,7 @@ static const char *const k_optional_exts[] = {
     VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,       /* core in 1.2 */
     VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME,        /* core in 1.2 */
     VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,        /* never core: the tensor-core GEMM of fp16-math sessions */
+    VKVIT_KHR_COOPMAT_EXTENSION_NAME,               /* never core: the same GEMM on the cross-vendor extension */
     VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME,      /* core in 1.2: the memory model that GEMM's SPIR-V declares */
 };
 
@@ -558,6 +641,7 @@ static uint32_t ext_core_since(const char *e) {
     if (strcmp(e, VK_KHR_16BIT_STORAGE_EXTENSION_NAME) == 0) return VK_API_VERSION_1_1;
     if (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0) return VK_API_VERSION_1_3;
     if (strcmp(e, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0) return 0;
+    if (strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0) return 0;
     return VK_API_VERSION_1_2;
 }
 
@@ -584,6 +668,7 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
         if (!core && ext_has(&exts, e)) enable[n_enable++] = e;
     }
     ctx->coopmat_nv_enabled = nv_coopmat_feature(ctx->physical_device, &exts, api);
+    ctx->coopmat_khr_enabled = VKVIT_HAVE_KHR_COOPMAT && khr_coopmat_feature(ctx->physical_device, &exts, api);
     free(exts.props);
 
     /* Enable exactly the features query_device() found. */
@@ -606,7 +691,11 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
     VkPhysicalDeviceVulkanMemoryModelFeatures mm = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, .vulkanMemoryModel = VK_TRUE};
-    if (ctx->coopmat_nv_enabled) { cm.pNext = chain; mm.pNext = &cm; chain = &mm; }
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cmk = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .cooperativeMatrix = VK_TRUE};
+    if (ctx->coopmat_nv_enabled) { cm.pNext = chain; chain = &cm; }
+    if (ctx->coopmat_khr_enabled) { cmk.pNext = chain; chain = &cmk; }
+    if (ctx->coopmat_nv_enabled || ctx->coopmat_khr_enabled) { mm.pNext = chain; chain = &mm; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
 
     float prio = 1.0f;
@@ -633,8 +722,13 @@ fail:
 
 /* Adopt mode: narrow what vkvit uses to what the host enabled. */
 static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
-    bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false, memory_model = false;
+    bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false, coopmat_khr = false;
+    bool memory_model = false;
     for (const VkBaseInStructure *s = h->enabled_features ? h->enabled_features->pNext : NULL; s; s = s->pNext) {
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR) { /* not in older headers' enum */
+            coopmat_khr |= ((const VkPhysicalDeviceCooperativeMatrixFeaturesKHR *)s)->cooperativeMatrix;
+            continue;
+        }
         switch (s->sType) {
         case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV:
             coopmat |= ((const VkPhysicalDeviceCooperativeMatrixFeaturesNV *)s)->cooperativeMatrix;
@@ -675,11 +769,15 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     ctx->info.fp16_in_use &= fp16s;
     ctx->info.subgroup_size_control &= sgc;
     ctx->info.timeline_semaphore &= tl;
-    bool coopmat_ext = false; /* the NV cooperative-matrix GEMM needs the extension and the feature both enabled */
-    for (uint32_t i = 0; i < h->enabled_device_extension_count && h->enabled_device_extensions; i++)
-        coopmat_ext |= h->enabled_device_extensions[i] &&
-                       strcmp(h->enabled_device_extensions[i], VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+    /* each cooperative-matrix GEMM needs its extension and its feature both enabled (and the memory model) */
+    bool coopmat_ext = false, coopmat_khr_ext = false;
+    for (uint32_t i = 0; i < h->enabled_device_extension_count && h->enabled_device_extensions; i++) {
+        const char *e = h->enabled_device_extensions[i];
+        coopmat_ext |= e && strcmp(e, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
+        coopmat_khr_ext |= e && strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0;
+    }
     ctx->coopmat_nv_enabled = coopmat && coopmat_ext && memory_model;
+    ctx->coopmat_khr_enabled = coopmat_khr && coopmat_khr_ext && memory_model;
     if (!ctx->info.subgroup_size_control) ctx->info.subgroup_size_min = ctx->info.subgroup_size_max = 0;
     ctx->info.adopted = 1;
 }
@@ -711,10 +809,13 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->cooperative_matrix_nv = i->cooperative_matrix_nv != 0;
     c->cooperative_matrix_khr = i->cooperative_matrix != 0;
     c->coopmat_nv_f16_16x16x16 = c->cooperative_matrix_nv && nv_coopmat_f16_shape(ctx->physical_device);
+    c->coopmat_khr_f16_16x16x16 = c->cooperative_matrix_khr && khr_coopmat_f16_shape(ctx->physical_device);
     /* Tentative until the first-use self-check (src/coopmat_guard.c) has compared it with double-precision loops. */
-    c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, ctx->coopmat_nv_enabled, i, off,
-                                                &c->coopmat_emulated);
+    c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, ctx->coopmat_nv_enabled, ctx->coopmat_khr_enabled,
+                                                i, off, &c->coopmat_emulated, &c->coopmat_khr);
+    c->coopmat_khr &= c->cooperative_matrix_in_use;
     ctx->info.cooperative_matrix_in_use = c->cooperative_matrix_in_use;
+    ctx->info.cooperative_matrix_khr_kernel = c->coopmat_khr;
     c->disabled_f16 = off.f16;
     c->disabled_subgroup = off.subgroup;
     c->disabled_texel = off.texel;

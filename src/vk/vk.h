@@ -61,10 +61,14 @@ typedef struct vkvit__caps {
     bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix present */
     bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
     bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
+    bool coopmat_khr_f16_16x16x16;          /* KHR properties list fp16 A/B, fp32 C/Result, 16x16x16, subgroup scope */
     bool cooperative_matrix_in_use;         /* fp16-math GEMMs run on cooperative matrices (shaders/gemm_coopmat.comp):
-                                               the NV kernel where the device lists fp16 16x16x16 at subgroup scope
-                                               with 32-wide subgroups and the feature is enabled, or the emulated one
-                                               (coopmat_emulated). Cleared by a failed self-check (coopmat_guard.c) */
+                                               the NV or KHR kernel (coopmat_khr) where it is built, the device lists
+                                               fp16 16x16x16 at subgroup scope with 32-wide subgroups and the
+                                               features are enabled, or the emulated one (coopmat_emulated). Cleared
+                                               by a failed self-check (coopmat_guard.c) */
+    bool coopmat_khr;                       /* ... on the GL_KHR_cooperative_matrix kernel: where only KHR can run, or
+                                               both and VKVIT_COOPMAT_KHR=1 (else the NV one, tested on an H100) */
     bool coopmat_emulated;                  /* VKVIT_COOPMAT_EMULATE=1: the coopmat tiling with plain-arithmetic
                                                matrix products stands in (a test path for devices without them) */
     bool coopmat_checked;                   /* the first-use self-check ran (its verdict is cooperative_matrix_in_use) */
@@ -135,6 +139,7 @@ struct vkvit_ctx {
     uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
     bool coopmat_nv_enabled;                /* VK_NV_cooperative_matrix and its cooperativeMatrix feature are enabled on
                                                the device (by vkvit, or by the host in adopt mode) */
+    bool coopmat_khr_enabled;               /* the same for VK_KHR_cooperative_matrix (both with vulkanMemoryModel) */
     bool has_debug_utils;
 
     VkPipelineCache pipeline_cache;
