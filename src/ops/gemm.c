@@ -77,31 +77,35 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             cfg->bk != 32)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 32x32x32, "
                                 "64x64x32 or 128x128x32 tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
-        if (cfg->coopmat_emulated) {
-            d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_EMU_T32_F32_F32_F16
-                       : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_EMU_F32_F32_F16
-                                       : VKVIT_SHADER_GEMM_COOPMAT_EMU_T128_F32_F32_F16;
-        } else if (cfg->coopmat_khr) {
-#if VKVIT_HAVE_KHR_COOPMAT
-            d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_KHR_T32_F32_F32_F16
-                       : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_KHR_F32_F32_F16
-                                       : VKVIT_SHADER_GEMM_COOPMAT_KHR_T128_F32_F32_F16;
-#else
-            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the KHR "
-                                "cooperative-matrix GEMM (glslang lacked GL_KHR_cooperative_matrix)",
-                                label ? label : "?");
-#endif
-        } else {
+        /* tiles 32, 64, 128 of each build: the emulated one always, NV's and KHR's where glslang compiled them */
+        const unsigned t = cfg->bm == 32 ? 0 : cfg->bm == 64 ? 1 : 2;
+#define VKVIT_COOPMAT_TILES(KIND)                                                                                 \
+    {VKVIT_SHADER_GEMM_COOPMAT_##KIND##_T32_F32_F32_F16, VKVIT_SHADER_GEMM_COOPMAT_##KIND##_F32_F32_F16,            \
+     VKVIT_SHADER_GEMM_COOPMAT_##KIND##_T128_F32_F32_F16}
+        const vkvit_shader_id emu[3] = VKVIT_COOPMAT_TILES(EMU);
 #if VKVIT_HAVE_NV_COOPMAT
-            d.shader = cfg->bm == 32   ? VKVIT_SHADER_GEMM_COOPMAT_NV_T32_F32_F32_F16
-                       : cfg->bm == 64 ? VKVIT_SHADER_GEMM_COOPMAT_NV_F32_F32_F16
-                                       : VKVIT_SHADER_GEMM_COOPMAT_NV_T128_F32_F32_F16;
-#else
-            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the NV "
-                                "cooperative-matrix GEMM (glslang lacked GL_NV_cooperative_matrix)",
-                                label ? label : "?");
+        const vkvit_shader_id nv[3] = VKVIT_COOPMAT_TILES(NV);
 #endif
-        }
+#if VKVIT_HAVE_KHR_COOPMAT
+        const vkvit_shader_id khr[3] = VKVIT_COOPMAT_TILES(KHR);
+#endif
+#undef VKVIT_COOPMAT_TILES
+        const char *missing = NULL;
+        if (cfg->coopmat_emulated) d.shader = emu[t];
+#if VKVIT_HAVE_KHR_COOPMAT
+        else if (cfg->coopmat_khr) d.shader = khr[t];
+#else
+        else if (cfg->coopmat_khr) missing = "KHR";
+#endif
+#if VKVIT_HAVE_NV_COOPMAT
+        else d.shader = nv[t];
+#else
+        else missing = "NV";
+#endif
+        if (missing)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the %s "
+                                "cooperative-matrix GEMM (glslang lacked GL_%s_cooperative_matrix)",
+                                label ? label : "?", missing, missing);
         const uint32_t spec[5] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt};
         d.n_spec = 5;
         memcpy(d.spec, spec, sizeof spec);

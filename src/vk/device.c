@@ -315,19 +315,30 @@ static overrides read_overrides(int disable_f16) {
     };
 }
 
-/* Whether the device offers VK_NV_cooperative_matrix with its cooperativeMatrix feature, and the vulkanMemoryModel
- * feature (core 1.2, VK_KHR_vulkan_memory_model before): glslang compiles GL_NV_cooperative_matrix to SPIR-V in the
- * Vulkan memory model (its loads and stores carry memory-scope operands), which needs that feature enabled. */
-static bool nv_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api) {
-    if (!ext_has(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME)) return false;
+/* Whether the device offers a cooperative-matrix extension (`ext`) with its cooperativeMatrix feature (queried
+ * through the feature struct of type `stype`), and the vulkanMemoryModel feature (core 1.2,
+ * VK_KHR_vulkan_memory_model before): glslang compiles GL_NV_ and GL_KHR_cooperative_matrix to SPIR-V in the Vulkan
+ * memory model (their loads and stores carry memory-scope operands), which needs that feature enabled. The NV and
+ * KHR feature structs have the same members (sType, pNext, cooperativeMatrix, cooperativeMatrixRobustBufferAccess),
+ * so one struct serves both. */
+static bool coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api, const char *ext,
+                            VkStructureType stype) {
+    if (!ext_has(exts, ext)) return false;
     if (api < VK_API_VERSION_1_2 && !ext_has(exts, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME)) return false;
     VkPhysicalDeviceVulkanMemoryModelFeatures mm = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &mm};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = stype, .pNext = &mm};
     VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
     vkGetPhysicalDeviceFeatures2(pd, &f);
     return cm.cooperativeMatrix == VK_TRUE && mm.vulkanMemoryModel == VK_TRUE;
+}
+static bool nv_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api) {
+    return coopmat_feature(pd, exts, api, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,
+                           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+}
+static bool khr_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api) {
+    return coopmat_feature(pd, exts, api, VKVIT_KHR_COOPMAT_EXTENSION_NAME,
+                           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR);
 }
 
 /* Whether VK_NV_cooperative_matrix lists the shape gemm_coopmat.comp uses: fp16 A/B, fp32 C/D, 16x16x16, subgroup
@@ -349,21 +360,7 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
     return false;
 }
 
-/* The same two questions for VK_KHR_cooperative_matrix: the extension with its cooperativeMatrix feature and the
- * vulkanMemoryModel feature (glslang's KHR SPIR-V uses the Vulkan memory model too) ... */
-static bool khr_coopmat_feature(VkPhysicalDevice pd, const ext_list *exts, uint32_t api) {
-    if (!ext_has(exts, VKVIT_KHR_COOPMAT_EXTENSION_NAME)) return false;
-    if (api < VK_API_VERSION_1_2 && !ext_has(exts, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME)) return false;
-    VkPhysicalDeviceVulkanMemoryModelFeatures mm = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
-    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = &mm};
-    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
-    vkGetPhysicalDeviceFeatures2(pd, &f);
-    return cm.cooperativeMatrix == VK_TRUE && mm.vulkanMemoryModel == VK_TRUE;
-}
-
-/* ... and whether its property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result, 16x16x16, subgroup
+/* Whether VK_KHR_cooperative_matrix's property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result, 16x16x16, subgroup
  * scope, no saturation. */
 static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     const VkInstance instance = volkGetLoadedInstance();
