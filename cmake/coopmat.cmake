@@ -22,3 +22,17 @@ vkvit_probe_glslang(VKVIT_HAVE_NV_COOPMAT coopmat_nv.comp)
 vkvit_probe_glslang(VKVIT_HAVE_KHR_COOPMAT coopmat_khr.comp)
 message(STATUS "vkvit: ${GLSLANG_VALIDATOR} compiles GL_NV_cooperative_matrix: ${VKVIT_HAVE_NV_COOPMAT}, "
                "GL_KHR_cooperative_matrix: ${VKVIT_HAVE_KHR_COOPMAT}")
+
+# test_spirv validates every embedded module; a spirv-val older than SPV_KHR_cooperative_matrix (Debian 12's 2023.1)
+# rejects the KHR kernels' capability. VKVIT_SPIRV_VAL_KHR says whether the found one accepts the probe's module.
+set(VKVIT_SPIRV_VAL_KHR OFF)
+if(VKVIT_HAVE_KHR_COOPMAT AND SPIRV_VAL)
+  execute_process(COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${PROJECT_BINARY_DIR}/probes/coopmat_khr.comp.spv
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(rc EQUAL 0)
+    set(VKVIT_SPIRV_VAL_KHR ON)
+  else()
+    message(STATUS "vkvit: ${SPIRV_VAL} predates SPV_KHR_cooperative_matrix: test_spirv skips the KHR kernels "
+                   "(-DSPIRV_VAL=a newer spirv-val checks them)")
+  endif()
+endif()
