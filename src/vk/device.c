@@ -629,7 +629,10 @@ static const char *const k_optional_exts[] = {
     VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME,       /* core in 1.2 */
     VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME,        /* core in 1.2 */
     VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME,        /* never core: the tensor-core GEMM of fp16-math sessions */
-    VKVIT_KHR_COOPMAT_EXTENSION_NAME,               /* never core: the same GEMM on the cross-vendor extension */
+#if VKVIT_HAVE_KHR_COOPMAT
+    VKVIT_KHR_COOPMAT_EXTENSION_NAME,               /* never core: the same GEMM on the cross-vendor extension (builds
+                                                       with the KHR kernel only: others leave it off, as tested) */
+#endif
     VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME,      /* core in 1.2: the memory model that GEMM's SPIR-V declares */
 };
 
