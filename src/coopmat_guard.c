@@ -25,8 +25,8 @@ void vkvit__coopmat_guard(vkvit_ctx *ctx) {
                      (unsigned long long)r.mismatches, (unsigned long long)r.checked, r.max_error);
     }
     if (!why[0]) return;
-    c->cooperative_matrix_in_use = false;
-    ctx->info.cooperative_matrix_in_use = 0;
+    c->cooperative_matrix_in_use = c->coopmat_khr = false;
+    ctx->info.cooperative_matrix_in_use = ctx->info.cooperative_matrix_khr_kernel = 0;
     char line[320];
     snprintf(line, sizeof line, "cooperative matrix failed its self-check (%s): fp16-math GEMMs use the tiled kernel",
              why);

@@ -360,8 +360,8 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
     return false;
 }
 
-/* Whether VK_KHR_cooperative_matrix's property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result, 16x16x16, subgroup
- * scope, no saturation. */
+/* Whether VK_KHR_cooperative_matrix's property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result,
+ * 16x16x16, subgroup scope, no saturation. */
 static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     const VkInstance instance = volkGetLoadedInstance();
     const PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
@@ -378,9 +378,9 @@ static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     const VkResult r = get(pd, &n, cm);
     for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
         if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
-            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
-            cm[k].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && !cm[k].saturatingAccumulation &&
-            cm[k].scope == VK_SCOPE_SUBGROUP_KHR)
+            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+            cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_KHR && cm[k].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+            !cm[k].saturatingAccumulation && cm[k].scope == VK_SCOPE_SUBGROUP_KHR)
             return true;
     return false;
 }
@@ -390,13 +390,15 @@ static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
  * khr_enabled), the device lists its shape and runs it in 32-wide subgroups (one warp = one subgroup) — NV's when
  * both can run, unless VKVIT_COOPMAT_KHR=1 (*khr says which) — or on request (VKVIT_COOPMAT_EMULATE=1) the emulated
  * kernel on any device with fp16 math (*emulated). */
+static bool nv_kernel_usable(VkPhysicalDevice pd, bool nv_enabled, const vkvit_device_info *info) {
+    return VKVIT_HAVE_NV_COOPMAT && nv_enabled && info->subgroup_size == 32 && nv_coopmat_f16_shape(pd);
+}
 static bool coopmat_runs(VkPhysicalDevice pd, bool nv_enabled, bool khr_enabled, const vkvit_device_info *info,
                          overrides off, bool *emulated, bool *khr) {
     const bool f16_math = info->fp16_arithmetic && info->fp16_in_use && !off.coopmat &&
                           info->max_shared_memory >= VKVIT_COOPMAT_SHARED_BYTES;
-    const bool warp32 = info->subgroup_size == 32;
-    const bool nv = VKVIT_HAVE_NV_COOPMAT && nv_enabled && warp32 && nv_coopmat_f16_shape(pd);
-    const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && warp32 && khr_coopmat_f16_shape(pd);
+    const bool nv = nv_kernel_usable(pd, nv_enabled, info);
+    const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && info->subgroup_size == 32 && khr_coopmat_f16_shape(pd);
     *khr = f16_math && khr_ok && (!nv || off.coopmat_khr);
     *emulated = f16_math && !nv && !*khr && off.coopmat_emulate;
     return f16_math && (nv || *khr || *emulated);
@@ -514,9 +516,14 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
     uint32_t quirks = quirks_for(info, has_driver_props ? driver.driverID : (VkDriverId)0);
     info->fp16_in_use = info->fp16_storage && !off.f16;
     bool emulated, khr;
+    /* The KHR feature is asked for only where the KHR kernel could be chosen (built, and no NV kernel or
+     * VKVIT_COOPMAT_KHR=1): validation layers older than the extension (Debian 12's) flag its feature struct, and a
+     * device that runs NV's kernel then sees exactly the calls tested on the H100. */
+    const bool nv_feature = nv_coopmat_feature(pd, &exts, props.apiVersion);
+    const bool ask_khr = VKVIT_HAVE_KHR_COOPMAT && (off.coopmat_khr || !nv_kernel_usable(pd, nv_feature, info));
     info->cooperative_matrix_in_use =
-        coopmat_runs(pd, nv_coopmat_feature(pd, &exts, props.apiVersion),
-                     khr_coopmat_feature(pd, &exts, props.apiVersion), info, off, &emulated, &khr);
+        coopmat_runs(pd, nv_feature, ask_khr && khr_coopmat_feature(pd, &exts, props.apiVersion), info, off,
+                     &emulated, &khr);
     info->cooperative_matrix_khr_kernel = info->cooperative_matrix_in_use && khr;
     /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
@@ -661,14 +668,19 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
     uint32_t api = ctx->info.api_version;
     const char *enable[VKVIT_ARRAY_LEN(k_optional_exts)];
     uint32_t n_enable = 0;
+    /* VK_KHR_cooperative_matrix only where its kernel was chosen (query_device: no NV kernel, or VKVIT_COOPMAT_KHR=1):
+     * a device that runs NV's keeps the extension set tested on the H100, and validation layers older than the
+     * extension (Debian 12's 1.3.239) see nothing they do not know. */
+    const bool khr = ctx->info.cooperative_matrix_khr_kernel != 0;
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_optional_exts); i++) {
         const char *e = k_optional_exts[i];
         const uint32_t since = ext_core_since(e);
         const bool core = since && api >= since;
+        if (!khr && strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0) continue;
         if (!core && ext_has(&exts, e)) enable[n_enable++] = e;
     }
     ctx->coopmat_nv_enabled = nv_coopmat_feature(ctx->physical_device, &exts, api);
-    ctx->coopmat_khr_enabled = VKVIT_HAVE_KHR_COOPMAT && khr_coopmat_feature(ctx->physical_device, &exts, api);
+    ctx->coopmat_khr_enabled = khr && khr_coopmat_feature(ctx->physical_device, &exts, api);
     free(exts.props);
 
     /* Enable exactly the features query_device() found. */
@@ -725,7 +737,7 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false, coopmat_khr = false;
     bool memory_model = false;
     for (const VkBaseInStructure *s = h->enabled_features ? h->enabled_features->pNext : NULL; s; s = s->pNext) {
-        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR) { /* not in older headers' enum */
+        if (s->sType == VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR) { /* not in old headers */
             coopmat_khr |= ((const VkPhysicalDeviceCooperativeMatrixFeaturesKHR *)s)->cooperativeMatrix;
             continue;
         }
@@ -809,7 +821,7 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->cooperative_matrix_nv = i->cooperative_matrix_nv != 0;
     c->cooperative_matrix_khr = i->cooperative_matrix != 0;
     c->coopmat_nv_f16_16x16x16 = c->cooperative_matrix_nv && nv_coopmat_f16_shape(ctx->physical_device);
-    c->coopmat_khr_f16_16x16x16 = c->cooperative_matrix_khr && khr_coopmat_f16_shape(ctx->physical_device);
+    c->coopmat_khr_f16_16x16x16 = ctx->coopmat_khr_enabled && khr_coopmat_f16_shape(ctx->physical_device);
     /* Tentative until the first-use self-check (src/coopmat_guard.c) has compared it with double-precision loops. */
     c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, ctx->coopmat_nv_enabled, ctx->coopmat_khr_enabled,
                                                 i, off, &c->coopmat_emulated, &c->coopmat_khr);

@@ -61,7 +61,8 @@ typedef struct vkvit__caps {
     bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix present */
     bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
     bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
-    bool coopmat_khr_f16_16x16x16;          /* KHR properties list fp16 A/B, fp32 C/Result, 16x16x16, subgroup scope */
+    bool coopmat_khr_f16_16x16x16;          /* KHR properties list fp16 A/B, fp32 C/Result, 16x16x16, subgroup scope
+                                               (asked only where the KHR feature is enabled: coopmat_khr_enabled) */
     bool cooperative_matrix_in_use;         /* fp16-math GEMMs run on cooperative matrices (shaders/gemm_coopmat.comp):
                                                the NV or KHR kernel (coopmat_khr) where it is built, the device lists
                                                fp16 16x16x16 at subgroup scope with 32-wide subgroups and the
