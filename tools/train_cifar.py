@@ -499,7 +499,6 @@ def main(argv=None):
         import cifar_augment
         xtr_dev = torch.from_numpy(xtr).to(device)                       # uint8 [50000, 32, 32, 3]
         ytr_dev = torch.from_numpy(ytr).to(device)
-        order_epoch, order_dev = None, None                             # the epoch's permutation, on the device
         mean = torch.tensor(CIFAR_MEAN, device=device).view(1, 3, 1, 1)
         std = torch.tensor(CIFAR_STD, device=device).view(1, 3, 1, 1)
     use_amp = args.amp and device.type == "cuda"   # (torch 1.13 checks CUDA even for a disabled autocast)
@@ -554,17 +553,19 @@ def main(argv=None):
     loss_sum, loss_n, t_log = torch.zeros((), device=device), 0, time.time()
     net.train()
     t_step = time.time()
+    order_epoch = None
     while progress() < 1:
         epoch, k = divmod(step, steps_per_epoch)
-        order = np.random.default_rng([args.seed, epoch]).permutation(50000)
-        aug_rng = np.random.default_rng([args.seed, epoch, k])
+        if order_epoch != epoch:          # the epoch's permutation, drawn (and uploaded) once per epoch
+            order_epoch = epoch
+            order = np.random.default_rng([args.seed, epoch]).permutation(50000)
+            order_dev = torch.from_numpy(order).to(device) if on_device else None
         idx = order[k * args.batch:(k + 1) * args.batch]
-        if on_device:                     # one upload per epoch; the step's indices are a slice on the device
-            if order_epoch != epoch:
-                order_epoch, order_dev = epoch, torch.from_numpy(order).to(device)
+        if on_device:                     # the step's indices are a slice on the device: nothing uploaded per step
             idx_dev = order_dev[k * args.batch:(k + 1) * args.batch]
             y = ytr_dev[idx_dev]
         else:
+            aug_rng = np.random.default_rng([args.seed, epoch, k])
             y = torch.from_numpy(ytr[idx]).to(device)
         target = y
         if on_device:
