@@ -385,19 +385,21 @@ static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     return false;
 }
 
-/* Whether fp16-math GEMMs run on cooperative matrices (before the first-use self-check of src/coopmat_guard.c):
- * the NV or the KHR kernel (each built when glslang compiles it) where its feature is enabled (nv_enabled,
- * khr_enabled), the device lists its shape and runs it in 32-wide subgroups (one warp = one subgroup) — NV's when
- * both can run, unless VKVIT_COOPMAT_KHR=1 (*khr says which) — or on request (VKVIT_COOPMAT_EMULATE=1) the emulated
- * kernel on any device with fp16 math (*emulated). */
+/* Whether the NV kernel can run: built (glslang compiled it), its feature enabled (nv_enabled), its shape listed
+ * and 32-wide subgroups (one warp = one subgroup). */
 static bool nv_kernel_usable(VkPhysicalDevice pd, bool nv_enabled, const vkvit_device_info *info) {
     return VKVIT_HAVE_NV_COOPMAT && nv_enabled && info->subgroup_size == 32 && nv_coopmat_f16_shape(pd);
 }
-static bool coopmat_runs(VkPhysicalDevice pd, bool nv_enabled, bool khr_enabled, const vkvit_device_info *info,
+
+/* Whether fp16-math GEMMs run on cooperative matrices (before the first-use self-check of src/coopmat_guard.c):
+ * the NV kernel where it can run (nv, from nv_kernel_usable), or the KHR one where it is built, its feature enabled
+ * (khr_enabled), its shape listed and the subgroups 32 wide — NV's when both can run, unless VKVIT_COOPMAT_KHR=1
+ * (*khr says which) — or on request (VKVIT_COOPMAT_EMULATE=1) the emulated kernel on any device with fp16 math
+ * (*emulated). */
+static bool coopmat_runs(VkPhysicalDevice pd, bool nv, bool khr_enabled, const vkvit_device_info *info,
                          overrides off, bool *emulated, bool *khr) {
     const bool f16_math = info->fp16_arithmetic && info->fp16_in_use && !off.coopmat &&
                           info->max_shared_memory >= VKVIT_COOPMAT_SHARED_BYTES;
-    const bool nv = nv_kernel_usable(pd, nv_enabled, info);
     const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && info->subgroup_size == 32 && khr_coopmat_f16_shape(pd);
     *khr = f16_math && khr_ok && (!nv || off.coopmat_khr);
     *emulated = f16_math && !nv && !*khr && off.coopmat_emulate;
@@ -519,11 +521,10 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
     /* The KHR feature is asked for only where the KHR kernel could be chosen (built, and no NV kernel or
      * VKVIT_COOPMAT_KHR=1): validation layers older than the extension (Debian 12's) flag its feature struct, and a
      * device that runs NV's kernel then sees exactly the calls tested on the H100. */
-    const bool nv_feature = nv_coopmat_feature(pd, &exts, props.apiVersion);
-    const bool ask_khr = VKVIT_HAVE_KHR_COOPMAT && (off.coopmat_khr || !nv_kernel_usable(pd, nv_feature, info));
+    const bool nv = nv_kernel_usable(pd, nv_coopmat_feature(pd, &exts, props.apiVersion), info);
+    const bool ask_khr = VKVIT_HAVE_KHR_COOPMAT && (off.coopmat_khr || !nv);
     info->cooperative_matrix_in_use =
-        coopmat_runs(pd, nv_feature, ask_khr && khr_coopmat_feature(pd, &exts, props.apiVersion), info, off,
-                     &emulated, &khr);
+        coopmat_runs(pd, nv, ask_khr && khr_coopmat_feature(pd, &exts, props.apiVersion), info, off, &emulated, &khr);
     info->cooperative_matrix_khr_kernel = info->cooperative_matrix_in_use && khr;
     /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
@@ -823,8 +824,9 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->coopmat_nv_f16_16x16x16 = c->cooperative_matrix_nv && nv_coopmat_f16_shape(ctx->physical_device);
     c->coopmat_khr_f16_16x16x16 = ctx->coopmat_khr_enabled && khr_coopmat_f16_shape(ctx->physical_device);
     /* Tentative until the first-use self-check (src/coopmat_guard.c) has compared it with double-precision loops. */
-    c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, ctx->coopmat_nv_enabled, ctx->coopmat_khr_enabled,
-                                                i, off, &c->coopmat_emulated, &c->coopmat_khr);
+    const bool nv = nv_kernel_usable(ctx->physical_device, ctx->coopmat_nv_enabled, i);
+    c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, nv, ctx->coopmat_khr_enabled, i, off,
+                                                &c->coopmat_emulated, &c->coopmat_khr);
     c->coopmat_khr &= c->cooperative_matrix_in_use;
     ctx->info.cooperative_matrix_in_use = c->cooperative_matrix_in_use;
     ctx->info.cooperative_matrix_khr_kernel = c->coopmat_khr;
