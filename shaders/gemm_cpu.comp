@@ -17,14 +17,21 @@
 //         handed to all lanes with subgroupShuffle(x, constant) (cheaper than subgroupBroadcast on llvmpipe),
 //         feeding TN FMAs per lane.
 //   * No shared memory and no barrier (barriers turn the shader into coroutines that spill state).
-//   * The output rows are a *dynamic* loop over the accumulator array acc[i][*] (a private array: gathers and
-//     scatters with constant lane indices, cheap), so the unrolled code is one row x one 32-wide K chunk: the
-//     pipeline compiles in about a second, and rows past M cost nothing (no M padding waste).
+//   * The output rows are a *dynamic* loop over the accumulator array acc[i][*], so the unrolled code is one row x
+//     one 64-k chunk: the pipeline compiles in one to two seconds, and rows past M cost nothing (no M padding
+//     waste). acc is a private array at a loop-dependent index: llvmpipe reads it lane by lane and writes it with
+//     a masked scalar store per lane and element (about a third of the time at K = 384 with 32-k chunks, measured
+//     with perf on the JIT code), so K goes in 64-k chunks (32 where that pads K less; 96 measured slower: the B
+//     chunk outgrows L1), the first chunk starts from zero and the last applies the epilogue and stores D
+//     (gemm_chunk): acc is written K / 64 - 1 times per row, never when K <= 64.
+//   * llvmpipe runs both sides of an `if` under a lane mask (and a loop body at least once): choices that do not
+//     depend on the lane are specialization constants or separate function copies, not branches.
 //
-// Tile: one subgroup (= one workgroup of 8 invocations) computes BM rows x (8*TN) columns, K in chunks of 32.
+// Tile: one subgroup (= one workgroup of 8 invocations) computes BM rows x (8*TN) columns, K in chunks of 32 * KCH.
 // Grid: (ceil(N / (8*TN)), ceil(M / BM), batch), z = outer * n_inner + inner (two-level batch, kernels.h).
-// Any M, N, K: vec4 loads when K, the A/B row strides and this batch's A/B start offsets are multiples of 4,
-// otherwise a scalar-load path (same structure); columns past N clamp their loads and skip stores.
+// Any M, N, K: vec4 loads when the host finds K, the A/B row strides and every batch's A/B start offsets multiples
+// of 4 (specialization constant VEC4: a runtime branch would cost both paths, see gemm_chunk), otherwise a
+// scalar-load path (same structure); columns past N clamp their loads and skip stores.
 // ---------------------------------------------------------------------------------------------------------------
 // B_F16: the B operand (the weights) is stored as fp16 (GL_EXT_shader_16bit_storage: storage and conversion only,
 // no fp16 arithmetic, so only storageBuffer16BitAccess is required); accumulation stays fp32.
@@ -54,6 +61,8 @@ layout(constant_id = 2) const bool HAS_BIAS = false;
 layout(constant_id = 3) const uint ACT = 0;         // epilogue (gemm_epilogue.glsl)
 layout(constant_id = 4) const bool HAS_SCALE = false;
 layout(constant_id = 5) const bool HAS_RESIDUAL = false;
+layout(constant_id = 6) const bool VEC4 = false;    // vec4 loads (alignment above); false: the scalar-load path
+layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices (1 or 2; the host's bk / 32)
 
 layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)
 
@@ -91,7 +100,7 @@ layout(push_constant) uniform Push {
 // variant on every device.
 #define MAX_BM BM
 #define MAX_TN TN
-#define KC4 8                                       // K chunk in vec4s: 8 lanes x vec4 = 32 k
+#define KC4 8                                       // a K slice in vec4s: 8 lanes x vec4 = 32 k
 
 ACC_TYPE acc[MAX_BM][MAX_TN];
 
@@ -125,35 +134,6 @@ vec4 load_row4(const bool IS_A, const bool VEC, uint row_off, uint k4) {
 #define load_a(VEC, row_off, k4) load_row4(true, VEC, row_off, k4)
 #define load_b(VEC, row_off, k4) load_row4(false, VEC, row_off, k4)
 
-// Accumulates this workgroup's tile over all of K into acc[0..m_count)[0..TN).
-void accumulate(const bool VEC, uint a_off, uint m0, uint m_count, uint b_rows[MAX_TN]) {
-    const uint lane = gl_SubgroupInvocationID;
-    const uint k4_end = (p.K + 3) / 4;
-    for (uint c0 = 0; c0 < k4_end; c0 += KC4) {
-        // This lane's B rows for the 32-k chunk: TN x 8 vec4, loaded once, reused by every output row below.
-        vec4 b[MAX_TN][KC4];
-        [[unroll]] for (uint j = 0; j < TN; j++)
-            [[unroll]] for (uint c = 0; c < KC4; c++) b[j][c] = load_b(VEC, b_rows[j], c0 + c);
-        [[dont_unroll]] for (uint i = 0; i < m_count; i++) {
-            // Lane l holds A[m0+i][k0+4l .. k0+4l+3]; row element (lane L, component kk) is k = k0 + 4L + kk.
-            const vec4 av = load_a(VEC, a_off + (m0 + i) * p.stride_a, c0 + lane);
-            ACC_TYPE t[MAX_TN];
-            [[unroll]] for (uint j = 0; j < TN; j++) t[j] = acc[i][j];
-#define VKVIT_GEMM_CPU_LANE(L)                                                                    \
-            {                                                                                     \
-                const vec4 s = vec4(subgroupShuffle(av.x, L), subgroupShuffle(av.y, L),           \
-                                    subgroupShuffle(av.z, L), subgroupShuffle(av.w, L));          \
-                [[unroll]] for (uint j = 0; j < TN; j++)                                          \
-                    t[j] += (s.x * b[j][L].x + s.y * b[j][L].y) + (s.z * b[j][L].z + s.w * b[j][L].w); \
-            }
-            VKVIT_GEMM_CPU_LANE(0) VKVIT_GEMM_CPU_LANE(1) VKVIT_GEMM_CPU_LANE(2) VKVIT_GEMM_CPU_LANE(3)
-            VKVIT_GEMM_CPU_LANE(4) VKVIT_GEMM_CPU_LANE(5) VKVIT_GEMM_CPU_LANE(6) VKVIT_GEMM_CPU_LANE(7)
-#undef VKVIT_GEMM_CPU_LANE
-            [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = t[j];
-        }
-    }
-}
-
 #if defined(F16_MATH) && F16_MATH
 // Four consecutive k of B row `row_off` as fp16, as load_b (zeros past K).
 f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
@@ -174,50 +154,110 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
     return v;
 #endif
 }
+#define B_CHUNK_TYPE f16vec4
+#define LOAD_B_CHUNK load_b16
+#else
+#define B_CHUNK_TYPE vec4
+#define LOAD_B_CHUNK load_b
+#endif
 
-// accumulate() with fp16 products: same loop structure, f16vec2 partial sums flushed into acc every 16 k.
-void accumulate_f16(const bool VEC, uint a_off, uint m0, uint m_count, uint b_rows[MAX_TN]) {
+// t[0..TN) += this lane's columns of A row `av` (lane l holds A[m][k + 4l .. k + 4l + 3]) x the 32-k slice
+// b[*][c .. c + 8) of this lane's B rows: each A float is handed to every lane with subgroupShuffle(x, L).
+#if defined(F16_MATH) && F16_MATH
+// fp16 products: A converted to fp16 and packed in two uints per lane (a plain 32-bit shuffle, no
+// shaderSubgroupExtendedTypes), f16vec2 partial sums added into the fp32 t every 16 k (VKVIT_GEMM_F16_CHUNK).
+#define VKVIT_GEMM_CPU_LANE16(L)                                                                      \
+    {                                                                                                 \
+        const f16vec2 s01 = unpackFloat2x16(subgroupShuffle(ap.x, L));                                \
+        const f16vec2 s23 = unpackFloat2x16(subgroupShuffle(ap.y, L));                                \
+        [[unroll]] for (uint j = 0; j < TN; j++) {                                                    \
+            part[j] = fma(s01, b[j][c + L].xy, part[j]);                                              \
+            part[j] = fma(s23, b[j][c + L].zw, part[j]);                                              \
+        }                                                                                             \
+    }
+#define VKVIT_GEMM_CPU_FLUSH16                                                                        \
+    [[unroll]] for (uint j = 0; j < TN; j++) {                                                        \
+        t[j] += float(part[j].x) + float(part[j].y);                                                  \
+        part[j] = f16vec2(0.0);                                                                       \
+    }
+#define VKVIT_GEMM_CPU_SLICE(av, c)                                                                   \
+    {                                                                                                 \
+        const f16vec4 ah = f16vec4(av);                                                               \
+        const uvec2 ap = uvec2(packFloat2x16(ah.xy), packFloat2x16(ah.zw));                           \
+        f16vec2 part[MAX_TN];                                                                         \
+        [[unroll]] for (uint j = 0; j < TN; j++) part[j] = f16vec2(0.0);                              \
+        VKVIT_GEMM_CPU_LANE16(0) VKVIT_GEMM_CPU_LANE16(1) VKVIT_GEMM_CPU_LANE16(2) VKVIT_GEMM_CPU_LANE16(3) \
+        VKVIT_GEMM_CPU_FLUSH16                      /* k .. k + 15 */                                 \
+        VKVIT_GEMM_CPU_LANE16(4) VKVIT_GEMM_CPU_LANE16(5) VKVIT_GEMM_CPU_LANE16(6) VKVIT_GEMM_CPU_LANE16(7) \
+        VKVIT_GEMM_CPU_FLUSH16                      /* k + 16 .. k + 31 */                            \
+    }
+#else
+#define VKVIT_GEMM_CPU_LANE(L)                                                                        \
+    {                                                                                                 \
+        const vec4 s = vec4(subgroupShuffle(av.x, L), subgroupShuffle(av.y, L),                       \
+                            subgroupShuffle(av.z, L), subgroupShuffle(av.w, L));                      \
+        [[unroll]] for (uint j = 0; j < TN; j++)                                                      \
+            t[j] += (s.x * b[j][c + L].x + s.y * b[j][c + L].y) + (s.z * b[j][c + L].z + s.w * b[j][c + L].w); \
+    }
+#define VKVIT_GEMM_CPU_SLICE(av, c)                                                                   \
+    {                                                                                                 \
+        VKVIT_GEMM_CPU_LANE(0) VKVIT_GEMM_CPU_LANE(1) VKVIT_GEMM_CPU_LANE(2) VKVIT_GEMM_CPU_LANE(3)   \
+        VKVIT_GEMM_CPU_LANE(4) VKVIT_GEMM_CPU_LANE(5) VKVIT_GEMM_CPU_LANE(6) VKVIT_GEMM_CPU_LANE(7)   \
+    }
+#endif
+
+// One K chunk (KCH x 32 k from vec4 index c0) of the workgroup's tile. This lane's B rows for the chunk (TN x 8 * KCH
+// vec4) are loaded once and feed every output row; the rows are a dynamic loop whose running sums live in acc[i][*]
+// between chunks. acc is a private array at a loop-dependent index, which llvmpipe reads lane by lane and writes
+// with a masked scalar store per lane and element (the costly part); so the first chunk starts from zero without
+// reading it, nothing initialises it, and the LAST chunk applies the epilogue and stores D instead of writing acc:
+// a GEMM with K <= 32 * KCH never writes acc. (llvmpipe runs both sides of an `if` under a lane mask, hence two
+// copies of this function rather than a branch on the chunk index.)
+void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, uint m_count, uint n0, uint d_off,
+                uint outer, uint inner, uint b_rows[MAX_TN], float col_bias[MAX_TN], float col_scale[MAX_TN]) {
     const uint lane = gl_SubgroupInvocationID;
-    const uint k4_end = (p.K + 3) / 4;
-    for (uint c0 = 0; c0 < k4_end; c0 += KC4) {
-        f16vec4 b[MAX_TN][KC4];
-        [[unroll]] for (uint j = 0; j < TN; j++)
-            [[unroll]] for (uint c = 0; c < KC4; c++) b[j][c] = load_b16(VEC, b_rows[j], c0 + c);
-        [[dont_unroll]] for (uint i = 0; i < m_count; i++) {
-            // Lane l holds A[m0+i][k0+4l .. k0+4l+3] in fp16, packed: ap.x = (k, k+1), ap.y = (k+2, k+3).
-            const f16vec4 ah = f16vec4(load_a(VEC, a_off + (m0 + i) * p.stride_a, c0 + lane));
-            const uvec2 ap = uvec2(packFloat2x16(ah.xy), packFloat2x16(ah.zw));
-            ACC_TYPE t[MAX_TN];
-            f16vec2 part[MAX_TN];
-            [[unroll]] for (uint j = 0; j < TN; j++) t[j] = acc[i][j], part[j] = f16vec2(0.0);
-#define VKVIT_GEMM_CPU_LANE16(L)                                                                  \
-            {                                                                                     \
-                const f16vec2 s01 = unpackFloat2x16(subgroupShuffle(ap.x, L));                    \
-                const f16vec2 s23 = unpackFloat2x16(subgroupShuffle(ap.y, L));                    \
-                [[unroll]] for (uint j = 0; j < TN; j++) {                                        \
-                    part[j] = fma(s01, b[j][L].xy, part[j]);                                      \
-                    part[j] = fma(s23, b[j][L].zw, part[j]);                                      \
-                }                                                                                 \
+    B_CHUNK_TYPE b[MAX_TN][KC4 * KCH];
+    [[unroll]] for (uint j = 0; j < TN; j++)
+        [[unroll]] for (uint c = 0; c < KC4 * KCH; c++) b[j][c] = LOAD_B_CHUNK(VEC, b_rows[j], c0 + c);
+    // The next row's A is loaded while this row computes (hides its cache misses).
+    vec4 a_next[KCH];
+    [[unroll]] for (uint h = 0; h < KCH; h++) a_next[h] = load_a(VEC, a_off + m0 * p.stride_a, c0 + 8 * h + lane);
+    [[dont_unroll]] for (uint i = 0; i < m_count; i++) {
+        vec4 a_row[KCH];
+        [[unroll]] for (uint h = 0; h < KCH; h++) a_row[h] = a_next[h];
+        const uint i_next = min(i + 1, m_count - 1);
+        [[unroll]] for (uint h = 0; h < KCH; h++)
+            a_next[h] = load_a(VEC, a_off + (m0 + i_next) * p.stride_a, c0 + 8 * h + lane);
+        ACC_TYPE t[MAX_TN];
+        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = c0 == 0 ? 0.0 : acc[i][j];
+        [[unroll]] for (uint h = 0; h < KCH; h++) {
+            const vec4 av = a_row[h];
+            const uint c = 8 * h;
+            VKVIT_GEMM_CPU_SLICE(av, c)
+        }
+        if (LAST) {
+            [[unroll]] for (uint j = 0; j < TN; j++) {
+                const uint n = n0 + 8 * j + lane;
+                if (n < p.N)
+                    data_d[d_off + (m0 + i) * p.stride_d + n] =
+                        D_TYPE(gemm_epilogue_col(t[j], col_bias[j], col_scale[j], outer, inner, m0 + i, n));
             }
-#define VKVIT_GEMM_CPU_FLUSH16                                                                    \
-            [[unroll]] for (uint j = 0; j < TN; j++) {                                            \
-                t[j] += float(part[j].x) + float(part[j].y);                                      \
-                part[j] = f16vec2(0.0);                                                           \
-            }
-            VKVIT_GEMM_CPU_LANE16(0) VKVIT_GEMM_CPU_LANE16(1) VKVIT_GEMM_CPU_LANE16(2) VKVIT_GEMM_CPU_LANE16(3)
-            VKVIT_GEMM_CPU_FLUSH16                  // k0 .. k0+15
-            VKVIT_GEMM_CPU_LANE16(4) VKVIT_GEMM_CPU_LANE16(5) VKVIT_GEMM_CPU_LANE16(6) VKVIT_GEMM_CPU_LANE16(7)
-            VKVIT_GEMM_CPU_FLUSH16                  // k0+16 .. k0+31
-#undef VKVIT_GEMM_CPU_LANE16
-#undef VKVIT_GEMM_CPU_FLUSH16
+        } else {
             [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = t[j];
         }
     }
 }
-#define ACCUMULATE accumulate_f16
-#else
-#define ACCUMULATE accumulate
-#endif
+
+// The workgroup's tile: every chunk but the last (a loop llvmpipe enters once, masked off, when there is none),
+// then the last.
+void gemm_tile(const bool VEC, uint a_off, uint m0, uint m_count, uint n0, uint d_off, uint outer, uint inner,
+               uint b_rows[MAX_TN], float col_bias[MAX_TN], float col_scale[MAX_TN]) {
+    const uint k4_end = (p.K + 3) / 4;
+    const uint c_last = (k4_end - 1) / (KC4 * KCH) * (KC4 * KCH);
+    for (uint c0 = 0; c0 < c_last; c0 += KC4 * KCH)
+        gemm_chunk(VEC, false, c0, a_off, m0, m_count, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+    gemm_chunk(VEC, true, c_last, a_off, m0, m_count, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+}
 
 void main() {
     const uint lane = gl_SubgroupInvocationID;
@@ -232,21 +272,12 @@ void main() {
     const uint d_off = p.d_offset + outer * p.batch_stride_d + inner * p.inner_stride_d;
 
     uint b_rows[MAX_TN];                            // element offset of each of this lane's B rows (clamped to N)
-    [[unroll]] for (uint j = 0; j < TN; j++) b_rows[j] = b_off + min(n0 + 8 * j + lane, p.N - 1) * p.stride_b;
-    for (uint i = 0; i < m_count; i++)
-        [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = 0.0;
-
-    if (((p.K | p.stride_a | p.stride_b | a_off | b_off) & 3u) == 0)
-        ACCUMULATE(true, a_off, m0, m_count, b_rows);
-    else
-        ACCUMULATE(false, a_off, m0, m_count, b_rows);
-
-    for (uint i = 0; i < m_count; i++) {
-        [[unroll]] for (uint j = 0; j < TN; j++) {
-            const uint n = n0 + 8 * j + lane;
-            if (n < p.N) {
-                data_d[d_off + (m0 + i) * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], outer, inner, m0 + i, n));
-            }
-        }
+    float col_bias[MAX_TN], col_scale[MAX_TN];      // the epilogue's per-column terms, read once (SSBO reads are slow)
+    [[unroll]] for (uint j = 0; j < TN; j++) {
+        const uint n = min(n0 + 8 * j + lane, p.N - 1);
+        b_rows[j] = b_off + n * p.stride_b;
+        col_bias[j] = gemm_column_bias(n);
+        col_scale[j] = gemm_column_scale(n);
     }
+    gemm_tile(VEC4, a_off, m0, m_count, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
 }

@@ -13,11 +13,19 @@ layout(binding = 2, std430) readonly buffer Bias { float data_bias[]; };
 layout(binding = 4, std430) readonly buffer Scale { float data_scale[]; };
 layout(binding = 5, std430) readonly buffer Res { D_TYPE data_r[]; };
 
-float gemm_epilogue(float v, uint outer, uint inner, uint m, uint n) {
-    if (HAS_BIAS) v += data_bias[p.n_offset + n];
+// The per-column terms, for a kernel that reads them once per column rather than once per output (gemm_cpu.comp).
+float gemm_column_bias(uint n) { return HAS_BIAS ? data_bias[p.n_offset + n] : 0.0; }
+float gemm_column_scale(uint n) { return HAS_SCALE ? data_scale[p.n_offset + n] : 1.0; }
+
+float gemm_epilogue_col(float v, float bias, float scale, uint outer, uint inner, uint m, uint n) {
+    if (HAS_BIAS) v += bias;
     v = vkvit_activation(ACT, v);
-    if (HAS_SCALE) v *= data_scale[p.n_offset + n];
+    if (HAS_SCALE) v *= scale;
     if (HAS_RESIDUAL)
         v += float(data_r[p.r_offset + outer * p.r_batch_stride + inner * p.r_inner_stride + m * p.r_stride + n]);
     return v;
+}
+
+float gemm_epilogue(float v, uint outer, uint inner, uint m, uint n) {
+    return gemm_epilogue_col(v, gemm_column_bias(n), gemm_column_scale(n), outer, inner, m, n);
 }

@@ -244,12 +244,13 @@ static const vkvit__kernel *gemm_kernel(vkvit_ctx *ctx, const vkvit__gemm_config
 static void gemm(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__descriptors *pool, uint32_t M, uint32_t N, uint32_t K,
                  const vkvit__buffer *a, const vkvit__buffer *w, const vkvit__buffer *bias, const vkvit__buffer *d) {
     vkvit__gemm_config cfg = vkvit__gemm_pick(ctx, 64, 192, 64);
+    vkvit__gemm_push push = {.M = M, .N = N, .K = K, .stride_a = K, .stride_b = K, .stride_d = N};
+    cfg.vec4 = vkvit__gemm_push_vec4(&push, 1);
     const vkvit__kernel *k = gemm_kernel(ctx, &cfg, bias != NULL);
     VkDescriptorSet set;
     /* 0 A, 1 B, 2 bias, 3 D, 4 scale, 5 residual (disabled terms: any buffer) */
     vkvit__binding binds[6] = {{a, 0, 0}, {w, 0, 0}, {bias ? bias : w, 0, 0}, {d, 0, 0}, {w, 0, 0}, {w, 0, 0}};
     MUST(vkvit__descriptor_set_create(ctx, pool, k, binds, &set));
-    vkvit__gemm_push push = {.M = M, .N = N, .K = K, .stride_a = K, .stride_b = K, .stride_d = N};
     vkvit__gemm_record(ctx, cmd, k, &cfg, set, &push, 1);
 }
 

@@ -202,14 +202,6 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     cfg.texel = texel;
     cfg.coopmat_emulated = !coop_nv;
     if (variant == VKVIT_GEMM_COOPMAT) cfg.bm = cfg.bn = coop_tile;
-    vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
-    vkvit__kernel k;
-    MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
-    vkvit__descriptors pool;
-    VkDescriptorSet set;
-    MUST(vkvit__descriptors_create(ctx, 1, &pool));
-    vkvit__binding binds[6] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}, {&bscale, 0, 0}, {&bd, 0, 0}};
-    MUST(vkvit__descriptor_set_create(ctx, &pool, &k, binds, &set));
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
         .stride_a = c->K, .stride_b = c->K, .stride_d = stride_d,
@@ -219,6 +211,15 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
         .n_inner = c->n_inner, .inner_stride_a = l.inner_a, .inner_stride_b = l.inner_b, .inner_stride_d = l.inner_d,
         .r_inner_stride = l.inner_d, .b_offset = c->b_offset,
     };
+    cfg.vec4 = vkvit__gemm_push_vec4(&push, c->batch); /* the CPU variant's vec4 or scalar-load path, as a node */
+    vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
+    vkvit__kernel k;
+    MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
+    vkvit__descriptors pool;
+    VkDescriptorSet set;
+    MUST(vkvit__descriptors_create(ctx, 1, &pool));
+    vkvit__binding binds[6] = {{&ba, 0, 0}, {&bb, 0, 0}, {&bbias, 0, 0}, {&bd, 0, 0}, {&bscale, 0, 0}, {&bd, 0, 0}};
+    MUST(vkvit__descriptor_set_create(ctx, &pool, &k, binds, &set));
     VkCommandBuffer cmd;
     MUST(vkvit__cmd_begin(ctx, &cmd));
     vkvit__gemm_record(ctx, cmd, &k, &cfg, set, &push, c->batch);

@@ -5,13 +5,16 @@
 #include <string.h>
 
 /* CPU variant (llvmpipe, see shaders/gemm_cpu.comp): each workgroup is one 8-lane subgroup computing bm rows x
- * (8 * tn) columns; a lane's tn columns of a 32-k chunk of B stay on its stack and feed every row, each A vec4 is
+ * (8 * tn) columns; a lane's tn columns of a bk-wide K chunk of B stay on its stack and feed every row, each A vec4 is
  * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M), so it stays at 256
  * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn <= 8, the one that pads N
  * least (fewer for N < 64): wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
- * `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). */
-static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N) {
-    vkvit__gemm_config c = {.bm = 256, .bk = 32, .tm = 1, .variant = VKVIT_GEMM_CPU};
+ * `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). bk is 64 (the
+ * running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
+ * 201 tokens: K 204 -> 224, not 256). */
+static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
+    vkvit__gemm_config c = {.bm = 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_CPU};
+    if (VKVIT_CEIL_DIV(K, 32) * 32 < VKVIT_CEIL_DIV(K, 64) * 64) c.bk = 32;
     /* the tn <= 8 that pads N the least, the widest on a tie (N 201 -> 7: 224 columns, not 256) */
     uint64_t best = UINT64_MAX;
     for (uint32_t tn = 8; tn >= 1; tn--) {
@@ -26,8 +29,7 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
 
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
                                             uint32_t K) {
-    (void)K;
-    if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N);
+    if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N, K);
     if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, 1);
     /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
@@ -110,10 +112,12 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         d.n_spec = 5;
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_CPU) {
-        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL; workgroup = one subgroup of 8. */
-        if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn)
-            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%u (tn %u)",
-                                label ? label : "?", cfg->bm, cfg->bn, cfg->tn);
+        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32);
+         * workgroup = one subgroup of 8. */
+        if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn ||
+            (cfg->bk != 32 && cfg->bk != 64))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%ux%u (tn %u)",
+                                label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tn);
         if (cfg->texel) {
             d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16_TEXEL
                        : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL
@@ -125,8 +129,9 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
                        : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16
                                      : VKVIT_SHADER_GEMM_CPU_F32_F32;
         }
-        const uint32_t spec[6] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual};
-        d.n_spec = 6;
+        const uint32_t spec[8] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
+                                  cfg->bk / 32};
+        d.n_spec = 8;
         memcpy(d.spec, spec, sizeof spec);
     } else {
         /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL.
@@ -154,6 +159,14 @@ vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config 
     vkvit__kernel_desc d;
     vkvit_result res = vkvit__gemm_kernel_desc(cfg, ep, label, &d);
     return res != VKVIT_OK ? res : vkvit__kernel_create(ctx, &d, out);
+}
+
+bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch) {
+    const uint32_t n_inner = push->n_inner ? push->n_inner : 1;
+    uint32_t bits = push->K | push->stride_a | push->stride_b | push->a_offset | push->b_offset;
+    if (batch / n_inner > 1) bits |= push->batch_stride_a | push->batch_stride_b;
+    if (n_inner > 1) bits |= push->inner_stride_a | push->inner_stride_b;
+    return (bits & 3u) == 0;
 }
 
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]) {

@@ -41,7 +41,7 @@ typedef enum vkvit__gemm_variant {
 } vkvit__gemm_variant;
 
 typedef struct vkvit__gemm_config {
-    uint32_t bm, bn, bk;                             /* workgroup tile (CPU: bk is the K chunk, 32) */
+    uint32_t bm, bn, bk;                             /* workgroup tile (CPU: bk is the K chunk, 32 or 64) */
     uint32_t tm, tn;                                 /* register tile per invocation (CPU: tm 1, tn columns/lane) */
     vkvit__gemm_variant variant;
     bool b_f16;                                      /* B (the weights) stored as fp16: the *_w16 shader variants */
@@ -54,6 +54,8 @@ typedef struct vkvit__gemm_config {
     bool coopmat_khr;                                /* COOPMAT variant: the GL_KHR_cooperative_matrix kernel
                                                         (caps.coopmat_khr), not the NV one */
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook of caps.coopmat_corrupt */
+    bool vec4;                                       /* CPU variant: vec4 loads of A and B (vkvit__gemm_push_vec4 of
+                                                        the push it runs with); false: the scalar-load path */
 } vkvit__gemm_config;
 
 /* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed
@@ -101,6 +103,9 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
 vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep,
                                        const char *label, vkvit__kernel *out);
 /* Workgroup counts: one workgroup per bm x bn output tile, batch in z. */
+/* Whether a dispatch with this push and batch reads A and B only at multiples of 4 elements (K, the row strides and
+ * every batch's start offsets), which the CPU variant's vec4 loads (cfg.vec4) require. */
+bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch);
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]);
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch);

@@ -56,12 +56,6 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1) cfg.bm = 256;
     vkvit__gemm_epilogue ep = {.bias = op->bias != VKVIT_NONE, .act = (uint32_t)op->act,
                                .scale = op->scale != VKVIT_NONE, .residual = has_res};
-    vkvit__kernel_desc kd;
-    vkvit_result r = vkvit__gemm_kernel_desc(&cfg, &ep, NULL, &kd);
-    if (r != VKVIT_OK) {
-        vkvit__graph_fail(g, r, "gemm '%s': %s", name, vkvit_last_error());
-        return;
-    }
     const uint32_t n_inner = op->n_inner ? op->n_inner : 1;
     if (op->batch % n_inner) {
         vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': batch %u is not a multiple of n_inner %u",
@@ -81,6 +75,13 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
         .b_offset = op->w_offset,
         .n_offset = op->n_offset,
     };
+    cfg.vec4 = vkvit__gemm_push_vec4(&p, op->batch);
+    vkvit__kernel_desc kd;
+    vkvit_result r = vkvit__gemm_kernel_desc(&cfg, &ep, NULL, &kd);
+    if (r != VKVIT_OK) {
+        vkvit__graph_fail(g, r, "gemm '%s': %s", name, vkvit_last_error());
+        return;
+    }
     /* Disabled terms bind some valid tensor; the kernel never reads it. */
     vkvit__node_binding b[VKVIT_GEMM_BINDINGS] = {
         rd(op->a.t), rd(op->w), rd(or_dummy(op->bias, op->w)), wr(op->d.t), rd(or_dummy(op->scale, op->w)),
