@@ -21,10 +21,12 @@
 // tokens, every lane runs the same uniform loops over heads and channels (no divergence, no shared memory, no
 // barrier: nothing is exchanged between lanes), and SSBO loads -- ~20-40 cycles per float per lane there, while
 // arithmetic is almost free -- are minimised: each q/k/v float is loaded once, and the token's RoPE row and the two
-// norm weight vectors are loaded once per token into private arrays and reused for all H heads (private arrays
-// with a lane-uniform dynamic index are cheap stack accesses on llvmpipe). The rotated row is kept in a private
-// array until its norm factor is known, then stored as vec4s. A workgroup's vT stores are WG_SIZE consecutive
-// floats of one vT row (coalesced on GPUs). Memory loops are [[dont_unroll]] (unrolled, llvmpipe compiles slowly).
+// norm weight vectors are loaded once per token into private arrays and reused for all H heads. Every loop over
+// channels is unrolled, so those arrays (and the rotated row, kept until its norm factor is known, then stored as
+// vec4s) are only ever indexed by constants: llvmpipe turns a private array at a loop-dependent index into a
+// lane-by-lane gather and a masked scalar store per lane (measured on gemm_cpu.comp). Rows are read as vec4s where
+// the host finds every q/k/v row start a multiple of 4 (specialization constant VEC4), else element by element.
+// A workgroup's vT stores are WG_SIZE consecutive floats of one vT row (coalesced on GPUs).
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
@@ -34,6 +36,7 @@ layout(constant_id = 2) const uint MODE = 0;        // 0 ViT5Attention (RMSNorm 
 layout(constant_id = 3) const bool QK_NORM = false;
 layout(constant_id = 4) const uint ROPE = 0;        // 0 none, 1 split_half, 2 adjacent
 layout(constant_id = 5) const uint ROPE_AXES = 2;   // split_half: axis parts of a head
+layout(constant_id = 6) const bool VEC4 = false;    // q/k/v strides, offsets and batch strides are multiples of 4
 
 layout(local_size_x_id = 1) in;
 
@@ -46,6 +49,11 @@ layout(binding = 2) uniform samplerBuffer tex_v;
 layout(binding = 3) uniform samplerBuffer tex_rope;
 layout(binding = 4) uniform samplerBuffer tex_w;
 #define READ1(t, e) texelFetch(t, int((e) >> 2))[(e) & 3u]
+#define read_q4(i) texelFetch(tex_q, int(i))
+#define read_k4(i) texelFetch(tex_k, int(i))
+#define read_v4(i) texelFetch(tex_v, int(i))
+#define read_w4(i) texelFetch(tex_w, int(i))
+#define read_rope2(i) texelFetch(tex_rope, int(i))      /* the (cos, sin) of angles 2i and 2i + 1 */
 #define read_q(e) READ1(tex_q, e)
 #define read_k(e) READ1(tex_k, e)
 #define read_v(e) READ1(tex_v, e)
@@ -58,13 +66,23 @@ vec2 read_rope(uint i) {
 layout(binding = 0, std430) readonly buffer Q { float data_q[]; };
 layout(binding = 1, std430) readonly buffer K { float data_k[]; };
 layout(binding = 2, std430) readonly buffer V { float data_v[]; };
+layout(binding = 0, std430) readonly buffer Q4 { vec4 data_q4[]; };
+layout(binding = 1, std430) readonly buffer K4 { vec4 data_k4[]; };
+layout(binding = 2, std430) readonly buffer V4 { vec4 data_v4[]; };
 layout(binding = 3, std430) readonly buffer Rope { vec2 rope_cs[]; };
+layout(binding = 3, std430) readonly buffer Rope2 { vec4 rope_cs2[]; };
 layout(binding = 4, std430) readonly buffer W { float data_w[]; };     // q_norm.weight then k_norm.weight
+layout(binding = 4, std430) readonly buffer W4 { vec4 data_w4[]; };
 #define read_q(e) data_q[e]
 #define read_k(e) data_k[e]
 #define read_v(e) data_v[e]
 #define read_w(e) data_w[e]
 #define read_rope(i) rope_cs[i]
+#define read_q4(i) data_q4[i]
+#define read_k4(i) data_k4[i]
+#define read_v4(i) data_v4[i]
+#define read_w4(i) data_w4[i]
+#define read_rope2(i) rope_cs2[i]
 #endif
 layout(binding = 5, std430) writeonly buffer QO { vec4 data_qo[]; };  // q~ [B, H, Tq, DK]
 layout(binding = 6, std430) writeonly buffer KO { vec4 data_ko[]; };  // k~ [B, H, Tkv, DK]
@@ -84,7 +102,6 @@ layout(push_constant) uniform Push {
 const uint HALF = DK / 2;
 const uint DK4 = DK / 4;
 
-float y_row[DK];                                    // the rotated row before its norm factor
 vec2 cs_row[HALF];                                  // this token's (cos, sin) per angle index
 float w_row[2 * DK];                                // q_norm.weight, k_norm.weight (MODE 0 with QK_NORM)
 
@@ -92,22 +109,36 @@ float w_row[2 * DK];                                // q_norm.weight, k_norm.wei
 #define QKP_CS(t, a) cs_row[a]
 #include "qk_prologue.glsl"
 
+// The DK channels of a q (SRC 0), k (1) or v (2) row starting at element `base`.
+void read_row(const uint SRC, uint base, out float x[DK]) {
+    if (VEC4) {
+        [[unroll]] for (uint d4 = 0; d4 < DK4; d4++) {
+            const uint i = base / 4 + d4;
+            const vec4 v = SRC == 0 ? read_q4(i) : SRC == 1 ? read_k4(i) : read_v4(i);
+            x[4 * d4] = v.x, x[4 * d4 + 1] = v.y, x[4 * d4 + 2] = v.z, x[4 * d4 + 3] = v.w;
+        }
+    } else {
+        [[unroll]] for (uint d = 0; d < DK; d++)
+            x[d] = SRC == 0 ? read_q(base + d) : SRC == 1 ? read_k(base + d) : read_v(base + d);
+    }
+}
+
 // The prologue of one row (token t; element `base` = its channel 0), written to q~ (is_q) or k~ at vec4 index dst4.
 void prologue(const bool is_q, uint base, uint dst4, float out_scale) {
+    float x[DK], y[DK];
+    read_row(is_q ? 0 : 1, base, x);
     float ss_raw = 0.0, ss_rot = 0.0;
-    [[dont_unroll]] for (uint pr = 0; pr < HALF; pr++) {
+    [[unroll]] for (uint pr = 0; pr < HALF; pr++) {
         uint c, c2;
         pair_channels(pr, c, c2);
-        const float x = is_q ? read_q(base + c) : read_k(base + c);
-        const float x2 = is_q ? read_q(base + c2) : read_k(base + c2);
-        const vec2 y = qk_pair(is_q, 0, c, c2, x, x2, true, ss_raw, ss_rot);
-        y_row[c] = y.x;
-        y_row[c2] = y.y;
+        const vec2 v = qk_pair(is_q, 0, c, c2, x[c], x[c2], true, ss_raw, ss_rot);
+        y[c] = v.x;
+        y[c2] = v.y;
     }
     float f = out_scale;
     if (QK_NORM) f *= norm_factor(ss_raw, ss_rot);
-    [[dont_unroll]] for (uint d4 = 0; d4 < DK4; d4++) {
-        const vec4 v = vec4(y_row[4 * d4], y_row[4 * d4 + 1], y_row[4 * d4 + 2], y_row[4 * d4 + 3]) * f;
+    [[unroll]] for (uint d4 = 0; d4 < DK4; d4++) {
+        const vec4 v = vec4(y[4 * d4], y[4 * d4 + 1], y[4 * d4 + 2], y[4 * d4 + 3]) * f;
         if (is_q) data_qo[dst4 + d4] = v;
         else data_ko[dst4 + d4] = v;
     }
@@ -116,26 +147,34 @@ void prologue(const bool is_q, uint base, uint dst4, float out_scale) {
 void main() {
     const uint t = gl_GlobalInvocationID.x, b = gl_WorkGroupID.z, H = p.n_heads;
     const bool has_q = t < p.Tq, has_k = t < p.Tkv;
-    if (ROPE != 0 && (has_q || has_k)) {
-        [[dont_unroll]] for (uint a = 0; a < HALF; a++) cs_row[a] = read_rope(t * HALF + a);
+    // Rows past Tq / Tkv read the last token's (and store nothing but vT's zero padding): no branch around the
+    // loads, which llvmpipe would run anyway.
+    const uint tq = min(t, p.Tq - 1), tk = min(t, p.Tkv - 1);
+    if (ROPE != 0) {
+        const uint tr = has_q ? tq : tk;              // RoPE needs Tq == Tkv
+        [[unroll]] for (uint a2 = 0; a2 < HALF / 2; a2++) {
+            const vec4 cs = read_rope2((tr * HALF) / 2 + a2);
+            cs_row[2 * a2] = cs.xy;
+            cs_row[2 * a2 + 1] = cs.zw;
+        }
     }
-    if (MODE == 0 && QK_NORM && (has_q || has_k)) {
-        [[dont_unroll]] for (uint c = 0; c < 2 * DK; c++) w_row[c] = read_w(c);
+    if (MODE == 0 && QK_NORM) {
+        [[unroll]] for (uint c4 = 0; c4 < 2 * DK4; c4++) {
+            const vec4 w = read_w4(c4);
+            w_row[4 * c4] = w.x, w_row[4 * c4 + 1] = w.y, w_row[4 * c4 + 2] = w.z, w_row[4 * c4 + 3] = w.w;
+        }
     }
     [[dont_unroll]] for (uint h = 0; h < H; h++) {
         const uint bh = b * H + h;
-        if (has_q) prologue(true, b * p.q_batch_stride + t * p.q_stride + p.q_offset + h * DK, (bh * p.Tq + t) * DK4,
+        if (has_q) prologue(true, b * p.q_batch_stride + tq * p.q_stride + p.q_offset + h * DK, (bh * p.Tq + tq) * DK4,
                             p.q_scale);
-        if (has_k) prologue(false, b * p.k_batch_stride + t * p.k_stride + p.k_offset + h * DK,
-                            (bh * p.Tkv + t) * DK4, 1.0);
+        if (has_k) prologue(false, b * p.k_batch_stride + tk * p.k_stride + p.k_offset + h * DK,
+                            (bh * p.Tkv + tk) * DK4, 1.0);
         if (t < p.vt_stride) {
-            const uint src = b * p.v_batch_stride + t * p.v_stride + p.v_offset + h * DK;
+            float v[DK];
+            read_row(2, b * p.v_batch_stride + tk * p.v_stride + p.v_offset + h * DK, v);
             const uint dst = bh * DK * p.vt_stride + t;
-            if (has_k) {
-                [[dont_unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = read_v(src + d);
-            } else {
-                [[dont_unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = 0.0;
-            }
+            [[unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = has_k ? v[d] : 0.0;
         }
     }
 }

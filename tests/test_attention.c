@@ -642,6 +642,80 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
     return worst_err;
 }
 
+/* The unfused generic attention (CPU devices) on q, k, v rows that do not start at multiples of 4: one [B*T, W]
+ * input with W = 3C + 3 and q, k, v at column offsets 1, C + 2, 2C + 3, so attention_prep.comp reads rows element
+ * by element (VEC4 off), with texel reads (CPU kernels) and storage-buffer reads. Against ref_attention. */
+static void misaligned_unfused_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, uint32_t T) {
+    const uint32_t C = H * dk, W = 3 * C + 3;
+    const size_t n_x = (size_t)B * T * W, n_o = (size_t)B * T * C;
+    float *x = malloc(n_x * 4), *table = malloc((size_t)T * dk * 4);
+    float *cos = malloc((size_t)T * dk * 4), *sin = malloc((size_t)T * dk * 4);
+    for (size_t e = 0; e < n_x; e++) x[e] = 2.0f * vt_rand_f();
+    for (size_t a = 0; a < (size_t)T * dk / 2; a++) {
+        const float theta = 3.0f * vt_rand_f();
+        table[2 * a] = cosf(theta), table[2 * a + 1] = sinf(theta);
+    }
+    vkvit__rope_expand(table, T, dk, cos, sin);
+    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_GENERIC, .dk = dk, .qk_norm = true,
+                                   .rope = VKVIT_ROPE_SPLIT_HALF, .rope_axes = 1};
+    vkvit__attention_push push = {
+        .Tq = T, .Tkv = T,
+        .q_stride = W, .q_offset = 1, .q_batch_stride = T * W,
+        .k_stride = W, .k_offset = C + 2, .k_batch_stride = T * W,
+        .v_stride = W, .v_offset = 2 * C + 3, .v_batch_stride = T * W,
+        .scale = vkvit__attention_default_scale(&cfg), .eps = 1e-12f,
+    };
+    double *want = malloc(n_o * sizeof(double));
+    ref_attention(&cfg, &push, H, B, x, x, x, cos, sin, NULL, want);
+    const vkvit__caps saved = ctx->caps;
+    for (int texel = 1; texel >= 0; texel--) {
+        ctx->caps.texel_reads = saved.texel_reads && texel;
+        ctx->caps.attention_path = VKVIT_ATTENTION_PATH_GEMM;
+        vkvit__graph g;
+        vkvit__graph_init(&g, ctx);
+        uint32_t x_shape[2] = {B * T, W}, rope_shape[2] = {T, dk};
+        const uint32_t tx = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "x", 2, x_shape);
+        const uint32_t tr = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "rope", 2, rope_shape);
+        vkvit__attention_op op = {
+            .q = {tx, 1, W, T * W}, .k = {tx, C + 2, W, T * W}, .v = {tx, 2 * C + 3, W, T * W},
+            .B = B, .Tq = T, .Tkv = T, .C = C, .heads = H, .rope = tr, .rope_axes = 1, .qk_norm = true,
+        };
+        const uint32_t o = vkvit__op_attention(&g, "attention", &op);
+        MUST(vkvit__graph_error(&g));
+        g.tensors[o].kind = VKVIT_TENSOR_OUTPUT;
+        const uint32_t n_nodes = g.n_nodes;
+        vkvit__plan_stats st;
+        MUST(vkvit__plan(&g, &st));
+        vkvit__buffer arena;
+        MUST(vkvit__buffer_create(ctx, st.arena_bytes, VKVIT_MEM_DEVICE, "graph arena", &arena));
+        MUST(vkvit__buffer_fill(ctx, &arena, 0, st.arena_bytes, VT_NAN_BITS));
+        MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tx].offset, x, g.tensors[tx].bytes));
+        MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tr].offset, table, g.tensors[tr].bytes));
+        vkvit__record_target tg = {.weights = &arena, .arena = &arena};
+        vkvit__recording rec;
+        MUST(vkvit__record_prepare(ctx, &g, &tg, false, &rec));
+        VkCommandBuffer cmd;
+        MUST(vkvit__cmd_begin(ctx, &cmd));
+        vkvit__record_nodes(ctx, &g, &tg, &rec, cmd);
+        MUST(vkvit__cmd_submit_wait(ctx, cmd));
+        float *got = malloc(n_o * 4);
+        MUST(vkvit__buffer_download(ctx, &arena, g.tensors[o].offset, got, n_o * 4));
+        vkvit__record_free(ctx, &rec);
+        vkvit__buffer_destroy(ctx, &arena);
+        vkvit__graph_free(&g);
+        ctx->caps = saved;
+        size_t worst;
+        const double err = vt_max_rel_err(got, want, n_o, &worst);
+        printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u rows at odd offsets, %s reads (%u nodes)  max rel err %.3g\n", B,
+               H, dk, T, texel ? "texel" : "storage-buffer", n_nodes, err);
+        CHECK(n_nodes == 4 && err <= RANDOM_TOL, "unfused attention, rows at odd offsets, %s reads: %u nodes, max rel "
+              "err %.3g at %zu (got %.9g, want %.9g)", texel ? "texel" : "storage-buffer", n_nodes, err, worst,
+              got[worst], want[worst]);
+        free(got);
+    }
+    free(x), free(table), free(cos), free(sin), free(want);
+}
+
 /* ------------------------------------------------------------------------------------------------------------
  * 5. Timing of the ViT-5-S attention core (GPU timestamps, median of repeats; informational)
  * ------------------------------------------------------------------------------------------------------------ */
@@ -805,6 +879,8 @@ int main(void) {
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(pc); i++)
         worst_paths = fmax(worst_paths, paths_case(ctx, pc[i].B, pc[i].H, pc[i].dk, pc[i].T, pc[i].norm, pc[i].rope));
     printf("graph paths: worst max rel err %.3g (%.1f s)\n", worst_paths, (double)(vkvit__now_ns() - t_paths) * 1e-9);
+    misaligned_unfused_case(ctx, 2, 3, 32, 17);
+    misaligned_unfused_case(ctx, 1, 2, 64, 201);
 
     perf_vit5_s(ctx);
     printf("%zu attention pipelines, %.1f s\n", kcache_n, (double)(vkvit__now_ns() - t0) * 1e-9);

@@ -102,8 +102,12 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     /* 1. prep */
     vkvit__kernel_desc kp = {
         .shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32, .n_buffers = 8, .push_size = sizeof(attention_prep_push),
-        .n_spec = 6, .spec = {dk, wg, u->mode, u->qk_norm, u->rope != VKVIT_NONE ? u->rope_pairing : 0, u->rope_axes},
+        .n_spec = 7, .spec = {dk, wg, u->mode, u->qk_norm, u->rope != VKVIT_NONE ? u->rope_pairing : 0, u->rope_axes},
     };
+    /* VEC4: every q/k/v row starts at a multiple of 4 elements, so rows are read as vec4s */
+    uint32_t row_bits = u->q.stride | u->q.offset | u->k.stride | u->k.offset | u->v.stride | u->v.offset;
+    if (B > 1) row_bits |= u->q.batch_stride | u->k.batch_stride | u->v.batch_stride;
+    kp.spec[6] = (row_bits & 3u) == 0;
     if (ops_texel_inputs(g->ctx, &kp, 5)) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL; /* q, k, v, rope, w */
     attention_prep_push pp = {
         .Tq = Tq, .Tkv = Tkv, .n_heads = H,
