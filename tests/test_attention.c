@@ -533,9 +533,37 @@ static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
  * 6. Both graph paths of vkvit__op_vit5_attention (fused kernel; prep -> GEMM -> softmax -> GEMM) on random shapes
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* Plans graph g (its output o marked) into a NaN-poisoned arena (so every intermediate and padding column a path
+ * relies on must be written before it is read), uploads the n_in INPUT tensors in[i] from data[i], runs it, frees
+ * the graph and returns o (malloc'ed). */
+static float *plan_run(vkvit_ctx *ctx, vkvit__graph *g, uint32_t o, size_t n_in, const uint32_t *in,
+                       const float *const *data) {
+    MUST(vkvit__graph_error(g));
+    g->tensors[o].kind = VKVIT_TENSOR_OUTPUT;
+    vkvit__plan_stats st;
+    MUST(vkvit__plan(g, &st));
+    vkvit__buffer arena;
+    MUST(vkvit__buffer_create(ctx, st.arena_bytes, VKVIT_MEM_DEVICE, "graph arena", &arena));
+    MUST(vkvit__buffer_fill(ctx, &arena, 0, st.arena_bytes, VT_NAN_BITS));
+    for (size_t i = 0; i < n_in; i++)
+        MUST(vkvit__buffer_upload(ctx, &arena, g->tensors[in[i]].offset, data[i], g->tensors[in[i]].bytes));
+    vkvit__record_target tg = {.weights = &arena, .arena = &arena};
+    vkvit__recording rec;
+    MUST(vkvit__record_prepare(ctx, g, &tg, false, &rec));
+    VkCommandBuffer cmd;
+    MUST(vkvit__cmd_begin(ctx, &cmd));
+    vkvit__record_nodes(ctx, g, &tg, &rec, cmd);
+    MUST(vkvit__cmd_submit_wait(ctx, cmd));
+    float *out = malloc(g->tensors[o].bytes);
+    MUST(vkvit__buffer_download(ctx, &arena, g->tensors[o].offset, out, g->tensors[o].bytes));
+    vkvit__record_free(ctx, &rec);
+    vkvit__buffer_destroy(ctx, &arena);
+    vkvit__graph_free(g);
+    return out;
+}
+
 /* Builds a graph holding only the attention op on INPUT tensors (qkv [B*T, 3C], the compact RoPE table, the QK-norm
- * weights), plans it into a NaN-poisoned arena (so every intermediate and padding column the GEMM path relies on
- * must be written before it is read), runs it, and returns o [B*T, C] (malloc'ed). */
+ * weights) and runs it with plan_run: returns o [B*T, C] (malloc'ed). */
 static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, uint32_t B, uint32_t H, uint32_t dk,
                                   uint32_t T, bool qk_norm, vkvit__rope_pairing rope, const float *qkv,
                                   const float *table, const float *w, uint32_t *n_nodes) {
@@ -549,30 +577,10 @@ static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, ui
     vkvit__vit5_attention_op op = {.qkv = tq, .B = B, .T = T, .C = C, .heads = H, .rope = tr, .pairing = rope,
                                    .qk_norm = qk_norm ? tw : VKVIT_NONE, .qk_norm_eps = 1e-6f, .path = path};
     const uint32_t o = vkvit__op_vit5_attention(&g, "attention", &op);
-    MUST(vkvit__graph_error(&g));
-    g.tensors[o].kind = VKVIT_TENSOR_OUTPUT;
     *n_nodes = g.n_nodes;
-    vkvit__plan_stats st;
-    MUST(vkvit__plan(&g, &st));
-    vkvit__buffer arena;
-    MUST(vkvit__buffer_create(ctx, st.arena_bytes, VKVIT_MEM_DEVICE, "graph arena", &arena));
-    MUST(vkvit__buffer_fill(ctx, &arena, 0, st.arena_bytes, VT_NAN_BITS));
-    MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tq].offset, qkv, g.tensors[tq].bytes));
-    MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tr].offset, table, g.tensors[tr].bytes));
-    MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tw].offset, w, g.tensors[tw].bytes));
-    vkvit__record_target tg = {.weights = &arena, .arena = &arena};
-    vkvit__recording rec;
-    MUST(vkvit__record_prepare(ctx, &g, &tg, false, &rec));
-    VkCommandBuffer cmd;
-    MUST(vkvit__cmd_begin(ctx, &cmd));
-    vkvit__record_nodes(ctx, &g, &tg, &rec, cmd);
-    MUST(vkvit__cmd_submit_wait(ctx, cmd));
-    float *out = malloc(g.tensors[o].bytes);
-    MUST(vkvit__buffer_download(ctx, &arena, g.tensors[o].offset, out, g.tensors[o].bytes));
-    vkvit__record_free(ctx, &rec);
-    vkvit__buffer_destroy(ctx, &arena);
-    vkvit__graph_free(&g);
-    return out;
+    const uint32_t in[3] = {tq, tr, tw};
+    const float *const data[3] = {qkv, table, w};
+    return plan_run(ctx, &g, o, 3, in, data);
 }
 
 /* One shape through both paths against the double reference; returns the worse error. */
@@ -681,28 +689,9 @@ static void misaligned_unfused_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint
             .B = B, .Tq = T, .Tkv = T, .C = C, .heads = H, .rope = tr, .rope_axes = 1, .qk_norm = true,
         };
         const uint32_t o = vkvit__op_attention(&g, "attention", &op);
-        MUST(vkvit__graph_error(&g));
-        g.tensors[o].kind = VKVIT_TENSOR_OUTPUT;
-        const uint32_t n_nodes = g.n_nodes;
-        vkvit__plan_stats st;
-        MUST(vkvit__plan(&g, &st));
-        vkvit__buffer arena;
-        MUST(vkvit__buffer_create(ctx, st.arena_bytes, VKVIT_MEM_DEVICE, "graph arena", &arena));
-        MUST(vkvit__buffer_fill(ctx, &arena, 0, st.arena_bytes, VT_NAN_BITS));
-        MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tx].offset, x, g.tensors[tx].bytes));
-        MUST(vkvit__buffer_upload(ctx, &arena, g.tensors[tr].offset, table, g.tensors[tr].bytes));
-        vkvit__record_target tg = {.weights = &arena, .arena = &arena};
-        vkvit__recording rec;
-        MUST(vkvit__record_prepare(ctx, &g, &tg, false, &rec));
-        VkCommandBuffer cmd;
-        MUST(vkvit__cmd_begin(ctx, &cmd));
-        vkvit__record_nodes(ctx, &g, &tg, &rec, cmd);
-        MUST(vkvit__cmd_submit_wait(ctx, cmd));
-        float *got = malloc(n_o * 4);
-        MUST(vkvit__buffer_download(ctx, &arena, g.tensors[o].offset, got, n_o * 4));
-        vkvit__record_free(ctx, &rec);
-        vkvit__buffer_destroy(ctx, &arena);
-        vkvit__graph_free(&g);
+        const uint32_t n_nodes = g.n_nodes, in[2] = {tx, tr};
+        const float *const data[2] = {x, table};
+        float *got = plan_run(ctx, &g, o, 2, in, data);
         ctx->caps = saved;
         size_t worst;
         const double err = vt_max_rel_err(got, want, n_o, &worst);
