@@ -326,8 +326,27 @@ static void run_add_case(vkvit_ctx *ctx, uint32_t rows, uint32_t n_b) {
     free(a), free(b), free(d), free(ones), free(zeros), free(want);
 }
 
+/* A GEMM node over no input features (K = 0) is refused with a sentence: the kernels' K loops assume one chunk. */
+static void empty_gemm_refused(vkvit_ctx *ctx) {
+    vkvit__graph g;
+    vkvit__graph_init(&g, ctx);
+    uint32_t shape[2] = {4, 4};
+    const uint32_t a = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "a", 2, shape);
+    const uint32_t w = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "w", 2, shape);
+    const uint32_t d = vkvit__graph_tensor(&g, VKVIT_TENSOR_ACTIVATION, "d", 2, shape);
+    vkvit__gemm_op op = {.a = vkvit__mat_dense(a, 4, 0), .w = w, .bias = VKVIT_NONE, .d = vkvit__mat_dense(d, 4, 4),
+                         .M = 4, .N = 4, .K = 0, .batch = 1, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
+                         .residual = {VKVIT_NONE, 0, 0, 0}};
+    vkvit__op_gemm(&g, "empty", &op);
+    CHECK(vkvit__graph_error(&g) == VKVIT_ERROR_INVALID_ARGUMENT && g.n_nodes == 0 &&
+              strstr(vkvit_last_error(), "K = 0"),
+          "gemm with K = 0: %s", vkvit_last_error());
+    vkvit__graph_free(&g);
+}
+
 int main(void) {
     vkvit_ctx *ctx = vt_ctx();
+    empty_gemm_refused(ctx);
     static const gemm_case cases[] = {
         {1, 1, 1, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},
         {7, 13, 5, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},

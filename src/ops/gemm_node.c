@@ -43,6 +43,10 @@ static bool gemm_split_weight_rows(vkvit__graph *g, const char *name, const char
 
 void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op) {
     if (g->error) return;
+    if (op->K == 0) { /* the kernels' K loops assume at least one chunk */
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': K = 0 (a product over no input features)", name);
+        return;
+    }
     if (gemm_split_weight_rows(g, name, kind, op)) return;
     const bool has_res = op->residual.t != VKVIT_NONE;
     vkvit__gemm_config cfg = vkvit__gemm_pick(g->ctx, op->M, op->N, op->K);
