@@ -209,10 +209,10 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
 // One K chunk (KCH x 32 k from vec4 index c0) of the workgroup's tile. This lane's B rows for the chunk (TN x 8 * KCH
 // vec4) are loaded once and feed every output row; the rows are a dynamic loop whose running sums live in acc[i][*]
 // between chunks. acc is a private array at a loop-dependent index, which llvmpipe reads lane by lane and writes
-// with a masked scalar store per lane and element (the costly part); so the first chunk starts from zero without
-// reading it, nothing initialises it, and the LAST chunk applies the epilogue and stores D instead of writing acc:
-// a GEMM with K <= 32 * KCH never writes acc. (llvmpipe runs both sides of an `if` under a lane mask, hence two
-// copies of this function rather than a branch on the chunk index.)
+// with a masked scalar store per lane and element (the costly part); so nothing initialises it (the first chunk
+// selects zero over what it reads), and the LAST chunk applies the epilogue and stores D instead of writing acc:
+// a GEMM with K <= 32 * KCH never writes acc. (llvmpipe runs both sides of an `if` under a lane mask, its masked
+// stores included, hence two copies of this function rather than a branch on the chunk index.)
 void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, uint m_count, uint n0, uint d_off,
                 uint outer, uint inner, uint b_rows[MAX_TN], float col_bias[MAX_TN], float col_scale[MAX_TN]) {
     const uint lane = gl_SubgroupInvocationID;
