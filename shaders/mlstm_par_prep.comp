@@ -6,8 +6,10 @@
 // qkv [rows, 3E] and the gate pre-activations [rows, 2 NH]. Per (b, h) = workgroup z:
 //   vT[bh][d][t]  = v[b*S + t][h*DH + d]     for t < S in ORIGINAL token order, 0 for S <= t < S_pad (= S rounded up
 //                                           to 4): the B operand of P vT^T, whose K = S_pad then reads zeros
-//   gl[bh][pp]     = li, the log input gate of processing position pp            (SPEC 7.1 quirk 1 / 7.2: raw ipre)
-//   gl[bh][S + pp] = F_pp = lf_0 + ... + lf_pp, the inclusive cumsum of the log forget gate in processing order
+//   gl[bh][0][t]   = li, the log input gate of token t                         (SPEC 7.1 quirk 1 / 7.2: raw ipre)
+//   gl[bh][1][t]   = F = lf_0 + ... + lf_pp, the inclusive cumsum of the log forget gate in processing order up to
+//                    t's processing position pp; both in ORIGINAL token order t, rows of S_pad (zeros past S), so
+//                    mlstm_decay.comp reads them as vec4s along its columns
 // Invocation l writes tokens 4l .. 4l+3 of every row d of vT, one vec4 store per d (its four loads are gathers
 // across the lanes' rows), grid-striding over S_pad / 4; few, long workgroups (llvmpipe pays per workgroup).
 // Invocation 0 of workgroup x = 0 also runs the cumsum, sequentially in token order (as torch.cumsum).
@@ -27,7 +29,7 @@ layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
 #define data_g_r(i) data_g[i]
 #endif
 layout(binding = 2, std430) writeonly buffer Vt { vec4 data_vt4[]; };  // [B*NH*DH, S_pad], S_pad % 4 == 0
-layout(binding = 3, std430) writeonly buffer Gl { float data_gl[]; };   // [B*NH, 2S]
+layout(binding = 3, std430) writeonly buffer Gl { float data_gl[]; };   // [B*NH, 2, S_pad]
 
 void main() {
     const uint bh = gl_WorkGroupID.z, h = bh % p.NH, b = bh / p.NH;
@@ -39,8 +41,13 @@ void main() {
             float li, lf;
             log_gates(data_g_r(row * p.gate_stride + p.i_off + h), data_g_r(row * p.gate_stride + p.f_off + h), li, lf);
             F += lf;
-            data_gl[bh * 2 * p.S + pp] = li;
-            data_gl[bh * 2 * p.S + p.S + pp] = F;
+            const uint t = row - b * p.S;
+            data_gl[bh * 2 * S_pad + t] = li;
+            data_gl[bh * 2 * S_pad + S_pad + t] = F;
+        }
+        [[dont_unroll]] for (uint t = p.S; t < S_pad; t++) {
+            data_gl[bh * 2 * S_pad + t] = 0.0;
+            data_gl[bh * 2 * S_pad + S_pad + t] = 0.0;
         }
     }
     const uint vb = p.v_off + h * DH, T4 = S_pad / 4;

@@ -122,7 +122,7 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
     char label[64];
     uint32_t h_shape[2] = {B * S, E};
     const uint32_t vt = ops_intermediate(g, name, "vT", bh * DH, S_pad);
-    const uint32_t gl = ops_intermediate(g, name, "gate_cumsum", bh, 2 * S);
+    const uint32_t gl = ops_intermediate(g, name, "gate_cumsum", bh, 2 * S_pad);
     const uint32_t st = ops_intermediate(g, name, "scores", bh * S, S_pad);
     const uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, h_shape);
 
@@ -146,9 +146,10 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
     snprintf(label, sizeof label, "%s.qk", name);
     vkvit__op_gemm_kind(g, label, "mlstm_gemm", &qk);
 
-    /* 3. decay, stabiliser and normaliser, in place; one row per invocation (8 rows per llvmpipe SIMD vector) */
+    /* 3. decay, stabiliser and normaliser, in place; one row per invocation (8 rows per llvmpipe SIMD vector), its
+     *    S_pad / 4 column vec4s unrolled (spec constant 4) */
     vkvit__kernel_desc k3 = {.shader = VKVIT_SHADER_MLSTM_DECAY_F32, .n_buffers = 2, .push_size = sizeof *p,
-                             .n_spec = 4, .spec = {8, 1, DH, op->nxai}};
+                             .n_spec = 5, .spec = {8, 1, DH, op->nxai, S_pad / 4}};
     vkvit__node_binding b3[3] = {rdwr(st), rd(gl), rd(st)};
     if (g->ctx->caps.texel_reads) { /* the cumsums, and the scores through a texel view of their range (binding 2) */
         k3.shader = VKVIT_SHADER_MLSTM_DECAY_F32_TEXEL;
