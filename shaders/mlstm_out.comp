@@ -9,11 +9,16 @@
 // is one GroupNorm group): every operand is read and the output written as one vec4. Lanes run along c4,
 // workgroups along rows (y) and stride over them: on llvmpipe a workgroup costs a task switch, an integer
 // division is a scalar loop over the 8 lanes, and a load or store of a vec4 costs about what a float does.
+// On CPU devices a workgroup is one 8-lane SIMD vector (WG) and the only one along x, so it sweeps each of its rows
+// from start to end (llvmpipe runs a workgroup's SIMD vectors one after the other: with 64 lanes each vector would
+// walk its own 128-byte column strip down the rows, a stride the CPU's prefetchers do not follow through the one
+// texel-fetch routine every input shares; measured: the fetches' cache misses were 2/3 of the kernel).
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
 layout(constant_id = 0) const bool SEED_GN = true;
-layout(local_size_x = 64) in;
+layout(constant_id = 1) const uint WG = 64;          // invocations per workgroup: 8 on CPU devices (see above)
+layout(local_size_x_id = 1) in;
 
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp).
@@ -58,7 +63,7 @@ void main() {
     const uint E4 = p.E / 4;
     for (uint row = gl_WorkGroupID.y; row < p.rows; row += gl_NumWorkGroups.y) {
         const uint b = row / p.S;
-        for (uint c4 = gl_GlobalInvocationID.x; c4 < E4; c4 += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
+        for (uint c4 = gl_GlobalInvocationID.x; c4 < E4; c4 += gl_NumWorkGroups.x * WG) {
             vec4 hn = h4_r(row * E4 + c4);
             if (SEED_GN) {
                 const vec2 stat = st2_r(b * E4 + c4);         // group c4: (mean, rstd)

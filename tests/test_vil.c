@@ -264,7 +264,9 @@ static void check_tensor(const char *stem, const char *what, const float *got, c
 }
 
 /* kind: 0 cell, 1 block. */
-static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t chunk) {
+/* other_class: built with the other device class's kernels (caps.cpu_device flipped: on lavapipe the GPU shapes of
+ * mlstm_prep / mlstm_out and the chunked scan), so every configuration runs here. */
+static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t chunk, bool other_class) {
     vt_golden gd;
     vt_golden_open(path, &gd);
     const cJSON *p = gd.params;
@@ -282,6 +284,8 @@ static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t
         CHECK(!strcmp(vt_json_str(p, "norm_weight", ""), nxai ? "one_plus" : "direct"),
               "%s: norm1 weight convention '%s' is not the flavour's", stem, vt_json_str(p, "norm_weight", ""));
 
+    const vkvit__caps saved = ctx->caps;
+    if (other_class) ctx->caps.cpu_device = !saved.cpu_device;
     vt_graph r;
     vt_graph_begin(&r, ctx);
     staged_model sm;
@@ -300,10 +304,12 @@ static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t
     }
     vt_graph_output(&r, yt);
     vkvit_result res = vt_graph_run(&r);
+    ctx->caps = saved;
     CHECK(res == VKVIT_OK, "%s: %s", stem, vkvit_last_error());
     if (res == VKVIT_OK) {
         char label[160];
-        snprintf(label, sizeof label, "%.120s chunk %u", stem, chunk);
+        snprintf(label, sizeof label, "%.120s chunk %u%s", stem, chunk,
+                 other_class ? (saved.cpu_device ? " (GPU kernels)" : " (CPU kernels)") : "");
         size_t ny;
         float *want = vt_golden_f32_req(&gd, "out.y", &ny), *got = vt_graph_download(&r, yt);
         check_tensor(label, "y", got, want, ny, 1e-5);
@@ -340,13 +346,16 @@ static void cell_goldens(vkvit_ctx *ctx) {
     size_t n = vt_golden_list("tests/golden/ops/mlstm_cell_*.safetensors", &paths);
     CHECK(n >= 16, "found %zu mlstm_cell goldens", n);
     for (size_t i = 0; i < n; i++) {
-        run_cell_golden(ctx, paths[i], 0, 0);
-        if (strstr(paths[i], "_s257_") || strstr(paths[i], "_rev_s64_")) run_cell_golden(ctx, paths[i], 0, 5);
+        run_cell_golden(ctx, paths[i], 0, 0, false);
+        if (strstr(paths[i], "_s257_") || strstr(paths[i], "_rev_s64_")) run_cell_golden(ctx, paths[i], 0, 5, false);
     }
     vt_golden_list_free(paths, n);
     n = vt_golden_list("tests/golden/ops/mlstm_block_*.safetensors", &paths);
     CHECK(n >= 4, "found %zu mlstm_block goldens", n);
-    for (size_t i = 0; i < n; i++) run_cell_golden(ctx, paths[i], 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        run_cell_golden(ctx, paths[i], 1, 0, false);
+        run_cell_golden(ctx, paths[i], 1, 0, true);
+    }
     vt_golden_list_free(paths, n);
 }
 

@@ -313,15 +313,17 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
     }
     uint32_t shape[2] = {rows, op->E};
     uint32_t out = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    const bool cpu = g->ctx->caps.cpu_device;
+    const uint32_t wg = cpu ? 8 : 64;
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
-                             .push_size = sizeof(mlstm_out_push), .n_spec = 1, .spec = {seed_gn}};
+                             .push_size = sizeof(mlstm_out_push), .n_spec = 2, .spec = {seed_gn, wg}};
     if (ops_texel_inputs(g->ctx, &kd, 7)) kd.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32_TEXEL; /* every input */
     mlstm_out_push p = {rows, op->S, op->E, G};
     vkvit__node_binding b[8] = {rd(op->h), rd(or_dummy(stats, op->h)), rd(or_dummy(op->gn_weight, op->skip)),
                                 rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a), rd(op->up), wr(out)};
-    /* Lanes along the row's E/4 vec4s, workgroups along rows: 16 rows each on CPU devices (llvmpipe pays per
-     * workgroup), one elsewhere. */
-    vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, groups_for(op->E / 4, 64),
-                      groups_for(rows, g->ctx->caps.cpu_device ? 16 : 1), 1);
+    /* Lanes along the row's E/4 vec4s, workgroups along rows: on CPU devices one 8-lane workgroup spans the row
+     * and takes 16 rows (llvmpipe pays per workgroup, see the shader), elsewhere one row each. */
+    vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, cpu ? 1 : groups_for(op->E / 4, wg),
+                      groups_for(rows, cpu ? 16 : 1), 1);
     return g->error ? VKVIT_NONE : out;
 }
