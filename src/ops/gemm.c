@@ -23,7 +23,9 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
     }
     c.bn = 8 * c.tn;
     c.texel = ctx->caps.texel_reads;
-    while (c.bm > 32 && VKVIT_CEIL_DIV(N, c.bn) * VKVIT_CEIL_DIV(M, c.bm) < 2) c.bm /= 2;
+    /* A single column tile (N <= 64: the mLSTM gates, N = 4): split the rows in 4 equal workgroups, for the 2+ CPU
+     * threads (halving 256 left 128 + 68 rows of M = 196 on two threads). */
+    if (VKVIT_CEIL_DIV(N, c.bn) == 1 && M > 32) c.bm = VKVIT_MIN(256u, VKVIT_CEIL_DIV(M, 4));
     return c;
 }
 
