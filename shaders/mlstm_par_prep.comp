@@ -10,8 +10,9 @@
 //   gl[bh][1][t]   = F = lf_0 + ... + lf_pp, the inclusive cumsum of the log forget gate in processing order up to
 //                    t's processing position pp; both in ORIGINAL token order t, rows of S_pad (zeros past S), so
 //                    mlstm_decay.comp reads them as vec4s along its columns
-// Invocation l writes tokens 4l .. 4l+3 of every row d of vT, one vec4 store per d (its four loads are gathers
-// across the lanes' rows), grid-striding over S_pad / 4; few, long workgroups (llvmpipe pays per workgroup).
+// Invocation l writes tokens 4l .. 4l+3 of every row d of vT, one vec4 store per d, from one vec4 read of four
+// channels per token (the host takes this form only for DH % 4 == 0, E % 4 == 0: every v row starts on a vec4),
+// grid-striding over S_pad / 4; few, long workgroups (llvmpipe pays per workgroup).
 // Invocation 0 of workgroup x = 0 also runs the cumsum, sequentially in token order (as torch.cumsum).
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
@@ -19,13 +20,13 @@
 
 #if defined(TEXEL) && TEXEL
 layout(binding = 0) uniform samplerBuffer tex_0;
-#define data_qkv_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
+#define qkv4_r(i) texelFetch(tex_0, int(i))
 layout(binding = 1) uniform samplerBuffer tex_1;
 #define data_g_r(e) texelFetch(tex_1, int((e) >> 2))[(e) & 3u]
 #else
-layout(binding = 0, std430) readonly buffer Qkv { float data_qkv[]; };
+layout(binding = 0, std430) readonly buffer Qkv { vec4 data_qkv4[]; };
 layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
-#define data_qkv_r(i) data_qkv[i]
+#define qkv4_r(i) data_qkv4[i]
 #define data_g_r(i) data_g[i]
 #endif
 layout(binding = 2, std430) writeonly buffer Vt { vec4 data_vt4[]; };  // [B*NH*DH, S_pad], S_pad % 4 == 0
@@ -52,12 +53,15 @@ void main() {
     }
     const uint vb = p.v_off + h * DH, T4 = S_pad / 4;
     for (uint t4 = gl_GlobalInvocationID.x; t4 < T4; t4 += gl_NumWorkGroups.x * VT) {
-        uint src[4];                                  // the four tokens' v rows (clamped: padding tokens write 0)
-        [[unroll]] for (uint u = 0; u < 4; u++) src[u] = (b * p.S + min(4 * t4 + u, p.S - 1)) * p.qkv_stride + vb;
-        [[dont_unroll]] for (uint d = 0; d < DH; d++) {
-            vec4 v;
-            [[unroll]] for (uint u = 0; u < 4; u++) v[u] = 4 * t4 + u < p.S ? data_qkv_r(src[u] + d) : 0.0;
-            data_vt4[(bh * DH + d) * T4 + t4] = v;
+        uint src4[4];                                 // the four tokens' v rows in vec4s (clamped: padding writes 0)
+        [[unroll]] for (uint u = 0; u < 4; u++)
+            src4[u] = ((b * p.S + min(4 * t4 + u, p.S - 1)) * p.qkv_stride + vb) / 4;
+        // Channels d4 .. d4 + 3 of the four tokens: four vec4 reads, transposed into four vec4 stores along t.
+        [[dont_unroll]] for (uint d4 = 0; d4 < DH / 4; d4++) {
+            vec4 r[4];
+            [[unroll]] for (uint u = 0; u < 4; u++) r[u] = 4 * t4 + u < p.S ? qkv4_r(src4[u] + d4) : vec4(0.0);
+            [[unroll]] for (uint o = 0; o < 4; o++)
+                data_vt4[(bh * DH + 4 * d4 + o) * T4 + t4] = vec4(r[0][o], r[1][o], r[2][o], r[3][o]);
         }
     }
 }
