@@ -12,16 +12,10 @@
 // One invocation per (row, p): the head's 4 channels are one vec4 of every operand (E % 4 == 0), its 4x4 weight
 // blocks four vec4 rows, and each of a, q, k, v one vec4 store. Lanes run along p, workgroups along rows (y) and
 // stride over them (on llvmpipe a workgroup costs a task switch and an integer division a scalar loop per lane).
-// On CPU devices a workgroup is one 8-lane SIMD vector and each invocation takes HG = 8 heads, WG apart, whose
-// weights stay in registers: the vector then sweeps 64 heads (1 KiB) of a row before the next row, where 64-lane
-// workgroups had each of llvmpipe's 8 vectors (run one after the other) walk its own 128-byte strip down the rows,
-// which the prefetchers do not follow (see mlstm_out.comp).
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
-layout(constant_id = 0) const uint WG = 64;         // invocations per workgroup (8 on CPU devices)
-layout(constant_id = 1) const uint HG = 1;          // heads per invocation, WG apart (8 on CPU devices)
-layout(local_size_x_id = 0) in;
+layout(local_size_x = 64) in;
 
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp). NAME4_r(i) reads vec4 i;
@@ -69,59 +63,47 @@ vec4 silu(vec4 x) { return x / (1.0 + exp(-x)); }
 
 void main() {
     const uint NP = p.E / 4, up4_stride = p.up_stride / 4;
-    const uint lane = gl_LocalInvocationID.x;
-    // This invocation's heads ph(g) = ph0 + g * WG, g < HG; their weights, loaded once for all the rows. (The outer
-    // loop runs once unless E / 4 exceeds 65535 workgroups' heads.)
-    for (uint ph0 = gl_WorkGroupID.x * WG * HG + lane; ph0 < NP; ph0 += gl_NumWorkGroups.x * WG * HG) {
-        vec4 cb[HG];
-        mat4 cw[HG], wq[HG], wk[HG], wv[HG];                        // cw[g][i][k]: channel 4 ph + i, tap k (K == 4)
-        [[unroll]] for (uint g = 0; g < HG; g++) {
-            const uint ph = min(ph0 + g * WG, NP - 1);
-            cb[g] = cb4_r(ph);
-            cw[g] = mat4(0.0);
-            if (p.K == 4) cw[g] = mat4(cw4_r(4 * ph), cw4_r(4 * ph + 1), cw4_r(4 * ph + 2), cw4_r(4 * ph + 3));
-            wq[g] = mat4(wq4_r(4 * ph), wq4_r(4 * ph + 1), wq4_r(4 * ph + 2), wq4_r(4 * ph + 3));
-            wk[g] = mat4(wk4_r(4 * ph), wk4_r(4 * ph + 1), wk4_r(4 * ph + 2), wk4_r(4 * ph + 3));
-            wv[g] = mat4(wv4_r(4 * ph), wv4_r(4 * ph + 1), wv4_r(4 * ph + 2), wv4_r(4 * ph + 3));
-        }
+    for (uint ph = gl_GlobalInvocationID.x; ph < NP; ph += gl_NumWorkGroups.x * gl_WorkGroupSize.x) {
+        // The head's weights, loaded once for all the rows of this workgroup.
+        const vec4 cb = cb4_r(ph);
+        mat4 cw = mat4(0.0);                                      // cw[i][k]: channel 4 ph + i, tap k (K == 4)
+        if (p.K == 4) cw = mat4(cw4_r(4 * ph), cw4_r(4 * ph + 1), cw4_r(4 * ph + 2), cw4_r(4 * ph + 3));
+        const mat4 wq = mat4(wq4_r(4 * ph), wq4_r(4 * ph + 1), wq4_r(4 * ph + 2), wq4_r(4 * ph + 3));
+        const mat4 wk = mat4(wk4_r(4 * ph), wk4_r(4 * ph + 1), wk4_r(4 * ph + 2), wk4_r(4 * ph + 3));
+        const mat4 wv = mat4(wv4_r(4 * ph), wv4_r(4 * ph + 1), wv4_r(4 * ph + 2), wv4_r(4 * ph + 3));
         for (uint row = gl_WorkGroupID.y; row < p.rows; row += gl_NumWorkGroups.y) {
             const uint b = row / p.S, t = row % p.S;
-            const uint pp = p.reverse != 0 ? p.S - 1 - t : t;         // processing position of this token
-            [[unroll]] for (uint g = 0; g < HG; g++) {
-                const uint ph = ph0 + g * WG;
-                if (ph >= NP) continue;
-                vec4 acc = cb[g];
-                if (p.K == 4) {
-                    [[unroll]] for (uint k = 0; k < 4; k++) {
-                        if (pp + k < 3) continue;                     // before the first processed token: zero
-                        const uint sp = pp + k - 3;                   // source processing position
-                        const uint st = p.reverse != 0 ? p.S - 1 - sp : sp;   // its original token index
-                        acc += vec4(cw[g][0][k], cw[g][1][k], cw[g][2][k], cw[g][3][k]) *
-                               up4_r((b * p.S + st) * up4_stride + ph);
-                    }
-                } else {
-                    [[dont_unroll]] for (uint k = 0; k < p.K; k++) {
-                        if (pp + k < p.K - 1) continue;
-                        const uint sp = pp + k - (p.K - 1);
-                        const uint st = p.reverse != 0 ? p.S - 1 - sp : sp;
-                        const uint c0 = 4 * ph;
-                        const vec4 w = vec4(cw_r(c0 * p.K + k), cw_r((c0 + 1) * p.K + k), cw_r((c0 + 2) * p.K + k),
-                                            cw_r((c0 + 3) * p.K + k));
-                        acc += w * up4_r((b * p.S + st) * up4_stride + ph);
-                    }
+            const uint pp = p.reverse != 0 ? p.S - 1 - t : t;     // processing position of this token
+            vec4 acc = cb;
+            if (p.K == 4) {
+                [[unroll]] for (uint k = 0; k < 4; k++) {
+                    if (pp + k < 3) continue;                     // before the first processed token: zero
+                    const uint sp = pp + k - 3;                   // source processing position
+                    const uint st = p.reverse != 0 ? p.S - 1 - sp : sp;   // its original token index
+                    acc += vec4(cw[0][k], cw[1][k], cw[2][k], cw[3][k]) * up4_r((b * p.S + st) * up4_stride + ph);
                 }
-                const vec4 a = silu(acc), xm = up4_r(row * up4_stride + ph);
-                vec4 q, k, v;                                         // out[o] = sum_i W[p][o][i] in[i]: row o of W
-                [[unroll]] for (uint o = 0; o < 4; o++) {
-                    q[o] = dot(wq[g][o], a);
-                    k[o] = dot(wk[g][o], a);
-                    v[o] = dot(wv[g][o], xm);
+            } else {
+                [[dont_unroll]] for (uint k = 0; k < p.K; k++) {
+                    if (pp + k < p.K - 1) continue;
+                    const uint sp = pp + k - (p.K - 1);
+                    const uint st = p.reverse != 0 ? p.S - 1 - sp : sp;
+                    const uint c0 = 4 * ph;
+                    const vec4 w = vec4(cw_r(c0 * p.K + k), cw_r((c0 + 1) * p.K + k), cw_r((c0 + 2) * p.K + k),
+                                        cw_r((c0 + 3) * p.K + k));
+                    acc += w * up4_r((b * p.S + st) * up4_stride + ph);
                 }
-                data_a4[row * NP + ph] = a;
-                data_qkv4[row * 3 * NP + ph] = q;
-                data_qkv4[row * 3 * NP + NP + ph] = k;
-                data_qkv4[row * 3 * NP + 2 * NP + ph] = v;
             }
+            const vec4 a = silu(acc), xm = up4_r(row * up4_stride + ph);
+            vec4 q, k, v;                                         // out[o] = sum_i W[p][o][i] in[i]: row o of W
+            [[unroll]] for (uint o = 0; o < 4; o++) {
+                q[o] = dot(wq[o], a);
+                k[o] = dot(wk[o], a);
+                v[o] = dot(wv[o], xm);
+            }
+            data_a4[row * NP + ph] = a;
+            data_qkv4[row * 3 * NP + ph] = q;
+            data_qkv4[row * 3 * NP + NP + ph] = k;
+            data_qkv4[row * 3 * NP + 2 * NP + ph] = v;
         }
     }
 }

@@ -33,18 +33,16 @@ void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_
     *a = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, a_shape);
     snprintf(label, sizeof label, "%s.qkv", name);
     *qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
-    const bool cpu = g->ctx->caps.cpu_device;
-    const uint32_t wg = cpu ? 8 : 64, hg = cpu ? 8 : 1; /* heads per invocation (see the shader) */
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32, .n_buffers = 8,
-                             .push_size = sizeof(mlstm_prep_push), .n_spec = 2, .spec = {wg, hg}};
+                             .push_size = sizeof(mlstm_prep_push)};
     if (ops_texel_inputs(g->ctx, &kd, 6)) kd.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32_TEXEL; /* up, conv, wq/wk/wv */
     mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse};
     vkvit__node_binding b[8] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wq),
                                 rd(op->wk), rd(op->wv),     wr(*a),         wr(*qkv)};
-    /* Lanes along the row's E/4 projection heads (wg * hg per workgroup), workgroups along rows: 16 rows each on CPU
-     * devices (llvmpipe pays per workgroup), one elsewhere. */
-    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 8, &p, sizeof p, groups_for(op->E / 4, wg * hg),
-                      groups_for(rows, cpu ? 16 : 1), 1);
+    /* Lanes along the row's E/4 projection heads, workgroups along rows: 16 rows each on CPU devices (llvmpipe pays
+     * per workgroup), one elsewhere. */
+    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 8, &p, sizeof p, groups_for(op->E / 4, 64),
+                      groups_for(rows, g->ctx->caps.cpu_device ? 16 : 1), 1);
     if (g->error) *a = *qkv = VKVIT_NONE;
 }
 
