@@ -63,6 +63,11 @@ layout(constant_id = 4) const bool HAS_SCALE = false;
 layout(constant_id = 5) const bool HAS_RESIDUAL = false;
 layout(constant_id = 6) const bool VEC4 = false;    // vec4 loads (alignment above); false: the scalar-load path
 layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices (1 or 2; the host's bk / 32)
+// Work the caller allows skipping (VKVIT_GEMM_CAUSAL_* in gemm.h; the mLSTM's quadratic form): 0 none;
+// 1 A[m][k] = 0 for k > m, 2 A[m][k] = 0 for k < m (so a K chunk skips the rows it adds nothing to);
+// 3 D[m][n] for n > m, 4 D[m][n] for n < m is not needed (so a tile skips the rows that need none of its columns,
+// leaving their D as it was).
+layout(constant_id = 8) const uint CAUSAL = 0;
 
 layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)
 
@@ -213,23 +218,28 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
 // selects zero over what it reads), and the LAST chunk applies the epilogue and stores D instead of writing acc:
 // a GEMM with K <= 32 * KCH never writes acc. (llvmpipe runs both sides of an `if` under a lane mask, its masked
 // stores included, hence two copies of this function rather than a branch on the chunk index.)
-void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, uint m_count, uint n0, uint d_off,
-                uint outer, uint inner, uint b_rows[MAX_TN], float col_bias[MAX_TN], float col_scale[MAX_TN]) {
+void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, uint i_lo, uint i_hi, uint n0,
+                uint d_off, uint outer, uint inner, uint b_rows[MAX_TN], float col_bias[MAX_TN],
+                float col_scale[MAX_TN]) {
     const uint lane = gl_SubgroupInvocationID;
     B_CHUNK_TYPE b[MAX_TN][KC4 * KCH];
     [[unroll]] for (uint j = 0; j < TN; j++)
         [[unroll]] for (uint c = 0; c < KC4 * KCH; c++) b[j][c] = LOAD_B_CHUNK(VEC, b_rows[j], c0 + c);
-    // The next row's A is loaded while this row computes (hides its cache misses).
+    // The next row's A is loaded while this row computes (hides its cache misses). Rows i_lo .. i_hi - 1 of the tile.
+    const uint i_last = max(i_hi, i_lo + 1) - 1;    // a valid row to read when the range is empty (min(M - 1, ...))
     vec4 a_next[KCH];
-    [[unroll]] for (uint h = 0; h < KCH; h++) a_next[h] = load_a(VEC, a_off + m0 * p.stride_a, c0 + 8 * h + lane);
-    [[dont_unroll]] for (uint i = 0; i < m_count; i++) {
+    [[unroll]] for (uint h = 0; h < KCH; h++)
+        a_next[h] = load_a(VEC, a_off + (m0 + min(i_lo, i_last)) * p.stride_a, c0 + 8 * h + lane);
+    [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++) {
         vec4 a_row[KCH];
         [[unroll]] for (uint h = 0; h < KCH; h++) a_row[h] = a_next[h];
-        const uint i_next = min(i + 1, m_count - 1);
+        const uint i_next = min(i + 1, i_last);
         [[unroll]] for (uint h = 0; h < KCH; h++)
             a_next[h] = load_a(VEC, a_off + (m0 + i_next) * p.stride_a, c0 + 8 * h + lane);
+        // The row's first chunk starts from zero: chunk 0, or (CAUSAL 2) the chunk whose k range holds m.
+        const bool first = c0 == 0 || (CAUSAL == 2 && m0 + i >= 4 * c0);
         ACC_TYPE t[MAX_TN];
-        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = c0 == 0 ? 0.0 : acc[i][j];
+        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = first ? 0.0 : acc[i][j];
         [[unroll]] for (uint h = 0; h < KCH; h++) {
             const vec4 av = a_row[h];
             const uint c = 8 * h;
@@ -248,15 +258,48 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
     }
 }
 
+// Stores rows i_lo .. i_hi - 1 of the tile without computing: their running sums (from_acc), or zero sums.
+void gemm_store_rows(uint i_lo, uint i_hi, const bool from_acc, uint m0, uint n0, uint d_off, uint outer, uint inner,
+                     float col_bias[MAX_TN], float col_scale[MAX_TN]) {
+    const uint lane = gl_SubgroupInvocationID;
+    [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++)
+        [[unroll]] for (uint j = 0; j < TN; j++) {
+            const uint n = n0 + 8 * j + lane;
+            const float t = from_acc ? acc[i][j] : 0.0;
+            if (n < p.N)
+                data_d[d_off + (m0 + i) * p.stride_d + n] =
+                    D_TYPE(gemm_epilogue_col(t, col_bias[j], col_scale[j], outer, inner, m0 + i, n));
+        }
+}
+
+// The rows of the tile that K chunk [k0, k1) adds something to (CAUSAL 1, 2), within [i_lo, i_hi).
+void chunk_rows(uint m0, uint k0, uint k1, inout uint i_lo, inout uint i_hi) {
+    if (CAUSAL == 1) i_lo = max(i_lo, min(i_hi, k0 > m0 ? k0 - m0 : 0));          // rows m >= k0
+    if (CAUSAL == 2) i_hi = min(i_hi, k1 > m0 ? k1 - m0 : 0);                     // rows m <= k1 - 1
+}
+
 // The workgroup's tile: every chunk but the last (a loop llvmpipe enters once, masked off, when there is none),
 // then the last.
 void gemm_tile(const bool VEC, uint a_off, uint m0, uint m_count, uint n0, uint d_off, uint outer, uint inner,
                uint b_rows[MAX_TN], float col_bias[MAX_TN], float col_scale[MAX_TN]) {
-    const uint k4_end = (p.K + 3) / 4;
+    const uint k4_end = (p.K + 3) / 4, CH = 32 * KCH;
     const uint c_last = (k4_end - 1) / (KC4 * KCH) * (KC4 * KCH);
-    for (uint c0 = 0; c0 < c_last; c0 += KC4 * KCH)
-        gemm_chunk(VEC, false, c0, a_off, m0, m_count, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
-    gemm_chunk(VEC, true, c_last, a_off, m0, m_count, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+    // The rows that need any of this tile's columns (CAUSAL 3, 4); the others are skipped, D left as it was.
+    uint r_lo = 0, r_hi = m_count;
+    if (CAUSAL == 3) r_lo = min(m_count, n0 > m0 ? n0 - m0 : 0);                  // rows m >= n0
+    if (CAUSAL == 4) r_hi = min(m_count, n0 + 8 * TN > m0 ? n0 + 8 * TN - m0 : 0); // rows m <= n0 + 8 TN - 1
+    for (uint c0 = 0; c0 < c_last; c0 += KC4 * KCH) {
+        uint i_lo = r_lo, i_hi = r_hi;
+        chunk_rows(m0, 4 * c0, 4 * c0 + CH, i_lo, i_hi);
+        gemm_chunk(VEC, false, c0, a_off, m0, i_lo, i_hi, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+    }
+    uint i_lo = r_lo, i_hi = r_hi;
+    chunk_rows(m0, 4 * c_last, p.K, i_lo, i_hi);
+    gemm_chunk(VEC, true, c_last, a_off, m0, i_lo, i_hi, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+    // Rows the last chunk adds nothing to: their sums are complete (CAUSAL 1), or they never had any (CAUSAL 2:
+    // rows m >= K).
+    if (CAUSAL == 1) gemm_store_rows(r_lo, i_lo, true, m0, n0, d_off, outer, inner, col_bias, col_scale);
+    if (CAUSAL == 2) gemm_store_rows(i_hi, r_hi, false, m0, n0, d_off, outer, inner, col_bias, col_scale);
 }
 
 void main() {

@@ -6,7 +6,9 @@
  * emulated form on every device with shaderFloat16 and as the NV kernel where the device uses it. Each case draws
  * fresh random inputs, poisons the output buffer (and the row padding past N) with NaN, runs the kernel under the
  * validation layer, and checks max |got - want| / max |want| <= 1e-5 (fp32 math; fp16 arithmetic: see
- * check_f16_math). The padding must still be NaN afterwards: a kernel that writes outside its output is caught. */
+ * check_f16_math). The padding must still be NaN afterwards: a kernel that writes outside its output is caught.
+ * Causal cases (vkvit__gemm_causal, the mLSTM's triangular products): A is zero where the mode says so, and
+ * outputs a mode marks as not needed are neither compared nor required to stay NaN. */
 #include "test_util.h"
 #include "model/safetensors.h"
 #include "ops/gemm.h"
@@ -27,6 +29,20 @@ typedef struct gemm_case {
     uint32_t n_inner;
     uint32_t b_offset;           /* leading elements before B */
 } gemm_case;
+
+/* A case with work the kernel may skip: zeros put into A where the mode promises them, or outputs not compared. */
+typedef struct causal_case {
+    gemm_case c;
+    vkvit__gemm_causal causal;
+} causal_case;
+
+/* Whether output (m, n) is needed under a causal mode, and whether A[m][k] may be nonzero. */
+static bool causal_needed(vkvit__gemm_causal causal, uint32_t m, uint32_t n) {
+    return causal == VKVIT_GEMM_CAUSAL_D_LOWER ? n <= m : causal == VKVIT_GEMM_CAUSAL_D_UPPER ? n >= m : true;
+}
+static bool causal_a_nonzero(vkvit__gemm_causal causal, uint32_t m, uint32_t k) {
+    return causal == VKVIT_GEMM_CAUSAL_A_LOWER ? k <= m : causal == VKVIT_GEMM_CAUSAL_A_UPPER ? k >= m : true;
+}
 
 /* Element layout of a case: strides per row, per outer and per inner batch index (see gemm_case). */
 typedef struct gemm_layout {
@@ -68,8 +84,9 @@ typedef enum gemm_mode { MODE_F32, MODE_W16, MODE_F16_MATH } gemm_mode;
 /* want = act(A·Bᵀ + bias) * scale + residual, laid out like D (layout_of); NaN where D must stay untouched.
  * sum_abs / sum_sq (may be NULL): per output, sum_k |a_k b_k| and sum_k (a_k b_k)^2 (the fp16 error scales). */
 static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, const float *b, const float *bias,
-                     const float *scale, const float *d_init, double *want, double *sum_abs, double *sum_sq) {
-    for (size_t i = 0; i < l->nd; i++) want[i] = NAN;
+                     const float *scale, const float *d_init, double *want, double *sum_abs, double *sum_sq,
+                     vkvit__gemm_causal causal, bool *dont_care) {
+    for (size_t i = 0; i < l->nd; i++) want[i] = NAN, dont_care[i] = false;
     for (uint32_t o = 0; o < l->n_outer; o++)
         for (uint32_t in = 0; in < l->n_inner; in++) {
             const float *az = a + c->a_offset + (size_t)o * l->outer_a + (size_t)in * l->inner_a;
@@ -78,6 +95,7 @@ static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, c
             for (uint32_t m = 0; m < c->M; m++)
                 for (uint32_t n = 0; n < c->N; n++) {
                     size_t i = dz + (size_t)m * l->stride_d + n;
+                    dont_care[i] = !causal_needed(causal, m, n);
                     double s = c->bias ? bias[n] : 0.0, sa = 0.0, sq = 0.0;
                     for (uint32_t k = 0; k < c->K; k++) {
                         const double ab = (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
@@ -156,7 +174,7 @@ static void check_f16_math(const char *vname, const gemm_case *c, const float *g
 /* texel: the CPU variant with texel-buffer operands; coop_nv: the COOPMAT variant's NV kernel, not the emulated one;
  * coop_tile: the COOPMAT variant's tile (64 or 128) whatever the size would pick. */
 static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode,
-                          bool texel, bool coop_nv, uint32_t coop_tile) {
+                          bool texel, bool coop_nv, uint32_t coop_tile, vkvit__gemm_causal causal) {
     const bool b_f16 = mode != MODE_F32;
     const gemm_layout l = layout_of(c);
     const uint32_t stride_d = l.stride_d;
@@ -167,6 +185,12 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     double *sum_abs = malloc(nd * sizeof(double)), *sum_sq = malloc(nd * sizeof(double));
     vt_fill_rand(a, na);
     vt_fill_rand(b, nb);
+    for (uint32_t o = 0; o < l.n_outer; o++)      /* causal A: zeros where the mode promises them */
+        for (uint32_t in = 0; in < l.n_inner; in++)
+            for (uint32_t m = 0; m < c->M; m++)
+                for (uint32_t k = 0; k < c->K; k++)
+                    if (!causal_a_nonzero(causal, m, k))
+                        a[c->a_offset + (size_t)o * l.outer_a + (size_t)in * l.inner_a + (size_t)m * c->K + k] = 0.0f;
     uint16_t *b16 = malloc(nb * 2);
     for (size_t i = 0; b_f16 && i < nb; i++) {
         b16[i] = vkvit__f32_to_f16(b[i]);
@@ -212,7 +236,8 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
         .r_inner_stride = l.inner_d, .b_offset = c->b_offset,
     };
     cfg.vec4 = vkvit__gemm_push_vec4(&push, c->batch); /* the CPU variant's vec4 or scalar-load path, as a node */
-    vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual};
+    vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual,
+                               .causal = causal};
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
     vkvit__descriptors pool;
@@ -226,7 +251,8 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     MUST(vkvit__cmd_submit_wait(ctx, cmd));
     MUST(vkvit__buffer_download(ctx, &bd, 0, d, nd * 4));
 
-    cpu_gemm(c, &l, a, b, bias, scale, d_init, want, sum_abs, sum_sq);
+    bool *dont_care = malloc(nd * sizeof(bool));
+    cpu_gemm(c, &l, a, b, bias, scale, d_init, want, sum_abs, sum_sq, causal, dont_care);
     /* Compare the valid part; everything else (leading offset, row padding) must be untouched NaN. */
     size_t vi = 0, stray = 0;
     float *got = malloc(nd * 4);
@@ -234,6 +260,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     double *ref_abs = malloc(nd * sizeof(double)), *ref_sq = malloc(nd * sizeof(double));
     uint32_t *col = malloc(nd * sizeof(uint32_t)); /* the output column n (bias / scale index) of each valid element */
     for (size_t i = 0; i < nd; i++) {
+        if (dont_care[i]) continue;
         if (isnan(want[i])) {
             stray += !isnan(d[i]);
         } else {
@@ -251,9 +278,9 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     const char *vname = variant == VKVIT_GEMM_COOPMAT ? (coop_nv ? "coopmat-nv" : "coopmat-emu")
                                                       : names[mode][variant == VKVIT_GEMM_CPU ? 1 + texel : 0];
     printf("gemm %-10s M=%-5u N=%-5u K=%-5u batch=%u inner=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u/%u "
-           "shared_w=%d tile %ux%u  max rel err %.3g\n",
+           "shared_w=%d causal=%u tile %ux%u  max rel err %.3g\n",
            vname, c->M, c->N, c->K, c->batch, c->n_inner, c->bias, c->act, c->scale, c->residual, c->pad_d,
-           c->a_offset, c->b_offset, c->d_offset, c->shared_weights, cfg.bm, cfg.bn, err);
+           c->a_offset, c->b_offset, c->d_offset, c->shared_weights, (unsigned)causal, cfg.bm, cfg.bn, err);
     if (mode == MODE_F16_MATH)
         check_f16_math(vname, c, got, ref, ref_abs, ref_sq, col, scale, vi, variant == VKVIT_GEMM_COOPMAT ? 1.0 : 2.0);
     else
@@ -270,7 +297,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     vkvit__buffer_destroy(ctx, &bscale);
     vkvit__buffer_destroy(ctx, &bd);
     free(a), free(b), free(bias), free(scale), free(d), free(d_init), free(want), free(got), free(ref);
-    free(sum_abs), free(sum_sq), free(ref_abs), free(ref_sq), free(col);
+    free(sum_abs), free(sum_sq), free(ref_abs), free(ref_sq), free(col), free(dont_care);
 }
 
 /* Elementwise add with a broadcast row, D[i] = A[i] + B[i % n_b] over n = rows * n_b elements, through the GEMM
@@ -380,6 +407,20 @@ int main(void) {
         {17, 13, 9, 6, true, 2, false, 1, true, true, 1, 3, 2, 5},
         {9, 24, 16, 4, false, 0, true, 0, false, true, 0, 0, 2, 0},
     };
+    /* Causal (the mLSTM's quadratic form, fields as above + the mode): P V with P zero past the diagonal, one
+     * way or the other (several K chunks; row tiles of 75 where N <= 64; M > K: rows with no term at all),
+     * and Q K^T where only one triangle is needed (several column tiles; two row tiles of 256) */
+    static const causal_case causal_cases[] = {
+        {{196, 192, 196, 2, false, 0, false, 0, false, false, 0, 0, 2, 0}, VKVIT_GEMM_CAUSAL_A_LOWER},
+        {{196, 192, 196, 2, false, 0, false, 0, false, false, 0, 0, 2, 0}, VKVIT_GEMM_CAUSAL_A_UPPER},
+        {{300, 40, 300, 1, true, 0, false, 1, true, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_A_LOWER},
+        {{300, 40, 290, 1, true, 0, false, 3, false, true, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_A_UPPER},
+        {{70, 50, 33, 1, true, 2, false, 1, true, true, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_A_LOWER},
+        {{196, 196, 192, 4, false, 0, false, 0, false, false, 0, 0, 4, 0}, VKVIT_GEMM_CAUSAL_D_LOWER},
+        {{196, 196, 192, 4, false, 0, false, 0, false, false, 0, 0, 4, 0}, VKVIT_GEMM_CAUSAL_D_UPPER},
+        {{300, 200, 64, 1, true, 1, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_LOWER},
+        {{300, 40, 66, 1, false, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_UPPER},
+    };
     /* The variant this device would use first, then the others. */
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
     printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
@@ -393,13 +434,17 @@ int main(void) {
         if (variant == VKVIT_GEMM_COOPMAT) continue; /* below */
         for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->caps.texel_reads); texel++) {
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-                run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0);
+                run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
             /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-                if (cases[i].M * cases[i].N < 1000000) run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel, false, 0);
+                if (cases[i].M * cases[i].N < 1000000)
+                    run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
             for (size_t i = 0; f16_math && i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
-                    run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel, false, 0);
+                    run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
+            /* causal cases, fp32 (the mLSTM's products are fp32 in every session) */
+            for (size_t i = 0; i < VKVIT_ARRAY_LEN(causal_cases); i++)
+                run_gemm_case(ctx, &causal_cases[i].c, variant, MODE_F32, texel, false, 0, causal_cases[i].causal);
         }
     }
     /* Cooperative matrices (fp16 arithmetic only): the emulated kernel wherever fp16 math runs (its tiling, staging,
@@ -410,7 +455,8 @@ int main(void) {
         for (uint32_t tile = 32; tile <= 128; tile *= 2) /* every tile on every case (sizes pick one of them) */
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
-                    run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile);
+                    run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile,
+                                  VKVIT_GEMM_CAUSAL_NONE);
     run_add_case(ctx, 1, 1);
     run_add_case(ctx, 1, 1000);
     run_add_case(ctx, 201, 384);

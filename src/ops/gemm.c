@@ -114,7 +114,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         d.n_spec = 5;
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_CPU) {
-        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32);
+        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32), 8 CAUSAL;
          * workgroup = one subgroup of 8. */
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn ||
             (cfg->bk != 32 && cfg->bk != 64))
@@ -131,9 +131,12 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
                        : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16
                                      : VKVIT_SHADER_GEMM_CPU_F32_F32;
         }
-        const uint32_t spec[8] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
-                                  cfg->bk / 32};
-        d.n_spec = 8;
+        if ((uint32_t)ep->causal > VKVIT_GEMM_CAUSAL_D_UPPER)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown causal mode %u", label ? label : "?",
+                                (unsigned)ep->causal);
+        const uint32_t spec[9] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
+                                  cfg->bk / 32, (uint32_t)ep->causal};
+        d.n_spec = 9;
         memcpy(d.spec, spec, sizeof spec);
     } else {
         /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL.

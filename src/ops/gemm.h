@@ -84,12 +84,25 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
 /* "shared", "cpu", "coopmat". */
 const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 
-/* What the epilogue applies (specialization constants). act: 0 none, 1 GELU (erf), 2 ReLU, 3 SiLU. */
+/* Work a GEMM may skip because the caller knows it is zero or unused (the mLSTM's quadratic form, whose decay
+ * matrix is triangular): the CPU kernel skips it (shaders/gemm_cpu.comp, CAUSAL); the other kernels compute
+ * everything, which gives the same needed results. Indices m, n, k are within one batch's matrices. */
+typedef enum vkvit__gemm_causal {
+    VKVIT_GEMM_CAUSAL_NONE = 0,
+    VKVIT_GEMM_CAUSAL_A_LOWER = 1,          /* A[m][k] = 0 for k > m */
+    VKVIT_GEMM_CAUSAL_A_UPPER = 2,          /* A[m][k] = 0 for k < m */
+    VKVIT_GEMM_CAUSAL_D_LOWER = 3,          /* only D[m][n] with n <= m is needed (the others may keep any value) */
+    VKVIT_GEMM_CAUSAL_D_UPPER = 4,          /* only D[m][n] with n >= m is needed */
+} vkvit__gemm_causal;
+
+/* What the epilogue applies (specialization constants). act: 0 none, 1 GELU (erf), 2 ReLU, 3 SiLU. causal: the
+ * work the kernel may skip (a specialization constant too, though not an epilogue term). */
 typedef struct vkvit__gemm_epilogue {
     bool bias;
     uint32_t act;
     bool scale;
     bool residual;
+    vkvit__gemm_causal causal;
 } vkvit__gemm_epilogue;
 
 /* Bindings: 0 A, 1 B, 2 bias, 3 D, 4 scale, 5 residual (any buffer for a disabled term; the residual may be D). */
@@ -141,6 +154,7 @@ typedef struct vkvit__gemm_op {
      * inner = head: dk). n_inner 0 or 1: a plain batch (offset z * batch_stride). */
     uint32_t n_inner;
     uint32_t inner_stride_a, inner_stride_w, inner_stride_d, inner_stride_r;
+    vkvit__gemm_causal causal;              /* work that may be skipped (NONE: compute every output) */
 } vkvit__gemm_op;
 
 void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op);

@@ -59,7 +59,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
      * full-height tiles load each B float once per batch (attention: 6 heads of a 201 x 201 product). */
     if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1) cfg.bm = 256;
     vkvit__gemm_epilogue ep = {.bias = op->bias != VKVIT_NONE, .act = (uint32_t)op->act,
-                               .scale = op->scale != VKVIT_NONE, .residual = has_res};
+                               .scale = op->scale != VKVIT_NONE, .residual = has_res, .causal = op->causal};
     const uint32_t n_inner = op->n_inner ? op->n_inner : 1;
     if (op->batch % n_inner) {
         vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': batch %u is not a multiple of n_inner %u",

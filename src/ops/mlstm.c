@@ -142,6 +142,8 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
         .M = S, .N = S, .K = DH, .batch = bh, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
         .residual = {VKVIT_NONE, 0, 0, 0}, .w_offset = p->k_off, .w_stride = 3 * E, .w_batch_stride = S * 3 * E,
         .n_inner = NH, .inner_stride_a = DH, .inner_stride_w = DH, .inner_stride_d = S * S_pad,
+        /* only the scores of columns at or before the row's processing position are read (mlstm_decay.comp) */
+        .causal = op->reverse ? VKVIT_GEMM_CAUSAL_D_UPPER : VKVIT_GEMM_CAUSAL_D_LOWER,
     };
     snprintf(label, sizeof label, "%s.qk", name);
     vkvit__op_gemm_kind(g, label, "mlstm_gemm", &qk);
@@ -165,6 +167,8 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
         .M = S, .N = DH, .K = S_pad, .batch = bh, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
         .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = S_pad, .w_batch_stride = NH * DH * S_pad,
         .n_inner = NH, .inner_stride_a = S * S_pad, .inner_stride_w = DH * S_pad, .inner_stride_d = DH,
+        /* P is zero past the row's processing position (and in the padding columns S .. S_pad - 1 >= every row) */
+        .causal = op->reverse ? VKVIT_GEMM_CAUSAL_A_UPPER : VKVIT_GEMM_CAUSAL_A_LOWER,
     };
     snprintf(label, sizeof label, "%s.pv", name);
     vkvit__op_gemm_kind(g, label, "mlstm_gemm", &pv);
