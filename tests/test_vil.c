@@ -363,6 +363,32 @@ static void cell_goldens(vkvit_ctx *ctx) {
  * Whole networks: the public API, then the CLI
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* The loader packs each block's fgate weight and bias right after igate's (src/arch/vil.c packed_after: one gate
+ * GEMM); every other weight starts on a VKVIT_ARENA_ALIGN boundary. */
+static void check_gate_packing(const vkvit_model *m, const char *stem) {
+    uint32_t packed = 0;
+    for (uint32_t i = 0; i < m->n_weights; i++) {
+        const vkvit__weight *w = &m->weights[i];
+        const char *f = strstr(w->name, "fgate.");
+        if (!f) {
+            CHECK(w->offset % VKVIT_ARENA_ALIGN == 0, "%s: '%s' at %llu is not aligned", stem, w->name,
+                  (unsigned long long)w->offset);
+            continue;
+        }
+        char leader[256];
+        snprintf(leader, sizeof leader, "%s", w->name);
+        leader[f - w->name] = 'i';
+        const vkvit__weight *l = NULL;
+        for (uint32_t j = 0; j < m->n_weights; j++)
+            if (!strcmp(m->weights[j].name, leader)) l = &m->weights[j];
+        uint64_t bytes = 4;
+        for (uint32_t d = 0; l && d < l->ndim; d++) bytes *= l->shape[d];
+        CHECK(l && w->offset == l->offset + bytes, "%s: '%s' is not packed after '%s'", stem, w->name, leader);
+        packed++;
+    }
+    CHECK(packed == 2 * m->cfg.vil.depth, "%s: %u packed gate tensors for %u blocks", stem, packed, m->cfg.vil.depth);
+}
+
 static void network(vkvit_ctx *ctx, const char *stem) {
     char model_path[512], io_path[512];
     snprintf(model_path, sizeof model_path, MODELS "%s.vkvit", stem);
@@ -376,6 +402,7 @@ static void network(vkvit_ctx *ctx, const char *stem) {
 
     vkvit_model *model = NULL;
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));
+    check_gate_packing(model, stem);
     float *got = malloc(n_out * 4), *again = malloc(n_out * 4);
     for (int prec = 0; prec < 2; prec++) {
         vkvit_session *s = NULL;

@@ -63,6 +63,10 @@ typedef struct vkvit__arch_ops {
     /* Runtime (absent from reader-only builds such as the fuzzer: VKVIT_ARCH_READER_ONLY). */
     /* Constant tensors added to the weights at model creation (RoPE tables, ...); NULL when there are none. */
     vkvit_result (*constants)(const struct vkvit__model_file *mf, struct vkvit__constant **out, uint32_t *n);
+    /* Weights the loader stores back to back: true when file tensor `name` is to follow the tensor whose name this
+     * writes into leader[leader_size] directly, with no alignment padding between, so that one GEMM reads both as
+     * one matrix (vkvit__model_weight_rows_pair; ViL's igate then fgate). NULL when there are none. */
+    bool (*packed_after)(const char *name, char *leader, size_t leader_size);
     /* The network for `batch` images: *input [B, H, W, 3], *condition (left VKVIT_NONE when the model takes none),
      * *output logits [B, classes]; sets g->features to the pooled features the head reads, where it has them. */
     void (*build)(struct vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_t *input,

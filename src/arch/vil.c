@@ -1,6 +1,8 @@
 /* vil: VisionLSTM v1 (SPEC.md 7) — its `config` rules, tensor table, FLOPs, description and network, reached through
  * its row of the architecture table (src/arch/arch.h). The network itself is src/modules/vil.c. */
 #include "arch/arch_kit.h"
+
+#include <string.h>
 #ifndef VKVIT_ARCH_READER_ONLY
 #include "modules/modules.h"        /* the network builder (not in reader-only builds such as the fuzzer) */
 #endif
@@ -169,6 +171,23 @@ static void build(vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_
 }
 #endif
 
+#ifndef VKVIT_ARCH_READER_ONLY
+/* "<prefix>fgate.weight" / "<prefix>fgate.bias" follow "<prefix>igate.*" in the weight buffer: the cell computes
+ * both gates with one GEMM (src/modules/vil.c). */
+static bool packed_after(const char *name, char *leader, size_t leader_size) {
+    static const char *const followers[] = {"fgate.weight", "fgate.bias"};
+    const size_t n = strlen(name);
+    for (size_t i = 0; i < 2; i++) {
+        const size_t f = strlen(followers[i]);
+        if (n < f || strcmp(name + n - f, followers[i]) != 0 || n >= leader_size) continue;
+        memcpy(leader, name, n + 1);
+        leader[n - f] = 'i';                            /* "fgate" -> "igate" */
+        return true;
+    }
+    return false;
+}
+#endif
+
 const vkvit__arch_ops vkvit__arch_vil = {
     .name = "vil",
     .flavours = FLAVOURS,
@@ -178,5 +197,5 @@ const vkvit__arch_ops vkvit__arch_vil = {
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
-    VKVIT_ARCH_RUNTIME(.constants = NULL, .build = build,) /* no constant tables */
+    VKVIT_ARCH_RUNTIME(.constants = NULL, .packed_after = packed_after, .build = build,) /* no constant tables */
 };

@@ -48,6 +48,23 @@ uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const 
     return vkvit__model_gemm_weight(g, m, name);
 }
 
+uint32_t vkvit__model_weight_rows_pair(vkvit__graph *g, const vkvit_model *m, const char *first, const char *second,
+                                       const char *label) {
+    if (g->error) return VKVIT_NONE;
+    const vkvit__weight *a = find_weight(m, first), *b = find_weight(m, second);
+    if (!a || !b || a->ndim != b->ndim) return VKVIT_NONE;
+    uint64_t a_elems = 1;
+    for (uint32_t d = 0; d < a->ndim; d++) {
+        a_elems *= a->shape[d];
+        if (d > 0 && a->shape[d] != b->shape[d]) return VKVIT_NONE;
+    }
+    if (b->offset != a->offset + a_elems * 4 || (uint64_t)a->shape[0] + b->shape[0] > UINT32_MAX) return VKVIT_NONE;
+    uint32_t shape[VKVIT_MAX_DIMS];
+    memcpy(shape, a->shape, sizeof shape);
+    shape[0] = a->shape[0] + b->shape[0];
+    return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT, label, a->offset, a->ndim, shape);
+}
+
 uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) {
     char name[256];
     va_list ap;
@@ -65,6 +82,24 @@ static vkvit_result architecture_constants(const vkvit__model_file *mf, vkvit__c
     *n = 0;
     const vkvit__arch_ops *a = vkvit__arch_ops_of(mf->cfg.arch);
     return a->constants ? a->constants(mf, out, n) : VKVIT_OK;
+}
+
+/* follower[j] = i (and packed[i] = 1) for every file tensor i the architecture packs right after file tensor j; a
+ * tensor leads at most one and a follower leads none. */
+static void pack_followers(const vkvit__arch_ops *a, const vkvit__safetensors *st, uint32_t *follower,
+                           uint8_t *packed) {
+    if (!a->packed_after) return;
+    for (uint32_t i = 0; i < st->n_tensors; i++) {
+        char leader[256];
+        if (!a->packed_after(st->tensors[i].name, leader, sizeof leader)) continue;
+        const vkvit__st_tensor *t = vkvit__safetensors_find(st, leader);
+        if (!t) continue;
+        const uint32_t j = (uint32_t)(t - st->tensors);
+        if (j != i && follower[j] == UINT32_MAX && follower[i] == UINT32_MAX && !packed[j] && !packed[i]) {
+            follower[j] = i;
+            packed[i] = 1;
+        }
+    }
 }
 
 static void free_constants(vkvit__constant *c, uint32_t n) {
@@ -91,6 +126,9 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit__constant *consts = NULL;
     uint32_t n_consts = 0;
     float *image = NULL;
+    uint64_t *numels = NULL;                /* per weight, in layout order */
+    uint32_t *follower = NULL;              /* per weight: the one packed right after it (packed_after), or none */
+    uint8_t *packed = NULL;                 /* per weight: 1 when it is some weight's follower */
     if (!m) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
         goto fail;
@@ -101,14 +139,18 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     m->flops = vkvit__model_flops(&mf.cfg);
     if ((res = architecture_constants(&mf, &consts, &n_consts)) != VKVIT_OK) goto fail;
 
-    /* Layout: file tensors in name order, then the constants; each at a VKVIT_ARENA_ALIGN boundary. */
+    /* Layout: file tensors in name order, then the constants; each at a VKVIT_ARENA_ALIGN boundary, except a
+     * tensor the architecture packs after another (vkvit__arch_ops.packed_after): it starts where that one ends. */
     uint32_t n = mf.st.n_tensors + n_consts;
     size_t names_bytes = 0;
     for (uint32_t i = 0; i < mf.st.n_tensors; i++) names_bytes += strlen(mf.st.tensors[i].name) + 1;
     for (uint32_t i = 0; i < n_consts; i++) names_bytes += strlen(consts[i].name) + 1;
     m->weights = calloc(n ? n : 1, sizeof *m->weights);
     m->names = malloc(names_bytes ? names_bytes : 1);
-    if (!m->weights || !m->names) {
+    numels = calloc(n ? n : 1, sizeof *numels);
+    follower = malloc((n ? n : 1) * sizeof *follower);
+    packed = calloc(n ? n : 1, 1);
+    if (!m->weights || !m->names || !numels || !follower || !packed) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
         goto fail;
     }
@@ -144,10 +186,21 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
             numel *= shape[d];
         }
         if (!ndim) w->shape[0] = 1;
-        w->offset = total;
-        total += align_up(numel * 4);
+        numels[i] = numel;
+        follower[i] = UINT32_MAX;
     }
     m->n_weights = n;
+    pack_followers(vkvit__arch_ops_of(mf.cfg.arch), &mf.st, follower, packed);
+    for (uint32_t i = 0; i < n; i++) {
+        if (packed[i]) continue; /* placed with its leader */
+        m->weights[i].offset = total;
+        uint64_t bytes = numels[i] * 4;
+        if (follower[i] != UINT32_MAX) {
+            m->weights[follower[i]].offset = total + bytes;
+            bytes += numels[follower[i]] * 4;
+        }
+        total += align_up(bytes);
+    }
 
     /* A weight buffer the device cannot allocate is refused before the file is converted (a 3 GiB file: seconds). */
     if (ctx->max_allocation && total > ctx->max_allocation) {
@@ -188,6 +241,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         (res = vkvit__buffer_upload(ctx, &m->buffer, 0, image, total)) != VKVIT_OK)
         goto fail;
     free(image);
+    free(numels), free(follower), free(packed);
     free_constants(consts, n_consts);
     m->cfg = mf.cfg; /* take ownership of the config's strings */
     memset(&mf.cfg, 0, sizeof mf.cfg);
@@ -196,6 +250,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     return VKVIT_OK;
 fail:
     free(image);
+    free(numels), free(follower), free(packed);
     free_constants(consts, n_consts);
     vkvit__model_file_close(&mf);
     vkvit_model_destroy(m);

@@ -45,6 +45,12 @@ uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char 
 uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name);
 uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) VKVIT_PRINTF(3, 4);
 
+/* Two fp32 weights stored back to back (vkvit__arch_ops.packed_after), as one weight tensor called `label` whose rows
+ * are the first's, then the second's (same trailing dims): one GEMM reads both. VKVIT_NONE, and no failure, when the
+ * model does not hold them so (a test's hand-made model): the caller then uses them one by one. */
+uint32_t vkvit__model_weight_rows_pair(vkvit__graph *g, const vkvit_model *m, const char *first, const char *second,
+                                       const char *label);
+
 /* Creates the fp16 copies of the 2-D weights (once; later calls return at once). */
 vkvit_result vkvit__model_prepare_f16(vkvit_model *m);
 

@@ -10,7 +10,7 @@
  * The cell, reading top to bottom like mLSTMCell.forward (tools/reference/mlstm.py):
  *   up    = xn · W_upᵀ                              [B*S, 2E]   GEMM; xm = up[:, :E], z = up[:, E:]
  *   a,qkv = conv1d -> silu, headwise q/k (from a), v (from xm)   shaders/mlstm_prep.comp
- *   gates = qkv · W_igᵀ + b_ig | qkv · W_fgᵀ + b_fg [B*S, 2NH]  two GEMMs into the column halves (fp32 weights)
+ *   gates = qkv · W_igᵀ + b_ig | qkv · W_fgᵀ + b_fg [B*S, 2NH]  one GEMM (the loader packs fgate after igate; fp32)
  *   h     = chunked mLSTM scan (SPEC 7.3)           [B*S, E]    shaders/mlstm_{chunk,carry,inter,scan}.comp
  *   hn    = seed: GroupNorm(E/4) over 4 ch x S tokens (fused below) | NX-AI: per-token per-head LN, (1 + w)
  *   o     = (hn + skip ⊙ a) ⊙ silu(z)               [B*S, E]    shaders/mlstm_out.comp
@@ -46,7 +46,25 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
      * sessions (DESIGN: mLSTM gates and normaliser state in fp32). */
     uint32_t gates_shape[2] = {rows, 2 * NH};
     uint32_t gates = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "gates", 2, gates_shape);
-    for (uint32_t k = 0; k < 2; k++) {
+    /* One GEMM with N = 2 NH where the loader stored fgate's weight and bias right after igate's (src/arch/vil.c:
+     * packed_after): on CPU devices a GEMM with N = NH = 4 leaves half of the kernel's 8 lanes idle, and two of them
+     * cost about twice one of N = 8. Otherwise (a hand-made model, the tests' staged weights) one GEMM per gate. */
+    char wi[256], wf[256], bi[256], bf[256];
+    snprintf(wi, sizeof wi, "%sigate.weight", wprefix);
+    snprintf(wf, sizeof wf, "%sfgate.weight", wprefix);
+    snprintf(bi, sizeof bi, "%sigate.bias", wprefix);
+    snprintf(bf, sizeof bf, "%sfgate.bias", wprefix);
+    const uint32_t w_if = vkvit__model_weight_rows_pair(g, m, wi, wf, "igate+fgate.weight");
+    const uint32_t b_if = vkvit__model_weight_rows_pair(g, m, bi, bf, "igate+fgate.bias");
+    if (w_if != VKVIT_NONE && b_if != VKVIT_NONE) {
+        vkvit__gemm_op op = {
+            .a = vkvit__mat_dense(qkv, rows, 3 * E), .w = w_if, .bias = b_if,
+            .d = vkvit__mat_dense(gates, rows, 2 * NH), .M = rows, .N = 2 * NH, .K = 3 * E, .batch = 1,
+            .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
+        };
+        vkvit__op_gemm(g, "gates", &op);
+    }
+    for (uint32_t k = 0; k < 2 && (w_if == VKVIT_NONE || b_if == VKVIT_NONE); k++) {
         const char *gate = k ? "fgate" : "igate";
         vkvit__gemm_op op = {
             .a = vkvit__mat_dense(qkv, rows, 3 * E), .w = WEIGHT(k ? "fgate.weight" : "igate.weight"),
