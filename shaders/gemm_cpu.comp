@@ -226,7 +226,7 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
     [[unroll]] for (uint j = 0; j < TN; j++)
         [[unroll]] for (uint c = 0; c < KC4 * KCH; c++) b[j][c] = LOAD_B_CHUNK(VEC, b_rows[j], c0 + c);
     // The next row's A is loaded while this row computes (hides its cache misses). Rows i_lo .. i_hi - 1 of the tile.
-    const uint i_last = max(i_hi, i_lo + 1) - 1;    // a valid row to read when the range is empty (min(M - 1, ...))
+    const uint i_last = i_hi > i_lo ? i_hi - 1 : 0; // the last row to read (row 0 of the tile when there is none)
     vec4 a_next[KCH];
     [[unroll]] for (uint h = 0; h < KCH; h++)
         a_next[h] = load_a(VEC, a_off + (m0 + min(i_lo, i_last)) * p.stride_a, c0 + 8 * h + lane);

@@ -409,7 +409,8 @@ int main(void) {
     };
     /* Causal (the mLSTM's quadratic form, fields as above + the mode): P V with P zero past the diagonal, one
      * way or the other (several K chunks; row tiles of 75 where N <= 64; M > K: rows with no term at all),
-     * and Q K^T where only one triangle is needed (several column tiles; two row tiles of 256) */
+     * and Q K^T where only one triangle is needed (several column tiles; two row tiles of 256; column tiles
+     * right of every row, which compute nothing) */
     static const causal_case causal_cases[] = {
         {{196, 192, 196, 2, false, 0, false, 0, false, false, 0, 0, 2, 0}, VKVIT_GEMM_CAUSAL_A_LOWER},
         {{196, 192, 196, 2, false, 0, false, 0, false, false, 0, 0, 2, 0}, VKVIT_GEMM_CAUSAL_A_UPPER},
@@ -420,6 +421,7 @@ int main(void) {
         {{196, 196, 192, 4, false, 0, false, 0, false, false, 0, 0, 4, 0}, VKVIT_GEMM_CAUSAL_D_UPPER},
         {{300, 200, 64, 1, true, 1, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_LOWER},
         {{300, 40, 66, 1, false, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_UPPER},
+        {{100, 300, 36, 1, true, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_LOWER}, /* tiles with no row */
     };
     /* The variant this device would use first, then the others. */
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
