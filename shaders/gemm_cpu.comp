@@ -211,6 +211,18 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
     }
 #endif
 
+// Row m of D from its finished sums t (this lane's columns n0 + lane + 8 j), through the epilogue.
+void gemm_store_row(ACC_TYPE t[MAX_TN], uint m, uint n0, uint d_off, uint outer, uint inner, float col_bias[MAX_TN],
+                    float col_scale[MAX_TN]) {
+    const uint lane = gl_SubgroupInvocationID;
+    [[unroll]] for (uint j = 0; j < TN; j++) {
+        const uint n = n0 + 8 * j + lane;
+        if (n < p.N)
+            data_d[d_off + m * p.stride_d + n] =
+                D_TYPE(gemm_epilogue_col(t[j], col_bias[j], col_scale[j], outer, inner, m, n));
+    }
+}
+
 // One K chunk (KCH x 32 k from vec4 index c0) of the workgroup's tile. This lane's B rows for the chunk (TN x 8 * KCH
 // vec4) are loaded once and feed every output row; the rows are a dynamic loop whose running sums live in acc[i][*]
 // between chunks. acc is a private array at a loop-dependent index, which llvmpipe reads lane by lane and writes
@@ -246,12 +258,7 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
             VKVIT_GEMM_CPU_SLICE(av, c)
         }
         if (LAST) {
-            [[unroll]] for (uint j = 0; j < TN; j++) {
-                const uint n = n0 + 8 * j + lane;
-                if (n < p.N)
-                    data_d[d_off + (m0 + i) * p.stride_d + n] =
-                        D_TYPE(gemm_epilogue_col(t[j], col_bias[j], col_scale[j], outer, inner, m0 + i, n));
-            }
+            gemm_store_row(t, m0 + i, n0, d_off, outer, inner, col_bias, col_scale);
         } else {
             [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = t[j];
         }
@@ -261,15 +268,11 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
 // Stores rows i_lo .. i_hi - 1 of the tile without computing: their running sums (from_acc), or zero sums.
 void gemm_store_rows(uint i_lo, uint i_hi, const bool from_acc, uint m0, uint n0, uint d_off, uint outer, uint inner,
                      float col_bias[MAX_TN], float col_scale[MAX_TN]) {
-    const uint lane = gl_SubgroupInvocationID;
-    [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++)
-        [[unroll]] for (uint j = 0; j < TN; j++) {
-            const uint n = n0 + 8 * j + lane;
-            const float t = from_acc ? acc[i][j] : 0.0;
-            if (n < p.N)
-                data_d[d_off + (m0 + i) * p.stride_d + n] =
-                    D_TYPE(gemm_epilogue_col(t, col_bias[j], col_scale[j], outer, inner, m0 + i, n));
-        }
+    [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++) {
+        ACC_TYPE t[MAX_TN];
+        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = from_acc ? acc[i][j] : 0.0;
+        gemm_store_row(t, m0 + i, n0, d_off, outer, inner, col_bias, col_scale);
+    }
 }
 
 // The rows of the tile that K chunk [k0, k1) adds something to (CAUSAL 1, 2), within [i_lo, i_hi).
