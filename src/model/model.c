@@ -126,7 +126,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit__constant *consts = NULL;
     uint32_t n_consts = 0;
     float *image = NULL;
-    uint64_t *numels = NULL;                /* per weight, in layout order */
+    uint64_t *numels = NULL;                /* per weight (file tensors, then constants): its element count */
     uint32_t *follower = NULL;              /* per weight: the one packed right after it (packed_after), or none */
     uint8_t *packed = NULL;                 /* per weight: 1 when it is some weight's follower */
     if (!m) {
