@@ -73,18 +73,30 @@ static inline void host_create(host *h) {
     vkGetPhysicalDeviceQueueFamilyProperties(h->pd, &nq, qf);
     for (h->family = 0; h->family < nq && !(qf[h->family].queueFlags & VK_QUEUE_COMPUTE_BIT); h->family++) {}
 
-    /* The host enables what vkvit asks for (when the device has it) before creating its device. */
+    /* The host enables what vkvit asks for (when the device has it) before creating its device — except
+     * VK_KHR_cooperative_matrix under a validation layer older than the extension (Vulkan 1.3.255; Debian 12's is
+     * 1.3.239), which warns that it does not know it: a KHR build on an H100 failed five embedding tests so. */
     const char *wanted[16];
     uint32_t n_wanted = vkvit_required_device_extensions(wanted, 16);
+    uint32_t layer_version = 0, n_layers = 0;
+    vkEnumerateInstanceLayerProperties(&n_layers, NULL);
+    VkLayerProperties *lp = calloc(n_layers ? n_layers : 1, sizeof *lp);
+    if (lp && vkEnumerateInstanceLayerProperties(&n_layers, lp) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n_layers; i++)
+            if (!strcmp(lp[i].layerName, "VK_LAYER_KHRONOS_validation")) layer_version = lp[i].specVersion;
+    free(lp);
+    const bool layer_knows_khr_coopmat = layer_version >= VK_MAKE_API_VERSION(0, 1, 3, 255);
     uint32_t n_avail = 0;
     vkEnumerateDeviceExtensionProperties(h->pd, NULL, &n_avail, NULL);
     VkExtensionProperties *avail = calloc(n_avail, sizeof *avail);
     vkEnumerateDeviceExtensionProperties(h->pd, NULL, &n_avail, avail);
     const char *enable[16];
     uint32_t n_enable = 0;
-    for (uint32_t i = 0; i < n_wanted; i++)
+    for (uint32_t i = 0; i < n_wanted; i++) {
+        if (!layer_knows_khr_coopmat && !strcmp(wanted[i], "VK_KHR_cooperative_matrix")) continue;
         for (uint32_t j = 0; j < n_avail; j++)
             if (!strcmp(wanted[i], avail[j].extensionName)) enable[n_enable++] = wanted[i];
+    }
     free(avail);
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = h->family,

@@ -155,16 +155,18 @@ static vkvit_result load_loader(void) {
     return VKVIT_OK;
 }
 
-static bool has_layer(const char *name) {
+/* The Vulkan header version a layer was built against (its specVersion), 0 when the layer is not installed. */
+static uint32_t layer_spec_version(const char *name) {
     uint32_t n = 0;
-    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
     VkLayerProperties *props = calloc(n, sizeof *props);
-    if (!props) return false;
-    bool found = false;
+    if (!props) return 0;
+    uint32_t version = 0;
     if (vkEnumerateInstanceLayerProperties(&n, props) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(props[i].layerName, name) == 0;
+        for (uint32_t i = 0; i < n && !version; i++)
+            if (strcmp(props[i].layerName, name) == 0) version = props[i].specVersion ? props[i].specVersion : 1;
     free(props);
-    return found;
+    return version;
 }
 
 static bool has_instance_ext(const char *name) {
@@ -193,7 +195,7 @@ static vkvit_result create_instance(vkvit_ctx *ctx, bool validation) {
     uint32_t n_exts = 0;
 
     if (validation) {
-        if (!has_layer("VK_LAYER_KHRONOS_validation"))
+        if (!layer_spec_version("VK_LAYER_KHRONOS_validation"))
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED,
                                 "validation requested but VK_LAYER_KHRONOS_validation is not installed "
                                 "(Debian package vulkan-validationlayers)");
@@ -302,6 +304,11 @@ typedef struct overrides {
     bool texel;                             /* VKVIT_DISABLE_TEXEL=1 */
     bool coopmat_emulate;                   /* VKVIT_COOPMAT_EMULATE=1 (a test path: see caps.coopmat_emulated) */
     bool coopmat_khr;                       /* VKVIT_COOPMAT_KHR=1: the KHR kernel where both it and NV's can run */
+    /* Not asked for but imposed: vkvit's own instance runs a validation layer older than VK_KHR_cooperative_matrix
+     * (Vulkan 1.3.255). Such a layer copies vkCreateDevice's pNext chain and drops the structs it does not know, the
+     * KHR feature struct among them, so the device runs the KHR kernel without the feature enabled. Seen with
+     * Debian 12's layer (1.3.239) on an H100, 2026-11-26: every output of the self-check wrong. */
+    bool khr_layer_too_old;
 } overrides;
 
 static overrides read_overrides(int disable_f16) {
@@ -522,7 +529,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
      * VKVIT_COOPMAT_KHR=1): validation layers older than the extension (Debian 12's) flag its feature struct, and a
      * device that runs NV's kernel then sees exactly the calls tested on the H100. */
     const bool nv = nv_kernel_usable(pd, nv_coopmat_feature(pd, &exts, props.apiVersion), info);
-    const bool ask_khr = VKVIT_HAVE_KHR_COOPMAT && (off.coopmat_khr || !nv);
+    const bool want_khr = VKVIT_HAVE_KHR_COOPMAT && (off.coopmat_khr || !nv);
+    const bool ask_khr = want_khr && !off.khr_layer_too_old;
     info->cooperative_matrix_in_use =
         coopmat_runs(pd, nv, ask_khr && khr_coopmat_feature(pd, &exts, props.apiVersion), info, off, &emulated, &khr);
     info->cooperative_matrix_khr_kernel = info->cooperative_matrix_in_use && khr;
@@ -541,6 +549,10 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
     describe_quirks(quirks, info, off, info->workarounds, sizeof info->workarounds);
     if (emulated) add_workaround(info->workarounds, sizeof info->workarounds,
                                  "cooperative matrix emulated (VKVIT_COOPMAT_EMULATE, a test path)");
+    if (want_khr && off.khr_layer_too_old && ext_has(&exts, VKVIT_KHR_COOPMAT_EXTENSION_NAME))
+        add_workaround(info->workarounds, sizeof info->workarounds,
+                       "KHR cooperative-matrix kernel off: the validation layer predates VK_KHR_cooperative_matrix "
+                       "and would drop its feature from the device");
     if (quirks_out) *quirks_out = quirks;
     free(exts.props);
 }
@@ -904,7 +916,9 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     }
 
     int validation_on = ctx->info.validation;
-    const overrides off = read_overrides(desc.disable_f16);
+    overrides off = read_overrides(desc.disable_f16);
+    off.khr_layer_too_old = !desc.host && validation_on &&
+                            layer_spec_version("VK_LAYER_KHRONOS_validation") < VK_MAKE_API_VERSION(0, 1, 3, 255);
     query_device(ctx->physical_device, instance_api, off, &ctx->info, &ctx->quirks);
     ctx->info.validation = validation_on;
     if (ctx->info.api_version < VK_API_VERSION_1_1) {
