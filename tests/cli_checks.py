@@ -19,12 +19,15 @@ def check(cond, what):
         print("FAIL", what, flush=True)
 
 
+def validation():
+    """"1" (the validation layer on), unless the caller's environment says VKVIT_VALIDATION=0: the one opt-out, for
+    reruns under a layer older than an extension being tested (tools/gpu_check.sh's KHR cooperative-matrix rerun)."""
+    return "0" if os.environ.get("VKVIT_VALIDATION") == "0" else "1"
+
+
 def run(args, timeout=900):
     """(exit code, stdout, stderr) of `vkvit ARGS` with the validation layer on and no pipeline cache."""
-    env = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
-    # Under AddressSanitizer, as .ci/run does: the Vulkan loader / driver leak a few bytes from modules they unload.
-    env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
-    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=env, timeout=timeout)
+    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=env(), timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -35,8 +38,9 @@ def summary():
 
 
 def env():
-    """The environment `run` uses: validation layer on, no pipeline cache."""
-    e = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
+    """The environment `run` uses: validation layer on (see validation()), no pipeline cache."""
+    e = dict(os.environ, VKVIT_VALIDATION=validation(), VKVIT_CACHE_DIR="")
+    # Under AddressSanitizer, as .ci/run does: the Vulkan loader / driver leak a few bytes from modules they unload.
     e.setdefault("ASAN_OPTIONS", "detect_leaks=0")
     return e
 

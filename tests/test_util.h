@@ -1,7 +1,9 @@
 /* Test harness shared by the CTest executables (header-only).
  *
  *   vt_ctx()            a ctx with the validation layer on (synchronization validation included); exits 77
- *                       (CTest "skipped") when there is no Vulkan loader or device, fails when the layer is missing
+ *                       (CTest "skipped") when there is no Vulkan loader or device, fails when the layer is missing.
+ *                       VKVIT_VALIDATION=0 in the environment is the one opt-out: tools/gpu_check.sh reruns the
+ *                       tensor-core tests on the KHR kernel without a layer older than that extension
  *   vt_finish(ctx)      fails the test if any validation message was seen, prints "N passed, M failed", returns
  *                       the exit code
  *   CHECK(cond, ...)    records a failure with file:line and a formatted explanation, keeps going
@@ -51,7 +53,10 @@ static inline void vt_log(void *user, int level, const char *msg) {
 
 static inline vkvit_ctx *vt_ctx_with(vkvit_ctx_desc desc) {
     if (!desc.label) desc.label = "test ctx";
-    if (!desc.validation) desc.validation = 1;
+    if (!desc.validation) {
+        const char *v = getenv("VKVIT_VALIDATION");
+        desc.validation = v && strcmp(v, "0") == 0 ? -1 : 1;
+    }
     if (!desc.log) desc.log = vt_log;
     if (!desc.pipeline_cache_dir) desc.pipeline_cache_dir = ""; /* tests never share state through the disk */
     vkvit_ctx *ctx = NULL;

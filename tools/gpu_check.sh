@@ -96,8 +96,10 @@ else
         -E '^test_gpu_check'
     # A build with the KHR cooperative-matrix kernel (glslang >= 13) on a device that can run both: the NV kernel is
     # the default there, so the tests of the tensor-core GEMM run again on the KHR one (VKVIT_COOPMAT_KHR=1). Without
-    # the validation layer: the bundled one (Debian 12's 1.3.239) predates VK_KHR_cooperative_matrix and flags its
-    # feature struct and SPIR-V capability; the tests still compare every result with their references.
+    # the validation layer (VKVIT_VALIDATION=0 is the tests' one opt-out): the bundled one (Debian 12's 1.3.239)
+    # predates VK_KHR_cooperative_matrix, flags its feature struct and SPIR-V capability, and drops the struct from
+    # the device it creates (vkvit then keeps the KHR kernel off under it); the tests still compare every result
+    # with their references.
     if grep -q COOPMAT_KHR "$BUILD_DIR/generated/spirv.h" 2> /dev/null; then
         run ctest_khr "$out/ctest_khr.log" env VKVIT_VALIDATION=0 VKVIT_COOPMAT_KHR=1 ctest --test-dir "$BUILD_DIR" \
             -j"$jobs" --output-on-failure -R '^(test_gemm|test_coopmat|test_fp16_math_py|test_caps)$'
