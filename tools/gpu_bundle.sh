@@ -5,7 +5,8 @@
 # this machine's path when it lands elsewhere: CTest's files name absolute paths).
 #
 #   tools/gpu_bundle.sh DIR      writes DIR/build.tar.xz (the build tree without objects), DIR/debs/*.deb
-#                                (libvulkan1, vulkan-validationlayers, libglvnd0, libglx0: `apt-get download`),
+#                                (libvulkan1, vulkan-validationlayers and GLVND's libglvnd0, libglx0, libegl1,
+#                                libgl1, libgles2, libopengl0: `apt-get download`),
 #                                DIR/lib/ (the shared libraries of the CLI and tests beyond glibc, e.g. libcjson,
 #                                libwebp) and
 #                                DIR/run.sh (tools/gpu_bundle_run.sh)
@@ -28,11 +29,14 @@ name=$(basename "$build_abs")
 tar -C "$(dirname "$build_abs")" --exclude="$name/CMakeFiles" --exclude="$name/Testing" --exclude='*.o' \
     --exclude='*.a' -cf - "$name" | xz -T0 -9 --lzma2=dict=64MiB > "$out/build.tar.xz"
 
-# The Vulkan loader and the validation layer, as Debian ships them (unpacked there, not installed), and GLVND's
-# dispatch libraries: NVIDIA's Vulkan driver is libGLX_nvidia.so.0, which needs libGLdispatch.so.0; on a lent H200
-# without them the loader answered "Could not get 'vkCreateInstance' via 'vk_icdGetInstanceProcAddr' for ICD
-# libGLX_nvidia.so.0" and found no driver (2026-11-26).
-(cd "$out/debs" && apt-get download libvulkan1 vulkan-validationlayers libglvnd0 libglx0 2> /dev/null) || {
+# The Vulkan loader and the validation layer, as Debian ships them (unpacked there, not installed), and GLVND
+# (libglvnd0, libglx0, libegl1, libgl1, libgles2, libopengl0): NVIDIA's Vulkan driver is libGLX_nvidia.so.0, which
+# needs GLVND's libraries; without them the loader answers "Could not get 'vkCreateInstance' via
+# 'vk_icdGetInstanceProcAddr' for ICD libGLX_nvidia.so.0" and finds no driver. On a lent H100 (2026-11-26) libglvnd0
+# and libglx0 alone were not enough, neither on LD_LIBRARY_PATH nor unpacked into /; the whole set unpacked into /
+# (the device machine's own recipe) was.
+(cd "$out/debs" && apt-get download libvulkan1 vulkan-validationlayers libglvnd0 libglx0 libegl1 libgl1 libgles2 \
+     libopengl0 2> /dev/null) || {
     echo "gpu_bundle.sh: apt-get download failed (no package archive?)" >&2; exit 1; }
 
 # Shared libraries of the built programs that a non-Debian machine may lack: all but the C library's own.
