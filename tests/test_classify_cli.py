@@ -11,8 +11,8 @@ class_0..9; a copy relabelled with the CIFAR-10 class names for eval):
   - eval: --limit keeps the classes balanced, --predictions writes one line per image, --json parses, a folder that
     is not a label and a folder without images are exit 2 with one line, an unreadable image is one line and
     exit 2 while the others are still evaluated;
-  - without --model, a copy of the binary in <prefix>/bin finds <prefix>/share/vkvit/models/vil_cifar10.vkvit.
-With the bundled model (assets/models/vil_cifar10.vkvit; skipped while it does not exist):
+  - without --model, a copy of the binary in <prefix>/bin finds <prefix>/share/vkvit/models/vit5_cifar10.vkvit.
+With the bundled model (assets/models/vit5_cifar10.vkvit; skipped while it does not exist):
   - `vkvit classify assets/images/cat.png` (no --model) prints `cat` first, in fp32 and fp16;
   - `vkvit eval --data tests/data/cifar10-subset` is within tolerance_images of the PyTorch reference's correct
     count stored in tests/data/cifar10-subset/expected.json (written by tools/eval_agreement.py --write-expected
@@ -37,7 +37,7 @@ from cli_checks import CLI, ROOT, check, run, summary  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 GOLDEN = os.path.join(ROOT, "tests", "golden", "models", "vit5_nvsubq_cls_r4.vkvit")
-BUNDLED = os.path.join(ROOT, "assets", "models", "vil_cifar10.vkvit")
+BUNDLED = os.path.join(ROOT, "assets", "models", "vit5_cifar10.vkvit")
 SUBSET = os.path.join(ROOT, "tests", "data", "cifar10-subset")
 IMAGES = os.path.join(ROOT, "assets", "images")
 CIFAR = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
@@ -190,7 +190,7 @@ def test_installed_layout(tmp):
     os.makedirs(os.path.join(prefix, "bin"))
     os.makedirs(os.path.join(prefix, "share", "vkvit", "models"))
     shutil.copy(CLI, os.path.join(prefix, "bin", "vkvit"))
-    installed_model = os.path.join(prefix, "share", "vkvit", "models", "vil_cifar10.vkvit")
+    installed_model = os.path.join(prefix, "share", "vkvit", "models", "vit5_cifar10.vkvit")
     shutil.copy(GOLDEN, installed_model)
     env = dict(os.environ, VKVIT_VALIDATION="1", VKVIT_CACHE_DIR="")
     env.setdefault("ASAN_OPTIONS", "detect_leaks=0")

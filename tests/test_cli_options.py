@@ -96,10 +96,10 @@ def test_option_syntax(tmp):
 
 
 def test_help_texts():
-    # 1: the default model is the bundled Vision-LSTM, not a ViT-5.
+    # 1: the default model is the bundled ViT-5, not the Vision-LSTM.
     rc, out, _ = run(["classify", "--help"])
     para = out[out.find("--model"):].split("\n  -")[0]
-    check(rc == 0 and "vil_cifar10.vkvit" in para and "Vision-LSTM" in para and "ViT-5" not in para,
+    check(rc == 0 and "vit5_cifar10.vkvit" in para and "ViT-5" in para and "Vision-LSTM" not in para,
           f"classify --help: the --model default is described wrongly:\n{para}")
     # 2: help texts cite the repository's own documents, never SPEC.md (which it does not have).
     texts = {}

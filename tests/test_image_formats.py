@@ -146,7 +146,7 @@ def check_exif(tmp):
               f"hostile EXIF ({what}): not decoded as orientation 1 ({err or err2})")
 
     # The bundled model: every orientation gives the upright image's top-1.
-    if not os.path.exists(os.path.join(ROOT, "assets", "models", "vil_cifar10.vkvit")):
+    if not os.path.exists(os.path.join(ROOT, "assets", "models", "vit5_cifar10.vkvit")):
         print("note: no bundled model; the classify part of the EXIF check is not run")
         return
     files = [upright] + [paths[o] for o in range(1, 9)]

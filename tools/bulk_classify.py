@@ -28,7 +28,7 @@ How it works:
 
 Output rows: path, model (file name), error (null/empty, or why the image could not be classified), and for
 ranks 1..K the label, class index and probability. JSON Lines:
-    {"path": "...", "model": "vil_cifar10.vkvit", "error": null, "labels": [...], "classes": [...],
+    {"path": "...", "model": "vit5_cifar10.vkvit", "error": null, "labels": [...], "classes": [...],
      "probabilities": [...]}
 CSV columns: path, model, error, label_1, class_1, probability_1, ..., label_K, class_K, probability_K.
 
@@ -54,7 +54,7 @@ from typing import Callable, Dict, Iterable, List, Optional
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PYTHON_DIR = os.path.join(REPO, "python")
-DEFAULT_MODEL = os.path.join(REPO, "assets", "models", "vil_cifar10.vkvit")
+DEFAULT_MODEL = os.path.join(REPO, "assets", "models", "vit5_cifar10.vkvit")
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tga", ".webp", ".tif", ".tiff", ".ppm", ".pgm")
 PLUGIN_NAME = "vkvit-bulk-classify"
 

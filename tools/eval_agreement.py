@@ -18,7 +18,7 @@ images. --lossless-copy first decodes every image with PIL into a PNG copy of th
 in both), so the agreement then measures the inference engines alone.
 
 --write-expected runs all of it on tests/data/cifar10-subset with the bundled model
-(assets/models/vil_cifar10.vkvit) and writes tests/data/cifar10-subset/expected.json, which
+(assets/models/vit5_cifar10.vkvit) and writes tests/data/cifar10-subset/expected.json, which
 tests/test_classify_cli.py compares `vkvit eval` against. Run it again whenever the bundled model changes.
 """
 
@@ -45,7 +45,7 @@ from mlstm import VisionLSTM  # noqa: E402
 from preprocess import preprocess  # noqa: E402
 from vit5 import ViT5ClassificationNet  # noqa: E402
 
-BUNDLED_MODEL = os.path.join(REPO, "assets", "models", "vil_cifar10.vkvit")
+BUNDLED_MODEL = os.path.join(REPO, "assets", "models", "vit5_cifar10.vkvit")
 SUBSET = os.path.join(REPO, "tests", "data", "cifar10-subset")
 EXPECTED = os.path.join(SUBSET, "expected.json")
 # vkvit may differ from PyTorch on a few borderline images (stb_image vs libjpeg decoding differs by ~0.1 grey

@@ -29,8 +29,11 @@ models' ones.
 
 Measured on a lent H200 (2026-11-26, PyTorch 2.11, eager, before close-ups and torch.compile were added): 42 ms
 per step for ViT-5 and 78 ms for ViL alone, 70 and 148 ms side by side; eight minutes of training each, side by
-side, reached 80.4 % (ViT-5, 72 epochs) and 80.7 % (ViL, 34 epochs) with --time-budget-min 8. The 200 epochs of the
-recipe need the steps several times faster than that.
+side, reached 80.4 % (ViT-5, 72 epochs) and 80.7 % (ViL, 34 epochs) with --time-budget-min 8. On a lent H100 the
+same day, with torch.compile (about a minute to compile, counted as training time) and close-ups, side by side
+(tools/gpu_train_cifar.sh --minutes 7.5): 34 ms per step for ViT-5 and 72 ms for ViL, 131 and 58 epochs, 83.78 %
+and 82.45 % (the bundled models, assets/models/README.md). The recipe's 200 epochs (19,400 steps) of ViT-5 would
+take 11 minutes at that side-by-side speed.
 
 Checkpoints (model, optimiser, EMA, step) are written atomically every --ckpt-every-min minutes and at each
 evaluation, so a run can be cut off at any point and resumed with the same command; the data order of an epoch

@@ -110,7 +110,7 @@ def test_bulk_matches_vkvit_eval(first_run, eval_predictions):
                   if r["labels"][0] != eval_predictions[os.path.realpath(p)]]
     assert mismatched == []
     for r in rows:
-        assert r["error"] is None and r["model"] == "vil_cifar10.vkvit"
+        assert r["error"] is None and r["model"] == "vit5_cifar10.vkvit"
         assert len(r["labels"]) == len(r["classes"]) == len(r["probabilities"]) == 3
         assert r["probabilities"] == sorted(r["probabilities"], reverse=True)
 

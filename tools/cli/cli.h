@@ -55,7 +55,7 @@ uint64_t cli_now_ns(void);
 
 
 /* The bundled demo model, used when classify / eval get no --model. */
-#define CLI_BUNDLED_MODEL "vil_cifar10.vkvit"
+#define CLI_BUNDLED_MODEL "vit5_cifar10.vkvit"
 
 /* Finds a bundled model file: first next to the installed binary (<prefix>/bin/vkvit ->
  * <prefix>/share/vkvit/models/<file>, found through /proc/self/exe on Linux), then in the source tree the binary was

@@ -32,7 +32,7 @@ static void classify_usage(FILE *f) {
                "each finishes; a progress line with an ETA goes to stderr when it is a terminal.\n\n"
                "options:\n"
                "  -m, --model FILE      vkvit model file (docs/model-format.md; default: the bundled CIFAR-10\n"
-               "                        Vision-LSTM, %s, from <prefix>/share/vkvit/models/ next to the\n"
+               "                        ViT-5, %s, from <prefix>/share/vkvit/models/ next to the\n"
                "                        installed binary, else the source tree's assets/models/)\n"
                "  -k, --top K           classes per image (default %u; clamped to the model's class count and %u)\n"
                "  -b, --batch N         images per inference (default %u, at most %u)\n"
