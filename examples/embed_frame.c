@@ -64,6 +64,7 @@ typedef struct app {
     const char *exts[16];
     uint32_t n_exts;
     uint32_t api;
+    uint32_t layer_version;                 /* the validation layer's specVersion; 0 without --validation */
 } app;
 
 static unsigned g_validation_messages;
@@ -116,6 +117,13 @@ static void app_create_instance(app *a, bool validation) {
     VK_CHECK(r);
     volkLoadInstanceOnly(a->instance);
     if (validation) VK_CHECK(vkCreateDebugUtilsMessengerEXT(a->instance, &mi, NULL, &a->messenger));
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, NULL);
+    VkLayerProperties *lp = calloc(n ? n : 1, sizeof *lp);
+    if (validation && lp && vkEnumerateInstanceLayerProperties(&n, lp) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; i++)
+            if (!strcmp(lp[i].layerName, layers[0])) a->layer_version = lp[i].specVersion;
+    free(lp);
 }
 
 /* The first device with a compute queue; extensions vkvit asks for where present; every feature vkvit can use
@@ -142,15 +150,20 @@ static void app_create_device(app *a) {
     vkGetPhysicalDeviceMemoryProperties(a->pd, &a->mem);
     if (props.apiVersion < a->api) a->api = props.apiVersion;
 
-    /* 1. Extensions: what vkvit asks for, where the device has it. */
+    /* 1. Extensions: what vkvit asks for, where the device has it. A validation layer older than Vulkan 1.3.255
+     * (Debian 12's is 1.3.239) does not know VK_KHR_cooperative_matrix and warns when it is enabled, so under one
+     * the app leaves it out (vkvit then uses NVIDIA's extension or its scalar kernels). */
     const char *wanted[16];
     uint32_t n_wanted = vkvit_required_device_extensions(wanted, 16), n_avail = 0;
     vkEnumerateDeviceExtensionProperties(a->pd, NULL, &n_avail, NULL);
     VkExtensionProperties *avail = calloc(n_avail ? n_avail : 1, sizeof *avail);
     vkEnumerateDeviceExtensionProperties(a->pd, NULL, &n_avail, avail);
-    for (uint32_t i = 0; i < n_wanted && i < 16; i++)
+    const bool old_layer = a->layer_version && a->layer_version < VK_MAKE_API_VERSION(0, 1, 3, 255);
+    for (uint32_t i = 0; i < n_wanted && i < 16; i++) {
+        if (old_layer && !strcmp(wanted[i], "VK_KHR_cooperative_matrix")) continue;
         for (uint32_t j = 0; j < n_avail; j++)
             if (!strcmp(wanted[i], avail[j].extensionName)) a->exts[a->n_exts++] = wanted[i];
+    }
     free(avail);
 
     /* 2. Features (Vulkan 1.2 structs; a 1.1 device enables none and vkvit falls back). */
