@@ -28,15 +28,6 @@ cd "$src"
 root="$here/root"
 mkdir -p "$root"
 for d in "$here"/debs/*.deb; do dpkg-deb -x "$d" "$root"; done
-# GLVND for NVIDIA's Vulkan driver (gpu_bundle.sh says why): where this machine lacks it and we are root, into / as
-# the device machine's own recipe does (on LD_LIBRARY_PATH alone the driver still failed to start on a lent H100).
-if ! ldconfig -p 2> /dev/null | grep -q 'libEGL\.so\.1 ' && [ "$(id -u)" = 0 ]; then
-    for d in "$here"/debs/lib{glvnd0,glx0,egl1,gl1,gles2,opengl0}_*.deb; do [ -f "$d" ] && dpkg-deb -x "$d" /; done
-    ldconfig
-    echo "run.sh: unpacked GLVND into /"
-fi
-egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-[ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f "$egl" ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
 export LD_LIBRARY_PATH="$here/lib:$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export VKVIT_DEB_ROOT="$root"
 if [ -z "${VK_DRIVER_FILES:-}" ]; then
@@ -45,6 +36,23 @@ if [ -z "${VK_DRIVER_FILES:-}" ]; then
         [ -f "$m" ] && { export VK_DRIVER_FILES=$m; break; }
     done
 fi
+# GLVND for NVIDIA's Vulkan driver (gpu_bundle.sh says why): on a machine with NVIDIA's manifest that lacks it, and
+# as root, into / as the device machine's own recipe does (on LD_LIBRARY_PATH alone the driver still failed to start
+# on a lent H100).
+case "${VK_DRIVER_FILES:-}" in
+    *nvidia*)
+        if ! ldconfig -p 2> /dev/null | grep -q 'libEGL\.so\.1 ' && [ "$(id -u)" = 0 ]; then
+            for d in "$here"/debs/lib{glvnd0,glx0,egl1,gl1,gles2,opengl0}_*.deb; do
+                if [ -f "$d" ]; then dpkg-deb -x "$d" /; fi
+            done
+            ldconfig
+            echo "run.sh: unpacked GLVND into /"
+        fi
+        egl=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+        if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f "$egl" ]; then
+            export __EGL_VENDOR_LIBRARY_FILENAMES=$egl
+        fi ;;
+esac
 py=${PYTHON:-}
 if [ -z "$py" ]; then
     for c in python3 /usr/bin/python3; do
