@@ -9,19 +9,23 @@
 // fp16-math bound of the scalar kernels (VKVIT_GEMM_F16_CHUNK in src/ops/gemm.h).
 //
 // Tiles (TILE, a define; src/ops/gemm.c picks one per GEMM by how many workgroups it makes):
-//   TILE=32   32 x 32 of D per workgroup, one warp of 32 invocations (2 x 2 fragments of 16 x 16): enough
-//             workgroups for small GEMMs (ViT at batch 1: 201 rows, 384 columns);
+//   TILE=32   32 x 32 of D per workgroup (2 x 2 fragments of 16 x 16) split in K over 4 warps: each step covers
+//             128 k, each warp multiplies its 32 of them, and the four partial tiles are added in the epilogue.
+//             For small GEMMs (ViT at batch 1: 201 rows, 384 columns, K up to 1536), which have few tiles: one warp
+//             per tile walking all of K left the GPU waiting on memory (fc2: 48 dependent steps on 84 warps);
 //   TILE=64   64 x 64, 2 x 2 warps, each warp 32 x 32 = 2 x 2 fragments;
 //   TILE=128  128 x 128, 2 x 4 warps (256 invocations), each warp 64 x 32 = 4 x 2 fragments: twice the matrix
 //             products per staged element, for GEMMs with enough tiles to fill the GPU (batch 64+, 4096^3).
-// Per 32-k step the workgroup stages A (fp32 -> fp16) and B (fp16) into shared memory, [row][k] with a row stride of
-// 40 halves (80 bytes: 16-byte aligned rows, and the 8-half pad spreads rows over banks), zeros outside M, N and K;
-// each invocation moves 4 (TILE=32: 8) vec4s of A and as many f16vec4s of B, loaded from global memory into registers one step ahead
-// (the loads of step k+1 are in flight during the matrix products of step k). Each warp then runs 2 k-steps of
-// its fragments' multiply-adds (B's fragments read column-major from the [n][k] tile, i.e. B^T). The epilogue goes
-// fragment by fragment through a 16 x 20 fp32 staging tile per warp, and writes D with bounds checks: any M, N, K,
-// strides and offsets (vec4 loads when K, the row strides and this batch's offsets are multiples of 4, scalar loads
-// otherwise). Grid: (ceil(N / TILE), ceil(M / TILE), batch), the batch index split in two levels as in gemm.comp.
+// Per 32-k step the workgroup stages A (fp32 -> fp16) and B (fp16) into shared memory, [row][k] as uvec4s of 8 halves
+// with a row stride of 5 uvec4s (40 halves, 80 bytes: 16-byte stores, and the pad spreads rows over banks), zeros
+// outside M, N and K. The tiles are double-buffered: while the warps multiply the fragments of step s out of one
+// buffer, the loads of step s + 1 (global -> registers, issued before the products) are stored into the other, so
+// one barrier per step suffices. Each invocation moves A_PER groups of 8 A values (two vec4 loads, or scalar loads
+// with bounds) and B_PER groups of 8 halves (one uvec4 load when K, B's row stride and offset are multiples of 8).
+// Each warp then runs 2 k-steps of its fragments' multiply-adds (B's fragments read column-major from the [n][k]
+// tile, i.e. B^T). The epilogue goes fragment by fragment through a 16 x 20 fp32 staging tile per warp (in the
+// first A buffer, free by then), and writes D with bounds checks: any M, N, K, strides and offsets. Grid:
+// (ceil(N / TILE), ceil(M / TILE), batch), the batch index split in two levels as in gemm.comp.
 //
 // Variants (shaders/variants.cmake), each at both tiles:
 //   COOPMAT_NV=1  GL_NV_cooperative_matrix (fcoopmatNV<16|32, gl_ScopeSubgroup, 16, 16>): devices whose
@@ -91,26 +95,37 @@ layout(constant_id = 4) const bool CORRUPT = false; // test hook: adds 1 to ever
 #define WARPS_N 1
 #define FRAG_M 2
 #define FRAG_N 2
+#define KSPLIT 4                                    // 4 warps on the same 32 x 32 tile, each a quarter of every k-step
 #else
 #error TILE must be 32, 64 or 128
 #endif
+#ifndef KSPLIT
+#define KSPLIT 1                                    // warps that share one part of the tile, splitting K
+#endif
+#if KSPLIT > 1 && WARPS_M * WARPS_N != 1
+#error a k-split tile has one warp per k part
+#endif
 #define WARP 32
-#define WG_SIZE (WARP * WARPS_M * WARPS_N)
+#define WG_SIZE (WARP * WARPS_M * WARPS_N * KSPLIT)
 #define WTM (16 * FRAG_M)                           // a warp's rows
 #define WTN (16 * FRAG_N)                           // a warp's columns
 #define BM (WARPS_M * WTM)
 #define BN (WARPS_N * WTN)
-#define BK 32
-#define SA (BK + 8)                                 // shared row stride of the A and B tiles, in halves
+#define BK (32 * KSPLIT)                            // k per step: 32 per warp of a k-split
+#define KG (BK / 8)                                 // groups of 8 halves (one uvec4) per tile row and k-step
+#ifndef SA_PAD
+#define SA_PAD 1                                    // pad rows by one uvec4 (the emulated 128 tile: 0, to fit 32 KiB)
+#endif
+#define SA (KG + SA_PAD)                            // shared row stride of the A and B tiles, in uvec4s (40 halves)
 #define SF 20                                       // row stride of a warp's 16 x 16 fp32 staging tile, in floats
-#define A_PER (BM * BK / 4 / WG_SIZE)               // vec4s of A each invocation stages per k-step (4 or 8)
-#define B_PER (BN * BK / 4 / WG_SIZE)               // f16vec4s of B (4 or 8)
+#define A_PER (BM * KG / WG_SIZE)                   // groups of 8 A values each invocation stages per k-step (2)
+#define B_PER (BN * KG / WG_SIZE)                   // groups of 8 B halves (2)
 layout(local_size_x = WG_SIZE) in;
 
 layout(binding = 0, std430) readonly buffer A { float data_a[]; };
 layout(binding = 0, std430) readonly buffer A4 { vec4 data_a4[]; };
 layout(binding = 1, std430) readonly buffer B { float16_t data_b[]; };
-layout(binding = 1, std430) readonly buffer B4 { f16vec4 data_b4[]; };
+layout(binding = 1, std430) readonly buffer B8 { uvec4 data_b8[]; };
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 
 layout(push_constant) uniform Push {
@@ -127,62 +142,80 @@ layout(push_constant) uniform Push {
 
 #include "gemm_epilogue.glsl"
 
-shared float16_t sh_a[BM * SA];                     // [m][k] of this k-step, fp16
-shared float16_t sh_b[BN * SA];                     // [n][k]
-shared float sh_c[WARPS_M * WARPS_N * 16 * SF];     // per warp: one 16 x 16 fragment of accumulators, for the epilogue
+// Two buffers of [m][k] (A) and [n][k] (B) fp16 tiles, 8 halves per uvec4; after the k loop the first A buffer
+// holds the warps' fp32 staging tiles of the epilogue (16 x SF floats = 16 x SF / 4 uvec4s per warp).
+shared uvec4 sh_a[2 * BM * SA];
+shared uvec4 sh_b[2 * BN * SA];
+#define STAGE_U4 (16 * SF / 4)                      // uvec4s of one warp's staging tile
 
-vec4 reg_a[A_PER];                                  // the next k-step's A and B, on their way to shared memory
-f16vec4 reg_b[B_PER];
+vec4 reg_a[A_PER][2];                               // the next k-step's A (fp32) and B (packed fp16), on their way
+uvec4 reg_b[B_PER];                                 // to shared memory
 
-// Element idx of a tile (BM or BN rows x BK / 4 vec4s): row idx / 8, k offset 4 (idx % 8) within the k-step.
+// Group idx of a tile (BM or BN rows x KG groups): row idx / KG, k offset 8 (idx % KG) within the k-step.
 void load_a(const bool VEC, uint base, uint r0, uint k0) {
     [[unroll]] for (uint i = 0; i < A_PER; i++) {
         const uint idx = gl_LocalInvocationIndex + i * WG_SIZE;
-        const uint m = r0 + idx / (BK / 4), k = k0 + 4 * (idx % (BK / 4));
-        vec4 v = vec4(0.0);
+        const uint m = r0 + idx / KG, k = k0 + 8 * (idx % KG);
+        vec4 lo = vec4(0.0), hi = vec4(0.0);
         if (m < p.M) {
             const uint e = base + m * p.stride_a + k;
-            if (VEC) {
-                if (k < p.K) v = data_a4[e / 4];    // K % 4 == 0: the whole vec4 is inside the row
+            if (VEC) {                              // K % 4 == 0: each vec4 is inside the row or past its end
+                if (k < p.K) lo = data_a4[e / 4];
+                if (k + 4 < p.K) hi = data_a4[e / 4 + 1];
             } else {
-                [[unroll]] for (uint c = 0; c < 4; c++) v[c] = k + c < p.K ? data_a[e + c] : 0.0;
+                [[unroll]] for (uint c = 0; c < 4; c++) {
+                    lo[c] = k + c < p.K ? data_a[e + c] : 0.0;
+                    hi[c] = k + 4 + c < p.K ? data_a[e + 4 + c] : 0.0;
+                }
             }
         }
-        reg_a[i] = v;
+        reg_a[i][0] = lo;
+        reg_a[i][1] = hi;
     }
 }
 
 void load_b(const bool VEC, uint base, uint r0, uint k0) {
     [[unroll]] for (uint i = 0; i < B_PER; i++) {
         const uint idx = gl_LocalInvocationIndex + i * WG_SIZE;
-        const uint n = r0 + idx / (BK / 4), k = k0 + 4 * (idx % (BK / 4));
-        f16vec4 v = f16vec4(0.0);
+        const uint n = r0 + idx / KG, k = k0 + 8 * (idx % KG);
+        uvec4 v = uvec4(0);
         if (n < p.N) {
             const uint e = base + n * p.stride_b + k;
-            if (VEC) {
-                if (k < p.K) v = data_b4[e / 4];
+            if (VEC) {                              // K % 8 == 0: the whole group is inside the row or past it
+                if (k < p.K) v = data_b8[e / 8];
             } else {
-                [[unroll]] for (uint c = 0; c < 4; c++) v[c] = k + c < p.K ? data_b[e + c] : float16_t(0.0);
+                float16_t h[8];
+                [[unroll]] for (uint c = 0; c < 8; c++) h[c] = k + c < p.K ? data_b[e + c] : float16_t(0.0);
+                [[unroll]] for (uint c = 0; c < 4; c++) v[c] = packFloat2x16(f16vec2(h[2 * c], h[2 * c + 1]));
             }
         }
         reg_b[i] = v;
     }
 }
 
-void store_tiles() {
+uvec4 pack_halves(vec4 lo, vec4 hi) {
+    return uvec4(packFloat2x16(f16vec2(lo.xy)), packFloat2x16(f16vec2(lo.zw)), packFloat2x16(f16vec2(hi.xy)),
+                 packFloat2x16(f16vec2(hi.zw)));
+}
+
+void store_tiles(uint buf) {
     [[unroll]] for (uint i = 0; i < A_PER; i++) {
         const uint idx = gl_LocalInvocationIndex + i * WG_SIZE;
-        const uint s = (idx / (BK / 4)) * SA + 4 * (idx % (BK / 4));
-        const f16vec4 v = f16vec4(reg_a[i]);
-        sh_a[s] = v.x, sh_a[s + 1] = v.y, sh_a[s + 2] = v.z, sh_a[s + 3] = v.w;
+        sh_a[buf * BM * SA + (idx / KG) * SA + idx % KG] = pack_halves(reg_a[i][0], reg_a[i][1]);
     }
     [[unroll]] for (uint i = 0; i < B_PER; i++) {
         const uint idx = gl_LocalInvocationIndex + i * WG_SIZE;
-        const uint s = (idx / (BK / 4)) * SA + 4 * (idx % (BK / 4));
-        const f16vec4 v = reg_b[i];
-        sh_b[s] = v.x, sh_b[s + 1] = v.y, sh_b[s + 2] = v.z, sh_b[s + 3] = v.w;
+        sh_b[buf * BN * SA + (idx / KG) * SA + idx % KG] = reg_b[i];
     }
 }
+
+#if !COOPMAT_HW
+// The half at row r, k-offset k of a staged tile (emulated products).
+float tile_half(const bool IS_A, uint buf, uint r, uint k) {
+    const uvec4 g = IS_A ? sh_a[buf * BM * SA + r * SA + k / 8] : sh_b[buf * BN * SA + r * SA + k / 8];
+    return float(unpackFloat2x16(g[(k % 8) / 2])[k % 2]);
+}
+#endif
 
 void main() {
     const uint m_base = gl_WorkGroupID.y * BM;
@@ -193,7 +226,7 @@ void main() {
     const uint b_off = p.b_offset + outer * p.batch_stride_b + inner * p.inner_stride_b;
     const uint d_off = p.d_offset + outer * p.batch_stride_d + inner * p.inner_stride_d;
     const bool vec_a = ((p.K | p.stride_a | a_off) & 3u) == 0;
-    const bool vec_b = ((p.K | p.stride_b | b_off) & 3u) == 0;
+    const bool vec_b = ((p.K | p.stride_b | b_off) & 7u) == 0;
 
 #if COOPMAT_HW
     const uint warp = gl_SubgroupID;                // the host selects this variant only for 32-wide subgroups
@@ -202,7 +235,9 @@ void main() {
     const uint warp = gl_LocalInvocationIndex / WARP;
     const uint lane = gl_LocalInvocationIndex % WARP;
 #endif
-    const uint wm = (warp / WARPS_N) * WTM, wn = (warp % WARPS_N) * WTN; // this warp's part of the tile
+    const uint kw = warp % KSPLIT;                  // this warp's 32 k of every step (KSPLIT > 1)
+    const uint wmn = warp / KSPLIT;
+    const uint wm = (wmn / WARPS_N) * WTM, wn = (wmn % WARPS_N) * WTN; // this warp's part of the tile
 
 #if COOPMAT_HW
     FRAG_ACC acc[FRAG_M][FRAG_N];
@@ -218,60 +253,102 @@ void main() {
     else load_a(false, a_off, m_base, 0);
     if (vec_b) load_b(true, b_off, n_base, 0);
     else load_b(false, b_off, n_base, 0);
+    store_tiles(0);
+    barrier();
+    uint buf = 0;
     for (uint k0 = 0; k0 < p.K; k0 += BK) {
-        barrier();                                  // every warp is done with the previous step's tiles
-        store_tiles();
-        barrier();
-        if (k0 + BK < p.K) {                        // the next step's loads overlap this step's products
+        const bool more = k0 + BK < p.K;
+        if (more) {                                 // the next step's loads are in flight during this step's products
             if (vec_a) load_a(true, a_off, m_base, k0 + BK);
             else load_a(false, a_off, m_base, k0 + BK);
             if (vec_b) load_b(true, b_off, n_base, k0 + BK);
             else load_b(false, b_off, n_base, k0 + BK);
         }
 #if COOPMAT_HW
-        [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+        [[unroll]] for (uint kk = 4 * kw; kk < 4 * kw + 4; kk += 2) { // 16 halves = 2 uvec4s per fragment step
             FRAG_A fa[FRAG_M];
             FRAG_B fb[FRAG_N];
-            [[unroll]] for (uint i = 0; i < FRAG_M; i++) LOAD_ROWS(fa[i], sh_a, (wm + 16 * i) * SA + kk, SA);
+            [[unroll]] for (uint i = 0; i < FRAG_M; i++)
+                LOAD_ROWS(fa[i], sh_a, buf * BM * SA + (wm + 16 * i) * SA + kk, SA);
             // B^T (k x n) is the [n][k] tile read column-major.
-            [[unroll]] for (uint j = 0; j < FRAG_N; j++) LOAD_COLS(fb[j], sh_b, (wn + 16 * j) * SA + kk, SA);
+            [[unroll]] for (uint j = 0; j < FRAG_N; j++)
+                LOAD_COLS(fb[j], sh_b, buf * BN * SA + (wn + 16 * j) * SA + kk, SA);
             [[unroll]] for (uint i = 0; i < FRAG_M; i++)
                 [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = MUL_ADD(fa[i], fb[j], acc[i][j]);
         }
 #else
-        for (uint kk = 0; kk < BK; kk++) {
+        for (uint kk = 32 * kw; kk < 32 * kw + 32; kk++) {
             [[unroll]] for (uint q = 0; q < WTM / WARP; q++) {
-                const float a = float(sh_a[(wm + lane + WARP * q) * SA + kk]);
-                [[unroll]] for (uint j = 0; j < WTN; j++) acc[q][j] += a * float(sh_b[(wn + j) * SA + kk]);
+                const float a = tile_half(true, buf, wm + lane + WARP * q, kk);
+                [[unroll]] for (uint j = 0; j < WTN; j++) acc[q][j] += a * tile_half(false, buf, wn + j, kk);
             }
         }
 #endif
+        if (more) store_tiles(buf ^ 1u);            // the other buffer was last read before the previous barrier
+        barrier();
+        buf ^= 1u;
     }
 
-    // Epilogue, one 16 x 16 fragment at a time through this warp's staging tile; lanes take consecutive columns
-    // (16-float runs of a row of D). The barriers are the workgroup's (the emulated warps span several subgroups).
-    const uint stage = warp * 16 * SF;
+#if KSPLIT > 1
+    // Split K: every warp writes its partial 32 x 32 sums to its own staging tile ([row][col], 8 uvec4s per row, in
+    // sh_a: free after the loop's last barrier), then the workgroup adds the KSPLIT partials per output and runs the
+    // epilogue, 8 consecutive columns per invocation.
+    const uint stage = warp * BM * (BN / 4);
+#if COOPMAT_HW
+    [[unroll]] for (uint i = 0; i < FRAG_M; i++)
+        [[unroll]] for (uint j = 0; j < FRAG_N; j++)
+            STORE_ROWS(acc[i][j], sh_a, stage + (16 * i) * (BN / 4) + 4 * j, BN / 4);
+#else
+    [[unroll]] for (uint c = 0; c < WTN; c += 4)
+        sh_a[stage + lane * (BN / 4) + c / 4] =
+            floatBitsToUint(vec4(acc[0][c], acc[0][c + 1], acc[0][c + 2], acc[0][c + 3]));
+#endif
+    barrier();
+    [[unroll]] for (uint e = 0; e < BM * BN / WG_SIZE; e++) {
+        const uint idx = gl_LocalInvocationIndex + WG_SIZE * e, rr = idx / BN, cc = idx % BN;
+        const uint m = m_base + rr, n = n_base + cc;
+        if (m < p.M && n < p.N) {
+            float v = CORRUPT ? 1.0 : 0.0;
+            [[unroll]] for (uint w = 0; w < KSPLIT; w++)
+                v += uintBitsToFloat(sh_a[w * BM * (BN / 4) + rr * (BN / 4) + cc / 4][cc % 4]);
+            data_d[d_off + m * p.stride_d + n] = D_TYPE(gemm_epilogue(v, outer, inner, m, n));
+        }
+    }
+#else
+    // Epilogue, one 16 x 16 fragment at a time through this warp's staging tile (in sh_a, free after the loop's last
+    // barrier); lanes take consecutive columns (16-float runs of a row of D). The hardware warps are subgroups and
+    // sync as such; the emulated warps span several subgroups and use the workgroup's barriers.
+    const uint stage = warp * STAGE_U4;
     [[unroll]] for (uint i = 0; i < FRAG_M; i++) {
         [[unroll]] for (uint j = 0; j < FRAG_N; j++) {
-            barrier();                              // the previous fragment's staging tile is read
 #if COOPMAT_HW
-            STORE_ROWS(acc[i][j], sh_c, stage, SF);
+            subgroupMemoryBarrierShared();          // the previous fragment's staging tile is read
+            subgroupBarrier();
+            STORE_ROWS(acc[i][j], sh_a, stage, SF / 4);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
 #else
+            barrier();
             [[unroll]] for (uint q = 0; q < WTM / WARP; q++) {
                 const uint r = lane + WARP * q;     // this lane's warp row
                 if (r / 16 == i)
-                    [[unroll]] for (uint c = 0; c < 16; c++) sh_c[stage + (r % 16) * SF + c] = acc[q][16 * j + c];
+                    [[unroll]] for (uint c = 0; c < 16; c += 4)
+                        sh_a[stage + (r % 16) * (SF / 4) + c / 4] =
+                            floatBitsToUint(vec4(acc[q][16 * j + c], acc[q][16 * j + c + 1],
+                                                 acc[q][16 * j + c + 2], acc[q][16 * j + c + 3]));
             }
-#endif
             barrier();
+#endif
             [[unroll]] for (uint e = 0; e < 8; e++) {
                 const uint idx = lane + WARP * e, rr = idx / 16, cc = idx % 16;
                 const uint m = m_base + wm + 16 * i + rr, n = n_base + wn + 16 * j + cc;
                 if (m < p.M && n < p.N) {
-                    const float v = sh_c[stage + rr * SF + cc] + (CORRUPT ? 1.0 : 0.0);
+                    const uint u = sh_a[stage + rr * (SF / 4) + cc / 4][cc % 4];
+                    const float v = uintBitsToFloat(u) + (CORRUPT ? 1.0 : 0.0);
                     data_d[d_off + m * p.stride_d + n] = D_TYPE(gemm_epilogue(v, outer, inner, m, n));
                 }
             }
         }
     }
+#endif
 }

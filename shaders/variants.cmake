@@ -19,10 +19,11 @@ vkvit_shader(gemm_cpu_f32_f32_f16_texel gemm_cpu.comp DEFINES F16_MATH=1 TEXEL=1
 # the GL_NV_cooperative_matrix and GL_KHR_cooperative_matrix kernels where the configured glslang compiles them
 # (cmake/coopmat.cmake), and the same tiling with plain-arithmetic matrix products (VKVIT_COOPMAT_EMULATE=1: tests
 # it on any device with shaderFloat16).
-# Three tiles each: 32 x 32 and 64 x 64 (GEMMs of few rows) and 128 x 128 (t128: enough tiles to fill a GPU).
-vkvit_shader(gemm_coopmat_emu_t32_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=32)
+# Three tiles each: 32 x 32 and 64 x 64 (GEMMs of few rows) and 128 x 128 (t128: enough tiles to fill a GPU). The
+# emulated 32 and 128 tiles drop the shared row pad (SA_PAD=0) to fit lavapipe's 32 KiB of shared memory.
+vkvit_shader(gemm_coopmat_emu_t32_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=32 SA_PAD=0)
 vkvit_shader(gemm_coopmat_emu_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=64)
-vkvit_shader(gemm_coopmat_emu_t128_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=128)
+vkvit_shader(gemm_coopmat_emu_t128_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=0 TILE=128 SA_PAD=0)
 if(VKVIT_HAVE_NV_COOPMAT)
   vkvit_shader(gemm_coopmat_nv_t32_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=1 TILE=32)
   vkvit_shader(gemm_coopmat_nv_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_NV=1 TILE=64)

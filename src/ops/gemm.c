@@ -41,8 +41,14 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
  * GPU's multiprocessors busy (an H100 has 132): 128 x 128, then 64 x 64, then 32 x 32 (ViT at batch 1: 201 rows). */
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch) {
     const uint64_t b = batch ? batch : 1;
-    uint32_t tile = 128;
-    while (tile > 32 && (uint64_t)VKVIT_CEIL_DIV(M, tile) * VKVIT_CEIL_DIV(N, tile) * b < VKVIT_COOPMAT_MIN_TILES)
+    /* The double-buffered tiles of the hardware kernels take 40 KiB (128) and 34 KiB (32, 128 k per step) of shared
+     * memory, 20 KiB (64); the emulated ones fit 32 KiB. Devices with less keep to the tiles that fit. */
+    const bool emulated = ctx->caps.coopmat_emulated;
+    const uint32_t shared = ctx->caps.max_shared_memory;
+    const uint32_t largest = emulated || shared >= VKVIT_COOPMAT_T128_SHARED ? 128 : 64;
+    const uint32_t smallest = emulated || shared >= VKVIT_COOPMAT_T32_SHARED ? 32 : 64;
+    uint32_t tile = largest;
+    while (tile > smallest && (uint64_t)VKVIT_CEIL_DIV(M, tile) * VKVIT_CEIL_DIV(N, tile) * b < VKVIT_COOPMAT_MIN_TILES)
         tile /= 2;
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
