@@ -5,6 +5,8 @@
 # link the checkout at the path the build was made in, when it is elsewhere here (CTest's files name that path).
 #
 #   BUNDLE/run.sh [--quick] [--parts ...] OUTDIR
+#   BUNDLE/run.sh --exec COMMAND [ARGS...]     COMMAND in the same environment instead (BUILD_DIR and PYTHON set),
+#                                              e.g. tools/bench_ab.py with an older CLI carried in the bundle
 #
 # Environment: PYTHON (a Python with PyTorch for the *_py tests and the side-by-side part; default: the first of
 # python3 and /usr/bin/python3 that imports torch), VK_DRIVER_FILES (default: the NVIDIA manifest where one is).
@@ -64,4 +66,10 @@ if [ -n "$py" ] && [ "$py" != /usr/bin/python3 ]; then  # the *_py tests name /u
     export PYTHON=$py
 fi
 echo "run.sh: driver manifest ${VK_DRIVER_FILES:-none set, the loader searches}, python ${py:-none with torch}"
+if [ "${1:-}" = --exec ]; then
+    shift
+    [ $# -gt 0 ] || { echo "run.sh: --exec needs a command" >&2; exit 2; }
+    export BUILD_DIR=$build PYTHON=${py:-python3}
+    exec "$@"
+fi
 BUILD_DIR=$build exec tools/gpu_check.sh "$@"
