@@ -27,8 +27,20 @@
 // lane-by-lane gather and a masked scalar store per lane (measured on gemm_cpu.comp). Rows are read as vec4s where
 // the host finds every q/k/v row start a multiple of 4 (specialization constant VEC4), else element by element.
 // A workgroup's vT stores are WG_SIZE consecutive floats of one vT row (coalesced on GPUs).
+//
+// KV_F16=1 (fp16-math sessions whose GEMMs run on cooperative matrices): k~ and vT are stored as fp16, the B
+// operands of the two attention GEMMs on tensor cores; q~ stays fp32 (the GEMM rounds its A operand as it stages it).
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
+#if defined(KV_F16) && KV_F16
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define KV_TYPE float16_t
+#define KV_VEC4 f16vec4
+#else
+#define KV_TYPE float
+#define KV_VEC4 vec4
+#endif
 
 layout(constant_id = 0) const uint DK = 64;         // head dim, a multiple of 4 (<= 256)
 layout(constant_id = 1) const uint WG_SIZE = 8;     // tokens per workgroup (8 = one llvmpipe SIMD vector)
@@ -85,8 +97,8 @@ layout(binding = 4, std430) readonly buffer W4 { vec4 data_w4[]; };
 #define read_rope2(i) rope_cs2[i]
 #endif
 layout(binding = 5, std430) writeonly buffer QO { vec4 data_qo[]; };  // q~ [B, H, Tq, DK]
-layout(binding = 6, std430) writeonly buffer KO { vec4 data_ko[]; };  // k~ [B, H, Tkv, DK]
-layout(binding = 7, std430) writeonly buffer VT { float data_vt[]; }; // vT [B, H, DK, vt_stride]
+layout(binding = 6, std430) writeonly buffer KO { KV_VEC4 data_ko[]; };  // k~ [B, H, Tkv, DK]
+layout(binding = 7, std430) writeonly buffer VT { KV_TYPE data_vt[]; }; // vT [B, H, DK, vt_stride]
 
 layout(push_constant) uniform Push {
     uint Tq, Tkv;
@@ -140,7 +152,7 @@ void prologue(const bool is_q, uint base, uint dst4, float out_scale) {
     [[unroll]] for (uint d4 = 0; d4 < DK4; d4++) {
         const vec4 v = vec4(y[4 * d4], y[4 * d4 + 1], y[4 * d4 + 2], y[4 * d4 + 3]) * f;
         if (is_q) data_qo[dst4 + d4] = v;
-        else data_ko[dst4 + d4] = v;
+        else data_ko[dst4 + d4] = KV_VEC4(v);
     }
 }
 
@@ -174,7 +186,7 @@ void main() {
             float v[DK];
             read_row(2, b * p.v_batch_stride + tk * p.v_stride + p.v_offset + h * DK, v);
             const uint dst = bh * DK * p.vt_stride + t;
-            [[unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = has_k ? v[d] : 0.0;
+            [[unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = KV_TYPE(has_k ? v[d] : 0.0);
         }
     }
 }

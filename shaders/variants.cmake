@@ -48,6 +48,9 @@ vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(attention_prep_f32_f32_texel attention_prep.comp DEFINES TEXEL=1)  # inputs as texel buffers
+# ... with k~ and vT in fp16, for the attention GEMMs of fp16-math sessions on cooperative matrices
+vkvit_shader(attention_prep_f32_f32_kv16 attention_prep.comp DEFINES KV_F16=1)
+vkvit_shader(attention_prep_f32_f32_kv16_texel attention_prep.comp DEFINES KV_F16=1 TEXEL=1)
 vkvit_shader(softmax_rows_f32_f32 softmax_rows.comp)
 vkvit_shader(softmax_rows_f32_f32_subgroup softmax_rows.comp DEFINES SUBGROUP=1)
 vkvit_shader(softmax_rows_f32_f32_texel softmax_rows.comp DEFINES TEXEL=1)      # reads through a texel view

@@ -68,7 +68,11 @@ VKVIT_PUSH_MIRROR(softmax_rows_push, 5);
  *   softmax  S rows in place, columns Tkv..Tkp-1 set to 0 (shaders/softmax_rows.comp)
  *   pv       o[b*Tq + i, h*dk + d] = sum_j S[i, j] vT[d, j]   (GEMM, K = Tkp, two-level batch z = b*H + h:
  *            outer b -> Tq*C, inner h -> dk in o)
- * No causal mask: a causal generic attention takes the fused kernel. */
+ * No causal mask: a causal generic attention takes the fused kernel.
+ * kv_f16 (fp16-math sessions whose GEMMs run on cooperative matrices, caps.cooperative_matrix_in_use): k~ and vT
+ * are fp16 (the prep's KV_F16 variant; tensors of half as many fp32 elements hold them) and Tkp is Tkv rounded up to
+ * 8, so that both GEMMs take the cooperative-matrix kernel with 16-byte B loads; q~, the scores, the softmax and o
+ * stay fp32. This is the path of such sessions on every device: the fused kernel has no tensor-core form. */
 typedef struct unfused_attention {
     vkvit__mat q, k, v;                     /* sources: column of head 0, row stride, per-image stride */
     uint32_t B, Tq, Tkv, C, heads;
@@ -77,10 +81,13 @@ typedef struct unfused_attention {
     uint32_t qk_norm_w;                     /* [2, dk] weights (ViT-5) or VKVIT_NONE */
     uint32_t rope, rope_pairing, rope_axes; /* table or VKVIT_NONE, vkvit__rope_pairing, split-half axis parts */
     float q_scale, eps;
+    bool kv_f16;                            /* k~ and vT in fp16, GEMMs on cooperative matrices */
 } unfused_attention;
 
 static void attention_unfused(vkvit__graph *g, const char *name, const unfused_attention *u, uint32_t o) {
-    const uint32_t B = u->B, Tq = u->Tq, Tkv = u->Tkv, C = u->C, H = u->heads, dk = C / H, Tkp = (Tkv + 3) & ~3u;
+    const uint32_t B = u->B, Tq = u->Tq, Tkv = u->Tkv, C = u->C, H = u->heads, dk = C / H;
+    const uint32_t Tkp = u->kv_f16 ? (Tkv + 7) & ~7u : (Tkv + 3) & ~3u;
+    const uint32_t kv_div = u->kv_f16 ? 2 : 1; /* fp16 k~ / vT: two halves per element of their fp32 tensors */
     if (dk < 4 || dk % 4 || dk > 256) { /* split_half over 2 axes needs dk % 4 == 0 too */
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': head dim %u must be a multiple of 4 <= 256",
                           name, dk);
@@ -93,8 +100,8 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     }
     char label[64];
     const uint32_t qt = ops_intermediate(g, name, "q", B * H * Tq, dk);
-    const uint32_t kt = ops_intermediate(g, name, "k", B * H * Tkv, dk);
-    const uint32_t vt = ops_intermediate(g, name, "vT", B * H * dk, Tkp);
+    const uint32_t kt = ops_intermediate(g, name, "k", B * H * Tkv, dk / kv_div);
+    const uint32_t vt = ops_intermediate(g, name, "vT", B * H * dk, Tkp / kv_div);
     const uint32_t st = ops_intermediate(g, name, "scores", B * H * Tq, Tkp);
     const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t wg = ops_row_wg(g->ctx); /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
@@ -108,7 +115,9 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     uint32_t row_bits = u->q.stride | u->q.offset | u->k.stride | u->k.offset | u->v.stride | u->v.offset;
     if (B > 1) row_bits |= u->q.batch_stride | u->k.batch_stride | u->v.batch_stride;
     kp.spec[6] = (row_bits & 3u) == 0;
-    if (ops_texel_inputs(g->ctx, &kp, 5)) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL; /* q, k, v, rope, w */
+    if (u->kv_f16) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16;
+    if (ops_texel_inputs(g->ctx, &kp, 5)) /* q, k, v, rope, w */
+        kp.shader = u->kv_f16 ? VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16_TEXEL : VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL;
     attention_prep_push pp = {
         .Tq = Tq, .Tkv = Tkv, .n_heads = H,
         .q_stride = u->q.stride, .q_offset = u->q.offset, .q_batch_stride = u->q.batch_stride,
@@ -126,7 +135,7 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     vkvit__gemm_op qk = {
         .a = {qt, 0, dk, Tq * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tkp, Tq * Tkp},
         .M = Tq, .N = Tkv, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
-        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = Tkv * dk,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = Tkv * dk, .w_f16 = u->kv_f16,
     };
     snprintf(label, sizeof label, "%s.qk", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &qk);
@@ -157,10 +166,14 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
         .M = Tq, .N = dk, .K = Tkp, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
         .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = Tkp, .w_batch_stride = H * dk * Tkp,
         .n_inner = H, .inner_stride_a = Tq * Tkp, .inner_stride_w = dk * Tkp, .inner_stride_d = dk,
+        .w_f16 = u->kv_f16,
     };
     snprintf(label, sizeof label, "%s.pv", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &pv);
 }
+
+/* fp16-math sessions whose GEMMs run on cooperative matrices take the unfused path with fp16 k~ and vT. */
+static bool kv_f16_gemms(const vkvit__graph *g) { return g->f16_math && g->ctx->caps.cooperative_matrix_in_use; }
 
 /* ViT-5 through the unfused path: q, k, v are column blocks 0, C, 2C of the fused qkv rows. */
 static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
@@ -171,14 +184,15 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
         .B = op->B, .Tq = T, .Tkv = T, .C = C, .heads = op->heads,
         .mode = VKVIT_ATTENTION_VIT5, .qk_norm = op->qk_norm != VKVIT_NONE, .qk_norm_w = op->qk_norm,
         .rope = op->rope, .rope_pairing = op->pairing, .rope_axes = 2,
-        .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps,
+        .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps, .kv_f16 = kv_f16_gemms(g),
     };
     attention_unfused(g, name, &u, o);
 }
 
 /* Path choice: op->path if set, else caps.attention_path (the environment variable VKVIT_ATTENTION, "fused" or
  * "gemm", read once at ctx creation), else the GEMM path on CPU devices (caps.cpu_device: llvmpipe runs the GEMMs
- * ~10x faster than the fused kernel) and the fused kernel elsewhere. Another VKVIT_ATTENTION value fails the graph
+ * ~10x faster than the fused kernel) and in fp16-math sessions on cooperative matrices (kv_f16_gemms: the GEMMs on
+ * tensor cores), and the fused kernel elsewhere. Another VKVIT_ATTENTION value fails the graph
  * build with a sentence. */
 _Static_assert(VKVIT_ATTENTION_PATH_FUSED == 1 && VKVIT_ATTENTION_PATH_GEMM == 2, "caps.attention_path values");
 
@@ -191,9 +205,9 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
             return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                      "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
                                      caps->attention_env);
-        path = caps->attention_path ? (vkvit__attention_path)caps->attention_path
-               : caps->cpu_device   ? VKVIT_ATTENTION_PATH_GEMM
-                                    : VKVIT_ATTENTION_PATH_FUSED;
+        path = caps->attention_path                    ? (vkvit__attention_path)caps->attention_path
+               : caps->cpu_device || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM
+                                                     : VKVIT_ATTENTION_PATH_FUSED;
     }
     uint32_t shape[2] = {op->B * op->T, op->C};
     uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
@@ -221,7 +235,7 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
         .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,
         .rope_axes = op->rope != VKVIT_NONE ? op->rope_axes : 0, .causal = op->causal,
     };
-    /* The path as for ViT-5 (caps.attention_path, else unfused on CPU devices), except that a causal mask always
+    /* The path as for ViT-5 (caps.attention_path, else unfused on CPU devices and with kv_f16_gemms), except that a causal mask always
      * takes the fused kernel (the unfused softmax has none). */
     const vkvit__caps *caps = &g->ctx->caps;
     if (caps->attention_path == VKVIT_CAPS_BAD_CHOICE)
@@ -229,8 +243,8 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
                                  "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
                                  caps->attention_env);
     const vkvit__attention_path path = caps->attention_path ? (vkvit__attention_path)caps->attention_path
-                                       : caps->cpu_device   ? VKVIT_ATTENTION_PATH_GEMM
-                                                            : VKVIT_ATTENTION_PATH_FUSED;
+                                       : caps->cpu_device || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM
+                                                                             : VKVIT_ATTENTION_PATH_FUSED;
     if (path == VKVIT_ATTENTION_PATH_GEMM && !op->causal) {
         uint32_t shape[2] = {op->B * op->Tq, op->C};
         uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
@@ -238,7 +252,7 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
             .q = op->q, .k = op->k, .v = op->v, .B = op->B, .Tq = op->Tq, .Tkv = op->Tkv, .C = op->C,
             .heads = op->heads, .mode = VKVIT_ATTENTION_GENERIC, .qk_norm = op->qk_norm, .qk_norm_w = VKVIT_NONE,
             .rope = op->rope, .rope_pairing = VKVIT_ROPE_SPLIT_HALF, .rope_axes = op->rope_axes,
-            .q_scale = vkvit__attention_default_scale(&cfg), .eps = 1e-12f,
+            .q_scale = vkvit__attention_default_scale(&cfg), .eps = 1e-12f, .kv_f16 = kv_f16_gemms(g),
         };
         attention_unfused(g, name, &u, o);
         return g->error ? VKVIT_NONE : o;

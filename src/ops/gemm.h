@@ -157,6 +157,10 @@ typedef struct vkvit__gemm_op {
     uint32_t n_inner;
     uint32_t inner_stride_a, inner_stride_w, inner_stride_d, inner_stride_r;
     vkvit__gemm_causal causal;              /* work that may be skipped (NONE: compute every output) */
+    /* B holds fp16 values although w is an fp32 activation tensor (two halves per element; w_offset, w_stride and
+     * the batch strides count halves): the attention GEMMs of fp16-math sessions on cooperative matrices, whose k~
+     * and vT operands shaders/attention_prep.comp stores as fp16. Only with g->f16_math. */
+    bool w_f16;
 } vkvit__gemm_op;
 
 void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op);

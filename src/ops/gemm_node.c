@@ -50,8 +50,13 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     if (gemm_split_weight_rows(g, name, kind, op)) return;
     const bool has_res = op->residual.t != VKVIT_NONE;
     vkvit__gemm_config cfg = vkvit__gemm_pick(g->ctx, op->M, op->N, op->K);
-    cfg.b_f16 = g->tensors[vkvit__graph_root(g, op->w, NULL)].kind == VKVIT_TENSOR_WEIGHT_F16;
-    cfg.f16_math = cfg.b_f16 && g->f16_math; /* fp16-math sessions: only GEMMs on fp16 weights (not attention) */
+    if (op->w_f16 && !g->f16_math) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': an fp16 B operand outside fp16-math", name);
+        return;
+    }
+    cfg.b_f16 = op->w_f16 || g->tensors[vkvit__graph_root(g, op->w, NULL)].kind == VKVIT_TENSOR_WEIGHT_F16;
+    /* fp16-math sessions: the GEMMs on fp16 weights, and the attention GEMMs whose k~ / vT are fp16 (w_f16) */
+    cfg.f16_math = cfg.b_f16 && g->f16_math;
     /* ... which run on cooperative matrices where the device has them (and they passed their self-check) */
     if (cfg.f16_math && g->ctx->caps.cooperative_matrix_in_use)
         cfg = vkvit__gemm_pick_coopmat(g->ctx, op->M, op->N, op->batch);
