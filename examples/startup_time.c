@@ -1,7 +1,7 @@
 /* startup_time — what an application waits for before its first inference: ctx, model and session creation
  * (every pipeline is created in vkvit_session_create, none later), and the first run.
  *
- *   startup_time --model FILE --cache-dir DIR [--precision fp32|fp16] [--batch N]
+ *   startup_time --model FILE --cache-dir DIR [--precision fp32|fp16|fp16-math] [--batch N]
  *
  * Run it twice with the same --cache-dir: the first run starts cold (no pipeline cache file; vkvit_ctx_destroy
  * writes one), the second warm (vkvit_ctx_create loads it into the VkPipelineCache every pipeline is created
@@ -39,14 +39,17 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
             const char *p = argv[++i];
-            precision = !strcmp(p, "fp16") ? VKVIT_PRECISION_FP16 : VKVIT_PRECISION_FP32;
+            precision = !strcmp(p, "fp16")        ? VKVIT_PRECISION_FP16
+                        : !strcmp(p, "fp16-math") ? VKVIT_PRECISION_FP16_MATH
+                                                  : VKVIT_PRECISION_FP32;
         } else {
             model_path = NULL;
             break;
         }
     }
     if (!model_path || !cache_dir || batch < 1) {
-        fprintf(stderr, "usage: startup_time --model FILE --cache-dir DIR [--precision fp32|fp16] [--batch N]\n");
+        fprintf(stderr, "usage: startup_time --model FILE --cache-dir DIR [--precision fp32|fp16|fp16-math] "
+                        "[--batch N]\n");
         return 2;
     }
 

@@ -3,18 +3,21 @@
 # fresh vkvit cache dir and a fresh Mesa shader cache dir) and then with the cache the cold run wrote ("warm"),
 # for each model file given (default: the golden models). Prints a Markdown table (docs/embedding.md).
 #
-#   tools/startup_bench.sh [--bin DIR] [--runs N] [MODEL.vkvit ...]
+#   tools/startup_bench.sh [--bin DIR] [--runs N] [--precision P] [MODEL.vkvit ...]
 #
 # --bin: the build directory holding startup_time (default build). --runs: warm runs per model, the median is
-# reported (default 3). The machine's load shows up in wall times: run it on an idle machine.
+# reported (default 3). --precision: the sessions' precision (fp32, fp16, fp16-math; default fp32). The machine's
+# load shows up in wall times: run it on an idle machine.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/build"
 RUNS=3
+PRECISION=fp32
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
         --runs) RUNS=$2; shift 2 ;;
+        --precision) PRECISION=$2; shift 2 ;;
         -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
         *) break ;;
     esac
@@ -34,7 +37,8 @@ for model in "$@"; do
     name=$(basename "$model" .vkvit)
     dir="$TMP/$name"
     mkdir -p "$dir/vkvit" "$dir/mesa"
-    run() { MESA_SHADER_CACHE_DIR="$dir/mesa" VKVIT_VALIDATION=0 "$EXE" --model "$model" --cache-dir "$dir/vkvit"; }
+    run() { MESA_SHADER_CACHE_DIR="$dir/mesa" VKVIT_VALIDATION=0 "$EXE" --model "$model" --cache-dir "$dir/vkvit" \
+                   --precision "$PRECISION"; }
     if ! cold=$(run); then
         echo "| $name | failed (see the message above) | | | | | |"
         continue
