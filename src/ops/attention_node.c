@@ -117,7 +117,8 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     kp.spec[6] = (row_bits & 3u) == 0;
     if (u->kv_f16) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16;
     if (ops_texel_inputs(g->ctx, &kp, 5)) /* q, k, v, rope, w */
-        kp.shader = u->kv_f16 ? VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16_TEXEL : VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL;
+        kp.shader =
+            u->kv_f16 ? VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16_TEXEL : VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL;
     attention_prep_push pp = {
         .Tq = Tq, .Tkv = Tkv, .n_heads = H,
         .q_stride = u->q.stride, .q_offset = u->q.offset, .q_batch_stride = u->q.batch_stride,
@@ -235,8 +236,8 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
         .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,
         .rope_axes = op->rope != VKVIT_NONE ? op->rope_axes : 0, .causal = op->causal,
     };
-    /* The path as for ViT-5 (caps.attention_path, else unfused on CPU devices and with kv_f16_gemms), except that a causal mask always
-     * takes the fused kernel (the unfused softmax has none). */
+    /* The path as for ViT-5 (caps.attention_path, else unfused on CPU devices and with kv_f16_gemms), except that a
+     * causal mask always takes the fused kernel (the unfused softmax has none). */
     const vkvit__caps *caps = &g->ctx->caps;
     if (caps->attention_path == VKVIT_CAPS_BAD_CHOICE)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
