@@ -37,19 +37,29 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
 }
 
+uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated) {
+    /* A and B, two buffers each, tile rows of (k per step / 8 + pad) uvec4s: 32 k per step (128 on the 32 tile, whose
+     * 4 warps split it), a pad of one uvec4 per row except in the emulated 32 and 128 tiles (to fit 32 KiB) */
+    const uint32_t groups = tile == 32 ? 16 : 4, pad = emulated && tile != 64 ? 0 : 1;
+    return 2u * 2 * tile * (groups + pad) * 16;
+}
+
 /* The largest tile (the most matrix products per staged element) of which there are enough workgroups to keep a
- * GPU's multiprocessors busy (an H100 has 132): 128 x 128, then 64 x 64, then 32 x 32 (ViT at batch 1: 201 rows). */
+ * GPU's multiprocessors busy (an H100 has 132): 128 x 128, then 64 x 64, then 32 x 32 (ViT at batch 1: 201 rows),
+ * among those that fit the device's shared memory (hardware kernels: 40 KiB, 20 KiB, 34 KiB); VKVIT_COOPMAT_TILE
+ * (caps.coopmat_tile) imposes one where it fits. */
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch) {
     const uint64_t b = batch ? batch : 1;
-    /* The double-buffered tiles of the hardware kernels take 40 KiB (128) and 34 KiB (32, 128 k per step) of shared
-     * memory, 20 KiB (64); the emulated ones fit 32 KiB. Devices with less keep to the tiles that fit. */
     const bool emulated = ctx->caps.coopmat_emulated;
     const uint32_t shared = ctx->caps.max_shared_memory;
-    const uint32_t largest = emulated || shared >= VKVIT_COOPMAT_T128_SHARED ? 128 : 64;
-    const uint32_t smallest = emulated || shared >= VKVIT_COOPMAT_T32_SHARED ? 32 : 64;
+#define FITS(t) (vkvit__coopmat_tile_shared(t, emulated) <= shared)
+    const uint32_t largest = FITS(128) ? 128 : 64;
+    const uint32_t smallest = FITS(32) ? 32 : 64;
     uint32_t tile = largest;
     while (tile > smallest && (uint64_t)VKVIT_CEIL_DIV(M, tile) * VKVIT_CEIL_DIV(N, tile) * b < VKVIT_COOPMAT_MIN_TILES)
         tile /= 2;
+    if (ctx->caps.coopmat_tile && FITS(ctx->caps.coopmat_tile)) tile = ctx->caps.coopmat_tile;
+#undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
                                 .coopmat_khr = ctx->caps.coopmat_khr, .coopmat_corrupt = ctx->caps.coopmat_corrupt};

@@ -80,8 +80,8 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
  * 128 x 128, 64 x 64 and 32 x 32 tiles that makes at least VKVIT_COOPMAT_MIN_TILES workgroups, else 32 x 32): the
  * NV kernel, or the emulated one. */
 #define VKVIT_COOPMAT_MIN_TILES 128
-#define VKVIT_COOPMAT_T128_SHARED 40960u /* bytes of shared memory of the hardware 128 x 128 kernel */
-#define VKVIT_COOPMAT_T32_SHARED 34816u  /* ... and of the 32 x 32 one (k split over 4 warps) */
+/* Bytes of shared memory of the cooperative-matrix GEMM at a tile (32, 64, 128), hardware or emulated build. */
+uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated);
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch);
 /* "shared", "cpu", "coopmat". */
 const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);

@@ -857,6 +857,9 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
         c->attention_path = !strcmp(att, "fused") ? 1 : !strcmp(att, "gemm") ? 2 : VKVIT_CAPS_BAD_CHOICE;
         snprintf(c->attention_env, sizeof c->attention_env, "%s", att);
     }
+    const char *tile = getenv("VKVIT_COOPMAT_TILE");
+    if (tile && (!strcmp(tile, "32") || !strcmp(tile, "64") || !strcmp(tile, "128")))
+        c->coopmat_tile = (uint32_t)atoi(tile);
 }
 
 /* ------------------------------------------------------------------------------------------------------------

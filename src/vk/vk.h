@@ -86,13 +86,16 @@ typedef struct vkvit__caps {
     uint32_t attention_path;                /* VKVIT_ATTENTION: 0 unset, 1 "fused", 2 "gemm" (the values of
                                                vkvit__attention_path), VKVIT_CAPS_BAD_CHOICE another value */
     char attention_env[32];                 /* that other value (truncated), for the sentence of the failure */
+    uint32_t coopmat_tile;                  /* VKVIT_COOPMAT_TILE=32|64|128: that cooperative-matrix GEMM tile
+                                               wherever it fits (a tuning and test knob); 0 the size-based pick */
 } vkvit__caps;
 
 #define VKVIT_CAPS_BAD_CHOICE 0xffffffffu
 
-/* Shared memory of shaders/gemm_coopmat.comp at its larger tile: fp16 A and B tiles of 128 rows x 40 halves, a
- * 16 x 20 fp32 staging tile for each of the 8 warps. */
-#define VKVIT_COOPMAT_SHARED_BYTES (2u * 128 * 40 * 2 + 8u * 16 * 20 * 4)
+/* Shared memory of shaders/gemm_coopmat.comp at its 64 x 64 tile, the one every device with cooperative matrices
+ * must fit (the 32 and 128 tiles, which need more, are chosen where they fit: vkvit__gemm_pick_coopmat): two
+ * buffers of fp16 A and B tiles of 64 rows x 40 halves. */
+#define VKVIT_COOPMAT_SHARED_BYTES (2u * 2 * 64 * 40 * 2)
 
 /* Appends ", text" (or "text" to an empty list) to the ctx's info.workarounds, truncating at its size. */
 void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text);
