@@ -570,6 +570,7 @@ static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, ui
     const uint32_t C = H * dk;
     vkvit__graph g;
     vkvit__graph_init(&g, ctx);
+    g.f16_math = ctx->caps.cooperative_matrix_in_use; /* set by paths_case for its fp16 k~ / vT runs only */
     uint32_t qkv_shape[2] = {B * T, 3 * C}, rope_shape[2] = {T, dk}, w_shape[2] = {2, dk};
     const uint32_t tq = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qkv", 2, qkv_shape);
     const uint32_t tr = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "rope", 2, rope_shape);
@@ -644,6 +645,27 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
               "err %.3g at %zu", saved.cpu_device ? "GPU" : "CPU", saved.subgroup_in_use && variant == 0, B, H, dk, T,
               qk_norm, rope_names[rope], err, worst);
         worst_err = fmax(worst_err, err);
+        free(got);
+    }
+    /* fp16-math on cooperative matrices (here the emulated kernel, VKVIT_COOPMAT_EMULATE's): the GEMM path with k~
+     * and vT stored as fp16 (attention_prep.comp KV_F16) and both GEMMs on the cooperative-matrix kernel, with this
+     * device class's kernels and the other's, at the fp16 tolerance of DESIGN.md (max |got - want| <= 1e-2 of
+     * max |want|; not counted in the fp32 worst error). */
+    for (int other = 0; other < 2 && ctx->caps.fp16_math && ctx->caps.fp16_storage; other++) {
+        ctx->caps.cooperative_matrix_in_use = ctx->caps.coopmat_emulated = true;
+        ctx->caps.coopmat_khr = false;
+        if (other) ctx->caps.cpu_device = !saved.cpu_device;
+        uint32_t n_nodes;
+        float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_AUTO, B, H, dk, T, qk_norm, rope, qkv, table, w,
+                                         &n_nodes);
+        ctx->caps = saved;
+        size_t worst;
+        const double err = vt_max_rel_err(got, want, n_o, &worst);
+        printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (fp16 k/vT, coopmat, %s kernels)  max rel err "
+               "%.3g\n", B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_device == !other ? "CPU" : "GPU", err);
+        CHECK(n_nodes == 4 && err <= 1e-2, "graph fp16 k/vT (%s kernels) B=%u H=%u dk=%u T=%u norm=%d rope=%s: %u "
+              "nodes, max rel err %.3g at %zu", saved.cpu_device == !other ? "CPU" : "GPU", B, H, dk, T, qk_norm,
+              rope_names[rope], n_nodes, err, worst);
         free(got);
     }
     free(qkv), free(w), free(table), free(cos), free(sin), free(want);

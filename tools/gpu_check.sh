@@ -292,12 +292,16 @@ if models:
 if skipped_torch:
     md += ["", "## Side by side with PyTorch", "", skipped_torch]
 if torch_gemm:
-    names = [k for k in torch_gemm["shapes"][0] if k not in ("shape", "ratio_vkvit_over_torch_fp32")]
+    # the measured columns are the dict entries ("vkvit fp32", "torch fp16", ...); the rest are ratios and flags
+    names = [k for k, v in torch_gemm["shapes"][0].items() if isinstance(v, dict)]
     md += ["", "## GEMM against torch.matmul (%s, median GFLOP/s of %d rounds)" % (torch_gemm["torch_device"],
-           torch_gemm["rounds"]), "", "| M x N x K | " + " | ".join(names) + " | vkvit / torch fp32 |",
-           "|---" * (len(names) + 2) + "|"]
-    md += ["| %s | %s | %.2fx |" % (r["shape"], " | ".join("%.1f" % r[n]["median_gflops"] for n in names),
-           r["ratio_vkvit_over_torch_fp32"]) for r in torch_gemm["shapes"]]
+           torch_gemm["rounds"]), "", "| M x N x K | " + " | ".join(names) +
+           " | vkvit / torch fp32 | vkvit fp16-math / torch fp16 |", "|---" * (len(names) + 3) + "|"]
+    ratio = lambda r, k: "%.2fx" % r[k] if isinstance(r.get(k), (int, float)) else "-"
+    md += ["| %s | %s | %s | %s |" % (r["shape"], " | ".join("%.1f" % r[n]["median_gflops"] if n in r else "-"
+                                                           for n in names),
+           ratio(r, "ratio_vkvit_over_torch_fp32"), ratio(r, "ratio_vkvit_f16_over_torch_f16"))
+           for r in torch_gemm["shapes"]]
 if any(side.values()):
     md += ["", "## Networks against PyTorch (median ms over alternating rounds; x = PyTorch fp32 / vkvit)", "",
            "| model | batch | torch fp32 | torch bf16 | torch.compile | vkvit precision: ms (speed-up) | max rel err |",

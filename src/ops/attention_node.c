@@ -109,7 +109,8 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     /* 1. prep */
     vkvit__kernel_desc kp = {
         .shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32, .n_buffers = 8, .push_size = sizeof(attention_prep_push),
-        .n_spec = 7, .spec = {dk, wg, u->mode, u->qk_norm, u->rope != VKVIT_NONE ? u->rope_pairing : 0, u->rope_axes},
+        .n_spec = 8,
+        .spec = {dk, wg, u->mode, u->qk_norm, u->rope != VKVIT_NONE ? u->rope_pairing : 0, u->rope_axes, 0, !cpu},
     };
     /* VEC4: every q/k/v row starts at a multiple of 4 elements, so rows are read as vec4s */
     uint32_t row_bits = u->q.stride | u->q.offset | u->k.stride | u->k.offset | u->v.stride | u->v.offset;
@@ -130,7 +131,9 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     vkvit__node_binding bp[8] = {rd(u->q.t), rd(u->k.t), rd(u->v.t), rd(rope), rd(or_dummy(u->qk_norm_w, rope)),
                                  wr(qt), wr(kt), wr(vt)};
     snprintf(label, sizeof label, "%s.prep", name);
-    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg), 1, B);
+    /* GPUs: one head per workgroup row (HEAD_GRID); CPU devices loop over the heads (one token per SIMD lane) */
+    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg),
+                      cpu ? 1 : H, B);
 
     /* 2. S = q~ k~T per (b, h) */
     vkvit__gemm_op qk = {
