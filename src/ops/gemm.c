@@ -44,10 +44,17 @@ uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated) {
     return 2u * 2 * tile * (groups + pad) * 16;
 }
 
+/* Rows x columns a tile computes for an M x N product, padding included. */
+static uint64_t padded_area(uint32_t M, uint32_t N, uint32_t tile) {
+    return (uint64_t)VKVIT_CEIL_DIV(M, tile) * tile * VKVIT_CEIL_DIV(N, tile) * tile;
+}
+
 /* The largest tile (the most matrix products per staged element) of which there are enough workgroups to keep a
  * GPU's multiprocessors busy (an H100 has 132): 128 x 128, then 64 x 64, then 32 x 32 (ViT at batch 1: 201 rows),
- * among those that fit the device's shared memory (hardware kernels: 40 KiB, 20 KiB, 34 KiB); VKVIT_COOPMAT_TILE
- * (caps.coopmat_tile) imposes one where it fits. */
+ * among those that fit the device's shared memory (hardware kernels: 40 KiB, 20 KiB, 34 KiB), and that do not
+ * compute much more padding than a smaller one (at most VKVIT_COOPMAT_MAX_PAD x its padded area: the attention's
+ * P vT^T, 201 x 64 per head, wasted half of a 128 tile); VKVIT_COOPMAT_TILE (caps.coopmat_tile) imposes one where
+ * it fits. */
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch) {
     const uint64_t b = batch ? batch : 1;
     const bool emulated = ctx->caps.coopmat_emulated;
@@ -58,6 +65,8 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     uint32_t tile = largest;
     while (tile > smallest && (uint64_t)VKVIT_CEIL_DIV(M, tile) * VKVIT_CEIL_DIV(N, tile) * b < VKVIT_COOPMAT_MIN_TILES)
         tile /= 2;
+    for (uint32_t t = tile / 2; t >= smallest; t /= 2) /* a smaller tile that pads much less */
+        if ((double)padded_area(M, N, tile) > VKVIT_COOPMAT_MAX_PAD * (double)padded_area(M, N, t)) tile = t;
     if (ctx->caps.coopmat_tile && FITS(ctx->caps.coopmat_tile)) tile = ctx->caps.coopmat_tile;
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,

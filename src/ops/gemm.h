@@ -80,6 +80,7 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
  * 128 x 128, 64 x 64 and 32 x 32 tiles that makes at least VKVIT_COOPMAT_MIN_TILES workgroups, else 32 x 32): the
  * NV kernel, or the emulated one. */
 #define VKVIT_COOPMAT_MIN_TILES 128
+#define VKVIT_COOPMAT_MAX_PAD 1.35 /* padded area of the chosen tile over a smaller one's, at most */
 /* Bytes of shared memory of the cooperative-matrix GEMM at a tile (32, 64, 128), hardware or emulated build. */
 uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated);
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch);
