@@ -566,11 +566,11 @@ static float *plan_run(vkvit_ctx *ctx, vkvit__graph *g, uint32_t o, size_t n_in,
  * weights) and runs it with plan_run: returns o [B*T, C] (malloc'ed). */
 static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, uint32_t B, uint32_t H, uint32_t dk,
                                   uint32_t T, bool qk_norm, vkvit__rope_pairing rope, const float *qkv,
-                                  const float *table, const float *w, uint32_t *n_nodes) {
+                                  const float *table, const float *w, bool f16_math, uint32_t *n_nodes) {
     const uint32_t C = H * dk;
     vkvit__graph g;
     vkvit__graph_init(&g, ctx);
-    g.f16_math = ctx->caps.cooperative_matrix_in_use; /* set by paths_case for its fp16 k~ / vT runs only */
+    g.f16_math = f16_math; /* an fp16-math session's graph: with cooperative matrices, the fp16 k~ / vT path */
     uint32_t qkv_shape[2] = {B * T, 3 * C}, rope_shape[2] = {T, dk}, w_shape[2] = {2, dk};
     const uint32_t tq = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qkv", 2, qkv_shape);
     const uint32_t tr = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "rope", 2, rope_shape);
@@ -613,7 +613,7 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
     uint32_t nodes[3] = {0};
     for (int path = VKVIT_ATTENTION_PATH_FUSED; path <= VKVIT_ATTENTION_PATH_GEMM; path++) {
         float *got = run_graph_attention(ctx, (vkvit__attention_path)path, B, H, dk, T, qk_norm, rope, qkv, table, w,
-                                         &nodes[path]);
+                                         false, &nodes[path]);
         size_t worst;
         double err = vt_max_rel_err(got, want, n_o, &worst);
         printf("graph %-5s B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (%u nodes)  max rel err %.3g\n", names[path], B,
@@ -634,7 +634,7 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
         ctx->caps.subgroup_in_use = saved.subgroup_in_use && variant == 0;
         uint32_t n_nodes;
         float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_GEMM, B, H, dk, T, qk_norm, rope, qkv, table, w,
-                                         &n_nodes);
+                                         false, &n_nodes);
         ctx->caps = saved;
         size_t worst;
         double err = vt_max_rel_err(got, want, n_o, &worst);
@@ -657,7 +657,7 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
         if (other) ctx->caps.cpu_device = !saved.cpu_device;
         uint32_t n_nodes;
         float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_AUTO, B, H, dk, T, qk_norm, rope, qkv, table, w,
-                                         &n_nodes);
+                                         true, &n_nodes);
         ctx->caps = saved;
         size_t worst;
         const double err = vt_max_rel_err(got, want, n_o, &worst);
