@@ -31,8 +31,8 @@ trap 'rm -rf "$TMP"' EXIT
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-echo "| model | pipelines | cold: ctx + model + session (ms) | warm: ctx + model + session (ms) | cold first run (ms) | warm first run (ms) | cache file (bytes) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| model | pipelines | cold: ctx + model + session (ms) | warm: ctx + model + session (ms) | cold first run (ms) | warm first run (ms) | cache file (bytes) | warm: ctx / model / session (ms, medians) |"
+echo "|---|---|---|---|---|---|---|---|"
 for model in "$@"; do
     name=$(basename "$model" .vkvit)
     dir="$TMP/$name"
@@ -40,20 +40,25 @@ for model in "$@"; do
     run() { MESA_SHADER_CACHE_DIR="$dir/mesa" VKVIT_VALIDATION=0 "$EXE" --model "$model" --cache-dir "$dir/vkvit" \
                    --precision "$PRECISION"; }
     if ! cold=$(run); then
-        echo "| $name | failed (see the message above) | | | | | |"
+        echo "| $name | failed (see the message above) | | | | | | |"
         continue
     fi
     total() { awk -v a="$(field "$1" ctx_ms)" -v b="$(field "$1" model_ms)" -v c="$(field "$1" session_ms)" \
               'BEGIN { printf "%.0f", a + b + c }'; }
-    warm_total=""; warm_first=""
+    warm_total=""; warm_first=""; warm_ctx=""; warm_model=""; warm_session=""
     i=0
     while [ $i -lt "$RUNS" ]; do
         w=$(run) || break
         warm_total="$warm_total $(total "$w")"
         warm_first="$warm_first $(field "$w" first_run_ms)"
+        warm_ctx="$warm_ctx $(field "$w" ctx_ms)"
+        warm_model="$warm_model $(field "$w" model_ms)"
+        warm_session="$warm_session $(field "$w" session_ms)"
         i=$((i + 1))
     done
     bytes=$(cat "$dir"/vkvit/*.bin 2>/dev/null | wc -c)
     echo "| $name | $(field "$cold" pipelines) | $(total "$cold") | $(echo $warm_total | tr ' ' '\n' | median) |" \
-         "$(field "$cold" first_run_ms) | $(echo $warm_first | tr ' ' '\n' | median) | $bytes |"
+         "$(field "$cold" first_run_ms) | $(echo $warm_first | tr ' ' '\n' | median) | $bytes |" \
+         "$(echo $warm_ctx | tr ' ' '\n' | median) / $(echo $warm_model | tr ' ' '\n' | median) /" \
+         "$(echo $warm_session | tr ' ' '\n' | median) |"
 done
