@@ -32,7 +32,7 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
                                             uint32_t K) {
     if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N, K);
-    if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, 1);
+    if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, K, 1);
     /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
 }
@@ -53,9 +53,11 @@ static uint64_t padded_area(uint32_t M, uint32_t N, uint32_t tile) {
  * GPU's multiprocessors busy (an H100 has 132): 128 x 128, then 64 x 64, then 32 x 32 (ViT at batch 1: 201 rows),
  * among those that fit the device's shared memory (hardware kernels: 40 KiB, 20 KiB, 34 KiB), and that do not
  * compute much more padding than a smaller one (at most VKVIT_COOPMAT_MAX_PAD x its padded area: the attention's
- * P vT^T, 201 x 64 per head, wasted half of a 128 tile); VKVIT_COOPMAT_TILE (caps.coopmat_tile) imposes one where
- * it fits. */
-vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch) {
+ * P vT^T, 201 x 64 per head, wasted half of a 128 tile), and 64 rather than 128 for K <= 512 (the H100: 69-71
+ * against 64-65 TFLOP/s at ViT's batch-256 shapes with K = 384; at K = 4096 128 wins, 79 against 64);
+ * VKVIT_COOPMAT_TILE (caps.coopmat_tile) imposes one where it fits. */
+vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K,
+                                            uint32_t batch) {
     const uint64_t b = batch ? batch : 1;
     const bool emulated = ctx->caps.coopmat_emulated;
     const uint32_t shared = ctx->caps.max_shared_memory;
@@ -67,6 +69,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
         tile /= 2;
     for (uint32_t t = tile / 2; t >= smallest; t /= 2) /* a smaller tile that pads much less */
         if ((double)padded_area(M, N, tile) > VKVIT_COOPMAT_MAX_PAD * (double)padded_area(M, N, t)) tile = t;
+    if (tile == 128 && K <= VKVIT_COOPMAT_T128_MIN_K) tile = 64;
     if (ctx->caps.coopmat_tile && FITS(ctx->caps.coopmat_tile)) tile = ctx->caps.coopmat_tile;
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,

@@ -76,14 +76,16 @@ vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N
 /* The tile configuration of one given variant for this problem size (tests run every variant). */
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
                                             uint32_t K);
-/* The COOPMAT configuration for an M x N GEMM of `batch` products on this device (32-k steps; the largest of the
- * 128 x 128, 64 x 64 and 32 x 32 tiles that makes at least VKVIT_COOPMAT_MIN_TILES workgroups, else 32 x 32): the
- * NV kernel, or the emulated one. */
+/* The COOPMAT configuration for an M x N x K GEMM of `batch` products on this device (the rules in gemm.c: enough
+ * workgroups (VKVIT_COOPMAT_MIN_TILES), little padding, the 128 tile only for K > VKVIT_COOPMAT_T128_MIN_K, what
+ * fits the shared memory): the NV or KHR kernel, or the emulated one. */
 #define VKVIT_COOPMAT_MIN_TILES 128
 #define VKVIT_COOPMAT_MAX_PAD 1.35 /* padded area of the chosen tile over a smaller one's, at most */
+#define VKVIT_COOPMAT_T128_MIN_K 512 /* the 128 tile only for K above this (below it the 64 tile was faster) */
 /* Bytes of shared memory of the cooperative-matrix GEMM at a tile (32, 64, 128), hardware or emulated build. */
 uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated);
-vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t batch);
+vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K,
+                                            uint32_t batch);
 /* "shared", "cpu", "coopmat". */
 const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 

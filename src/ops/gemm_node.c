@@ -59,7 +59,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     cfg.f16_math = cfg.b_f16 && g->f16_math;
     /* ... which run on cooperative matrices where the device has them (and they passed their self-check) */
     if (cfg.f16_math && g->ctx->caps.cooperative_matrix_in_use)
-        cfg = vkvit__gemm_pick_coopmat(g->ctx, op->M, op->N, op->batch);
+        cfg = vkvit__gemm_pick_coopmat(g->ctx, op->M, op->N, op->K, op->batch);
     /* The CPU pick halves bm only so that the CPU threads get two workgroups; a batch gives them that already, and
      * full-height tiles load each B float once per batch (attention: 6 heads of a 201 x 201 product). */
     if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1) cfg.bm = 256;
