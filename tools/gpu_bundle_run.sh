@@ -4,7 +4,9 @@
 # manifest, and runs tools/gpu_check.sh with the given arguments. Nothing is installed; / is not touched except to
 # link the checkout at the path the build was made in, when it is elsewhere here (CTest's files name that path).
 #
-#   BUNDLE/run.sh [--quick] [--parts ...] OUTDIR
+#   BUNDLE/run.sh [--pack] [--quick] [--parts ...] OUTDIR
+#                                              --pack: afterwards, OUTDIR holds only report.md, report.json and
+#                                              gpu_check.tar.gz with everything (a lent machine returns few files)
 #   BUNDLE/run.sh --exec COMMAND [ARGS...]     COMMAND in the same environment instead (BUILD_DIR and PYTHON set),
 #                                              e.g. tools/bench_ab.py with an older CLI carried in the bundle
 #
@@ -71,5 +73,17 @@ if [ "${1:-}" = --exec ]; then
     [ $# -gt 0 ] || { echo "run.sh: --exec needs a command" >&2; exit 2; }
     export BUILD_DIR=$build PYTHON=${py:-python3}
     exec "$@"
+fi
+if [ "${1:-}" = --pack ]; then
+    shift
+    out=${!#}                                   # gpu_check.sh's OUTDIR is its last argument
+    status=0
+    BUILD_DIR=$build tools/gpu_check.sh "$@" || status=$?
+    if [ -d "$out" ]; then
+        tar -C "$out" -czf "/tmp/gpu_check.$$.tar.gz" . &&
+            find "$out" -mindepth 1 -maxdepth 1 ! -name report.md ! -name report.json -exec rm -rf {} + &&
+            mv "/tmp/gpu_check.$$.tar.gz" "$out/gpu_check.tar.gz"
+    fi
+    exit $status
 fi
 BUILD_DIR=$build exec tools/gpu_check.sh "$@"
