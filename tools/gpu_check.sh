@@ -159,6 +159,10 @@ if has_part torch && [ -n "$py" ]; then
             run "sustained vit5_s fp16-math" "$out/sustained_vit5_s_fp16-math.json" "$cli" bench --model \
                 "$out/vit5_s.vkvit" --precision fp16-math --duration 30 --json
             run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" "$out/vit5_s.vkvit"
+            case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
+                run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" tools/startup_bench.sh \
+                    --bin "$BUILD_DIR" --precision fp16-math "$out/vit5_s.vkvit" ;;
+            esac
             rm -f "$out/vit5_s.vkvit"
         fi
     else
@@ -180,6 +184,10 @@ if has_part torch && [ -n "$py" ]; then
                     --precision "$p" --duration 60 --json
             done
             run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" "$out/vit5_s.vkvit"
+            case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
+                run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" tools/startup_bench.sh \
+                    --bin "$BUILD_DIR" --precision fp16-math "$out/vit5_s.vkvit" ;;
+            esac
             rm -f "$out/vit5_s.vkvit"
         fi
     fi
@@ -246,6 +254,10 @@ torch_gemm = json_file(os.path.join(out, "torch_gemm.json"))
 side = {os.path.basename(p)[6:-5]: json_file(p) for p in sorted(glob.glob(os.path.join(out, "torch_*_b*.json")))}
 sustained = {os.path.basename(p)[10:-5]: json_file(p) for p in sorted(glob.glob(os.path.join(out, "sustained_*.json")))}
 startup = text(os.path.join(out, "startup_vit5_s.md"))
+startup_f16 = text(os.path.join(out, "startup_vit5_s_fp16-math.md"))
+if startup_f16:   # the same table for fp16-math sessions: its rows only, labelled
+    rows = [l for l in startup_f16.splitlines() if l.startswith("| ") and not l.startswith("| model")]
+    startup = startup.rstrip() + "\n" + "\n".join(l.replace("| vit5_s |", "| vit5_s (fp16-math) |", 1) for l in rows)
 skipped_torch = text(os.path.join(out, "torch_skipped.txt")).strip()
 info = text(os.path.join(out, "info.txt"))
 device = next((r["device"] for r in gemm + models if r.get("device")), None)
