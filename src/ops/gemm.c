@@ -37,12 +37,13 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
     return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
 }
 
-uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated) {
-    /* A and B, two buffers each, tile rows of (k per step / 8 + pad) uvec4s: 32 k per step (128 on the 32 tile, whose
-     * 4 warps split it), a pad of one uvec4 per row except in the emulated 32 and 128 tiles (to fit 32 KiB) */
-    const uint32_t groups = tile == 32 ? 16 : 4, pad = emulated && tile != 64 ? 0 : 1;
-    return 2u * 2 * tile * (groups + pad) * 16;
-}
+/* Bytes of shared memory of shaders/gemm_coopmat.comp at a tile (32, 64, 128), hardware or emulated build: A and B,
+ * two buffers each, tile rows of (k per step / 8 + pad) uvec4s: 32 k per step (128 on the 32 tile, whose 4 warps
+ * split it), a pad of one uvec4 per row except in the emulated 32 and 128 tiles (to fit 32 KiB). */
+#define COOPMAT_TILE_SHARED(tile, emulated)                                                                            \
+    (2u * 2 * (tile) * (((tile) == 32 ? 16u : 4u) + ((emulated) && (tile) != 64 ? 0u : 1u)) * 16)
+_Static_assert(COOPMAT_TILE_SHARED(64, 0) == VKVIT_COOPMAT_SHARED_BYTES,
+               "vk.h's minimum shared memory for cooperative matrices is the 64 tile's");
 
 /* Rows x columns a tile computes for an M x N product, padding included. */
 static uint64_t padded_area(uint32_t M, uint32_t N, uint32_t tile) {
@@ -61,7 +62,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     const uint64_t b = batch ? batch : 1;
     const bool emulated = ctx->caps.coopmat_emulated;
     const uint32_t shared = ctx->caps.max_shared_memory;
-#define FITS(t) (vkvit__coopmat_tile_shared(t, emulated) <= shared)
+#define FITS(t) (COOPMAT_TILE_SHARED(t, emulated) <= shared)
     const uint32_t largest = FITS(128) ? 128 : 64;
     const uint32_t smallest = FITS(32) ? 32 : 64;
     uint32_t tile = largest;

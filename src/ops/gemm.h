@@ -82,8 +82,6 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
 #define VKVIT_COOPMAT_MIN_TILES 128
 #define VKVIT_COOPMAT_MAX_PAD 1.35 /* padded area of the chosen tile over a smaller one's, at most */
 #define VKVIT_COOPMAT_T128_MIN_K 512 /* the 128 tile only for K above this (below it the 64 tile was faster) */
-/* Bytes of shared memory of the cooperative-matrix GEMM at a tile (32, 64, 128), hardware or emulated build. */
-uint32_t vkvit__coopmat_tile_shared(uint32_t tile, bool emulated);
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K,
                                             uint32_t batch);
 /* "shared", "cpu", "coopmat". */
