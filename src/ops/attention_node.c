@@ -116,10 +116,11 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     uint32_t row_bits = u->q.stride | u->q.offset | u->k.stride | u->k.offset | u->v.stride | u->v.offset;
     if (B > 1) row_bits |= u->q.batch_stride | u->k.batch_stride | u->v.batch_stride;
     kp.spec[6] = (row_bits & 3u) == 0;
-    if (u->kv_f16) kp.shader = VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16;
-    if (ops_texel_inputs(g->ctx, &kp, 5)) /* q, k, v, rope, w */
-        kp.shader =
-            u->kv_f16 ? VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16_TEXEL : VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL;
+    static const vkvit_shader_id prep_shader[2][2] = { /* [kv_f16][texel inputs: q, k, v, rope, w] */
+        {VKVIT_SHADER_ATTENTION_PREP_F32_F32, VKVIT_SHADER_ATTENTION_PREP_F32_F32_TEXEL},
+        {VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16, VKVIT_SHADER_ATTENTION_PREP_F32_F32_KV16_TEXEL},
+    };
+    kp.shader = prep_shader[u->kv_f16][ops_texel_inputs(g->ctx, &kp, 5)];
     attention_prep_push pp = {
         .Tq = Tq, .Tkv = Tkv, .n_heads = H,
         .q_stride = u->q.stride, .q_offset = u->q.offset, .q_batch_stride = u->q.batch_stride,
@@ -179,6 +180,14 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
 /* fp16-math sessions whose GEMMs run on cooperative matrices take the unfused path with fp16 k~ and vT. */
 static bool kv_f16_gemms(const vkvit__graph *g) { return g->f16_math && g->ctx->caps.cooperative_matrix_in_use; }
 
+/* The path when the op names none: caps.attention_path (VKVIT_ATTENTION, read once at ctx creation), else the GEMM
+ * path on CPU devices and with kv_f16_gemms, the fused kernel elsewhere (see vkvit__op_vit5_attention). */
+static vkvit__attention_path auto_path(const vkvit__graph *g) {
+    const vkvit__caps *caps = &g->ctx->caps;
+    if (caps->attention_path) return (vkvit__attention_path)caps->attention_path;
+    return caps->cpu_device || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
+}
+
 /* ViT-5 through the unfused path: q, k, v are column blocks 0, C, 2C of the fused qkv rows. */
 static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
     const uint32_t T = op->T, C = op->C, dk = C / op->heads;
@@ -209,9 +218,7 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
             return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                      "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
                                      caps->attention_env);
-        path = caps->attention_path                    ? (vkvit__attention_path)caps->attention_path
-               : caps->cpu_device || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM
-                                                     : VKVIT_ATTENTION_PATH_FUSED;
+        path = auto_path(g);
     }
     uint32_t shape[2] = {op->B * op->T, op->C};
     uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
@@ -246,9 +253,7 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                  "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
                                  caps->attention_env);
-    const vkvit__attention_path path = caps->attention_path ? (vkvit__attention_path)caps->attention_path
-                                       : caps->cpu_device || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM
-                                                                             : VKVIT_ATTENTION_PATH_FUSED;
+    const vkvit__attention_path path = auto_path(g);
     if (path == VKVIT_ATTENTION_PATH_GEMM && !op->causal) {
         uint32_t shape[2] = {op->B * op->Tq, op->C};
         uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
