@@ -290,6 +290,9 @@ void main() {
     }
 
 #if KSPLIT > 1
+#if WTM != WARP
+#error the k-split epilogue's emulated warps own one tile row per lane
+#endif
     // Split K: every warp writes its partial 32 x 32 sums to its own staging tile ([row][col], 8 uvec4s per row, in
     // sh_a: free after the loop's last barrier), then the workgroup adds the KSPLIT partials per output and runs the
     // epilogue, 8 consecutive columns per invocation.
