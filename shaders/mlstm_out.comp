@@ -5,6 +5,7 @@
 //   hn  = (h - mean[b, c/4]) * rstd[b, c/4] * w[c] + bias[c]     SEED_GN: the seed's sequence-wide GroupNorm
 //       = h                                                      else: h already normalised (NX-AI per-token norm)
 //   out = (hn + skip[c] * a[row, c]) * silu(z[row, c])           z = up[row, E + c] (the second half of proj_up)
+// a[row, c] = a_buf[a_offset + row * a_stride + c] (a column block of the cell's qkv; offset and stride % 4 == 0)
 // One invocation per row and 4 channels c = 4 c4 .. 4 c4 + 3 (E % 4 == 0; with the seed's 4-channel groups that
 // is one GroupNorm group): every operand is read and the output written as one vec4. Lanes run along c4,
 // workgroups along rows (y) and stride over them: on llvmpipe a workgroup costs a task switch, an integer
@@ -43,7 +44,7 @@ layout(binding = 1, std430) readonly buffer St { vec2 data_st2[]; };     // [B, 
 layout(binding = 2, std430) readonly buffer W { vec4 data_w4[]; };       // [E] (SEED_GN)
 layout(binding = 3, std430) readonly buffer Bi { vec4 data_bias4[]; };   // [E] (SEED_GN)
 layout(binding = 4, std430) readonly buffer Sk { vec4 data_skip4[]; };   // [E]
-layout(binding = 5, std430) readonly buffer A { vec4 data_a4[]; };       // [rows, E]
+layout(binding = 5, std430) readonly buffer A { vec4 data_a4[]; };       // rows of a_stride
 layout(binding = 6, std430) readonly buffer Up { vec4 data_up4[]; };     // [rows, 2E]
 #define h4_r(i) data_h4[i]
 #define st2_r(i) data_st2[i]
@@ -57,6 +58,7 @@ layout(binding = 7, std430) writeonly buffer D { vec4 data_d4[]; };      // [row
 
 layout(push_constant) uniform Push {
     uint rows, S, E, G;                               // G = 4 channels per group (the host's only value)
+    uint a_offset, a_stride;                          // where a's rows are (elements)
 } p;
 
 void main() {
@@ -70,7 +72,8 @@ void main() {
                 hn = (hn - stat.x) * stat.y * w4_r(c4) + bias4_r(c4);
             }
             const vec4 z = up4_r(row * 2 * E4 + E4 + c4);
-            data_d4[row * E4 + c4] = (hn + skip4_r(c4) * a4_r(row * E4 + c4)) * (z / (1.0 + exp(-z)));
+            const vec4 a = a4_r((p.a_offset + row * p.a_stride) / 4 + c4);
+            data_d4[row * E4 + c4] = (hn + skip4_r(c4) * a) * (z / (1.0 + exp(-z)));
         }
     }
 }

@@ -227,12 +227,13 @@ typedef struct staged_model {
     vkvit_model model;
     float **owned;
     uint32_t n;
+    char fold_names[2][64];                 /* the names of the two staged folds (the table points here) */
 } staged_model;
 
 static void stage_weights(vt_graph *r, const vt_golden *gd, staged_model *sm) {
     memset(sm, 0, sizeof *sm);
-    vkvit__weight *table = calloc(gd->st.n_tensors + 1, sizeof *table);
-    sm->owned = calloc(gd->st.n_tensors + 1, sizeof *sm->owned);
+    vkvit__weight *table = calloc(gd->st.n_tensors + 2, sizeof *table); /* + the two folds */
+    sm->owned = calloc(gd->st.n_tensors + 2, sizeof *sm->owned);
     for (uint32_t i = 0; i < gd->st.n_tensors; i++) {
         const vkvit__st_tensor *t = &gd->st.tensors[i];
         if (strncmp(t->name, "w.", 2) != 0) continue;
@@ -241,6 +242,36 @@ static void stage_weights(vt_graph *r, const vt_golden *gd, staged_model *sm) {
         table[sm->n].offset = vt_graph_stage(r, sm->owned[sm->n], (size_t)t->numel);
         table[sm->n].ndim = t->ndim;
         for (uint32_t d = 0; d < t->ndim && d < VKVIT_MAX_DIMS; d++) table[sm->n].shape[d] = (uint32_t)t->shape[d];
+        sm->n++;
+    }
+    /* The cell's folds, computed by the loader's own function from the golden's q/k/gate weights as
+     * vkvit__vil_constants does for a model file: const.w.qk_fold, const.w.gate_fold for a cell golden (weights
+     * "w.*"), const.w.mlstm.* for a block golden (weights "w.mlstm.*"). */
+    const char *cell = vt_golden_shape(gd, "w.mlstm.q_proj.weight") ? "w.mlstm." : "w.";
+    char name[4][64];
+    static const char *const src[4] = {"q_proj.weight", "k_proj.weight", "igate.weight", "fgate.weight"};
+    float *w[4];
+    for (uint32_t i = 0; i < 4; i++) {
+        snprintf(name[i], sizeof name[i], "%s%s", cell, src[i]);
+        w[i] = vt_golden_f32_req(gd, name[i], NULL);
+    }
+    const uint32_t E = (uint32_t)vt_golden_shape(gd, name[0])->shape[0] * 4;
+    const uint32_t NH = (uint32_t)vt_golden_shape(gd, name[2])->shape[0];
+    float *qk_fold = malloc((size_t)E * 4 * sizeof(float)), *gate_fold = malloc((size_t)4 * NH * E * sizeof(float));
+    vkvit__mlstm_fold(w[0], w[1], w[2], w[3], E, NH, qk_fold, gate_fold);
+    for (uint32_t i = 0; i < 4; i++) free(w[i]);
+    snprintf(sm->fold_names[0], sizeof sm->fold_names[0], "const.%sqk_fold", cell);
+    snprintf(sm->fold_names[1], sizeof sm->fold_names[1], "const.%sgate_fold", cell);
+    const struct { float *data; uint32_t ndim, shape[3]; } folds[2] = {{qk_fold, 3, {E / 4, 4, 4}},
+                                                                        {gate_fold, 2, {2 * NH, 2 * E, 0}}};
+    for (uint32_t f = 0; f < 2; f++) {
+        size_t numel = 1;
+        for (uint32_t d = 0; d < folds[f].ndim; d++) numel *= folds[f].shape[d];
+        sm->owned[sm->n] = folds[f].data;
+        table[sm->n].name = sm->fold_names[f];
+        table[sm->n].offset = vt_graph_stage(r, folds[f].data, numel);
+        table[sm->n].ndim = folds[f].ndim;
+        memcpy(table[sm->n].shape, folds[f].shape, sizeof folds[f].shape);
         sm->n++;
     }
     qsort(table, sm->n, sizeof *table, cmp_weight);
@@ -363,13 +394,23 @@ static void cell_goldens(vkvit_ctx *ctx) {
  * Whole networks: the public API, then the CLI
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* The loader packs each block's fgate weight and bias right after igate's (src/arch/vil.c packed_after: one gate
- * GEMM); every other weight starts on a VKVIT_ARENA_ALIGN boundary. */
+/* The loader packs each block's fgate bias right after igate's (src/arch/vil.c packed_after: one gate GEMM) and
+ * adds each block's folds (vkvit__vil_constants) at their shapes; every other weight starts on a VKVIT_ARENA_ALIGN
+ * boundary. */
 static void check_gate_packing(const vkvit_model *m, const char *stem) {
-    uint32_t packed = 0;
+    const vkvit__vil_config *c = &m->cfg.vil;
+    uint32_t packed = 0, folds = 0;
     for (uint32_t i = 0; i < m->n_weights; i++) {
         const vkvit__weight *w = &m->weights[i];
-        const char *f = strstr(w->name, "fgate.");
+        const bool qk = strstr(w->name, ".qk_fold") != NULL, gate = strstr(w->name, ".gate_fold") != NULL;
+        if (qk || gate) {
+            const uint32_t want[3] = {qk ? c->inner_dim / 4 : 2 * c->num_heads, qk ? 4 : 2 * c->inner_dim, qk ? 4 : 0};
+            CHECK(!strncmp(w->name, "const.blocks.", 13) && w->ndim == (qk ? 3u : 2u) && w->shape[0] == want[0] &&
+                      w->shape[1] == want[1] && (!qk || w->shape[2] == want[2]),
+                  "%s: fold '%s' has the wrong name or shape", stem, w->name);
+            folds++;
+        }
+        const char *f = strstr(w->name, "fgate.bias");
         if (!f) {
             CHECK(w->offset % VKVIT_ARENA_ALIGN == 0, "%s: '%s' at %llu is not aligned", stem, w->name,
                   (unsigned long long)w->offset);
@@ -386,7 +427,8 @@ static void check_gate_packing(const vkvit_model *m, const char *stem) {
         CHECK(l && w->offset == l->offset + bytes, "%s: '%s' is not packed after '%s'", stem, w->name, leader);
         packed++;
     }
-    CHECK(packed == 2 * m->cfg.vil.depth, "%s: %u packed gate tensors for %u blocks", stem, packed, m->cfg.vil.depth);
+    CHECK(packed == c->depth, "%s: %u packed gate biases for %u blocks", stem, packed, c->depth);
+    CHECK(folds == 2 * c->depth, "%s: %u folds for %u blocks", stem, folds, c->depth);
 }
 
 static void network(vkvit_ctx *ctx, const char *stem) {

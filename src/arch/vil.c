@@ -172,19 +172,15 @@ static void build(vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_
 #endif
 
 #ifndef VKVIT_ARCH_READER_ONLY
-/* "<prefix>fgate.weight" / "<prefix>fgate.bias" follow "<prefix>igate.*" in the weight buffer: the cell computes
- * both gates with one GEMM (src/modules/vil.c). */
+/* "<prefix>fgate.bias" follows "<prefix>igate.bias" in the weight buffer: the cell computes both gates with one
+ * GEMM over the folded gate weights (src/modules/vil.c, vkvit__mlstm_fold), whose bias is the two side by side. */
 static bool packed_after(const char *name, char *leader, size_t leader_size) {
-    static const char *const followers[] = {"fgate.weight", "fgate.bias"};
-    const size_t n = strlen(name);
-    for (size_t i = 0; i < 2; i++) {
-        const size_t f = strlen(followers[i]);
-        if (n < f || strcmp(name + n - f, followers[i]) != 0 || n >= leader_size) continue;
-        memcpy(leader, name, n + 1);
-        leader[n - f] = 'i';                            /* "fgate" -> "igate" */
-        return true;
-    }
-    return false;
+    static const char follower[] = "fgate.bias";
+    const size_t n = strlen(name), f = sizeof follower - 1;
+    if (n < f || strcmp(name + n - f, follower) != 0 || n >= leader_size) return false;
+    memcpy(leader, name, n + 1);
+    leader[n - f] = 'i';                                /* "fgate" -> "igate" */
+    return true;
 }
 #endif
 
@@ -197,5 +193,5 @@ const vkvit__arch_ops vkvit__arch_vil = {
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
-    VKVIT_ARCH_RUNTIME(.constants = NULL, .packed_after = packed_after, .build = build,) /* no constant tables */
+    VKVIT_ARCH_RUNTIME(.constants = vkvit__vil_constants, .packed_after = packed_after, .build = build,)
 };

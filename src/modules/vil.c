@@ -9,9 +9,10 @@
  *
  * The cell, reading top to bottom like mLSTMCell.forward (tools/reference/mlstm.py):
  *   up    = xn · W_upᵀ                              [B*S, 2E]   GEMM; xm = up[:, :E], z = up[:, E:]
- *   a,qkv = conv1d -> silu, headwise q/k (from a), v (from xm)   shaders/mlstm_prep.comp
- *   gates = qkv · W_igᵀ + b_ig | qkv · W_fgᵀ + b_fg [B*S, 2NH]  one GEMM (the loader packs fgate after igate; fp32)
- *   h     = chunked mLSTM scan (SPEC 7.3)           [B*S, E]    shaders/mlstm_{chunk,carry,inter,scan}.comp
+ *   qkv   = (q', a, v): a = silu(conv1d(xm)), q' = headwise(a; q/k fold), v = headwise(xm)   shaders/mlstm_prep.comp
+ *           (q' . a_s = q . k_s exactly in real arithmetic: vkvit__mlstm_fold; a serves as the keys and the skip)
+ *   gates = (a, v) · W_gᵀ' + (b_ig | b_fg)          [B*S, 2NH]  one GEMM over the folded gate weights (fp32)
+ *   h     = mLSTM (SPEC 7.3 chunked scan, or the quadratic form on CPU devices) over q', k = a, v   [B*S, E]
  *   hn    = seed: GroupNorm(E/4) over 4 ch x S tokens (fused below) | NX-AI: per-token per-head LN, (1 + w)
  *   o     = (hn + skip ⊙ a) ⊙ silu(z)               [B*S, E]    shaders/mlstm_out.comp
  *   y     = o · W_downᵀ (⊙ layerscale[:D], seed) (+ y: the block's residual add, in the GEMM epilogue) */
@@ -20,10 +21,79 @@
 #include "ops/ops.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Weights by state_dict name under the caller's prefix ("blocks.3.mlstm.", or "w." in tests). */
 #define WEIGHT(name) vkvit__model_weightf(g, m, "%s%s", wprefix, name)
 #define GEMM_WEIGHT(name) vkvit__model_gemm_weightf(g, m, "%s%s", wprefix, name) /* fp16 in fp16 sessions */
+#define FOLD(name) vkvit__model_weightf(g, m, "const.%s%s", wprefix, name)        /* vkvit__vil_constants */
+
+void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wig, const float *wfg, uint32_t E, uint32_t NH,
+                       float *qk_fold, float *gate_fold) {
+    const uint32_t NP = E / 4;
+    for (uint32_t p = 0; p < NP; p++)
+        for (uint32_t j = 0; j < 4; j++)
+            for (uint32_t i = 0; i < 4; i++) {
+                double s = 0.0;
+                for (uint32_t o = 0; o < 4; o++) s += (double)wk[(p * 4 + o) * 4 + j] * wq[(p * 4 + o) * 4 + i];
+                qk_fold[(p * 4 + j) * 4 + i] = (float)s;
+            }
+    for (uint32_t n = 0; n < 2 * NH; n++) {
+        const float *wg = n < NH ? wig + (size_t)n * 3 * E : wfg + (size_t)(n - NH) * 3 * E; /* cat(q, k, v) columns */
+        float *out = gate_fold + (size_t)n * 2 * E;
+        for (uint32_t p = 0; p < NP; p++)
+            for (uint32_t i = 0; i < 4; i++) {
+                double s = 0.0;
+                for (uint32_t o = 0; o < 4; o++)
+                    s += (double)wg[4 * p + o] * wq[(p * 4 + o) * 4 + i] + (double)wg[E + 4 * p + o] * wk[(p * 4 + o) * 4 + i];
+                out[4 * p + i] = (float)s;
+            }
+        for (uint32_t c = 0; c < E; c++) out[E + c] = wg[2 * E + c];
+    }
+}
+
+vkvit_result vkvit__vil_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n) {
+    const vkvit__vil_config *c = &mf->cfg.vil;
+    const uint32_t E = c->inner_dim, NH = c->num_heads, NP = E / 4;
+    *n = 0;
+    if (c->qkv_block_size != 4 || E % 4) /* the cell's kernels need 4x4 blocks; the builder refuses the rest */
+        return VKVIT_OK;
+    vkvit__constant *k = calloc((size_t)2 * c->depth, sizeof *k);
+    const size_t n_src = (size_t)2 * E * 4 + (size_t)2 * NH * 3 * E; /* q_proj, k_proj, igate, fgate of one block */
+    float *src = malloc(n_src * sizeof *src);
+    *out = k;
+    if (!k || !src) {
+        free(src);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vil: out of host memory for the q/k and gate folds");
+    }
+    float *wq = src, *wk = wq + (size_t)E * 4, *wig = wk + (size_t)E * 4, *wfg = wig + (size_t)NH * 3 * E;
+    vkvit_result res = VKVIT_OK;
+    for (uint32_t i = 0; i < c->depth && res == VKVIT_OK; i++) {
+        static const char *const names[4] = {"q_proj.weight", "k_proj.weight", "igate.weight", "fgate.weight"};
+        float *const dst[4] = {wq, wk, wig, wfg};
+        const size_t count[4] = {(size_t)E * 4, (size_t)E * 4, (size_t)NH * 3 * E, (size_t)NH * 3 * E};
+        for (uint32_t w = 0; w < 4 && res == VKVIT_OK; w++) {
+            char name[96];
+            snprintf(name, sizeof name, "blocks.%u.mlstm.%s", i, names[w]);
+            const vkvit__st_tensor *t = vkvit__model_file_tensor(mf, name);
+            res = t ? vkvit__model_file_tensor_f32(mf, t, dst[w], count[w])
+                    : vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", mf->label, name);
+        }
+        vkvit__constant *qk = &k[2 * i], *gf = &k[2 * i + 1];
+        snprintf(qk->name, sizeof qk->name, "const.blocks.%u.mlstm.qk_fold", i);
+        snprintf(gf->name, sizeof gf->name, "const.blocks.%u.mlstm.gate_fold", i);
+        qk->ndim = 3, qk->shape[0] = NP, qk->shape[1] = 4, qk->shape[2] = 4;
+        gf->ndim = 2, gf->shape[0] = 2 * NH, gf->shape[1] = 2 * E;
+        qk->data = malloc((size_t)E * 4 * sizeof(float));
+        gf->data = malloc((size_t)2 * NH * 2 * E * sizeof(float));
+        *n = 2 * i + 2;
+        if (res == VKVIT_OK && (!qk->data || !gf->data))
+            res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vil: out of host memory for the q/k and gate folds");
+        if (res == VKVIT_OK) vkvit__mlstm_fold(wq, wk, wig, wfg, E, NH, qk->data, gf->data);
+    }
+    free(src);
+    return res;
+}
 
 void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm_desc *d, const char *wprefix,
                        uint32_t xn, uint32_t B, uint32_t S, bool reverse, uint32_t y, bool accumulate,
@@ -35,51 +105,39 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
     uint32_t up = vkvit__op_linear(g, "proj_up", xn, GEMM_WEIGHT("proj_up.weight"), VKVIT_NONE, VKVIT_ACT_NONE);
 
     vkvit__mlstm_prep_op prep = {
-        .up = up, .conv_w = WEIGHT("conv1d.weight"), .conv_b = WEIGHT("conv1d.bias"), .wq = WEIGHT("q_proj.weight"),
-        .wk = WEIGHT("k_proj.weight"), .wv = WEIGHT("v_proj.weight"), .B = B, .S = S, .E = E, .K = d->conv_kernel,
-        .reverse = reverse,
+        .up = up, .conv_w = WEIGHT("conv1d.weight"), .conv_b = WEIGHT("conv1d.bias"), .wqk = FOLD("qk_fold"),
+        .wv = WEIGHT("v_proj.weight"), .B = B, .S = S, .E = E, .K = d->conv_kernel, .reverse = reverse,
     };
-    uint32_t a, qkv;
-    vkvit__op_mlstm_prep(g, "conv_qkv", &prep, &a, &qkv);
+    const uint32_t qkv = vkvit__op_mlstm_prep(g, "conv_qkv", &prep); /* [rows, 3E] = (q', a, v) */
 
-    /* Gate pre-activations side by side: ipre in columns 0..NH-1, fpre in NH..2NH-1. The gates stay fp32 in fp16
-     * sessions (DESIGN: mLSTM gates and normaliser state in fp32). */
+    /* Gate pre-activations side by side: ipre in columns 0..NH-1, fpre in NH..2NH-1, from (a, v) = columns E..3E-1
+     * of qkv and the folded weights [2NH, 2E]: one GEMM with N = 2 NH (on CPU devices a GEMM with N = NH = 4 leaves
+     * half of the kernel's 8 lanes idle). Its bias is igate's and fgate's, which the loader stores back to back
+     * (src/arch/vil.c: packed_after); where they are not (the tests' staged weights), one GEMM per gate. The gates
+     * stay fp32 in fp16 sessions (DESIGN: mLSTM gates and normaliser state in fp32). */
     uint32_t gates_shape[2] = {rows, 2 * NH};
     uint32_t gates = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "gates", 2, gates_shape);
-    /* One GEMM with N = 2 NH where the loader stored fgate's weight and bias right after igate's (src/arch/vil.c:
-     * packed_after): on CPU devices a GEMM with N = NH = 4 leaves half of the kernel's 8 lanes idle, and two of them
-     * cost about twice one of N = 8. Otherwise (a hand-made model, the tests' staged weights) one GEMM per gate. */
-    char wi[256], wf[256], bi[256], bf[256];
-    snprintf(wi, sizeof wi, "%sigate.weight", wprefix);
-    snprintf(wf, sizeof wf, "%sfgate.weight", wprefix);
+    const uint32_t w_gates = FOLD("gate_fold");
+    char bi[256], bf[256];
     snprintf(bi, sizeof bi, "%sigate.bias", wprefix);
     snprintf(bf, sizeof bf, "%sfgate.bias", wprefix);
-    const uint32_t w_if = vkvit__model_weight_rows_pair(g, m, wi, wf, "igate+fgate.weight");
     const uint32_t b_if = vkvit__model_weight_rows_pair(g, m, bi, bf, "igate+fgate.bias");
-    if (w_if != VKVIT_NONE && b_if != VKVIT_NONE) {
+    for (uint32_t k = 0; k < (b_if != VKVIT_NONE ? 1u : 2u); k++) {
+        const uint32_t n = b_if != VKVIT_NONE ? 2 * NH : NH;
         vkvit__gemm_op op = {
-            .a = vkvit__mat_dense(qkv, rows, 3 * E), .w = w_if, .bias = b_if,
-            .d = vkvit__mat_dense(gates, rows, 2 * NH), .M = rows, .N = 2 * NH, .K = 3 * E, .batch = 1,
+            .a = {qkv, E, 3 * E, rows * 3 * E}, .w = w_gates, .w_offset = k * NH * 2 * E,
+            .bias = b_if != VKVIT_NONE ? b_if : WEIGHT(k ? "fgate.bias" : "igate.bias"),
+            .d = {gates, k * NH, 2 * NH, rows * 2 * NH}, .M = rows, .N = n, .K = 2 * E, .batch = 1,
             .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
         };
-        vkvit__op_gemm(g, "gates", &op);
-    }
-    for (uint32_t k = 0; k < 2 && (w_if == VKVIT_NONE || b_if == VKVIT_NONE); k++) {
-        const char *gate = k ? "fgate" : "igate";
-        vkvit__gemm_op op = {
-            .a = vkvit__mat_dense(qkv, rows, 3 * E), .w = WEIGHT(k ? "fgate.weight" : "igate.weight"),
-            .bias = WEIGHT(k ? "fgate.bias" : "igate.bias"),
-            .d = {gates, k * NH, 2 * NH, rows * 2 * NH}, .M = rows, .N = NH, .K = 3 * E, .batch = 1,
-            .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
-        };
-        vkvit__op_gemm(g, gate, &op);
+        vkvit__op_gemm(g, b_if != VKVIT_NONE ? "gates" : k ? "fgate" : "igate", &op);
     }
 
     vkvit__mlstm_scan_op scan = {.qkv = qkv, .gates = gates, .B = B, .S = S, .E = E, .NH = NH, .reverse = reverse,
                                  .nxai = d->nxai, .chunk = d->chunk};
     uint32_t h = vkvit__op_mlstm_scan(g, "scan", &scan);
 
-    vkvit__mlstm_out_op out = {.h = h, .a = a, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,
+    vkvit__mlstm_out_op out = {.h = h, .a = {qkv, E, 3 * E, rows * 3 * E}, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,
                                .gn_bias = VKVIT_NONE, .B = B, .S = S, .E = E, .eps = 1e-5f};
     if (d->nxai) { /* MultiHeadLayerNorm: per token, per memory head over DH channels, scale 1 + w, no bias */
         uint32_t hn_shape[2] = {rows, E};
@@ -127,6 +185,7 @@ void vkvit__mlstm_block(vkvit__graph *g, const vkvit_model *m, const vkvit__mlst
 
 #undef WEIGHT
 #undef GEMM_WEIGHT
+#undef FOLD
 
 vkvit__mlstm_desc vkvit__vil_mlstm_desc(const vkvit__model_config *cfg) {
     const vkvit__vil_config *c = &cfg->vil;

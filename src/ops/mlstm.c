@@ -17,33 +17,26 @@ typedef struct mlstm_prep_push {
 } mlstm_prep_push;
 VKVIT_PUSH_MIRROR(mlstm_prep_push, 6);
 
-void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op, uint32_t *a,
-                          uint32_t *qkv) {
-    *a = *qkv = VKVIT_NONE;
-    if (g->error) return;
-    if (op->E % 4 || op->K == 0) {
-        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm prep '%s': E = %u is not a multiple of 4 or the conv "
-                          "kernel is 0", name, op->E);
-        return;
-    }
+uint32_t vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op) {
+    if (g->error) return VKVIT_NONE;
+    if (op->E % 4 || op->K == 0)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm prep '%s': E = %u is not a multiple of 4 or "
+                                 "the conv kernel is 0", name, op->E);
     const uint32_t rows = op->B * op->S;
     char label[64];
-    uint32_t a_shape[2] = {rows, op->E}, qkv_shape[2] = {rows, 3 * op->E};
-    snprintf(label, sizeof label, "%s.a", name);
-    *a = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, a_shape);
+    uint32_t qkv_shape[2] = {rows, 3 * op->E};
     snprintf(label, sizeof label, "%s.qkv", name);
-    *qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
-    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32, .n_buffers = 8,
+    const uint32_t qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
+    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32, .n_buffers = 6,
                              .push_size = sizeof(mlstm_prep_push)};
-    if (ops_texel_inputs(g->ctx, &kd, 6)) kd.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32_TEXEL; /* up, conv, wq/wk/wv */
+    if (ops_texel_inputs(g->ctx, &kd, 5)) kd.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32_TEXEL; /* up, conv, wqk, wv */
     mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse};
-    vkvit__node_binding b[8] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wq),
-                                rd(op->wk), rd(op->wv),     wr(*a),         wr(*qkv)};
+    vkvit__node_binding b[6] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(qkv)};
     /* Lanes along the row's E/4 projection heads, workgroups along rows: 16 rows each on CPU devices (llvmpipe pays
      * per workgroup), one elsewhere. */
-    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 8, &p, sizeof p, groups_for(op->E / 4, 64),
+    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 6, &p, sizeof p, groups_for(op->E / 4, 64),
                       groups_for(rows, g->ctx->caps.cpu_device ? 16 : 1), 1);
-    if (g->error) *a = *qkv = VKVIT_NONE;
+    return g->error ? VKVIT_NONE : qkv;
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -284,16 +277,17 @@ VKVIT_PUSH_MIRROR(mlstm_gn_push, 4);
 /* Mirrors the `p` block of shaders/mlstm_out.comp. */
 typedef struct mlstm_out_push {
     uint32_t rows, S, E, G;
+    uint32_t a_offset, a_stride;
 } mlstm_out_push;
-VKVIT_PUSH_MIRROR(mlstm_out_push, 4);
+VKVIT_PUSH_MIRROR(mlstm_out_push, 6);
 
 uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op) {
     if (g->error) return VKVIT_NONE;
     const uint32_t G = 4, rows = op->B * op->S; /* GroupNorm(E/4 groups): 4 channels per group */
     const bool seed_gn = op->gn_weight != VKVIT_NONE;
-    if (op->E % G)
-        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u is not a multiple of 4",
-                                 name, op->E);
+    if (op->E % G || op->a.offset % 4 || op->a.stride % 4)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u, the offset %u or the row "
+                                 "stride %u of a is not a multiple of 4", name, op->E, op->a.offset, op->a.stride);
     char label[64];
     uint32_t stats = VKVIT_NONE;
     if (seed_gn) {
@@ -320,9 +314,9 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
                              .push_size = sizeof(mlstm_out_push), .n_spec = 2, .spec = {seed_gn, wg}};
     if (ops_texel_inputs(g->ctx, &kd, 7)) kd.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32_TEXEL; /* every input */
-    mlstm_out_push p = {rows, op->S, op->E, G};
+    mlstm_out_push p = {rows, op->S, op->E, G, op->a.offset, op->a.stride};
     vkvit__node_binding b[8] = {rd(op->h), rd(or_dummy(stats, op->h)), rd(or_dummy(op->gn_weight, op->skip)),
-                                rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a), rd(op->up), wr(out)};
+                                rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a.t), rd(op->up), wr(out)};
     /* Lanes along the row's E/4 vec4s, workgroups along rows: on CPU devices one 8-lane workgroup spans the row
      * and takes 16 rows (llvmpipe pays per workgroup, see the shader), elsewhere one row each. */
     vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, cpu ? 1 : groups_for(op->E / 4, wg),

@@ -9,18 +9,18 @@
 
 #include "ops/mat.h"
 
-/* Causal depthwise conv1d (kernel K) + SiLU + the headwise 4x4 q/k/v projections (shaders/mlstm_prep.comp):
- *   up [B*S, 2E] (xm = columns 0..E-1) -> a [B*S, E] (silu(conv(xm)), the skip branch) and
- *   qkv [B*S, 3E] = cat(q, k, v) with q, k from a and v from xm.
- * conv_w [E, 1, K], conv_b [E], wq / wk / wv [E/4, 4, 4]. Both outputs are new activations. */
+/* Causal depthwise conv1d (kernel K) + SiLU + the headwise 4x4 projections (shaders/mlstm_prep.comp):
+ *   up [B*S, 2E] (xm = columns 0..E-1) -> a new qkv [B*S, 3E] = cat(q', a, v) with a = silu(conv(xm)) (the keys
+ *   and the skip branch), q' = HW(a; wqk) (the queries with the q/k fold: src/modules/modules.h
+ *   vkvit__mlstm_fold) and v = HW(xm; wv), HW: out[4p+o] = sum_i W[p][o][i] in[4p+i].
+ * conv_w [E, 1, K], conv_b [E], wqk / wv [E/4, 4, 4]. */
 typedef struct vkvit__mlstm_prep_op {
-    uint32_t up, conv_w, conv_b, wq, wk, wv;
+    uint32_t up, conv_w, conv_b, wqk, wv;
     uint32_t B, S, E, K;
     bool reverse;
 } vkvit__mlstm_prep_op;
 
-void vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op, uint32_t *a,
-                          uint32_t *qkv);
+uint32_t vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op);
 
 /* Chunked mLSTM scan (SPEC 7.3; shaders/mlstm_{chunk,carry,inter,scan}.comp: per-chunk state summaries in
  * parallel, a sequential carry over the chunks, then every chunk's outputs in parallel; linear in S, exact against
@@ -44,7 +44,9 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
  *   NX-AI (gn_weight == VKVIT_NONE): hn = h (the caller normalised it per token already)
  *   out = (hn + skip * a) * silu(up[:, E:])  -> a new [B*S, E]. */
 typedef struct vkvit__mlstm_out_op {
-    uint32_t h, a, up, skip;
+    uint32_t h;
+    vkvit__mat a;                           /* [B*S, E] (a column block of qkv; batch_stride unused) */
+    uint32_t up, skip;
     uint32_t gn_weight, gn_bias;            /* [E] each (seed), or VKVIT_NONE */
     uint32_t B, S, E;
     float eps;
