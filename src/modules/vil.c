@@ -45,7 +45,8 @@ void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wig, const
             for (uint32_t i = 0; i < 4; i++) {
                 double s = 0.0;
                 for (uint32_t o = 0; o < 4; o++)
-                    s += (double)wg[4 * p + o] * wq[(p * 4 + o) * 4 + i] + (double)wg[E + 4 * p + o] * wk[(p * 4 + o) * 4 + i];
+                    s += (double)wg[4 * p + o] * wq[(p * 4 + o) * 4 + i] +
+                         (double)wg[E + 4 * p + o] * wk[(p * 4 + o) * 4 + i];
                 out[4 * p + i] = (float)s;
             }
         for (uint32_t c = 0; c < E; c++) out[E + c] = wg[2 * E + c];
@@ -109,6 +110,7 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
         .wv = WEIGHT("v_proj.weight"), .B = B, .S = S, .E = E, .K = d->conv_kernel, .reverse = reverse,
     };
     const uint32_t qkv = vkvit__op_mlstm_prep(g, "conv_qkv", &prep); /* [rows, 3E] = (q', a, v) */
+    const vkvit__mat a = {qkv, E, 3 * E, rows * 3 * E};              /* a, and (a, v) with K = 2E for the gates */
 
     /* Gate pre-activations side by side: ipre in columns 0..NH-1, fpre in NH..2NH-1, from (a, v) = columns E..3E-1
      * of qkv and the folded weights [2NH, 2E]: one GEMM with N = 2 NH (on CPU devices a GEMM with N = NH = 4 leaves
@@ -125,7 +127,7 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
     for (uint32_t k = 0; k < (b_if != VKVIT_NONE ? 1u : 2u); k++) {
         const uint32_t n = b_if != VKVIT_NONE ? 2 * NH : NH;
         vkvit__gemm_op op = {
-            .a = {qkv, E, 3 * E, rows * 3 * E}, .w = w_gates, .w_offset = k * NH * 2 * E,
+            .a = a, .w = w_gates, .w_offset = k * NH * 2 * E,
             .bias = b_if != VKVIT_NONE ? b_if : WEIGHT(k ? "fgate.bias" : "igate.bias"),
             .d = {gates, k * NH, 2 * NH, rows * 2 * NH}, .M = rows, .N = n, .K = 2 * E, .batch = 1,
             .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
@@ -137,7 +139,7 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
                                  .nxai = d->nxai, .chunk = d->chunk};
     uint32_t h = vkvit__op_mlstm_scan(g, "scan", &scan);
 
-    vkvit__mlstm_out_op out = {.h = h, .a = {qkv, E, 3 * E, rows * 3 * E}, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,
+    vkvit__mlstm_out_op out = {.h = h, .a = a, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,
                                .gn_bias = VKVIT_NONE, .B = B, .S = S, .E = E, .eps = 1e-5f};
     if (d->nxai) { /* MultiHeadLayerNorm: per token, per memory head over DH channels, scale 1 + w, no bias */
         uint32_t hn_shape[2] = {rows, E};
