@@ -26,7 +26,7 @@ layout(binding = 0) uniform samplerBuffer tex_0;
 #define data_h_r(e) texelFetch(tex_0, int((e) >> 2))[(e) & 3u]
 #define data_h4_r(e) texelFetch(tex_0, int((e) >> 2))
 #else
-layout(binding = 0, std430) readonly buffer H { float data_h[]; };       // [B*S, E]
+layout(binding = 0, std430) readonly buffer H { float data_h[]; };       // B*S rows of h_stride from h_offset
 layout(binding = 0, std430) readonly buffer H4 { vec4 data_h4[]; };
 #define data_h_r(i) float(data_h[i])
 #define data_h4_r(e) data_h4[(e) >> 2]
@@ -36,6 +36,7 @@ layout(binding = 1, std430) writeonly buffer St { float data_st[]; };    // [B, 
 layout(push_constant) uniform Push {
     uint S, E, G;                                     // tokens, channels, channels per group
     float eps;
+    uint h_offset, h_stride;                          // where h's rows are (elements; h dense or in the cell's qkv)
 } p;
 
 // Sum over the group of f(x) = x - shift (SQUARE: its square), this invocation's share: one flat loop over the
@@ -46,14 +47,14 @@ float group_sum(const bool VEC, const bool SQUARE, uint base, float shift) {
         const uint G4 = p.G / 4, n4 = p.S * G4;
         [[dont_unroll]] for (uint i = gl_LocalInvocationID.x; i < n4; i += WG) {
             const uint r = i / G4;
-            const vec4 d = data_h4_r(base + r * p.E + 4 * (i - r * G4)) - shift;
+            const vec4 d = data_h4_r(base + r * p.h_stride + 4 * (i - r * G4)) - shift;
             acc += SQUARE ? dot(d, d) : (d.x + d.y) + (d.z + d.w);
         }
     } else {
         const uint n = p.S * p.G;
         [[dont_unroll]] for (uint i = gl_LocalInvocationID.x; i < n; i += WG) {
             const uint r = i / p.G;
-            const float d = data_h_r(base + r * p.E + (i - r * p.G)) - shift;
+            const float d = data_h_r(base + r * p.h_stride + (i - r * p.G)) - shift;
             acc += SQUARE ? d * d : d;
         }
     }
@@ -63,8 +64,8 @@ float group_sum(const bool VEC, const bool SQUARE, uint base, float shift) {
 void main() {
     const uint g = gl_WorkGroupID.x, b = gl_WorkGroupID.y, NP = p.E / p.G;
     const float n = float(p.S * p.G);
-    const uint base = b * p.S * p.E + g * p.G;
-    const bool vec = ((p.G | p.E | base) & 3u) == 0;
+    const uint base = p.h_offset + b * p.S * p.h_stride + g * p.G;
+    const bool vec = ((p.G | p.h_stride | base) & 3u) == 0;
     const float mean = reduce_sum(vec ? group_sum(true, false, base, 0.0) : group_sum(false, false, base, 0.0)) / n;
     const float var = reduce_sum(vec ? group_sum(true, true, base, mean) : group_sum(false, true, base, mean)) / n;
     if (gl_LocalInvocationID.x == 0) {

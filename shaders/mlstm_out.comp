@@ -5,7 +5,8 @@
 //   hn  = (h - mean[b, c/4]) * rstd[b, c/4] * w[c] + bias[c]     SEED_GN: the seed's sequence-wide GroupNorm
 //       = h                                                      else: h already normalised (NX-AI per-token norm)
 //   out = (hn + skip[c] * a[row, c]) * silu(z[row, c])           z = up[row, E + c] (the second half of proj_up)
-// a[row, c] = a_buf[a_offset + row * a_stride + c] (a column block of the cell's qkv; offset and stride % 4 == 0)
+// h[row, c] = h_buf[h_offset + row * h_stride + c] and a[row, c] likewise (h dense or qkv's q column block, a qkv's
+// a column block; offsets and strides % 4 == 0)
 // One invocation per row and 4 channels c = 4 c4 .. 4 c4 + 3 (E % 4 == 0; with the seed's 4-channel groups that
 // is one GroupNorm group): every operand is read and the output written as one vec4. Lanes run along c4,
 // workgroups along rows (y) and stride over them: on llvmpipe a workgroup costs a task switch, an integer
@@ -39,7 +40,7 @@ layout(binding = 6) uniform samplerBuffer tex_6;
 #define a4_r(i) texelFetch(tex_5, int(i))
 #define up4_r(i) texelFetch(tex_6, int(i))
 #else
-layout(binding = 0, std430) readonly buffer H { vec4 data_h4[]; };       // [rows, E]
+layout(binding = 0, std430) readonly buffer H { vec4 data_h4[]; };       // rows of h_stride
 layout(binding = 1, std430) readonly buffer St { vec2 data_st2[]; };     // [B, E/4] x (mean, rstd) (SEED_GN)
 layout(binding = 2, std430) readonly buffer W { vec4 data_w4[]; };       // [E] (SEED_GN)
 layout(binding = 3, std430) readonly buffer Bi { vec4 data_bias4[]; };   // [E] (SEED_GN)
@@ -58,7 +59,7 @@ layout(binding = 7, std430) writeonly buffer D { vec4 data_d4[]; };      // [row
 
 layout(push_constant) uniform Push {
     uint rows, S, E, G;                               // G = 4 channels per group (the host's only value)
-    uint a_offset, a_stride;                          // where a's rows are (elements)
+    uint h_offset, h_stride, a_offset, a_stride;      // where h's and a's rows are (elements)
 } p;
 
 void main() {
@@ -66,7 +67,7 @@ void main() {
     for (uint row = gl_WorkGroupID.y; row < p.rows; row += gl_NumWorkGroups.y) {
         const uint b = row / p.S;
         for (uint c4 = gl_GlobalInvocationID.x; c4 < E4; c4 += gl_NumWorkGroups.x * WG) {
-            vec4 hn = h4_r(row * E4 + c4);
+            vec4 hn = h4_r((p.h_offset + row * p.h_stride) / 4 + c4);
             if (SEED_GN) {
                 const vec2 stat = st2_r(b * E4 + c4);         // group c4: (mean, rstd)
                 hn = (hn - stat.x) * stat.y * w4_r(c4) + bias4_r(c4);

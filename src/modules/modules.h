@@ -47,9 +47,11 @@ typedef struct vkvit__mlstm_desc {
     uint32_t chunk;                         /* scan chunk length; 0 = the device default */
 } vkvit__mlstm_desc;
 
-/* Intermediates of a cell, for tests: gates [B*S, 2NH] (ipre | fpre) and the scan output h [B*S, E]. */
+/* Intermediates of a cell, for tests: gates [B*S, 2NH] (ipre | fpre) and where the scan output h [B*S, E] is
+ * (a dense tensor, or qkv's first column block: vkvit__mlstm_scan_op.h_over_q). */
 typedef struct vkvit__mlstm_aux {
-    uint32_t gates, h;
+    uint32_t gates;
+    vkvit__mat h;
 } vkvit__mlstm_aux;
 
 /* The mLSTM block settings of a `vil` model. */

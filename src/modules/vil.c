@@ -100,7 +100,7 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
                        uint32_t xn, uint32_t B, uint32_t S, bool reverse, uint32_t y, bool accumulate,
                        vkvit__mlstm_aux *aux) {
     const uint32_t D = d->dim, E = d->inner_dim, NH = d->num_heads, rows = B * S;
-    if (aux) aux->gates = aux->h = VKVIT_NONE;
+    if (aux) *aux = (vkvit__mlstm_aux){VKVIT_NONE, {VKVIT_NONE, 0, 0, 0}};
     if (g->error) return;
 
     uint32_t up = vkvit__op_linear(g, "proj_up", xn, GEMM_WEIGHT("proj_up.weight"), VKVIT_NONE, VKVIT_ACT_NONE);
@@ -135,9 +135,10 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
         vkvit__op_gemm(g, b_if != VKVIT_NONE ? "gates" : k ? "fgate" : "igate", &op);
     }
 
+    /* h may take q's place in qkv (q' is dead after the scan; a and v stay where they are) */
     vkvit__mlstm_scan_op scan = {.qkv = qkv, .gates = gates, .B = B, .S = S, .E = E, .NH = NH, .reverse = reverse,
-                                 .nxai = d->nxai, .chunk = d->chunk};
-    uint32_t h = vkvit__op_mlstm_scan(g, "scan", &scan);
+                                 .nxai = d->nxai, .h_over_q = true, .chunk = d->chunk};
+    const vkvit__mat h = vkvit__op_mlstm_scan(g, "scan", &scan);
 
     vkvit__mlstm_out_op out = {.h = h, .a = a, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,
                                .gn_bias = VKVIT_NONE, .B = B, .S = S, .E = E, .eps = 1e-5f};
@@ -146,11 +147,11 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
         uint32_t hn = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "outnorm", 2, hn_shape);
         vkvit__norm_op norm = {
             .kind = VKVIT_NORM_LAYER, .C = E, .group = E / NH, .rows = rows, .rows_per_batch = rows,
-            .in = vkvit__mat_dense(h, rows, E), .out = vkvit__mat_dense(hn, rows, E),
+            .in = h, .out = vkvit__mat_dense(hn, rows, E),
             .weight = WEIGHT("outnorm.weight"), .bias = VKVIT_NONE, .one_plus_w = true, .eps = 1e-5f,
         };
         vkvit__op_norm(g, "outnorm", &norm);
-        out.h = hn;
+        out.h = vkvit__mat_dense(hn, rows, E);
     } else { /* the sequence-wide GroupNorm is fused into the epilogue kernel (after a statistics pass) */
         out.gn_weight = WEIGHT("outnorm.weight");
         out.gn_bias = WEIGHT("outnorm.bias");

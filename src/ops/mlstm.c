@@ -97,27 +97,33 @@ static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) {   /* sh_AT: 
  * with `vkvit bench`): the chunk states are DH x DH per chunk and head, written and read three times, while the
  * S x S scores per head are small and the GEMMs run on the tuned CPU kernel. GPUs keep the chunked scan (linear in
  * S, states in shared memory), and so does an explicit chunk length (tests run both forms on lavapipe). */
-#define MLSTM_QUADRATIC_MAX_S 256u /* = ROW_MAX of shaders/mlstm_decay.comp (a row lives in a private array) */
+#define MLSTM_QUADRATIC_MAX_S 256u
+#define NO_MAT ((vkvit__mat){VKVIT_NONE, 0, 0, 0}) /* = ROW_MAX of shaders/mlstm_decay.comp (a row lives in a private array) */
 
 static bool use_quadratic(const vkvit_ctx *ctx, const vkvit__mlstm_scan_op *op, uint32_t DH) {
     return ctx->caps.cpu_device && op->chunk == 0 && op->S <= MLSTM_QUADRATIC_MAX_S && DH % 4 == 0;
 }
 
 /* vT and the gate cumsums (mlstm_par_prep.comp) -> scores = q k^T per (b, h) (GEMM) -> the normalised decay weights
- * in place (mlstm_decay.comp) -> h[b, :, h*DH:(h+1)*DH] = P vT^T (GEMM, two-level batch: outer b, inner h). */
-static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op, uint32_t DH,
+ * in place (mlstm_decay.comp) -> h[b, :, h*DH:(h+1)*DH] = P vT^T (GEMM, two-level batch: outer b, inner h), into a
+ * new tensor or over q (op->h_over_q: nothing reads qkv after the scores GEMM). */
+static vkvit__mat mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op, uint32_t DH,
                                 const mlstm_scan_push *p) {
     const uint32_t B = op->B, S = op->S, E = op->E, NH = op->NH, S_pad = (S + 3) & ~3u, bh = B * NH;
     if ((uint64_t)bh * S * S_pad > UINT32_MAX / 4 || (uint64_t)bh * DH * S_pad > UINT32_MAX / 4 || bh > 65535 ||
-        (uint64_t)B * S * 3 * E > UINT32_MAX / 4)
-        return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm '%s': %u images x %u heads of %u tokens is too "
-                                 "large", name, B, NH, S);
+        (uint64_t)B * S * 3 * E > UINT32_MAX / 4) {
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm '%s': %u images x %u heads of %u tokens is too large",
+                          name, B, NH, S);
+        return NO_MAT;
+    }
     char label[64];
     uint32_t h_shape[2] = {B * S, E};
     const uint32_t vt = ops_intermediate(g, name, "vT", bh * DH, S_pad);
     const uint32_t gl = ops_intermediate(g, name, "gate_cumsum", bh, 2 * S_pad);
     const uint32_t st = ops_intermediate(g, name, "scores", bh * S, S_pad);
-    const uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, h_shape);
+    const vkvit__mat h = op->h_over_q ? (vkvit__mat){op->qkv, p->q_off, 3 * E, S * 3 * E}
+                                      : vkvit__mat_dense(vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2,
+                                                                             h_shape), S, E);
 
     /* 1. vT and the gate cumsums */
     const uint32_t lanes = 64;
@@ -156,7 +162,7 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
 
     /* 4. h = P vT^T per (b, h), into the head's column block of h */
     vkvit__gemm_op pv = {
-        .a = {st, 0, S_pad, NH * S * S_pad}, .w = vt, .bias = VKVIT_NONE, .d = {h, 0, E, S * E},
+        .a = {st, 0, S_pad, NH * S * S_pad}, .w = vt, .bias = VKVIT_NONE, .d = h,
         .M = S, .N = DH, .K = S_pad, .batch = bh, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
         .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = S_pad, .w_batch_stride = NH * DH * S_pad,
         .n_inner = NH, .inner_stride_a = S * S_pad, .inner_stride_w = DH * S_pad, .inner_stride_d = DH,
@@ -165,23 +171,13 @@ static uint32_t mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit__
     };
     snprintf(label, sizeof label, "%s.pv", name);
     vkvit__op_gemm_kind(g, label, "mlstm_gemm", &pv);
-    return g->error ? VKVIT_NONE : h;
+    return g->error ? NO_MAT : h;
 }
 
-uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op) {
-    if (g->error) return VKVIT_NONE;
-    if (op->NH == 0 || op->E % op->NH || op->S == 0)
-        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm scan '%s': %u heads do not divide E = %u "
-                                 "(or S = 0)", name, op->NH, op->E);
+/* The chunked scan's four phases; returns the new h [B*S, E]. */
+static uint32_t mlstm_chunked(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op, uint32_t DH,
+                              mlstm_scan_push p) {
     const bool cpu = g->ctx->caps.cpu_device;
-    const uint32_t DH = op->E / op->NH;
-    mlstm_scan_push p = {
-        .S = op->S, .NH = op->NH, .reverse = op->reverse, .n_chunks = 1,
-        .qkv_stride = 3 * op->E, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
-        .gate_stride = 2 * op->NH, .i_off = 0, .f_off = op->NH,
-        .h_stride = op->E,
-    };
-    if (use_quadratic(g->ctx, op, DH)) return mlstm_quadratic(g, name, op, DH, &p);
     /* Chunk: 16 tokens on CPU devices, 32 elsewhere. Value tiles of the carry: one 8-lane SIMD vector on CPU
      * devices, else 32 columns, narrowed until the shared memory fits. */
     const uint32_t L = op->chunk ? op->chunk : cpu ? 16 : 32;
@@ -263,6 +259,25 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
     return g->error ? VKVIT_NONE : h;
 }
 
+vkvit__mat vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op) {
+    if (g->error) return NO_MAT;
+    if (op->NH == 0 || op->E % op->NH || op->S == 0) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm scan '%s': %u heads do not divide E = %u (or S = 0)",
+                          name, op->NH, op->E);
+        return NO_MAT;
+    }
+    const uint32_t DH = op->E / op->NH;
+    const mlstm_scan_push p = {
+        .S = op->S, .NH = op->NH, .reverse = op->reverse, .n_chunks = 1,
+        .qkv_stride = 3 * op->E, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
+        .gate_stride = 2 * op->NH, .i_off = 0, .f_off = op->NH,
+        .h_stride = op->E,
+    };
+    if (use_quadratic(g->ctx, op, DH)) return mlstm_quadratic(g, name, op, DH, &p);
+    const uint32_t h = mlstm_chunked(g, name, op, DH, p);
+    return h == VKVIT_NONE ? NO_MAT : (vkvit__mat){h, 0, op->E, op->S * op->E};
+}
+
 /* ------------------------------------------------------------------------------------------------------------
  * outnorm + skip + output gate (shaders/mlstm_gn_stats.comp, mlstm_out.comp)
  * ------------------------------------------------------------------------------------------------------------ */
@@ -271,23 +286,25 @@ uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__ml
 typedef struct mlstm_gn_push {
     uint32_t S, E, G;
     float eps;
+    uint32_t h_offset, h_stride;
 } mlstm_gn_push;
-VKVIT_PUSH_MIRROR(mlstm_gn_push, 4);
+VKVIT_PUSH_MIRROR(mlstm_gn_push, 6);
 
 /* Mirrors the `p` block of shaders/mlstm_out.comp. */
 typedef struct mlstm_out_push {
     uint32_t rows, S, E, G;
-    uint32_t a_offset, a_stride;
+    uint32_t h_offset, h_stride, a_offset, a_stride;
 } mlstm_out_push;
-VKVIT_PUSH_MIRROR(mlstm_out_push, 6);
+VKVIT_PUSH_MIRROR(mlstm_out_push, 8);
 
 uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op) {
     if (g->error) return VKVIT_NONE;
     const uint32_t G = 4, rows = op->B * op->S; /* GroupNorm(E/4 groups): 4 channels per group */
     const bool seed_gn = op->gn_weight != VKVIT_NONE;
-    if (op->E % G || op->a.offset % 4 || op->a.stride % 4)
-        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u, the offset %u or the row "
-                                 "stride %u of a is not a multiple of 4", name, op->E, op->a.offset, op->a.stride);
+    if (op->E % G || (op->a.offset | op->a.stride | op->h.offset | op->h.stride) % 4)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u, or an offset or row stride "
+                                 "of h (%u, %u) or a (%u, %u) is not a multiple of 4", name, op->E, op->h.offset,
+                                 op->h.stride, op->a.offset, op->a.stride);
     char label[64];
     uint32_t stats = VKVIT_NONE;
     if (seed_gn) {
@@ -303,8 +320,8 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
         if (ops_texel_inputs(g->ctx, &ks, 1))
             ks.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_MLSTM_GN_STATS_F32_TEXEL,
                                            VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP_TEXEL);
-        mlstm_gn_push ps = {op->S, op->E, G, op->eps};
-        vkvit__node_binding bs[2] = {rd(op->h), wr(stats)};
+        mlstm_gn_push ps = {op->S, op->E, G, op->eps, op->h.offset, op->h.stride};
+        vkvit__node_binding bs[2] = {rd(op->h.t), wr(stats)};
         vkvit__graph_node(g, label, "mlstm_norm", &ks, bs, 2, &ps, sizeof ps, op->E / G, op->B, 1);
     }
     uint32_t shape[2] = {rows, op->E};
@@ -314,8 +331,8 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
                              .push_size = sizeof(mlstm_out_push), .n_spec = 2, .spec = {seed_gn, wg}};
     if (ops_texel_inputs(g->ctx, &kd, 7)) kd.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32_TEXEL; /* every input */
-    mlstm_out_push p = {rows, op->S, op->E, G, op->a.offset, op->a.stride};
-    vkvit__node_binding b[8] = {rd(op->h), rd(or_dummy(stats, op->h)), rd(or_dummy(op->gn_weight, op->skip)),
+    mlstm_out_push p = {rows, op->S, op->E, G, op->h.offset, op->h.stride, op->a.offset, op->a.stride};
+    vkvit__node_binding b[8] = {rd(op->h.t), rd(or_dummy(stats, op->h.t)), rd(or_dummy(op->gn_weight, op->skip)),
                                 rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a.t), rd(op->up), wr(out)};
     /* Lanes along the row's E/4 vec4s, workgroups along rows: on CPU devices one 8-lane workgroup spans the row
      * and takes 16 rows (llvmpipe pays per workgroup, see the shader), elsewhere one row each. */

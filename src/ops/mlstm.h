@@ -29,23 +29,27 @@ uint32_t vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__ml
  * h*DH + d), each row at its original token index. nxai: NX-AI numerics (SPEC 7.2), else the seed's (7.1).
  * chunk: tokens per chunk (0 = the default: 16 on CPU devices, 32 elsewhere; at most 256).
  * On CPU devices with chunk 0, S <= 256 and DH % 4 == 0 the quadratic form of SPEC 7.1 / 7.2 runs instead (two
- * GEMMs around shaders/mlstm_decay.comp; several times faster on llvmpipe at ViL's 196 tokens). */
+ * GEMMs around shaders/mlstm_decay.comp; several times faster on llvmpipe at ViL's 196 tokens).
+ * h_over_q: the caller has no further use for q, so the quadratic form may write h over qkv's q column block (its
+ * last GEMM reads only the scores and vT; this keeps a [B*S, E] tensor out of the cell's peak). The chunked scan
+ * reads q while it writes h and always writes a new tensor. Returns where h is: {h, 0, E, S*E} or
+ * {qkv, 0, 3E, S*3E}; {VKVIT_NONE} after a failure. */
 typedef struct vkvit__mlstm_scan_op {
     uint32_t qkv, gates;
     uint32_t B, S, E, NH;
-    bool reverse, nxai;
+    bool reverse, nxai, h_over_q;
     uint32_t chunk;
 } vkvit__mlstm_scan_op;
 
-uint32_t vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op);
+vkvit__mat vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op);
 
 /* The cell's output before proj_down (shaders/mlstm_out.comp, plus shaders/mlstm_gn_stats.comp for the seed):
  *   seed (gn_weight != VKVIT_NONE): hn = GroupNorm(E/4 groups over 4 channels x all S tokens, eps)(h) * w + bias
  *   NX-AI (gn_weight == VKVIT_NONE): hn = h (the caller normalised it per token already)
  *   out = (hn + skip * a) * silu(up[:, E:])  -> a new [B*S, E]. */
 typedef struct vkvit__mlstm_out_op {
-    uint32_t h;
-    vkvit__mat a;                           /* [B*S, E] (a column block of qkv; batch_stride unused) */
+    vkvit__mat h, a;                        /* [B*S, E] each (h dense or qkv's q block, a qkv's a block; offsets
+                                             * and strides multiples of 4; batch_stride unused: rows run on) */
     uint32_t up, skip;
     uint32_t gn_weight, gn_bias;            /* [E] each (seed), or VKVIT_NONE */
     uint32_t B, S, E;
