@@ -441,6 +441,55 @@ static void check_gate_packing(const vkvit_model *m, const char *stem) {
     CHECK(folds == 2 * c->depth, "%s: %u folds for %u blocks", stem, folds, c->depth);
 }
 
+/* The q/k projections and gate weights only feed the folds (src/arch/vil.c host_only): none is on the device or
+ * in the weight list, and a non-finite value in one is still refused, by its name. */
+static void check_host_only(vkvit_ctx *ctx, const vkvit_model *m, const char *path, const char *stem) {
+    static const char *const FOLDED[] = {"q_proj.weight", "k_proj.weight", "igate.weight", "fgate.weight"};
+    for (uint32_t i = 0; i < m->n_weights; i++)
+        for (size_t k = 0; k < VKVIT_ARRAY_LEN(FOLDED); k++) {
+            const size_t n = strlen(m->weights[i].name), f = strlen(FOLDED[k]);
+            CHECK(n < f || strcmp(m->weights[i].name + n - f, FOLDED[k]) != 0, "%s: '%s' is on the device", stem,
+                  m->weights[i].name);
+        }
+
+    vkvit__model_file mf;
+    MUST(vkvit__model_file_load(path, NULL, 0, NULL, &mf));
+    const char *name = "blocks.1.mlstm.k_proj.weight";
+    const vkvit__st_tensor *t = vkvit__model_file_tensor(&mf, name);
+    CHECK(t != NULL, "%s: no '%s'", stem, name);
+    const size_t at = t ? t->offset + t->size / 2 : 0;          /* a middle element's first byte */
+    const vkvit__st_dtype dtype = t ? t->dtype : VKVIT_ST_F32;
+    vkvit__model_file_close(&mf);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "%s: cannot open %s", stem, path);
+    if (!t || !f) {
+        if (f) fclose(f);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    const size_t size = (size_t)ftell(f);
+    uint8_t *bytes = malloc(size);
+    rewind(f);
+    const bool read_all = bytes && fread(bytes, 1, size, f) == size;
+    fclose(f);
+    CHECK(read_all, "%s: cannot read %s", stem, path);
+    if (read_all) {
+        const size_t esz = dtype == VKVIT_ST_F32 ? 4 : 2, e = at - (at - t->offset) % esz;
+        const uint32_t nan32 = 0x7fc00000u;
+        const uint16_t nan16 = dtype == VKVIT_ST_F16 ? 0x7e00u : 0x7fc0u;
+        memcpy(bytes + e, esz == 4 ? (const void *)&nan32 : (const void *)&nan16, esz); /* little-endian host */
+        vkvit_model *bad = NULL;
+        vkvit_result res = vkvit_model_create(ctx, &(vkvit_model_desc){.data = bytes, .size = size, .label = stem},
+                                              &bad);
+        const char *err = vkvit_last_error();
+        CHECK(res == VKVIT_ERROR_BAD_MODEL_FILE && !bad && strstr(err, name) && strstr(err, "non-finite"),
+              "%s: a NaN in %s: want BAD_MODEL_FILE naming it, got %d: %s", stem, name, (int)res, err);
+        printf("%-10s NaN in %s: refused (%s)\n", stem, name, err);
+        vkvit_model_destroy(bad);
+    }
+    free(bytes);
+}
+
 static void network(vkvit_ctx *ctx, const char *stem) {
     char model_path[512], io_path[512];
     snprintf(model_path, sizeof model_path, MODELS "%s.vkvit", stem);
@@ -455,6 +504,7 @@ static void network(vkvit_ctx *ctx, const char *stem) {
     vkvit_model *model = NULL;
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));
     check_gate_packing(model, stem);
+    check_host_only(ctx, model, model_path, stem);
     float *got = malloc(n_out * 4), *again = malloc(n_out * 4);
     for (int prec = 0; prec < 2; prec++) {
         vkvit_session *s = NULL;

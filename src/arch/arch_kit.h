@@ -9,6 +9,7 @@
 #include "model/model_file.h"
 
 #include <cjson/cJSON.h>
+#include <string.h>
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Parsing `config` (src/model/config.c). `where` is the object's path for sentences ("config", "config.bias", or
@@ -94,6 +95,16 @@ uint64_t vkvit__sat_add_n(const uint64_t *v, size_t n);
 /* ---------------------------------------------------------------------------------------------------------------
  * describe
  * --------------------------------------------------------------------------------------------------------------- */
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Weight names (packed_after, host_only)
+ * --------------------------------------------------------------------------------------------------------------- */
+
+/* Whether `name` ends with `suffix` ("blocks.3.mlstm.q_proj.weight", "mlstm.q_proj.weight"). */
+static inline bool vkvit__name_ends_with(const char *name, const char *suffix) {
+    const size_t n = strlen(name), k = strlen(suffix);
+    return n >= k && memcmp(name + n - k, suffix, k) == 0;
+}
 
 /* [a, b] as a JSON array of two numbers. */
 static inline cJSON *vkvit__json_pair(uint32_t a, uint32_t b) {

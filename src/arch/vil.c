@@ -177,10 +177,21 @@ static void build(vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_
 static bool packed_after(const char *name, char *leader, size_t leader_size) {
     static const char follower[] = "fgate.bias";
     const size_t n = strlen(name), f = sizeof follower - 1;
-    if (n < f || strcmp(name + n - f, follower) != 0 || n >= leader_size) return false;
+    if (!vkvit__name_ends_with(name, follower) || n >= leader_size) return false;
     memcpy(leader, name, n + 1);
     leader[n - f] = 'i';                                /* "fgate" -> "igate" */
     return true;
+}
+
+/* The cell reads the folds (vkvit__vil_constants: const.blocks.{i}.mlstm.qk_fold and .gate_fold), never the q/k
+ * projections and gate weights they are made of; parse() admits only the 4x4 blocks the folds need. */
+static bool host_only(const vkvit__model_config *cfg, const char *name) {
+    (void)cfg;
+    static const char *const FOLDED[] = {"mlstm.q_proj.weight", "mlstm.k_proj.weight", "mlstm.igate.weight",
+                                         "mlstm.fgate.weight"};
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(FOLDED); i++)
+        if (vkvit__name_ends_with(name, FOLDED[i])) return true;
+    return false;
 }
 #endif
 
@@ -193,5 +204,6 @@ const vkvit__arch_ops vkvit__arch_vil = {
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
-    VKVIT_ARCH_RUNTIME(.constants = vkvit__vil_constants, .packed_after = packed_after, .build = build,)
+    VKVIT_ARCH_RUNTIME(.constants = vkvit__vil_constants, .packed_after = packed_after, .host_only = host_only,
+                       .build = build,)
 };

@@ -240,6 +240,13 @@ static void build(vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_
     (void)condition; /* a ViT-5 takes no condition */
     vkvit__vit5_build(g, m, batch, input, output);
 }
+
+/* With qk_norm the attention reads each block's q_norm and k_norm weights side by side from the constant
+ * const.blocks.{i}.qk_norm (vkvit__vit5_constants), never the file's two tensors. */
+static bool host_only(const vkvit__model_config *cfg, const char *name) {
+    return cfg->vit5.qk_norm && (vkvit__name_ends_with(name, "sequence_mixer.q_norm.weight") ||
+                                 vkvit__name_ends_with(name, "sequence_mixer.k_norm.weight"));
+}
 #endif
 
 const vkvit__arch_ops vkvit__arch_vit5 = {
@@ -251,5 +258,5 @@ const vkvit__arch_ops vkvit__arch_vit5 = {
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
-    VKVIT_ARCH_RUNTIME(.constants = vkvit__vit5_constants, .build = build,)
+    VKVIT_ARCH_RUNTIME(.constants = vkvit__vit5_constants, .host_only = host_only, .build = build,)
 };

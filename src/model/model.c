@@ -1,5 +1,5 @@
 /* vkvit_model: read + validate the file (model_file.c), convert every tensor to fp32 into one host image, add the
- * architecture's constant tables, upload once. */
+ * architecture's constant tables, upload once (less the file tensors only the constants are made of). */
 #include "model/model.h"
 
 #include "model/model_file.h"
@@ -85,17 +85,17 @@ static vkvit_result architecture_constants(const vkvit__model_file *mf, vkvit__c
 }
 
 /* follower[j] = i (and packed[i] = 1) for every file tensor i the architecture packs right after file tensor j; a
- * tensor leads at most one and a follower leads none. */
-static void pack_followers(const vkvit__arch_ops *a, const vkvit__safetensors *st, uint32_t *follower,
-                           uint8_t *packed) {
+ * tensor leads at most one and a follower leads none; host-only tensors take no part. */
+static void pack_followers(const vkvit__arch_ops *a, const vkvit__safetensors *st, const uint8_t *host,
+                           uint32_t *follower, uint8_t *packed) {
     if (!a->packed_after) return;
     for (uint32_t i = 0; i < st->n_tensors; i++) {
         char leader[256];
-        if (!a->packed_after(st->tensors[i].name, leader, sizeof leader)) continue;
+        if (host[i] || !a->packed_after(st->tensors[i].name, leader, sizeof leader)) continue;
         const vkvit__st_tensor *t = vkvit__safetensors_find(st, leader);
         if (!t) continue;
         const uint32_t j = (uint32_t)(t - st->tensors);
-        if (j != i && follower[j] == UINT32_MAX && follower[i] == UINT32_MAX && !packed[j] && !packed[i]) {
+        if (j != i && !host[j] && follower[j] == UINT32_MAX && follower[i] == UINT32_MAX && !packed[j] && !packed[i]) {
             follower[j] = i;
             packed[i] = 1;
         }
@@ -129,6 +129,8 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     uint64_t *numels = NULL;                /* per weight (file tensors, then constants): its element count */
     uint32_t *follower = NULL;              /* per weight: the one packed right after it (packed_after), or none */
     uint8_t *packed = NULL;                 /* per weight: 1 when it is some weight's follower */
+    uint8_t *host = NULL;                   /* per weight: 1 for a file tensor that stays on the host (host_only) */
+    float *scratch = NULL;                  /* the host-only tensors' values, for the checks */
     if (!m) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
         goto fail;
@@ -150,11 +152,13 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     numels = calloc(n ? n : 1, sizeof *numels);
     follower = malloc((n ? n : 1) * sizeof *follower);
     packed = calloc(n ? n : 1, 1);
-    if (!m->weights || !m->names || !numels || !follower || !packed) {
+    host = calloc(n ? n : 1, 1);
+    if (!m->weights || !m->names || !numels || !follower || !packed || !host) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
         goto fail;
     }
-    uint64_t total = 0;
+    const vkvit__arch_ops *arch = vkvit__arch_ops_of(mf.cfg.arch);
+    uint64_t total = 0, largest_host = 0;
     char *np = m->names;
     for (uint32_t i = 0; i < n; i++) {
         const char *name;
@@ -188,11 +192,13 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         if (!ndim) w->shape[0] = 1;
         numels[i] = numel;
         follower[i] = UINT32_MAX;
+        host[i] = i < mf.st.n_tensors && arch->host_only && arch->host_only(&mf.cfg, name);
+        if (host[i]) largest_host = VKVIT_MAX(largest_host, numel);
     }
     m->n_weights = n;
-    pack_followers(vkvit__arch_ops_of(mf.cfg.arch), &mf.st, follower, packed);
+    pack_followers(arch, &mf.st, host, follower, packed);
     for (uint32_t i = 0; i < n; i++) {
-        if (packed[i]) continue; /* placed with its leader */
+        if (packed[i] || host[i]) continue; /* placed with its leader / not on the device */
         m->weights[i].offset = total;
         uint64_t bytes = numels[i] * 4;
         if (follower[i] != UINT32_MAX) {
@@ -210,7 +216,8 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         goto fail;
     }
     image = calloc(total ? total / 4 : 1, sizeof(float));
-    if (!image) {
+    scratch = malloc(largest_host ? largest_host * sizeof(float) : sizeof(float));
+    if (!image || !scratch) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
                            mf.label, (unsigned long long)total);
         goto fail;
@@ -219,7 +226,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         vkvit__weight *w = &m->weights[i];
         uint64_t numel = 1;
         for (uint32_t d = 0; d < w->ndim; d++) numel *= w->shape[d];
-        float *dst = image + w->offset / 4;
+        float *dst = host[i] ? scratch : image + w->offset / 4;
         if (i < mf.st.n_tensors) {
             if ((res = vkvit__model_file_tensor_f32(&mf, &mf.st.tensors[i], dst, (size_t)numel)) != VKVIT_OK) goto fail;
         } else {
@@ -235,13 +242,17 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
                 goto fail;
             }
     }
+    uint32_t kept = 0; /* the host-only tensors leave the list: nothing on the device is theirs */
+    for (uint32_t i = 0; i < n; i++)
+        if (!host[i]) m->weights[kept++] = m->weights[i];
+    m->n_weights = kept;
     qsort(m->weights, m->n_weights, sizeof *m->weights, cmp_weight);
 
     if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
         (res = vkvit__buffer_upload(ctx, &m->buffer, 0, image, total)) != VKVIT_OK)
         goto fail;
-    free(image);
-    free(numels), free(follower), free(packed);
+    free(image), free(scratch);
+    free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);
     m->cfg = mf.cfg; /* take ownership of the config's strings */
     memset(&mf.cfg, 0, sizeof mf.cfg);
@@ -249,8 +260,8 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     *out = m;
     return VKVIT_OK;
 fail:
-    free(image);
-    free(numels), free(follower), free(packed);
+    free(image), free(scratch);
+    free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);
     vkvit__model_file_close(&mf);
     vkvit_model_destroy(m);
