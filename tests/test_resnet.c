@@ -6,6 +6,7 @@
  * needs a condition refuses to run without one and rejects a wrong count, a model without a condition mixer has no
  * condition input, and validation stays silent. (Load-time config errors are covered by test_model_file.) */
 #include "golden_util.h"
+#include "model/model.h"
 #include "test_util.h"
 
 #define GOLDEN_DIR VKVIT_SOURCE_DIR "/tests/golden/models"
@@ -39,6 +40,19 @@ static void free_io(golden_io *io) {
     free(io->input), free(io->condition), free(io->logits);
 }
 
+/* A one-token condition makes the condition mixer's query projection and norm dead (src/arch/resnet.c host_only):
+ * they are not on the device; with more condition tokens they are. */
+static void check_host_only(const vkvit_model *m, const char *stem) {
+    const vkvit__resnet_config *c = &m->cfg.resnet;
+    if (!c->cond.enabled) return;
+    const bool one_key = c->condition_tokens <= 1;
+    uint32_t listed = 0;
+    for (uint32_t i = 0; i < m->n_weights; i++)
+        listed += strstr(m->weights[i].name, "condition_mixer.q_proj.weight") != NULL;
+    CHECK(listed == (one_key ? 0 : c->depth), "%s: %u condition-mixer q_proj weights on the device for %u blocks "
+          "and %u condition tokens", stem, listed, c->depth, c->condition_tokens);
+}
+
 static void run_golden(vkvit_ctx *ctx, const char *stem) {
     char model_path[4608];
     snprintf(model_path, sizeof model_path, "%s/%s.vkvit", GOLDEN_DIR, stem);
@@ -47,6 +61,7 @@ static void run_golden(vkvit_ctx *ctx, const char *stem) {
 
     vkvit_model *model = NULL;
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));
+    check_host_only(model, stem);
     vkvit_model_info info;
     MUST(vkvit_model_get_info(model, &info));
     CHECK(!strcmp(info.architecture, "resnet") && !strcmp(info.flavour, "generic"), "%s: %s/%s", stem,

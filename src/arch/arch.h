@@ -67,8 +67,9 @@ typedef struct vkvit__arch_ops {
      * writes into leader[leader_size] directly, with no alignment padding between, so that one GEMM reads both as
      * one matrix (vkvit__model_weight_rows_pair; ViL's igate then fgate). NULL when there are none. */
     bool (*packed_after)(const char *name, char *leader, size_t leader_size);
-    /* File tensors the network never reads on the device, because `constants` made what it reads from them (ViL's
-     * q/k and gate folds, ViT-5's QK-norm pairs): read and checked like every tensor (shape, finite values), then
+    /* File tensors the network never reads on the device: `constants` made what it reads from them (ViL's q/k and
+     * gate folds, ViT-5's QK-norm pairs), or they cannot change the result (a ClassificationResNet's condition-mixer
+     * query and norm under a one-token condition). Read and checked like every tensor (shape, finite values), then
      * neither uploaded nor listed (vkvit__model_weight reports them missing). NULL when there are none. */
     bool (*host_only)(const struct vkvit__model_config *cfg, const char *name);
     /* The network for `batch` images: *input [B, H, W, 3], *condition (left VKVIT_NONE when the model takes none),

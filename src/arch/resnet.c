@@ -323,6 +323,16 @@ static void build(vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_
                   uint32_t *output) {
     vkvit__resnet_build(g, m, batch, input, condition, output);
 }
+
+/* With a one-token condition the condition mixer's output is V at every position, whatever x is: its query
+ * projection and its norm are never computed (src/modules/resnet.c, vkvit__rn_condition_mixer). */
+static bool host_only(const vkvit__model_config *cfg, const char *name) {
+    const vkvit__resnet_config *c = &cfg->resnet;
+    return c->cond.enabled && c->condition_tokens <= 1 &&
+           (vkvit__name_ends_with(name, "condition_mixer.q_proj.weight") ||
+            vkvit__name_ends_with(name, "condition_mixer_norm.weight") ||
+            vkvit__name_ends_with(name, "condition_mixer_norm.bias"));
+}
 #endif
 
 const vkvit__arch_ops vkvit__arch_resnet = {
@@ -335,5 +345,5 @@ const vkvit__arch_ops vkvit__arch_resnet = {
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
-    VKVIT_ARCH_RUNTIME(.constants = vkvit__resnet_constants, .build = build,)
+    VKVIT_ARCH_RUNTIME(.constants = vkvit__resnet_constants, .host_only = host_only, .build = build,)
 };
