@@ -138,7 +138,10 @@ def test_describe(ctx):
     assert d["architecture"] == "vil" and d["flavour"] == "seed"
     assert d["image_size"] == [32, 32] and d["num_classes"] == 10
     assert d["labels"] == ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
-    assert d["parameters"] > 0 and d["flops"] > 0 and d["weight_bytes"] >= 4 * d["parameters"]
+    assert d["parameters"] > 0 and d["flops"] > 0
+    # fp32 on the device, less the tensors only the loader's folds read (ViL: q/k projections, gate weights), plus
+    # the folds: within a few per cent of 4 bytes per parameter
+    assert 0.9 * 4 * d["parameters"] <= d["weight_bytes"] <= 1.1 * 4 * d["parameters"]
     p = d["preprocessing"]
     assert set(p) == {"image_size", "resize_shorter", "interpolation", "mean", "std"}
     assert p["image_size"] == [32, 32] and p["interpolation"] in ("bicubic", "bilinear")
