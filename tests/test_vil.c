@@ -457,12 +457,13 @@ static void check_host_only(vkvit_ctx *ctx, const vkvit_model *m, const char *pa
     const char *name = "blocks.1.mlstm.k_proj.weight";
     const vkvit__st_tensor *t = vkvit__model_file_tensor(&mf, name);
     CHECK(t != NULL, "%s: no '%s'", stem, name);
-    const size_t at = t ? t->offset + t->size / 2 : 0;          /* a middle element's first byte */
+    const bool found = t != NULL;
+    const size_t start = t ? t->offset : 0, at = t ? t->offset + t->size / 2 : 0; /* a middle element's byte */
     const vkvit__st_dtype dtype = t ? t->dtype : VKVIT_ST_F32;
-    vkvit__model_file_close(&mf);
+    vkvit__model_file_close(&mf);                               /* t is gone from here on */
     FILE *f = fopen(path, "rb");
     CHECK(f != NULL, "%s: cannot open %s", stem, path);
-    if (!t || !f) {
+    if (!found || !f) {
         if (f) fclose(f);
         return;
     }
@@ -474,7 +475,7 @@ static void check_host_only(vkvit_ctx *ctx, const vkvit_model *m, const char *pa
     fclose(f);
     CHECK(read_all, "%s: cannot read %s", stem, path);
     if (read_all) {
-        const size_t esz = dtype == VKVIT_ST_F32 ? 4 : 2, e = at - (at - t->offset) % esz;
+        const size_t esz = dtype == VKVIT_ST_F32 ? 4 : 2, e = at - (at - start) % esz;
         const uint32_t nan32 = 0x7fc00000u;
         const uint16_t nan16 = dtype == VKVIT_ST_F16 ? 0x7e00u : 0x7fc0u;
         memcpy(bytes + e, esz == 4 ? (const void *)&nan32 : (const void *)&nan16, esz); /* little-endian host */

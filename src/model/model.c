@@ -219,7 +219,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     scratch = malloc(largest_host ? largest_host * sizeof(float) : sizeof(float));
     if (!image || !scratch) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
-                           mf.label, (unsigned long long)total);
+                           mf.label, (unsigned long long)(total + largest_host * sizeof(float)));
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {

@@ -97,8 +97,8 @@ static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) {   /* sh_AT: 
  * with `vkvit bench`): the chunk states are DH x DH per chunk and head, written and read three times, while the
  * S x S scores per head are small and the GEMMs run on the tuned CPU kernel. GPUs keep the chunked scan (linear in
  * S, states in shared memory), and so does an explicit chunk length (tests run both forms on lavapipe). */
-#define MLSTM_QUADRATIC_MAX_S 256u
-#define NO_MAT ((vkvit__mat){VKVIT_NONE, 0, 0, 0}) /* = ROW_MAX of shaders/mlstm_decay.comp (a row lives in a private array) */
+#define MLSTM_QUADRATIC_MAX_S 256u /* = ROW_MAX of shaders/mlstm_decay.comp (a row lives in a private array) */
+#define NO_MAT ((vkvit__mat){VKVIT_NONE, 0, 0, 0})     /* where h is after a failure */
 
 static bool use_quadratic(const vkvit_ctx *ctx, const vkvit__mlstm_scan_op *op, uint32_t DH) {
     return ctx->caps.cpu_device && op->chunk == 0 && op->S <= MLSTM_QUADRATIC_MAX_S && DH % 4 == 0;
