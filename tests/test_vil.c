@@ -19,6 +19,7 @@
  *   networks        tests/golden/models/vil_{seed,nxai}: the public API (fp32 logits <= 1e-4 relative, a replay
  *                   gives the same bits, fp16 weights <= 1e-2) and `vkvit run` through the CLI binary (<= 1e-4)
  * Every graph runs with a NaN-poisoned arena under the validation layer (synchronization validation on). */
+#include "arch/arch_kit.h" /* vkvit__name_ends_with */
 #include "golden_util.h"
 #include "ops/ops.h"
 #include "graph_util.h"
@@ -446,11 +447,9 @@ static void check_gate_packing(const vkvit_model *m, const char *stem) {
 static void check_host_only(vkvit_ctx *ctx, const vkvit_model *m, const char *path, const char *stem) {
     static const char *const FOLDED[] = {"q_proj.weight", "k_proj.weight", "igate.weight", "fgate.weight"};
     for (uint32_t i = 0; i < m->n_weights; i++)
-        for (size_t k = 0; k < VKVIT_ARRAY_LEN(FOLDED); k++) {
-            const size_t n = strlen(m->weights[i].name), f = strlen(FOLDED[k]);
-            CHECK(n < f || strcmp(m->weights[i].name + n - f, FOLDED[k]) != 0, "%s: '%s' is on the device", stem,
+        for (size_t k = 0; k < VKVIT_ARRAY_LEN(FOLDED); k++)
+            CHECK(!vkvit__name_ends_with(m->weights[i].name, FOLDED[k]), "%s: '%s' is on the device", stem,
                   m->weights[i].name);
-        }
 
     vkvit__model_file mf;
     MUST(vkvit__model_file_load(path, NULL, 0, NULL, &mf));
