@@ -4,30 +4,34 @@
 # training time, so each run ends fully annealed whatever the machine's speed), side by side or one after the
 # other, and writes the exported models (fp16, each < 16 MiB), the training logs and a GPU utilisation log to OUT.
 #
-#   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] OUT
+#   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] [--init-dir DIR] OUT
 #
 # --minutes: training minutes per model (default 8; evaluation every 10 epochs and start-up come on top, about
 # 40 s). Side by side (default) both models share the GPU for M minutes; --sequential gives each the GPU alone,
 # one after the other (2 x M minutes). --data: the JPEG tarball (default ../shared/data/cifar10-jpg.tar.gz; on a
 # lent machine copy it into the bundle folder, which travels: `cp ../shared/data/cifar10-jpg.tar.gz .gpu-bundle/`).
+# --init-dir: continue the models in DIR (DIR/<arch>_cifar10.vkvit, e.g. assets/models) with a new schedule instead
+# of starting from random weights (train_cifar.py --init-from), so that leases too short for the recipe add up.
 # Environment: PY (a Python with PyTorch, default python3), DEVICE (default cuda), SIZE (large; `demo` with
 # DEVICE=cpu is the dry run this machine can do), TRAIN_ARGS (more train_cifar.py options). Measured on an H200
 # (2026-11-26, eager): 8 minutes side by side gave ViT-5 72 epochs and ViL 34.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-minutes=8 archs="vit5 vil" sequential=0 data=../shared/data/cifar10-jpg.tar.gz out=
+minutes=8 archs="vit5 vil" sequential=0 data=../shared/data/cifar10-jpg.tar.gz out= init_dir=
 while [ $# -gt 0 ]; do
     case "$1" in
         --minutes) minutes=$2; shift 2 ;;
         --arch) archs=$2; shift 2 ;;
         --sequential) sequential=1; shift ;;
         --data) data=$2; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        --init-dir) init_dir=$2; shift 2 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         -*) echo "gpu_train_cifar.sh: unknown option $1" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
 done
-[ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR] OUT" >&2
+[ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR]" \
+                        "[--init-dir DIR] OUT" >&2
                    exit 2; }
 [ -f "$data" ] || { echo "gpu_train_cifar.sh: $data not found (--data)" >&2; exit 2; }
 PY=${PY:-python3} DEVICE=${DEVICE:-cuda} SIZE=${SIZE:-large}
@@ -48,7 +52,12 @@ import train_cifar; train_cifar.load_data(sys.argv[1], sys.argv[2])" "$data" "$c
 # training time, so a run whose budget is spent ends by itself just before it.
 limit=$(awk -v m="$minutes" 'BEGIN { print m + 0.7 }')
 train() {   # ARCH: trains, exports OUT/ARCH_large_cifar10.vkvit, logs to OUT/train_ARCH.log
-    "$PY" tools/train_cifar.py --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
+    local init=()
+    if [ -n "$init_dir" ]; then
+        [ -f "$init_dir/$1_cifar10.vkvit" ] || { echo "gpu_train_cifar.sh: no $init_dir/$1_cifar10.vkvit" >&2; return 2; }
+        init=(--init-from "$init_dir/$1_cifar10.vkvit")
+    fi
+    "$PY" tools/train_cifar.py "${init[@]}" --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
         --data "$data" --out "$out/$1_large_cifar10.vkvit" --time-budget-min "$minutes" --time-limit-min "$limit" \
         ${TRAIN_ARGS:-} > "$out/train_$1.log" 2>&1
     local rc=$?

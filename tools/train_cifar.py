@@ -376,6 +376,21 @@ def export(net, arch, config, out_path, test_acc, dtype="f32"):
     log(f"wrote {out_path} ({os.path.getsize(out_path) / 1e6:.2f} MB, {doc['name']})")
 
 
+def init_weights(net, arch, config, path):
+    """Loads an exported model file (fp16 or fp32 weights) into net, refusing another architecture or configuration:
+    the names are the state dict's (export is a plain copy), so every tensor must be there with its shape."""
+    tensors, doc = vkvit_file.read_model(path)
+    if doc["architecture"] != arch or doc["config"] != config:
+        sys.exit(f"train_cifar: {path} is a {doc['architecture']} with another configuration than --arch {arch} "
+                 f"--size ({doc['config']})")
+    state = net.state_dict()
+    if set(tensors) != set(state):
+        sys.exit(f"train_cifar: {path}: tensors differ from the network's "
+                 f"(missing {sorted(set(state) - set(tensors))[:3]}, extra {sorted(set(tensors) - set(state))[:3]})")
+    net.load_state_dict({k: v.to(state[k].dtype) for k, v in tensors.items()})
+    log(f"initialised from {path} ({doc['name']})")
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # Driver
 # ------------------------------------------------------------------------------------------------------------------
@@ -419,6 +434,10 @@ def parse_args(argv):
     p.add_argument("--eval-every", type=int, help="evaluate, checkpoint and export every this many epochs "
                                                   "(recipe cpu: 1, gpu: 10)")
     p.add_argument("--export-only", action="store_true", help="export the last checkpoint and exit")
+    p.add_argument("--init-from", metavar="MODEL.vkvit",
+                   help="start from this model file's weights (same architecture and configuration) instead of a "
+                        "random initialisation, when no checkpoint exists yet: a second schedule (warm-up, cosine) "
+                        "continues a model exported earlier, e.g. one trained on an earlier lease")
     args = p.parse_args(argv)
     for k, v in RECIPES[args.recipe].items():
         if getattr(args, k) is None:
@@ -440,6 +459,8 @@ def main(argv=None):
 
     torch.manual_seed(args.seed)
     net = build(args.arch, config).to(device)
+    if args.init_from and not os.path.exists(ckpt_path):
+        init_weights(net, args.arch, config, args.init_from)
     # EMA of the weights (fp32 copies of every float tensor of the state dict), evaluated and exported instead of
     # the raw weights when on.
     ema = {k: v.detach().clone().float() for k, v in net.state_dict().items()} if args.ema else None
