@@ -32,8 +32,9 @@ per step for ViT-5 and 78 ms for ViL alone, 70 and 148 ms side by side; eight mi
 side, reached 80.4 % (ViT-5, 72 epochs) and 80.7 % (ViL, 34 epochs) with --time-budget-min 8. On a lent H100 the
 same day, with torch.compile (about a minute to compile, counted as training time) and close-ups, side by side
 (tools/gpu_train_cifar.sh --minutes 7.5): 34 ms per step for ViT-5 and 72 ms for ViL, 131 and 58 epochs, 83.78 %
-and 82.45 % (the bundled models, assets/models/README.md). The recipe's 200 epochs (19,400 steps) of ViT-5 would
-take 11 minutes at that side-by-side speed.
+and 82.45 %. Two later runs continued those (--init-from) for 7 and 3.3 minutes: 88.10 % and 86.16 %, the bundled
+models (assets/models/README.md has the runs). The recipe's 200 epochs (19,400 steps) of ViT-5 would take 11
+minutes at that side-by-side speed.
 
 Checkpoints (model, optimiser, EMA, step) are written atomically every --ckpt-every-min minutes and at each
 evaluation, so a run can be cut off at any point and resumed with the same command; the data order of an epoch
