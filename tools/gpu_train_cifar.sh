@@ -52,10 +52,10 @@ import train_cifar; train_cifar.load_data(sys.argv[1], sys.argv[2])" "$data" "$c
 # training time, so a run whose budget is spent ends by itself just before it.
 limit=$(awk -v m="$minutes" 'BEGIN { print m + 0.7 }')
 train() {   # ARCH: trains, exports OUT/ARCH_large_cifar10.vkvit, logs to OUT/train_ARCH.log
-    local init=()
+    local init=() from="$init_dir/$1_cifar10.vkvit"
     if [ -n "$init_dir" ]; then
-        [ -f "$init_dir/$1_cifar10.vkvit" ] || { echo "gpu_train_cifar.sh: no $init_dir/$1_cifar10.vkvit" >&2; return 2; }
-        init=(--init-from "$init_dir/$1_cifar10.vkvit")
+        [ -f "$from" ] || { echo "gpu_train_cifar.sh: no $from" >&2; return 2; }
+        init=(--init-from "$from")
     fi
     "$PY" tools/train_cifar.py "${init[@]}" --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
         --data "$data" --out "$out/$1_large_cifar10.vkvit" --time-budget-min "$minutes" --time-limit-min "$limit" \
