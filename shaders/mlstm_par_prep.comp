@@ -14,6 +14,8 @@
 // channels per token (the host takes this form only for DH % 4 == 0, E % 4 == 0: every v row starts on a vec4),
 // grid-striding over S_pad / 4; few, long workgroups (llvmpipe pays per workgroup).
 // Invocation 0 of workgroup x = 0 also runs the cumsum, sequentially in token order (as torch.cumsum).
+// WRITE_VT false: the prep wrote vT already (mlstm_prep.comp, VT_OUT); only the cumsums run (one workgroup per
+// (b, h)), and binding 2 is not touched.
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 #include "mlstm_common.glsl"
@@ -31,6 +33,8 @@ layout(binding = 1, std430) readonly buffer Gt { float data_g[]; };
 #endif
 layout(binding = 2, std430) writeonly buffer Vt { vec4 data_vt4[]; };  // [B*NH*DH, S_pad], S_pad % 4 == 0
 layout(binding = 3, std430) writeonly buffer Gl { float data_gl[]; };   // [B*NH, 2, S_pad]
+
+layout(constant_id = 4) const bool WRITE_VT = true;
 
 void main() {
     const uint bh = gl_WorkGroupID.z, h = bh % p.NH, b = bh / p.NH;
@@ -51,6 +55,7 @@ void main() {
             data_gl[bh * 2 * S_pad + S_pad + t] = 0.0;
         }
     }
+    if (!WRITE_VT) return;
     const uint vb = p.v_off + h * DH, T4 = S_pad / 4;
     for (uint t4 = gl_GlobalInvocationID.x; t4 < T4; t4 += gl_NumWorkGroups.x * VT) {
         uint src4[4];                                 // the four tokens' v rows in vec4s (clamped: padding writes 0)

@@ -58,6 +58,8 @@ vkvit_shader(softmax_rows_f32_f32_subgroup_texel softmax_rows.comp DEFINES SUBGR
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
 vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
 vkvit_shader(mlstm_prep_f32_f32_texel mlstm_prep.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_prep_vt_f32_f32 mlstm_prep.comp DEFINES VT_OUT=1)  # ... with v transposed (the quadratic form)
+vkvit_shader(mlstm_prep_vt_f32_f32_texel mlstm_prep.comp DEFINES VT_OUT=1 TEXEL=1)
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
 vkvit_shader(mlstm_chunk_f32_texel mlstm_chunk.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_carry_f32 mlstm_carry.comp)       # ViL: chunked scan phase 2, sequential combine over chunks

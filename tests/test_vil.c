@@ -11,6 +11,10 @@
  *                   quadratic reference written here from SPEC 7.1 / 7.2; <= 2e-5. Also head dims 96 and 192
  *                   (several value tiles), 6, 18, 300 and 258 (partial column blocks, DH % 4 != 0, two 256-column
  *                   tiles) and S = 4096 (256 chunks through the sequential carry phase)
+ *   prep random     the conv + SiLU + headwise projections (mlstm_prep.comp) on fresh random inputs against a
+ *                   float64 loop: both output layouts (v rows; vT for the quadratic form), kernel sizes 1, 3, 4
+ *                   (the sliding window) and 6, S in {1, 7, 61, 196}, both directions, the CPU and the GPU run
+ *                   lengths; <= 1e-5
  *   cell goldens    tests/golden/ops/mlstm_cell_*: the whole cell (proj_up .. proj_down) through the real builder,
  *                   comparing y and the gate pre-activations (<= 1e-5) and the scan output h (seed <= 1e-5; NX-AI
  *                   <= 2e-4: the official normaliser max(|den|, e^-M) amplifies fp32 rounding where the signed sum
@@ -232,6 +236,102 @@ static void scan_random(vkvit_ctx *ctx, const scan_case *c) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
+ * The prep alone (conv1d + SiLU + headwise q'/v), both output layouts, every conv kernel size path
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct prep_case {
+    uint32_t B, S, E, NH, K, run;
+    bool reverse, v_transposed;
+} prep_case;
+
+/* vkvit__op_mlstm_prep on fresh random inputs against a float64 loop written from SPEC 7.1 (mlstm.h's formulas):
+ * q', a and v, or q', a and vT with its padding columns (S .. S_pad-1) zero; <= 1e-5 of the largest value. The
+ * kernel's sliding window covers K <= 4 (K = 4 the real models' size, 1-3 with zero slots), the rest reads its K
+ * rows; runs of token groups start mid-sequence, so S spans several runs and ends mid-group. */
+static void prep_random(vkvit_ctx *ctx, const prep_case *c) {
+    const uint32_t B = c->B, S = c->S, E = c->E, K = c->K, NH = c->NH, NP = E / 4, rows = B * S;
+    const uint32_t DH = E / NH, S_pad = (S + 3) & ~3u;
+    float *up = malloc((size_t)rows * 2 * E * 4), *cw = malloc((size_t)E * K * 4), *cb = malloc((size_t)E * 4);
+    float *wqk = malloc((size_t)E * 4 * 4), *wv = malloc((size_t)E * 4 * 4);
+    vt_fill_rand(up, (size_t)rows * 2 * E), vt_fill_rand(cw, (size_t)E * K), vt_fill_rand(cb, E);
+    vt_fill_rand(wqk, (size_t)E * 4), vt_fill_rand(wv, (size_t)E * 4);
+    /* want: q', a, v in row-major [rows, 3E] */
+    double *want = malloc((size_t)rows * 3 * E * sizeof *want), vmax = 0.0;
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t t = 0; t < S; t++) {
+            const size_t row = (size_t)b * S + t;
+            const int64_t pp = c->reverse ? (int64_t)S - 1 - t : t;
+            double a[4], xm[4];
+            for (uint32_t ph = 0; ph < NP; ph++) {
+                for (uint32_t i = 0; i < 4; i++) {
+                    const uint32_t ch = 4 * ph + i;
+                    double acc = cb[ch];
+                    for (uint32_t k = 0; k < K; k++) {
+                        const int64_t sp = pp - (int64_t)(K - 1) + k;
+                        if (sp < 0) continue;
+                        const int64_t st = c->reverse ? (int64_t)S - 1 - sp : sp;
+                        acc += (double)cw[ch * K + k] * up[((size_t)b * S + (size_t)st) * 2 * E + ch];
+                    }
+                    a[i] = acc / (1.0 + exp(-acc));
+                    xm[i] = up[row * 2 * E + ch];
+                }
+                for (uint32_t o = 0; o < 4; o++) {
+                    double q = 0.0, v = 0.0;
+                    for (uint32_t i = 0; i < 4; i++) {
+                        q += (double)wqk[(ph * 4 + o) * 4 + i] * a[i];
+                        v += (double)wv[(ph * 4 + o) * 4 + i] * xm[i];
+                    }
+                    want[row * 3 * E + 4 * ph + o] = q;
+                    want[row * 3 * E + E + 4 * ph + o] = a[o];
+                    want[row * 3 * E + 2 * E + 4 * ph + o] = v;
+                }
+            }
+        }
+    for (size_t i = 0; i < (size_t)rows * 3 * E; i++) vmax = fmax(vmax, fabs(want[i]));
+
+    vt_graph r;
+    vt_graph_begin(&r, ctx);
+    const uint32_t up_shape[2] = {rows, 2 * E}, cw_shape[3] = {E, 1, K}, blk_shape[3] = {NP, 4, 4};
+    vkvit__mlstm_prep_op op = {
+        .up = vt_graph_input(&r, "up", up, 2, up_shape), .conv_w = vt_graph_weight(&r, "conv_w", cw, 3, cw_shape),
+        .conv_b = vt_graph_weight(&r, "conv_b", cb, 1, &E), .wqk = vt_graph_weight(&r, "wqk", wqk, 3, blk_shape),
+        .wv = vt_graph_weight(&r, "wv", wv, 3, blk_shape), .B = B, .S = S, .E = E, .K = K, .reverse = c->reverse,
+        .NH = NH, .v_transposed = c->v_transposed, .run = c->run,
+    };
+    const vkvit__mlstm_prep_out out = vkvit__op_mlstm_prep(&r.g, "prep", &op);
+    vt_graph_output(&r, out.qkv);
+    vt_graph_output(&r, out.vt);
+    vkvit_result res = vt_graph_run(&r);
+    CHECK(res == VKVIT_OK, "prep S=%u K=%u: %s", S, K, vkvit_last_error());
+    CHECK(out.qkv_stride == (c->v_transposed ? 2 : 3) * E, "prep: qkv stride %u", out.qkv_stride);
+    if (res == VKVIT_OK) {
+        float *qkv = vt_graph_download(&r, out.qkv), *vt = c->v_transposed ? vt_graph_download(&r, out.vt) : NULL;
+        double err = 0.0;
+        size_t bad = 0;
+        for (size_t row = 0; row < rows; row++)
+            for (uint32_t col = 0; col < 3 * E; col++) {
+                const uint32_t b = (uint32_t)(row / S), t = (uint32_t)(row % S), d = col % DH, h = (col - 2 * E) / DH;
+                const float got = col < out.qkv_stride
+                                      ? qkv[row * out.qkv_stride + col]
+                                      : vt[(((size_t)b * NH + h) * DH + d) * S_pad + t]; /* v from vT */
+                const double e = fabs(got - want[row * 3 * E + col]) / vmax;
+                if (!(e <= err)) err = e, bad = row * 3 * E + col; /* NaN (the poisoned arena) counts */
+            }
+        for (uint32_t bh = 0; vt && bh < B * NH; bh++) /* vT's padding columns */
+            for (uint32_t d = 0; d < DH; d++)
+                for (uint32_t t = S; t < S_pad; t++)
+                    if (vt[((size_t)bh * DH + d) * S_pad + t] != 0.0f) err = INFINITY, bad = t;
+        printf("random prep B=%u S=%-4u E=%-3u K=%u run %-2u %s %-7s  max err / max |want| %.3g\n", B, S, E, K,
+               c->run, c->reverse ? "rev" : "fwd", c->v_transposed ? "vT" : "v rows", err);
+        CHECK(err <= 1e-5, "random prep S=%u K=%u %s %s: error %.3g at %zu", S, K, c->reverse ? "rev" : "fwd",
+              c->v_transposed ? "vT" : "v rows", err, bad);
+        free(qkv), free(vt);
+    }
+    vt_graph_end(&r);
+    free(up), free(cw), free(cb), free(wqk), free(wv), free(want);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
  * Cell and block through the real builders (weights from the golden's w.* tensors)
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -260,22 +360,23 @@ static void stage_weights(vt_graph *r, const vt_golden *gd, staged_model *sm) {
      * vkvit__vil_constants does for a model file: const.w.qk_fold, const.w.gate_fold for a cell golden (weights
      * "w.*"), const.w.mlstm.* for a block golden (weights "w.mlstm.*"). */
     const char *cell = vt_golden_shape(gd, "w.mlstm.q_proj.weight") ? "w.mlstm." : "w.";
-    char name[4][64];
-    static const char *const src[4] = {"q_proj.weight", "k_proj.weight", "igate.weight", "fgate.weight"};
-    float *w[4];
-    for (uint32_t i = 0; i < 4; i++) {
+    char name[5][64];
+    static const char *const src[5] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "igate.weight",
+                                       "fgate.weight"};
+    float *w[5];
+    for (uint32_t i = 0; i < 5; i++) {
         snprintf(name[i], sizeof name[i], "%s%s", cell, src[i]);
         w[i] = vt_golden_f32_req(gd, name[i], NULL);
     }
     const uint32_t E = (uint32_t)vt_golden_shape(gd, name[0])->shape[0] * 4;
-    const uint32_t NH = (uint32_t)vt_golden_shape(gd, name[2])->shape[0];
-    float *qk_fold = malloc((size_t)E * 4 * sizeof(float)), *gate_fold = malloc((size_t)4 * NH * E * sizeof(float));
-    vkvit__mlstm_fold(w[0], w[1], w[2], w[3], E, NH, qk_fold, gate_fold);
-    for (uint32_t i = 0; i < 4; i++) free(w[i]);
+    const uint32_t NH = (uint32_t)vt_golden_shape(gd, name[3])->shape[0];
+    float *qk_fold = malloc((size_t)E * 4 * sizeof(float)), *gate_fold = malloc((size_t)6 * NH * E * sizeof(float));
+    vkvit__mlstm_fold(w[0], w[1], w[2], w[3], w[4], E, NH, qk_fold, gate_fold);
+    for (uint32_t i = 0; i < 5; i++) free(w[i]);
     snprintf(sm->fold_names[0], sizeof sm->fold_names[0], "const.%sqk_fold", cell);
     snprintf(sm->fold_names[1], sizeof sm->fold_names[1], "const.%sgate_fold", cell);
     const struct { float *data; uint32_t ndim, shape[3]; } folds[2] = {{qk_fold, 3, {E / 4, 4, 4}},
-                                                                        {gate_fold, 2, {2 * NH, 2 * E, 0}}};
+                                                                        {gate_fold, 2, {2 * NH, 3 * E, 0}}};
     for (uint32_t f = 0; f < 2; f++) {
         size_t numel = 1;
         for (uint32_t d = 0; d < folds[f].ndim; d++) numel *= folds[f].shape[d];
@@ -415,7 +516,7 @@ static void check_gate_packing(const vkvit_model *m, const char *stem) {
         const vkvit__weight *w = &m->weights[i];
         const bool qk = strstr(w->name, ".qk_fold") != NULL, gate = strstr(w->name, ".gate_fold") != NULL;
         if (qk || gate) {
-            const uint32_t want[3] = {qk ? c->inner_dim / 4 : 2 * c->num_heads, qk ? 4 : 2 * c->inner_dim, qk ? 4 : 0};
+            const uint32_t want[3] = {qk ? c->inner_dim / 4 : 2 * c->num_heads, qk ? 4 : 3 * c->inner_dim, qk ? 4 : 0};
             CHECK(!strncmp(w->name, "const.blocks.", 13) && w->ndim == (qk ? 3u : 2u) && w->shape[0] == want[0] &&
                       w->shape[1] == want[1] && (!qk || w->shape[2] == want[2]),
                   "%s: fold '%s' has the wrong name or shape", stem, w->name);
@@ -568,7 +669,7 @@ static void network(vkvit_ctx *ctx, const char *stem) {
 
 int main(int argc, char **argv) {
     vkvit_ctx *ctx = vt_ctx();
-    const char *only = argc > 1 ? argv[1] : NULL; /* "scan", "random", "cell", "net" */
+    const char *only = argc > 1 ? argv[1] : NULL; /* "scan", "random", "prep", "cell", "net" */
     if (!only || !strcmp(only, "scan")) scan_goldens(ctx);
     if (!only || !strcmp(only, "random")) {
         static const uint32_t lengths[] = {1, 7, 64, 196, 257, 1000};
@@ -596,6 +697,22 @@ int main(int argc, char **argv) {
                                .chunk = rev ? 7 : 0};
                 scan_random(ctx, &c);
             }
+    }
+    if (!only || !strcmp(only, "prep")) {
+        /* S = 1 (one padded group), 7 (ends mid-group), 61 (several runs of the CPU kernel, mid-group), 196
+         * (ViL's); K = 4, the window's other sizes (1, 3) and one past it (6); two images; NH = 2 for vT; runs
+         * of the device's choice (0) and of one group (GPUs' choice; 3 for S = 61). */
+        static const uint32_t lengths[] = {1, 7, 61, 196}, kernels[] = {4, 1, 3, 6};
+        for (size_t i = 0; i < VKVIT_ARRAY_LEN(lengths); i++)
+            for (size_t k = 0; k < VKVIT_ARRAY_LEN(kernels); k++)
+                for (int rev = 0; rev < 2; rev++)
+                    for (int vt = 0; vt < 2; vt++)
+                        for (uint32_t run = 0; run < 2; run++) {
+                            prep_case c = {.B = 2, .S = lengths[i], .E = 16, .NH = 2, .K = kernels[k],
+                                           .run = run && lengths[i] == 61 ? 3 : run, .reverse = rev,
+                                           .v_transposed = vt};
+                            prep_random(ctx, &c);
+                        }
     }
     if (!only || !strcmp(only, "cell")) cell_goldens(ctx);
     if (!only || !strcmp(only, "net")) {

@@ -172,8 +172,9 @@ static void build(vkvit__graph *g, const vkvit_model *m, uint32_t batch, uint32_
 #endif
 
 #ifndef VKVIT_ARCH_READER_ONLY
-/* "<prefix>fgate.bias" follows "<prefix>igate.bias" in the weight buffer: the cell computes both gates with one
- * GEMM over the folded gate weights (src/modules/vil.c, vkvit__mlstm_fold), whose bias is the two side by side. */
+/* "<prefix>fgate.bias" follows "<prefix>igate.bias" in the weight buffer: the cell computes both gates at once
+ * (one GEMM, or one pair) over the folded gate weights (src/modules/vil.c, vkvit__mlstm_fold), whose bias is the two
+ * side by side. */
 static bool packed_after(const char *name, char *leader, size_t leader_size) {
     static const char follower[] = "fgate.bias";
     const size_t n = strlen(name), f = sizeof follower - 1;

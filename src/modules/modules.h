@@ -59,19 +59,23 @@ vkvit__mlstm_desc vkvit__vil_mlstm_desc(const vkvit__model_config *cfg);
 
 /* The cell's q/k and gate weights folded on the host (exact algebra, rounded once from double): only products
  * q_t . k_s ever use q and k (the scores, the chunked scan's C q and n . q), and the gates are linear in
- * cat(q, k, v). With a = silu(conv(xm)), q = HW(a; Wq), k = HW(a; Wk) (HW: out[4p+o] = sum_i W[p][o][i] in[4p+i]):
+ * cat(q, k, v). With a = silu(conv(xm)), q = HW(a; Wq), k = HW(a; Wk), v = HW(xm; Wv) (HW: out[4p+o] =
+ * sum_i W[p][o][i] in[4p+i]):
  *   q_t . k_s = q'_t . a_s          q' = HW(a; Mqk),  Mqk[p][j][i] = sum_o Wk[p][o][j] Wq[p][o][i]
  *   gate(cat(q, k, v)) = cat(a, v) . Wgᵀ'   Wg'[n][4p+i] = sum_o Wg[n][4p+o] Wq[p][o][i] + Wg[n][E+4p+o] Wk[p][o][i],
  *                                          Wg'[n][E+c] = Wg[n][2E+c]
+ *                      = a . Wg'[n][:E] + xm . Wx[n]   Wx[n][4p+i] = sum_o Wg[n][2E+4p+o] Wv[p][o][i]
  * so the cell stores (q', a, v) instead of a, q, k and v (on llvmpipe every stored float costs a per-lane scalar
- * store) and the gate GEMM's K is 2E instead of 3E.
- * wq, wk [NP, 4, 4]; wig, wfg [NH, 3E] -> qk_fold [NP, 4, 4], gate_fold [2 NH, 2E] (igate rows, then fgate's). */
-void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wig, const float *wfg, uint32_t E, uint32_t NH,
-                       float *qk_fold, float *gate_fold);
+ * store) and the gate GEMM's K is 2E instead of 3E; where the quadratic scan takes v transposed (no v rows are
+ * stored), the gates come from a and xm instead (two GEMMs of K = E).
+ * wq, wk, wv [NP, 4, 4]; wig, wfg [NH, 3E] -> qk_fold [NP, 4, 4], gate_fold [2 NH, 3E] = (Wg'[:, :E], Wg'[:, E:],
+ * Wx) (igate rows, then fgate's). */
+void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wv, const float *wig, const float *wfg,
+                       uint32_t E, uint32_t NH, float *qk_fold, float *gate_fold);
 
 /* Tensors the cell reads beyond the file's (vkvit__mlstm_fold), per block i:
  *   const.blocks.{i}.mlstm.qk_fold     [E/4, 4, 4]
- *   const.blocks.{i}.mlstm.gate_fold   [2 NH, 2E] */
+ *   const.blocks.{i}.mlstm.gate_fold   [2 NH, 3E] */
 vkvit_result vkvit__vil_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n);
 
 /* mLSTMCell on xn (dense [B*S, D], original token order) writing its output into y (dense [B*S, D]); with

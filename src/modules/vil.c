@@ -10,8 +10,10 @@
  * The cell, reading top to bottom like mLSTMCell.forward (tools/reference/mlstm.py):
  *   up    = xn · W_upᵀ                              [B*S, 2E]   GEMM; xm = up[:, :E], z = up[:, E:]
  *   qkv   = (q', a, v): a = silu(conv1d(xm)), q' = headwise(a; q/k fold), v = headwise(xm)   shaders/mlstm_prep.comp
- *           (q' . a_s = q . k_s exactly in real arithmetic: vkvit__mlstm_fold; a serves as the keys and the skip)
- *   gates = (a, v) · W_gᵀ' + (b_ig | b_fg)          [B*S, 2NH]  one GEMM over the folded gate weights (fp32)
+ *           (q' . a_s = q . k_s exactly in real arithmetic: vkvit__mlstm_fold; a serves as the keys and the skip);
+ *           where the scan takes its quadratic form (CPU devices) qkv = (q', a) and v goes out transposed (vT)
+ *   gates = (a, v) · W_gᵀ' + (b_ig | b_fg)          [B*S, 2NH]  one GEMM over the folded gate weights (fp32);
+ *           with vT: a · W_g'[:, :E]ᵀ + xm · W_xᵀ + (b_ig | b_fg), two GEMMs (W_x: the v part folded with v_proj)
  *   h     = mLSTM (SPEC 7.3 chunked scan, or the quadratic form on CPU devices) over q', k = a, v   [B*S, E]
  *   hn    = seed: GroupNorm(E/4) over 4 ch x S tokens (fused below) | NX-AI: per-token per-head LN, (1 + w)
  *   o     = (hn + skip ⊙ a) ⊙ silu(z)               [B*S, E]    shaders/mlstm_out.comp
@@ -28,8 +30,8 @@
 #define GEMM_WEIGHT(name) vkvit__model_gemm_weightf(g, m, "%s%s", wprefix, name) /* fp16 in fp16 sessions */
 #define FOLD(name) vkvit__model_weightf(g, m, "const.%s%s", wprefix, name)        /* vkvit__vil_constants */
 
-void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wig, const float *wfg, uint32_t E, uint32_t NH,
-                       float *qk_fold, float *gate_fold) {
+void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wv, const float *wig, const float *wfg,
+                       uint32_t E, uint32_t NH, float *qk_fold, float *gate_fold) {
     const uint32_t NP = E / 4;
     for (uint32_t p = 0; p < NP; p++)
         for (uint32_t j = 0; j < 4; j++)
@@ -40,14 +42,17 @@ void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wig, const
             }
     for (uint32_t n = 0; n < 2 * NH; n++) {
         const float *wg = n < NH ? wig + (size_t)n * 3 * E : wfg + (size_t)(n - NH) * 3 * E; /* cat(q, k, v) columns */
-        float *out = gate_fold + (size_t)n * 2 * E;
+        float *out = gate_fold + (size_t)n * 3 * E;
         for (uint32_t p = 0; p < NP; p++)
             for (uint32_t i = 0; i < 4; i++) {
-                double s = 0.0;
-                for (uint32_t o = 0; o < 4; o++)
+                double s = 0.0, x = 0.0;
+                for (uint32_t o = 0; o < 4; o++) {
                     s += (double)wg[4 * p + o] * wq[(p * 4 + o) * 4 + i] +
                          (double)wg[E + 4 * p + o] * wk[(p * 4 + o) * 4 + i];
+                    x += (double)wg[2 * E + 4 * p + o] * wv[(p * 4 + o) * 4 + i];
+                }
                 out[4 * p + i] = (float)s;
+                out[2 * E + 4 * p + i] = (float)x;
             }
         for (uint32_t c = 0; c < E; c++) out[E + c] = wg[2 * E + c];
     }
@@ -60,20 +65,22 @@ vkvit_result vkvit__vil_constants(const vkvit__model_file *mf, vkvit__constant *
     if (c->qkv_block_size != 4 || E % 4) /* the cell's kernels need 4x4 blocks; the builder refuses the rest */
         return VKVIT_OK;
     vkvit__constant *k = calloc((size_t)2 * c->depth, sizeof *k);
-    const size_t n_src = (size_t)2 * E * 4 + (size_t)2 * NH * 3 * E; /* q_proj, k_proj, igate, fgate of one block */
+    const size_t n_src = (size_t)3 * E * 4 + (size_t)2 * NH * 3 * E; /* q/k/v_proj, igate, fgate of one block */
     float *src = malloc(n_src * sizeof *src);
     *out = k;
     if (!k || !src) {
         free(src);
         return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vil: out of host memory for the q/k and gate folds");
     }
-    float *wq = src, *wk = wq + (size_t)E * 4, *wig = wk + (size_t)E * 4, *wfg = wig + (size_t)NH * 3 * E;
+    float *wq = src, *wk = wq + (size_t)E * 4, *wv = wk + (size_t)E * 4, *wig = wv + (size_t)E * 4,
+          *wfg = wig + (size_t)NH * 3 * E;
     vkvit_result res = VKVIT_OK;
     for (uint32_t i = 0; i < c->depth && res == VKVIT_OK; i++) {
-        static const char *const names[4] = {"q_proj.weight", "k_proj.weight", "igate.weight", "fgate.weight"};
-        float *const dst[4] = {wq, wk, wig, wfg};
-        const size_t count[4] = {(size_t)E * 4, (size_t)E * 4, (size_t)NH * 3 * E, (size_t)NH * 3 * E};
-        for (uint32_t w = 0; w < 4 && res == VKVIT_OK; w++) {
+        static const char *const names[5] = {"q_proj.weight", "k_proj.weight", "v_proj.weight", "igate.weight",
+                                             "fgate.weight"};
+        float *const dst[5] = {wq, wk, wv, wig, wfg};
+        const size_t count[5] = {(size_t)E * 4, (size_t)E * 4, (size_t)E * 4, (size_t)NH * 3 * E, (size_t)NH * 3 * E};
+        for (uint32_t w = 0; w < 5 && res == VKVIT_OK; w++) {
             char name[96];
             snprintf(name, sizeof name, "blocks.%u.mlstm.%s", i, names[w]);
             const vkvit__st_tensor *t = vkvit__model_file_tensor(mf, name);
@@ -84,13 +91,13 @@ vkvit_result vkvit__vil_constants(const vkvit__model_file *mf, vkvit__constant *
         snprintf(qk->name, sizeof qk->name, "const.blocks.%u.mlstm.qk_fold", i);
         snprintf(gf->name, sizeof gf->name, "const.blocks.%u.mlstm.gate_fold", i);
         qk->ndim = 3, qk->shape[0] = NP, qk->shape[1] = 4, qk->shape[2] = 4;
-        gf->ndim = 2, gf->shape[0] = 2 * NH, gf->shape[1] = 2 * E;
+        gf->ndim = 2, gf->shape[0] = 2 * NH, gf->shape[1] = 3 * E;
         qk->data = malloc((size_t)E * 4 * sizeof(float));
-        gf->data = malloc((size_t)2 * NH * 2 * E * sizeof(float));
+        gf->data = malloc((size_t)2 * NH * 3 * E * sizeof(float));
         *n = 2 * i + 2;
         if (res == VKVIT_OK && (!qk->data || !gf->data))
             res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vil: out of host memory for the q/k and gate folds");
-        if (res == VKVIT_OK) vkvit__mlstm_fold(wq, wk, wig, wfg, E, NH, qk->data, gf->data);
+        if (res == VKVIT_OK) vkvit__mlstm_fold(wq, wk, wv, wig, wfg, E, NH, qk->data, gf->data);
     }
     free(src);
     return res;
@@ -105,18 +112,25 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
 
     uint32_t up = vkvit__op_linear(g, "proj_up", xn, GEMM_WEIGHT("proj_up.weight"), VKVIT_NONE, VKVIT_ACT_NONE);
 
+    /* Where the scan runs in its quadratic form (CPU devices), the prep writes v transposed for it, and no v rows */
+    vkvit__mlstm_scan_op scan = {.gates = VKVIT_NONE, .B = B, .S = S, .E = E, .NH = NH, .reverse = reverse,
+                                 .nxai = d->nxai, .h_over_q = true, .chunk = d->chunk};
+    const bool v_transposed = vkvit__mlstm_scan_takes_vt(g, &scan);
     vkvit__mlstm_prep_op prep = {
         .up = up, .conv_w = WEIGHT("conv1d.weight"), .conv_b = WEIGHT("conv1d.bias"), .wqk = FOLD("qk_fold"),
-        .wv = WEIGHT("v_proj.weight"), .B = B, .S = S, .E = E, .K = d->conv_kernel, .reverse = reverse,
+        .wv = WEIGHT("v_proj.weight"), .B = B, .S = S, .E = E, .K = d->conv_kernel, .reverse = reverse, .NH = NH,
+        .v_transposed = v_transposed,
     };
-    const uint32_t qkv = vkvit__op_mlstm_prep(g, "conv_qkv", &prep); /* [rows, 3E] = (q', a, v) */
-    const vkvit__mat a = {qkv, E, 3 * E, rows * 3 * E};              /* a, and (a, v) with K = 2E for the gates */
+    const vkvit__mlstm_prep_out qkv = vkvit__op_mlstm_prep(g, "conv_qkv", &prep); /* (q', a, v) or (q', a) + vT */
+    const uint32_t qs = qkv.qkv_stride;
+    const vkvit__mat a = {qkv.qkv, E, qs, rows * qs}; /* a, and (a, v) with K = 2E for the gates */
 
     /* Gate pre-activations side by side: ipre in columns 0..NH-1, fpre in NH..2NH-1, from (a, v) = columns E..3E-1
-     * of qkv and the folded weights [2NH, 2E]: one GEMM with N = 2 NH (on CPU devices a GEMM with N = NH = 4 leaves
-     * half of the kernel's 8 lanes idle). Its bias is igate's and fgate's, which the loader stores back to back
-     * (src/arch/vil.c: packed_after); where they are not (the tests' staged weights), one GEMM per gate. The gates
-     * stay fp32 in fp16 sessions (DESIGN: mLSTM gates and normaliser state in fp32). */
+     * of qkv and the folded weights [2NH, 3E] (columns 0..2E-1): one GEMM with N = 2 NH (on CPU devices a GEMM with
+     * N = NH = 4 leaves half of the kernel's 8 lanes idle). Without v rows (vT), from a (columns 0..E-1) and then
+     * xm (columns 2E..3E-1, accumulated): two GEMMs. Their bias is igate's and fgate's, which the loader stores
+     * back to back (src/arch/vil.c: packed_after); where they are not (the tests' staged weights), one GEMM (pair)
+     * per gate. The gates stay fp32 in fp16 sessions (DESIGN: mLSTM gates and normaliser state in fp32). */
     uint32_t gates_shape[2] = {rows, 2 * NH};
     uint32_t gates = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "gates", 2, gates_shape);
     const uint32_t w_gates = FOLD("gate_fold");
@@ -126,18 +140,28 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
     const uint32_t b_if = vkvit__model_weight_rows_pair(g, m, bi, bf, "igate+fgate.bias");
     for (uint32_t k = 0; k < (b_if != VKVIT_NONE ? 1u : 2u); k++) {
         const uint32_t n = b_if != VKVIT_NONE ? 2 * NH : NH;
+        const vkvit__mat d_gates = {gates, k * NH, 2 * NH, rows * 2 * NH};
+        const char *label = b_if != VKVIT_NONE ? "gates" : k ? "fgate" : "igate";
         vkvit__gemm_op op = {
-            .a = a, .w = w_gates, .w_offset = k * NH * 2 * E,
+            .a = a, .w = w_gates, .w_offset = k * NH * 3 * E, .w_stride = 3 * E,
             .bias = b_if != VKVIT_NONE ? b_if : WEIGHT(k ? "fgate.bias" : "igate.bias"),
-            .d = {gates, k * NH, 2 * NH, rows * 2 * NH}, .M = rows, .N = n, .K = 2 * E, .batch = 1,
+            .d = d_gates, .M = rows, .N = n, .K = v_transposed ? E : 2 * E, .batch = 1,
             .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
         };
-        vkvit__op_gemm(g, b_if != VKVIT_NONE ? "gates" : k ? "fgate" : "igate", &op);
+        vkvit__op_gemm(g, label, &op);
+        if (!v_transposed) continue;
+        char xlabel[32];
+        snprintf(xlabel, sizeof xlabel, "%s_xm", label);
+        op.a = (vkvit__mat){up, 0, 2 * E, rows * 2 * E}; /* xm */
+        op.w_offset += 2 * E;
+        op.bias = VKVIT_NONE;
+        op.residual = d_gates;
+        vkvit__op_gemm(g, xlabel, &op);
     }
 
     /* h may take q's place in qkv (q' is dead after the scan; a and v stay where they are) */
-    vkvit__mlstm_scan_op scan = {.qkv = qkv, .gates = gates, .B = B, .S = S, .E = E, .NH = NH, .reverse = reverse,
-                                 .nxai = d->nxai, .h_over_q = true, .chunk = d->chunk};
+    scan.qkv = qkv.qkv, scan.qkv_stride = qs, scan.v_transposed = v_transposed, scan.vt = qkv.vt;
+    scan.gates = gates;
     const vkvit__mat h = vkvit__op_mlstm_scan(g, "scan", &scan);
 
     vkvit__mlstm_out_op out = {.h = h, .a = a, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,

@@ -13,30 +13,49 @@
 
 /* Mirrors the `p` block of shaders/mlstm_prep.comp. */
 typedef struct mlstm_prep_push {
-    uint32_t rows, S, E, K, up_stride, reverse;
+    uint32_t rows, S, E, K, up_stride, reverse, qkv_stride, NH, run;
 } mlstm_prep_push;
-VKVIT_PUSH_MIRROR(mlstm_prep_push, 6);
+VKVIT_PUSH_MIRROR(mlstm_prep_push, 9);
 
-uint32_t vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op) {
-    if (g->error) return VKVIT_NONE;
-    if (op->E % 4 || op->K == 0)
-        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm prep '%s': E = %u is not a multiple of 4 or "
-                                 "the conv kernel is 0", name, op->E);
-    const uint32_t rows = op->B * op->S;
+vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op) {
+    const vkvit__mlstm_prep_out none = {VKVIT_NONE, 0, VKVIT_NONE};
+    if (g->error) return none;
+    if (op->E % 4 || op->K == 0 || op->S == 0 ||
+        (op->v_transposed && (op->NH == 0 || op->E % op->NH || (op->E / op->NH) % 4))) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm prep '%s': E = %u is not a multiple of 4, the conv "
+                          "kernel or S is 0, or vT with %u heads that do not split E into multiples of 4", name, op->E,
+                          op->NH);
+        return none;
+    }
+    const uint32_t rows = op->B * op->S, G = VKVIT_CEIL_DIV(op->S, 4), parts = op->v_transposed ? 2 : 3;
+    if ((uint64_t)rows * parts * op->E > UINT32_MAX / 4 || (uint64_t)op->B * op->E * G > UINT32_MAX / 16) {
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm prep '%s': %u images of %u tokens x %u channels is too "
+                          "large", name, op->B, op->S, op->E);
+        return none;
+    }
     char label[64];
-    uint32_t qkv_shape[2] = {rows, 3 * op->E};
+    vkvit__mlstm_prep_out out = {VKVIT_NONE, parts * op->E, VKVIT_NONE};
+    uint32_t qkv_shape[2] = {rows, parts * op->E};
     snprintf(label, sizeof label, "%s.qkv", name);
-    const uint32_t qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
-    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32, .n_buffers = 6,
-                             .push_size = sizeof(mlstm_prep_push)};
-    if (ops_texel_inputs(g->ctx, &kd, 5)) kd.shader = VKVIT_SHADER_MLSTM_PREP_F32_F32_TEXEL; /* up, conv, wqk, wv */
-    mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse};
-    vkvit__node_binding b[6] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(qkv)};
-    /* Lanes along the row's E/4 projection heads, workgroups along rows: 16 rows each on CPU devices (llvmpipe pays
-     * per workgroup), one elsewhere. */
-    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, 6, &p, sizeof p, groups_for(op->E / 4, 64),
-                      groups_for(rows, g->ctx->caps.cpu_device ? 16 : 1), 1);
-    return g->error ? VKVIT_NONE : qkv;
+    out.qkv = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, qkv_shape);
+    if (op->v_transposed) out.vt = ops_intermediate(g, name, "vT", op->B * op->E, 4 * G);
+    vkvit__kernel_desc kd = {.shader = op->v_transposed ? VKVIT_SHADER_MLSTM_PREP_VT_F32_F32
+                                                        : VKVIT_SHADER_MLSTM_PREP_F32_F32,
+                             .n_buffers = op->v_transposed ? 7 : 6, .push_size = sizeof(mlstm_prep_push),
+                             .n_spec = 1, .spec = {op->K <= 4}};
+    if (ops_texel_inputs(g->ctx, &kd, 5)) /* up, conv, wqk, wv */
+        kd.shader = op->v_transposed ? VKVIT_SHADER_MLSTM_PREP_VT_F32_F32_TEXEL : VKVIT_SHADER_MLSTM_PREP_F32_F32_TEXEL;
+    /* Runs of 4-token groups per invocation: long on CPU devices, where each run re-reads the 3 rows before it and
+     * llvmpipe pays per load and per workgroup (two runs per image, at most 32 groups: ViL-S's 49 groups in runs of
+     * 25 took half the time of runs of 4 with `vkvit bench`), one group elsewhere. Lanes along the E/4 projection
+     * heads. */
+    const uint32_t run = op->run ? op->run : g->ctx->caps.cpu_device ? VKVIT_MIN(VKVIT_CEIL_DIV(G, 2), 32u) : 1;
+    mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse, out.qkv_stride, op->NH, run};
+    vkvit__node_binding b[7] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(out.qkv),
+                                wr(out.vt)};
+    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, kd.n_buffers, &p, sizeof p, groups_for(op->E / 4, 64),
+                      groups_for((uint64_t)op->B * VKVIT_CEIL_DIV(G, run), 1), 1);
+    return g->error ? none : out;
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -118,28 +137,32 @@ static vkvit__mat mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit
     }
     char label[64];
     uint32_t h_shape[2] = {B * S, E};
-    const uint32_t vt = ops_intermediate(g, name, "vT", bh * DH, S_pad);
+    const bool own_vt = !op->v_transposed; /* else the prep wrote vT (vkvit__mlstm_prep_op.v_transposed) */
+    const uint32_t vt = own_vt ? ops_intermediate(g, name, "vT", bh * DH, S_pad) : op->vt;
     const uint32_t gl = ops_intermediate(g, name, "gate_cumsum", bh, 2 * S_pad);
     const uint32_t st = ops_intermediate(g, name, "scores", bh * S, S_pad);
-    const vkvit__mat h = op->h_over_q ? (vkvit__mat){op->qkv, p->q_off, 3 * E, S * 3 * E}
+    const vkvit__mat h = op->h_over_q ? (vkvit__mat){op->qkv, p->q_off, p->qkv_stride, S * p->qkv_stride}
                                       : vkvit__mat_dense(vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2,
                                                                              h_shape), S, E);
 
-    /* 1. vT and the gate cumsums */
+    /* 1. vT (unless the prep wrote it: then one invocation per (b, h) for the cumsums) and the gate cumsums */
     const uint32_t lanes = 64;
     vkvit__kernel_desc k1 = {.shader = VKVIT_SHADER_MLSTM_PAR_PREP_F32, .n_buffers = 4, .push_size = sizeof *p,
-                             .n_spec = 4, .spec = {lanes, 1, DH, op->nxai}};
+                             .n_spec = 5, .spec = {lanes, 1, DH, op->nxai, own_vt}};
     if (ops_texel_inputs(g->ctx, &k1, 2)) k1.shader = VKVIT_SHADER_MLSTM_PAR_PREP_F32_TEXEL; /* qkv, gates */
+    /* vT stays a write binding when the prep wrote it: the shader declares it writeonly, and synchronization
+     * validation counts the declaration, not what the specialised shader does */
     vkvit__node_binding b1[4] = {rd(op->qkv), rd(op->gates), wr(vt), wr(gl)};
     snprintf(label, sizeof label, "%s.prep", name);
-    vkvit__graph_node(g, label, "mlstm_par_prep", &k1, b1, 4, p, sizeof *p, groups_for((uint64_t)S_pad / 4, lanes),
-                      1, bh);
+    vkvit__graph_node(g, label, "mlstm_par_prep", &k1, b1, 4, p, sizeof *p,
+                      own_vt ? groups_for((uint64_t)S_pad / 4, lanes) : 1, 1, bh);
 
     /* 2. scores = q k^T per (b, h): q and k read in place from qkv's column blocks */
     vkvit__gemm_op qk = {
-        .a = {op->qkv, p->q_off, 3 * E, S * 3 * E}, .w = op->qkv, .bias = VKVIT_NONE, .d = {st, 0, S_pad, NH * S * S_pad},
-        .M = S, .N = S, .K = DH, .batch = bh, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
-        .residual = {VKVIT_NONE, 0, 0, 0}, .w_offset = p->k_off, .w_stride = 3 * E, .w_batch_stride = S * 3 * E,
+        .a = {op->qkv, p->q_off, p->qkv_stride, S * p->qkv_stride}, .w = op->qkv, .bias = VKVIT_NONE,
+        .d = {st, 0, S_pad, NH * S * S_pad}, .M = S, .N = S, .K = DH, .batch = bh, .act = VKVIT_ACT_NONE,
+        .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0}, .w_offset = p->k_off, .w_stride = p->qkv_stride,
+        .w_batch_stride = S * p->qkv_stride,
         .n_inner = NH, .inner_stride_a = DH, .inner_stride_w = DH, .inner_stride_d = S * S_pad,
         /* only the scores of columns at or before the row's processing position are read (mlstm_decay.comp) */
         .causal = op->reverse ? VKVIT_GEMM_CAUSAL_D_UPPER : VKVIT_GEMM_CAUSAL_D_LOWER,
@@ -266,16 +289,26 @@ vkvit__mat vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__
                           name, op->NH, op->E);
         return NO_MAT;
     }
-    const uint32_t DH = op->E / op->NH;
+    const uint32_t DH = op->E / op->NH, qkv_stride = op->qkv_stride ? op->qkv_stride : 3 * op->E;
+    const bool quadratic = use_quadratic(g->ctx, op, DH);
+    if ((op->v_transposed && !quadratic) || qkv_stride < (op->v_transposed ? 2 : 3) * op->E) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm scan '%s': v transposed where the scan does not "
+                          "take it, or a qkv row stride of %u for E = %u", name, qkv_stride, op->E);
+        return NO_MAT;
+    }
     const mlstm_scan_push p = {
         .S = op->S, .NH = op->NH, .reverse = op->reverse, .n_chunks = 1,
-        .qkv_stride = 3 * op->E, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
+        .qkv_stride = qkv_stride, .q_off = 0, .k_off = op->E, .v_off = 2 * op->E,
         .gate_stride = 2 * op->NH, .i_off = 0, .f_off = op->NH,
         .h_stride = op->E,
     };
-    if (use_quadratic(g->ctx, op, DH)) return mlstm_quadratic(g, name, op, DH, &p);
+    if (quadratic) return mlstm_quadratic(g, name, op, DH, &p);
     const uint32_t h = mlstm_chunked(g, name, op, DH, p);
     return h == VKVIT_NONE ? NO_MAT : (vkvit__mat){h, 0, op->E, op->S * op->E};
+}
+
+bool vkvit__mlstm_scan_takes_vt(const vkvit__graph *g, const vkvit__mlstm_scan_op *op) {
+    return op->NH && op->E % op->NH == 0 && use_quadratic(g->ctx, op, op->E / op->NH);
 }
 
 /* ------------------------------------------------------------------------------------------------------------

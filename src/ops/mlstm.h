@@ -13,14 +13,26 @@
  *   up [B*S, 2E] (xm = columns 0..E-1) -> a new qkv [B*S, 3E] = cat(q', a, v) with a = silu(conv(xm)) (the keys
  *   and the skip branch), q' = HW(a; wqk) (the queries with the q/k fold: src/modules/modules.h
  *   vkvit__mlstm_fold) and v = HW(xm; wv), HW: out[4p+o] = sum_i W[p][o][i] in[4p+i].
+ * v_transposed: qkv is [B*S, 2E] = cat(q', a) and v goes into a new vT [B*NH*DH, S_pad] instead (vT[b*NH+h][d][t],
+ *   S_pad = S rounded up to 4, zeros past S): the operand of the quadratic scan (vkvit__mlstm_scan_op.vt), which
+ *   then needs no transpose of its own. Needs (E / NH) % 4 == 0.
  * conv_w [E, 1, K], conv_b [E], wqk / wv [E/4, 4, 4]. */
 typedef struct vkvit__mlstm_prep_op {
     uint32_t up, conv_w, conv_b, wqk, wv;
     uint32_t B, S, E, K;
     bool reverse;
+    uint32_t NH;                            /* v_transposed only */
+    bool v_transposed;
+    uint32_t run;                           /* 4-token groups per invocation; 0 = the device's choice (tests pick
+                                               the other devices' choice, 1, on CPU devices too) */
 } vkvit__mlstm_prep_op;
 
-uint32_t vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op);
+/* What the prep wrote: qkv (row stride 3E, or 2E with vT) and vT (VKVIT_NONE without). */
+typedef struct vkvit__mlstm_prep_out {
+    uint32_t qkv, qkv_stride, vt;
+} vkvit__mlstm_prep_out;
+
+vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op);
 
 /* Chunked mLSTM scan (SPEC 7.3; shaders/mlstm_{chunk,carry,inter,scan}.comp: per-chunk state summaries in
  * parallel, a sequential carry over the chunks, then every chunk's outputs in parallel; linear in S, exact against
@@ -33,15 +45,23 @@ uint32_t vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__ml
  * h_over_q: the caller has no further use for q, so the quadratic form may write h over qkv's q column block (its
  * last GEMM reads only the scores and vT; this keeps a [B*S, E] tensor out of the cell's peak). The chunked scan
  * reads q while it writes h and always writes a new tensor. Returns where h is: {h, 0, E, S*E} or
- * {qkv, 0, 3E, S*3E}; {VKVIT_NONE} after a failure. */
+ * {qkv, 0, qkv_stride, S*qkv_stride}; {VKVIT_NONE} after a failure. */
 typedef struct vkvit__mlstm_scan_op {
     uint32_t qkv, gates;
     uint32_t B, S, E, NH;
     bool reverse, nxai, h_over_q;
     uint32_t chunk;
+    uint32_t qkv_stride;                    /* qkv's row stride: 0 = 3E; 2E with vt (no v column block) */
+    bool v_transposed;                      /* vt is v transposed by the prep (vkvit__mlstm_prep_op.v_transposed),
+                                               only where vkvit__mlstm_scan_takes_vt; else qkv's v block is read */
+    uint32_t vt;
 } vkvit__mlstm_scan_op;
 
 vkvit__mat vkvit__op_mlstm_scan(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op);
+
+/* Whether this scan runs in its quadratic form, which can take v transposed from the prep instead of transposing
+ * it itself (op's B, S, E, NH and chunk are read). */
+bool vkvit__mlstm_scan_takes_vt(const vkvit__graph *g, const vkvit__mlstm_scan_op *op);
 
 /* The cell's output before proj_down (shaders/mlstm_out.comp, plus shaders/mlstm_gn_stats.comp for the seed):
  *   seed (gn_weight != VKVIT_NONE): hn = GroupNorm(E/4 groups over 4 channels x all S tokens, eps)(h) * w + bias
