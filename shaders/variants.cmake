@@ -76,6 +76,7 @@ vkvit_shader(mlstm_gn_stats_f32 mlstm_gn_stats.comp) # ViL seed: sequence-wide G
 vkvit_shader(mlstm_gn_stats_f32_subgroup mlstm_gn_stats.comp DEFINES SUBGROUP=1)
 vkvit_shader(mlstm_gn_stats_f32_texel mlstm_gn_stats.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_gn_stats_f32_subgroup_texel mlstm_gn_stats.comp DEFINES SUBGROUP=1 TEXEL=1)
+vkvit_shader(mlstm_gn_stats_lane_f32_texel mlstm_gn_stats.comp DEFINES LANE_PER_GROUP=1 TEXEL=1) # a lane per group
 vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)
 vkvit_shader(mlstm_out_f32_f32_texel mlstm_out.comp DEFINES TEXEL=1)
 vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)        # image pre-processing pass 1:

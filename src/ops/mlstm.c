@@ -353,9 +353,15 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
         if (ops_texel_inputs(g->ctx, &ks, 1))
             ks.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_MLSTM_GN_STATS_F32_TEXEL,
                                            VKVIT_SHADER_MLSTM_GN_STATS_F32_SUBGROUP_TEXEL);
+        /* CPU devices with texel reads: one invocation per group, 8 groups a workgroup (within llvmpipe's loop
+         * budget). Tied to texel reads, not to the CPU, so that test_vil_notexel keeps the reduction variant of
+         * the GPUs tested on lavapipe. */
+        const bool lane = g->ctx->caps.texel_reads && 2ull * op->S < LLVMPIPE_LOOP_BUDGET;
+        if (lane) ks.shader = VKVIT_SHADER_MLSTM_GN_STATS_LANE_F32_TEXEL;
         mlstm_gn_push ps = {op->S, op->E, G, op->eps, op->h.offset, op->h.stride};
         vkvit__node_binding bs[2] = {rd(op->h.t), wr(stats)};
-        vkvit__graph_node(g, label, "mlstm_norm", &ks, bs, 2, &ps, sizeof ps, op->E / G, op->B, 1);
+        vkvit__graph_node(g, label, "mlstm_norm", &ks, bs, 2, &ps, sizeof ps,
+                          lane ? VKVIT_CEIL_DIV(op->E / G, wg) : op->E / G, op->B, 1);
     }
     uint32_t shape[2] = {rows, op->E};
     uint32_t out = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
