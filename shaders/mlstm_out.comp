@@ -21,6 +21,8 @@
 layout(constant_id = 0) const bool SEED_GN = true;
 layout(constant_id = 1) const uint WG = 64;          // invocations per workgroup: 8 on CPU devices (see above)
 layout(local_size_x_id = 1) in;
+layout(constant_id = 2) const uint R = 1;            // rows per step, sharing the per-channel w, bias and skip
+                                                     // fetches: 4 on CPU devices (a texel fetch is a call there)
 
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp).
@@ -33,7 +35,10 @@ layout(binding = 4) uniform samplerBuffer tex_4;
 layout(binding = 5) uniform samplerBuffer tex_5;
 layout(binding = 6) uniform samplerBuffer tex_6;
 #define h4_r(i) texelFetch(tex_0, int(i))
-#define st2_r(i) (((i) & 1u) != 0 ? texelFetch(tex_1, int((i) >> 1)).zw : texelFetch(tex_1, int((i) >> 1)).xy)
+vec2 st2_r(uint i) {                                  // one fetch, then the half (both sides of a ?: would run)
+    const vec4 t = texelFetch(tex_1, int(i >> 1));
+    return (i & 1u) != 0 ? t.zw : t.xy;
+}
 #define w4_r(i) texelFetch(tex_2, int(i))
 #define bias4_r(i) texelFetch(tex_3, int(i))
 #define skip4_r(i) texelFetch(tex_4, int(i))
@@ -64,17 +69,25 @@ layout(push_constant) uniform Push {
 
 void main() {
     const uint E4 = p.E / 4;
-    for (uint row = gl_WorkGroupID.y; row < p.rows; row += gl_NumWorkGroups.y) {
-        const uint b = row / p.S;
+    for (uint r0 = gl_WorkGroupID.y * R; r0 < p.rows; r0 += gl_NumWorkGroups.y * R) {
         for (uint c4 = gl_GlobalInvocationID.x; c4 < E4; c4 += gl_NumWorkGroups.x * WG) {
-            vec4 hn = h4_r((p.h_offset + row * p.h_stride) / 4 + c4);
+            vec4 w = vec4(1.0), bias = vec4(0.0);
             if (SEED_GN) {
-                const vec2 stat = st2_r(b * E4 + c4);         // group c4: (mean, rstd)
-                hn = (hn - stat.x) * stat.y * w4_r(c4) + bias4_r(c4);
+                w = w4_r(c4);
+                bias = bias4_r(c4);
             }
-            const vec4 z = up4_r(row * 2 * E4 + E4 + c4);
-            const vec4 a = a4_r((p.a_offset + row * p.a_stride) / 4 + c4);
-            data_d4[row * E4 + c4] = (hn + skip4_r(c4) * a) * (z / (1.0 + exp(-z)));
+            const vec4 skip = skip4_r(c4);
+            [[unroll]] for (uint i = 0; i < R; i++) {
+                const uint row = min(r0 + i, p.rows - 1);     // a last partial step recomputes the last row
+                vec4 hn = h4_r((p.h_offset + row * p.h_stride) / 4 + c4);
+                if (SEED_GN) {
+                    const vec2 stat = st2_r(row / p.S * E4 + c4);   // group c4 of the row's image: (mean, rstd)
+                    hn = (hn - stat.x) * stat.y * w + bias;
+                }
+                const vec4 z = up4_r(row * 2 * E4 + E4 + c4);
+                const vec4 a = a4_r((p.a_offset + row * p.a_stride) / 4 + c4);
+                if (r0 + i < p.rows) data_d4[row * E4 + c4] = (hn + skip * a) * (z / (1.0 + exp(-z)));
+            }
         }
     }
 }

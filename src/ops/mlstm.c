@@ -368,14 +368,15 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
     const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t wg = cpu ? 8 : 64;
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
-                             .push_size = sizeof(mlstm_out_push), .n_spec = 2, .spec = {seed_gn, wg}};
+                             .push_size = sizeof(mlstm_out_push), .n_spec = 3, .spec = {seed_gn, wg, cpu ? 4 : 1}};
     if (ops_texel_inputs(g->ctx, &kd, 7)) kd.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32_TEXEL; /* every input */
     mlstm_out_push p = {rows, op->S, op->E, G, op->h.offset, op->h.stride, op->a.offset, op->a.stride};
     vkvit__node_binding b[8] = {rd(op->h.t), rd(or_dummy(stats, op->h.t)), rd(or_dummy(op->gn_weight, op->skip)),
                                 rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a.t), rd(op->up), wr(out)};
     /* Lanes along the row's E/4 vec4s, workgroups along rows: on CPU devices one 8-lane workgroup spans the row
-     * and takes 16 rows (llvmpipe pays per workgroup, see the shader), elsewhere one row each. */
+     * and takes 16 rows, 4 per step (llvmpipe pays per workgroup and per fetch, see the shader), elsewhere one row
+     * each. */
     vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, cpu ? 1 : groups_for(op->E / 4, wg),
-                      groups_for(rows, cpu ? 16 : 1), 1);
+                      cpu ? groups_for(VKVIT_CEIL_DIV(rows, 4), 4) : groups_for(rows, 1), 1);
     return g->error ? VKVIT_NONE : out;
 }
