@@ -29,7 +29,7 @@ layout(local_size_x = 64) in;
 
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp). NAME4_r(i) reads vec4 i;
-// cw_r(i) float i of the conv weight (whose rows are K floats, so vec4s only when K == 4).
+// cw_r(i) float i of the conv weight (whose rows are K floats).
 #if defined(TEXEL) && TEXEL
 layout(binding = 0) uniform samplerBuffer tex_0;
 layout(binding = 1) uniform samplerBuffer tex_1;
@@ -37,7 +37,6 @@ layout(binding = 2) uniform samplerBuffer tex_2;
 layout(binding = 3) uniform samplerBuffer tex_3;
 layout(binding = 4) uniform samplerBuffer tex_4;
 #define up4_r(i) texelFetch(tex_0, int(i))
-#define cw4_r(i) texelFetch(tex_1, int(i))
 #define cw_r(e) texelFetch(tex_1, int((e) >> 2))[(e) & 3u]
 #define cb4_r(i) texelFetch(tex_2, int(i))
 #define wqk4_r(i) texelFetch(tex_3, int(i))
@@ -45,12 +44,10 @@ layout(binding = 4) uniform samplerBuffer tex_4;
 #else
 layout(binding = 0, std430) readonly buffer Up { vec4 data_up4[]; };    // [rows, up_stride], xm = columns 0..E-1
 layout(binding = 1, std430) readonly buffer Cw { float data_cw[]; };    // [E, K]
-layout(binding = 1, std430) readonly buffer Cw4 { vec4 data_cw4[]; };   // the same, 4 floats a load (K == 4)
 layout(binding = 2, std430) readonly buffer Cb { vec4 data_cb4[]; };    // [E]
 layout(binding = 3, std430) readonly buffer Wqk { vec4 data_wqk4[]; };  // [NP, 4, 4]: row o of head p at 4p + o
 layout(binding = 4, std430) readonly buffer Wv { vec4 data_wv4[]; };
 #define up4_r(i) data_up4[i]
-#define cw4_r(i) data_cw4[i]
 #define cw_r(i) data_cw[i]
 #define cb4_r(i) data_cb4[i]
 #define wqk4_r(i) data_wqk4[i]
@@ -83,6 +80,12 @@ vec4 xm_at(uint b, int t, uint up4_stride, uint ph) {
     return inside ? x : vec4(0.0);
 }
 
+// Tap k of the conv weights of head ph's 4 channels (conv_w rows are K floats: read once per invocation).
+vec4 conv_tap(uint ph, uint k) {
+    const uint c0 = 4 * ph;
+    return vec4(cw_r(c0 * p.K + k), cw_r((c0 + 1) * p.K + k), cw_r((c0 + 2) * p.K + k), cw_r((c0 + 3) * p.K + k));
+}
+
 void main() {
     const uint NP = p.E / 4, up4_stride = p.up_stride / 4, q4_stride = p.qkv_stride / 4;
     const uint B = p.rows / p.S, G = (p.S + 3) / 4, runs = (G + p.run - 1) / p.run;
@@ -93,20 +96,12 @@ void main() {
         // window slot j = processing position pp - 3 + j (tap k = j - (4 - K) when K <= 4, zero before it).
         const vec4 cb = cb4_r(ph);
         mat4 tw = mat4(0.0);
-        if (WINDOW) {
-            if (p.K == 4) {
-                const mat4 cw = mat4(cw4_r(4 * ph), cw4_r(4 * ph + 1), cw4_r(4 * ph + 2), cw4_r(4 * ph + 3));
-                tw = transpose(cw);                   // cw[i][k]: channel 4 ph + i, tap k
-            } else {
-                [[unroll]] for (uint j = 0; j < 4; j++) {
-                    const bool used = j + p.K >= 4u;
-                    const uint kk = used ? j + p.K - 4u : 0u;
-                    const vec4 w = vec4(cw_r(4 * ph * p.K + kk), cw_r((4 * ph + 1) * p.K + kk),
-                                        cw_r((4 * ph + 2) * p.K + kk), cw_r((4 * ph + 3) * p.K + kk));
-                    tw[j] = used ? w : vec4(0.0);
-                }
+        if (WINDOW)
+            [[unroll]] for (uint j = 0; j < 4; j++) {        // slot j holds tap j - (4 - K); the index is clamped,
+                const bool used = j + p.K >= 4u;             // as both sides of a select are read
+                const vec4 w = conv_tap(ph, used ? j + p.K - 4u : 0u);
+                tw[j] = used ? w : vec4(0.0);
             }
-        }
         const mat4 wqk = mat4(wqk4_r(4 * ph), wqk4_r(4 * ph + 1), wqk4_r(4 * ph + 2), wqk4_r(4 * ph + 3));
         const mat4 wv = mat4(wv4_r(4 * ph), wv4_r(4 * ph + 1), wv4_r(4 * ph + 2), wv4_r(4 * ph + 3));
 #if defined(VT_OUT) && VT_OUT
@@ -140,10 +135,7 @@ void main() {
                     } else {
                         [[dont_unroll]] for (uint k = 0; k < p.K; k++) {
                             const int st = int(t) - int(p.K - 1 - k) * dir; // processing position pp - (K-1) + k
-                            const uint c0 = 4 * ph;
-                            const vec4 w = vec4(cw_r(c0 * p.K + k), cw_r((c0 + 1) * p.K + k),
-                                                cw_r((c0 + 2) * p.K + k), cw_r((c0 + 3) * p.K + k));
-                            acc += w * xm_at(b, st, up4_stride, ph);
+                            acc += conv_tap(ph, k) * xm_at(b, st, up4_stride, ph);
                         }
                     }
                     const vec4 a = silu(acc);
