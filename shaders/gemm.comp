@@ -62,6 +62,7 @@ layout(push_constant) uniform Push {
     uint inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;
     uint b_offset;                                  // element offset of B in its buffer
     uint n_offset;                                  // column offset into bias and scale (a weight's row block)
+    uint zero;                                      // always 0 (gemm_cpu.comp's ordering dependency; unused here)
 } p;
 
 #include "gemm_epilogue.glsl"

@@ -14,10 +14,21 @@
 //       - lane l owns the output columns n0 + l + 8j (j < TN): B is loaded per lane (its own rows of B, vec4 along
 //         K) and each loaded B float feeds one FMA per output row of the tile;
 //       - A is loaded with the 8 lanes spread along K (lane l holds A[m][k0+4l .. k0+4l+3]) and each float is
-//         handed to all lanes with subgroupShuffle(x, constant) (cheaper than subgroupBroadcast on llvmpipe),
+//         handed to all lanes with subgroupShuffle (one vpermd: cheaper than subgroupBroadcast on llvmpipe),
 //         feeding TN FMAs per lane.
+//   * The order of the products (VKVIT_GEMM_CPU_LANE). LLVM's schedulers, left alone, compute the unrolled row
+//     column by column (two of the TN sums over all 64 k, then the next two), so each of the 64 broadcast A values
+//     is spilled once and reloaded three times: on a Zen 4 core the loop was bound by its loads into the FP
+//     registers (llvm-mca: 626 cycles per row and chunk, 413 vmovaps). The shuffles of lane L therefore take their
+//     source index through `dep & p.zero`, where p.zero is a push constant the host always sets to 0 and dep the
+//     bits of every running sum two lanes earlier: a data dependency LLVM cannot see through, which keeps the
+//     products lane by lane with all TN sums in registers (71 vmovaps, 522 cycles; `vkvit bench gemm` 1.10-1.15x).
+//   * acc is stored [TN][BM + 1]: NIR splits it into TN arrays (its column index is always constant), and with
+//     [BM][TN] those lay 8 KiB apart, so the per-lane stores of one column and the loads of the next shared their
+//     address bits 0-11 (4K aliasing: a false store-to-load dependency per element). The padding row moves each
+//     array by 32 bytes (1.05-1.15x more, and the variants with an epilogue no longer 1.25x slower than without).
 //   * No shared memory and no barrier (barriers turn the shader into coroutines that spill state).
-//   * The output rows are a *dynamic* loop over the accumulator array acc[i][*], so the unrolled code is one row x
+//   * The output rows are a *dynamic* loop over the accumulator array acc[*][i], so the unrolled code is one row x
 //     one 64-k chunk: the pipeline compiles in one to two seconds, and rows past M cost nothing (no M padding
 //     waste). acc is a private array at a loop-dependent index: llvmpipe reads it lane by lane and writes it with
 //     a masked scalar store per lane and element (about a third of the time at K = 384 with 32-k chunks, measured
@@ -96,6 +107,7 @@ layout(push_constant) uniform Push {
     uint inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;
     uint b_offset;                                  // element offset of B in its buffer
     uint n_offset;                                  // column offset into bias and scale (a weight's row block)
+    uint zero;                                      // always 0 (the host's struct zero-initialises it): see below
 } p;
 
 #include "gemm_epilogue.glsl"
@@ -107,7 +119,7 @@ layout(push_constant) uniform Push {
 #define MAX_TN TN
 #define KC4 8                                       // a K slice in vec4s: 8 lanes x vec4 = 32 k
 
-ACC_TYPE acc[MAX_BM][MAX_TN];
+ACC_TYPE acc[MAX_TN][MAX_BM + 1];                  // running sums between K chunks; + 1: no 4K aliasing (above)
 
 #if defined(TEXEL) && TEXEL
 float fetch1(const bool IS_A, uint e) {
@@ -197,12 +209,20 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
         VKVIT_GEMM_CPU_FLUSH16                      /* k + 16 .. k + 31 */                            \
     }
 #else
+// Lane L's four A values reach every lane through shuffles whose source index is L + (dep_old & zmask): zmask is
+// p.zero (0) and dep_old the OR of the bits of every running sum after lane L - 2, so the products stay in lane order
+// (see the header: without it LLVM goes column by column and spills the broadcasts). Each sum takes its products
+// one k at a time.
 #define VKVIT_GEMM_CPU_LANE(L)                                                                        \
     {                                                                                                 \
-        const vec4 s = vec4(subgroupShuffle(av.x, L), subgroupShuffle(av.y, L),                       \
-                            subgroupShuffle(av.z, L), subgroupShuffle(av.w, L));                      \
-        [[unroll]] for (uint j = 0; j < TN; j++)                                                      \
-            t[j] += (s.x * b[j][c + L].x + s.y * b[j][c + L].y) + (s.z * b[j][c + L].z + s.w * b[j][c + L].w); \
+        const uint src = L + (dep_old & zmask);                                                       \
+        [[unroll]] for (uint q = 0; q < 4; q++) {                                                     \
+            const float sq = subgroupShuffle(av[q], src);                                             \
+            [[unroll]] for (uint j = 0; j < TN; j++) t[j] += sq * b[j][c + L][q];                     \
+        }                                                                                             \
+        dep_old = dep_new;                                                                            \
+        dep_new = 0;                                                                                  \
+        [[unroll]] for (uint j = 0; j < TN; j++) dep_new |= floatBitsToUint(t[j]);                    \
     }
 #define VKVIT_GEMM_CPU_SLICE(av, c)                                                                   \
     {                                                                                                 \
@@ -224,7 +244,7 @@ void gemm_store_row(ACC_TYPE t[MAX_TN], uint m, uint n0, uint d_off, uint outer,
 }
 
 // One K chunk (KCH x 32 k from vec4 index c0) of the workgroup's tile. This lane's B rows for the chunk (TN x 8 * KCH
-// vec4) are loaded once and feed every output row; the rows are a dynamic loop whose running sums live in acc[i][*]
+// vec4) are loaded once and feed every output row; the rows are a dynamic loop whose running sums live in acc[*][i]
 // between chunks. acc is a private array at a loop-dependent index, which llvmpipe reads lane by lane and writes
 // with a masked scalar store per lane and element (the costly part); so nothing initialises it (the first chunk
 // selects zero over what it reads), and the LAST chunk applies the epilogue and stores D instead of writing acc:
@@ -242,7 +262,9 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
     vec4 a_next[KCH];
     [[unroll]] for (uint h = 0; h < KCH; h++)
         a_next[h] = load_a(VEC, a_off + (m0 + min(i_lo, i_last)) * p.stride_a, c0 + 8 * h + lane);
+    const uint zmask = p.zero;
     [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++) {
+        uint dep_old = 0, dep_new = 0;
         vec4 a_row[KCH];
         [[unroll]] for (uint h = 0; h < KCH; h++) a_row[h] = a_next[h];
         const uint i_next = min(i + 1, i_last);
@@ -251,7 +273,7 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
         // The row's first chunk starts from zero: chunk 0, or (CAUSAL 2) the chunk whose k range holds m.
         const bool first = c0 == 0 || (CAUSAL == 2 && m0 + i >= 4 * c0);
         ACC_TYPE t[MAX_TN];
-        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = first ? 0.0 : acc[i][j];
+        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = first ? 0.0 : acc[j][i];
         [[unroll]] for (uint h = 0; h < KCH; h++) {
             const vec4 av = a_row[h];
             const uint c = 8 * h;
@@ -260,7 +282,7 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
         if (LAST) {
             gemm_store_row(t, m0 + i, n0, d_off, outer, inner, col_bias, col_scale);
         } else {
-            [[unroll]] for (uint j = 0; j < TN; j++) acc[i][j] = t[j];
+            [[unroll]] for (uint j = 0; j < TN; j++) acc[j][i] = t[j];
         }
     }
 }
@@ -270,7 +292,7 @@ void gemm_store_rows(uint i_lo, uint i_hi, const bool from_acc, uint m0, uint n0
                      float col_bias[MAX_TN], float col_scale[MAX_TN]) {
     [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++) {
         ACC_TYPE t[MAX_TN];
-        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = from_acc ? acc[i][j] : 0.0;
+        [[unroll]] for (uint j = 0; j < TN; j++) t[j] = from_acc ? acc[j][i] : 0.0;
         gemm_store_row(t, m0 + i, n0, d_off, outer, inner, col_bias, col_scale);
     }
 }

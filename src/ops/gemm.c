@@ -15,11 +15,13 @@
 static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
     vkvit__gemm_config c = {.bm = 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_CPU};
     if (VKVIT_CEIL_DIV(K, 32) * 32 < VKVIT_CEIL_DIV(K, 64) * 64) c.bk = 32;
-    /* the tn <= 8 that pads N the least, the widest on a tie (N 201 -> 7: 224 columns, not 256) */
+    /* The tn <= 8 of least cost, the widest on a tie. A tile row costs about tn + 2 column products per k: the A
+     * fetch, its shuffles and the ordering dependency (gemm_cpu.comp) weigh about two. N 201 -> 7 (4 tiles of 56
+     * columns), not 2 (13 tiles of 16, padding least: 1.4x slower for attention's Q K^T); N 4 -> 1. */
     uint64_t best = UINT64_MAX;
     for (uint32_t tn = 8; tn >= 1; tn--) {
-        const uint64_t padded = (uint64_t)VKVIT_CEIL_DIV(N, 8 * tn) * 8 * tn;
-        if (padded < best) best = padded, c.tn = tn;
+        const uint64_t cost = (uint64_t)VKVIT_CEIL_DIV(N, 8 * tn) * (tn + 2);
+        if (cost < best) best = cost, c.tn = tn;
     }
     c.bn = 8 * c.tn;
     c.texel = ctx->caps.texel_reads;

@@ -30,8 +30,9 @@ typedef struct vkvit__gemm_push {
     uint32_t inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;   /* per inner batch index */
     uint32_t b_offset;                               /* element offset of B in its buffer */
     uint32_t n_offset;                               /* column offset into bias and scale (a weight's row block) */
+    uint32_t zero;                                   /* always 0: gemm_cpu.comp's ordering dependency (see there) */
 } vkvit__gemm_push;
-VKVIT_PUSH_MIRROR(vkvit__gemm_push, 21);
+VKVIT_PUSH_MIRROR(vkvit__gemm_push, 22);
 
 typedef enum vkvit__gemm_variant {
     VKVIT_GEMM_SHARED = 0,                           /* the default of a zero-initialised config */
