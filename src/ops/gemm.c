@@ -7,8 +7,8 @@
 /* CPU variant (llvmpipe, see shaders/gemm_cpu.comp): each workgroup is one 8-lane subgroup computing bm rows x
  * (8 * tn) columns; a lane's tn columns of a bk-wide K chunk of B stay on its stack and feed every row, each A vec4 is
  * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M), so it stays at 256
- * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn <= 8, the one that pads N
- * least (fewer for N < 64): wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
+ * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn <= 8, by a cost model
+ * (gemm_pick_cpu): wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
  * `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). bk is 64 (the
  * running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
  * 201 tokens: K 204 -> 224, not 256). */
