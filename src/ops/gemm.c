@@ -8,9 +8,9 @@
  * (8 * tn) columns; a lane's tn columns of a bk-wide K chunk of B stay on its stack and feed every row, each A vec4 is
  * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M), so it stays at 256
  * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn <= 8, by a cost model
- * (gemm_pick_cpu): wider tiles spill the 32 broadcast A values and the accumulators out of the 16 ymm registers (measured with
- * `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). bk is 64 (the
- * running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
+ * (gemm_pick_cpu): wider tiles spill the broadcast A values and the accumulators out of the registers (measured
+ * with `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). bk is 64
+ * (the running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
  * 201 tokens: K 204 -> 224, not 256). */
 static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
     vkvit__gemm_config c = {.bm = 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_CPU};
