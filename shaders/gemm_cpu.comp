@@ -209,10 +209,9 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
         VKVIT_GEMM_CPU_FLUSH16                      /* k + 16 .. k + 31 */                            \
     }
 #else
-// Lane L's four A values reach every lane through shuffles whose source index is L + (dep_old & zmask): zmask is
-// p.zero (0) and dep_old the OR of the bits of every running sum after lane L - 2, so the products stay in lane order
-// (see the header: without it LLVM goes column by column and spills the broadcasts). Each sum takes its products
-// one k at a time.
+// Lane L's four A values reach every lane through shuffles from lane L + (dep_old & zmask), zmask = p.zero and
+// dep_old the bits of every running sum after lane L - 2: the ordering dependency of the header. Each sum takes its
+// products one k at a time.
 #define VKVIT_GEMM_CPU_LANE(L)                                                                        \
     {                                                                                                 \
         const uint src = L + (dep_old & zmask);                                                       \
@@ -262,7 +261,7 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
     vec4 a_next[KCH];
     [[unroll]] for (uint h = 0; h < KCH; h++)
         a_next[h] = load_a(VEC, a_off + (m0 + min(i_lo, i_last)) * p.stride_a, c0 + 8 * h + lane);
-    const uint zmask = p.zero;
+    const uint zmask = p.zero;                      // read once here: llvmpipe runs no LICM
     [[dont_unroll]] for (uint i = i_lo; i < i_hi; i++) {
         uint dep_old = 0, dep_new = 0;
         vec4 a_row[KCH];
