@@ -371,7 +371,20 @@ static void empty_gemm_refused(vkvit_ctx *ctx) {
     vkvit__graph_free(&g);
 }
 
-int main(void) {
+/* Parts (the first argument; none: all), so that CTest can run them side by side: llvmpipe compiles each of the
+ * ~330 pipelines below at its first dispatch, on one thread (~1.7 s each on a 2-core Zen 3 with a cold Mesa
+ * shader cache: ~550 of test_gemm's ~630 s there). */
+static const char *const parts[] = {"cpu", "cpu-texel", "shared", "coopmat"};
+
+int main(int argc, char **argv) {
+    const char *only = argc > 1 ? argv[1] : NULL;
+    bool known = !only;
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(parts); i++) known |= only && !strcmp(only, parts[i]);
+    if (!known) {
+        fprintf(stderr, "test_gemm: unknown part '%s' (cpu, cpu-texel, shared, coopmat; none: all)\n", only);
+        return 2;
+    }
+#define PART(name) (!only || !strcmp(only, name))
     vkvit_ctx *ctx = vt_ctx();
     empty_gemm_refused(ctx);
     static const gemm_case cases[] = {
@@ -435,6 +448,7 @@ int main(void) {
         const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
         if (variant == VKVIT_GEMM_COOPMAT) continue; /* below */
         for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->caps.texel_reads); texel++) {
+            if (!PART(variant == VKVIT_GEMM_SHARED ? "shared" : texel ? "cpu-texel" : "cpu")) continue;
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
             /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
@@ -453,15 +467,17 @@ int main(void) {
      * bounds and epilogue are the NV kernel's), the NV kernel where this device uses it. */
     const bool coop_nv = ctx->caps.cooperative_matrix_in_use && !ctx->caps.coopmat_emulated; /* implies the NV build */
     if (!coop_nv) printf("NV cooperative-matrix GEMM not run: this device does not use it\n");
-    for (int nv = 0; f16_math && nv <= coop_nv; nv++)
+    for (int nv = 0; PART("coopmat") && f16_math && nv <= coop_nv; nv++)
         for (uint32_t tile = 32; tile <= 128; tile *= 2) /* every tile on every case (sizes pick one of them) */
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
                     run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile,
                                   VKVIT_GEMM_CAUSAL_NONE);
-    run_add_case(ctx, 1, 1);
-    run_add_case(ctx, 1, 1000);
-    run_add_case(ctx, 201, 384);
-    run_add_case(ctx, 14286, 7 * 3);    /* 300,006 elements */
+    if (PART("shared")) {
+        run_add_case(ctx, 1, 1);
+        run_add_case(ctx, 1, 1000);
+        run_add_case(ctx, 201, 384);
+        run_add_case(ctx, 14286, 7 * 3);    /* 300,006 elements */
+    }
     return vt_finish(ctx);
 }
