@@ -24,7 +24,8 @@ norms, softmax and the mLSTM gates stay fp32. Lavapipe exposes shaderFloat16, so
     storage, fp16-math is refused with a sentence naming the missing feature and the rest is skipped (exit 77).
   - `vkvit bench --precision fp16-math --json` reports precision "fp16-math", and `vkvit bench gemm --precision
     fp16-math --json` times the *_f16 kernel ("op": "gemm_f16").
-Every command runs with VKVIT_VALIDATION=1 and must print no validation message.
+Every command runs with VKVIT_VALIDATION=1 and must print no validation message. With VKVIT_SANITIZED=1 (the
+sanitizer pass of .ci/run) the goldens and photos are the first golden of each architecture only.
 
 Run from the repository root:  /usr/bin/python3 tests/test_fp16_math.py [NAME_SUBSTRING...]
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device, no fp16 arithmetic, or the CLI is not built).
@@ -134,6 +135,16 @@ def main():
     if not sys.argv[1:]:
         check(len(stems) >= 13 and len(BUNDLED) >= 2,
               f"found {len(stems)} golden and {len(BUNDLED)} bundled models, want >= 13 and >= 2")
+    if os.environ.get("VKVIT_SANITIZED", "") not in ("", "0") and not sys.argv[1:]:
+        # The sanitizer pass of .ci/run: the first golden of each architecture, which takes every host-code path
+        # of this precision (fp16 weight copies, the *_f16 and cooperative-matrix pipelines, the refusals); every
+        # model's numerics were checked in the main pass, and test_cli_models runs every model here at fp32.
+        first = {}
+        for m, s in models:
+            if os.path.exists(os.path.join(GOLDEN, s + ".io.safetensors")):
+                first.setdefault(s.split("_")[0], (m, s))
+        models = sorted(first.values())
+        print("VKVIT_SANITIZED=1: " + ", ".join(s for _, s in models))
     first_io = os.path.join(GOLDEN, stems[0] + ".io.safetensors")
 
     with tempfile.TemporaryDirectory(prefix="vkvit_test_fp16_math_") as tmp:
