@@ -442,6 +442,11 @@ int main(int argc, char **argv) {
     const bool f16_math = ctx->caps.fp16_math && ctx->caps.fp16_storage;
     if (!f16_math)
         printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
+    if (only && ((!strcmp(only, "cpu-texel") && !ctx->caps.texel_reads) || (!strcmp(only, "coopmat") && !f16_math))) {
+        printf("SKIP: part '%s' has nothing to run on this device\n", only);  /* not a pass that checked nothing */
+        vkvit_ctx_destroy(ctx);
+        return 77;
+    }
     /* The CPU kernel runs with SSBO operands and, where the device allows it (caps.texel_reads), with texel-buffer
      * operands, whichever the device picks. */
     for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
