@@ -381,7 +381,9 @@ int main(int argc, char **argv) {
     bool known = !only;
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(parts); i++) known |= only && !strcmp(only, parts[i]);
     if (!known) {
-        fprintf(stderr, "test_gemm: unknown part '%s' (cpu, cpu-texel, shared, coopmat; none: all)\n", only);
+        fprintf(stderr, "test_gemm: unknown part '%s'; the parts:", only);
+        for (size_t i = 0; i < VKVIT_ARRAY_LEN(parts); i++) fprintf(stderr, " %s", parts[i]);
+        fprintf(stderr, " (none: all)\n");
         return 2;
     }
 #define PART(name) (!only || !strcmp(only, name))
