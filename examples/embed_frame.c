@@ -179,6 +179,7 @@ static void app_create_device(app *a) {
         a->f11.storageBuffer16BitAccess = has11.storageBuffer16BitAccess;
         a->f12.shaderFloat16 = has12.shaderFloat16;
         a->f12.timelineSemaphore = has12.timelineSemaphore;
+        a->enabled.features.shaderInt64 = has.features.shaderInt64; /* vkvit's CPU kernels store 64-bit words */
         a->f11.pNext = &a->f12;
         a->enabled.pNext = &a->f11;
     }

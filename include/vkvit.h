@@ -151,7 +151,8 @@ typedef struct vkvit_host_device {
     uint32_t api_version;                   /* the apiVersion the host's VkInstance was created with; 0 = 1.1 */
     const char *const *enabled_device_extensions; /* the extensions the host enabled on `device` */
     uint32_t enabled_device_extension_count;
-    const VkPhysicalDeviceFeatures2 *enabled_features; /* chain the host enabled (Vulkan11/12 structs are read);
+    const VkPhysicalDeviceFeatures2 *enabled_features; /* chain the host enabled (Vulkan11/12 structs are read,
+                                                          and features.shaderInt64: the CPU kernels' texel path);
                                                           NULL = assume only core 1.1 features */
 } vkvit_host_device;
 
@@ -233,7 +234,9 @@ typedef struct vkvit_device_info {
                                                VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good */
     int texel_reads_in_use;                 /* CPU devices (lavapipe): the CPU kernels read their inputs through
                                                uniform texel buffers, which llvmpipe gathers ~20x faster than it
-                                               loads storage buffers; VKVIT_DISABLE_TEXEL=1 keeps storage buffers */
+                                               loads storage buffers, and store pairs of floats as 64-bit words
+                                               (needs shaderInt64, enabled by the host in adopt mode);
+                                               VKVIT_DISABLE_TEXEL=1 keeps storage buffers */
     int cooperative_matrix_khr_kernel;      /* cooperative_matrix_in_use runs the VK_KHR_cooperative_matrix kernel
                                                (builds whose glslang compiles GL_KHR_cooperative_matrix: >= 13),
                                                not the VK_NV_cooperative_matrix one. Where both can run, NV's is

@@ -536,7 +536,7 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
     info->cooperative_matrix_khr_kernel = info->cooperative_matrix_in_use && khr;
     /* Texel-buffer operand reads (vk.h, caps.texel_reads): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
-     * can be bound at. */
+     * can be bound at, and shaderInt64 is there (the texel kernels write pairs of floats as 64-bit words). */
     VkFormatProperties f32, f16;
     vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R32G32B32A32_SFLOAT, &f32);
     vkGetPhysicalDeviceFormatProperties(pd, VK_FORMAT_R16G16B16A16_SFLOAT, &f16);
@@ -545,7 +545,8 @@ static void query_device(VkPhysicalDevice pd, uint32_t instance_api, overrides o
                                (f16.bufferFeatures & utb) &&
                                (uint64_t)props.limits.maxTexelBufferElements * 8 >= props.limits.maxStorageBufferRange &&
                                props.limits.minTexelBufferOffsetAlignment <=
-                                   VKVIT_MAX(props.limits.minStorageBufferOffsetAlignment, 4);
+                                   VKVIT_MAX(props.limits.minStorageBufferOffsetAlignment, 4) &&
+                               feats2.features.shaderInt64;
     describe_quirks(quirks, info, off, info->workarounds, sizeof info->workarounds);
     if (emulated) add_workaround(info->workarounds, sizeof info->workarounds,
                                  "cooperative matrix emulated (VKVIT_COOPMAT_EMULATE, a test path)");
@@ -722,6 +723,7 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
     if (ctx->coopmat_khr_enabled) { cmk.pNext = chain; chain = &cmk; }
     if (ctx->coopmat_nv_enabled || ctx->coopmat_khr_enabled) { mm.pNext = chain; chain = &mm; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
+    feats.features.shaderInt64 = ctx->info.texel_reads_in_use ? VK_TRUE : VK_FALSE; /* the texel kernels' stores */
 
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qinfo = {
@@ -791,6 +793,12 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     }
     ctx->info.fp16_storage &= fp16s;
     ctx->info.fp16_arithmetic &= fp16a;
+    /* The texel kernels store 64-bit words: without the host's shaderInt64 the CPU kernels read storage buffers. */
+    if (ctx->info.texel_reads_in_use && !(h->enabled_features && h->enabled_features->features.shaderInt64)) {
+        ctx->info.texel_reads_in_use = 0;
+        add_workaround(ctx->info.workarounds, sizeof ctx->info.workarounds,
+                       "texel reads off: the host did not enable shaderInt64");
+    }
     ctx->info.fp16_in_use &= fp16s;
     ctx->info.subgroup_size_control &= sgc;
     ctx->info.timeline_semaphore &= tl;

@@ -73,7 +73,8 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
     snprintf(f[5].why, sizeof f[5].why, "%s",
              d->texel_reads_in_use ? "CPU kernels read inputs with texelFetch (SIMD gathers on llvmpipe)"
              : strstr(d->workarounds, "VKVIT_DISABLE_TEXEL") ? "disabled by VKVIT_DISABLE_TEXEL=1"
-             : cpu ? "the device's texel buffers do not reach as far as its storage buffers"
+             : strstr(d->workarounds, "shaderInt64") ? "the host did not enable shaderInt64 (64-bit stores)"
+             : cpu ? "texel buffers do not reach as far as storage buffers, or no shaderInt64"
                    : "GPUs read storage buffers (only CPU devices gain from texel reads)");
     f[3] = (feature){"timestamps", d->timestamps, d->timestamps, ""};
     snprintf(f[3].why, sizeof f[3].why, "%s",
