@@ -57,6 +57,9 @@
 #undef B_F16
 #define B_F16 1
 #endif
+#if defined(TEXEL) && TEXEL
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#endif
 #if defined(B_F16) && B_F16
 #extension GL_EXT_shader_16bit_storage : require
 #define B_TYPE float16_t
@@ -79,6 +82,9 @@ layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices 
 // 3 D[m][n] for n > m, 4 D[m][n] for n < m is not needed (so a tile skips the rows that need none of its columns,
 // leaving their D as it was).
 layout(constant_id = 8) const uint CAUSAL = 0;
+// TEXEL only: D is written as 64-bit pairs of columns (2c, 2c + 1). The host sets it where N, D's row stride and
+// every batch's D start are even (vkvit__gemm_push_pairs), so a pair is never half inside the matrix.
+layout(constant_id = 9) const bool PAIRS = false;
 
 layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)
 
@@ -96,6 +102,12 @@ layout(binding = 1, std430) readonly buffer B { B_TYPE data_b[]; };
 layout(binding = 1, std430) readonly buffer B4 { B4_TYPE data_b4[]; };
 #endif
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
+#if defined(TEXEL) && TEXEL
+// llvmpipe stores a storage-buffer element per lane in a scalar loop with a bounds check (~18 instructions a lane,
+// the same for 4 bytes or 8): D's 64 floats a row took 8 % of a K = 384 GEMM and a third at K = 64. PAIRS halves
+// the iterations: every lane gathers two adjacent columns with shuffles and stores them as one uint64_t.
+layout(binding = 3, std430) writeonly buffer D2 { uint64_t data_d2[]; };
+#endif
 
 layout(push_constant) uniform Push {
     uint M, N, K;
@@ -234,7 +246,31 @@ f16vec4 load_b16(const bool VEC, uint row_off, uint k4) {
 void gemm_store_row(ACC_TYPE t[MAX_TN], uint m, uint n0, uint d_off, uint outer, uint inner, float col_bias[MAX_TN],
                     float col_scale[MAX_TN]) {
     const uint lane = gl_SubgroupInvocationID;
-    [[unroll]] for (uint j = 0; j < TN; j++) {
+    uint j_plain = 0;                               // the first column block stored one float per lane
+#if defined(TEXEL) && TEXEL
+    if (PAIRS) {
+        // Columns n0 + 16q .. + 15 are t[2q] (lane l: column 16q + l) and t[2q + 1] (16q + 8 + l); lane l stores
+        // columns 16q + 2l and 16q + 2l + 1, from lanes 2l and 2l + 1 of t[2q] (l < 4) or of t[2q + 1] (l >= 4).
+        // The shuffles take every lane's epilogue (its residual read included) before any lane stores, so an
+        // in-place residual (R = D) still reads each element before it is written.
+        [[unroll]] for (uint q = 0; q < TN / 2; q++) {
+            const uint na = n0 + 16 * q + lane, nb = na + 8;
+            const float ea = gemm_epilogue_col(t[2 * q], col_bias[2 * q], col_scale[2 * q], outer, inner, m,
+                                               min(na, p.N - 1));
+            const float eb = gemm_epilogue_col(t[2 * q + 1], col_bias[2 * q + 1], col_scale[2 * q + 1], outer, inner,
+                                               m, min(nb, p.N - 1));
+            const uint src_lo = (2 * lane) & 7u, src_hi = (2 * lane + 1) & 7u;
+            const float lo = lane < 4 ? subgroupShuffle(ea, src_lo) : subgroupShuffle(eb, src_lo);
+            const float hi = lane < 4 ? subgroupShuffle(ea, src_hi) : subgroupShuffle(eb, src_hi);
+            const uint n = n0 + 16 * q + 2 * lane;  // even, and N is even: n + 1 < N too
+            if (n < p.N)
+                data_d2[(d_off + m * p.stride_d + n) / 2] =
+                    packUint2x32(uvec2(floatBitsToUint(lo), floatBitsToUint(hi)));
+        }
+        j_plain = TN / 2 * 2;                       // an odd TN leaves its last block
+    }
+#endif
+    [[unroll]] for (uint j = j_plain; j < TN; j++) {
         const uint n = n0 + 8 * j + lane;
         if (n < p.N)
             data_d[d_off + m * p.stride_d + n] =

@@ -85,7 +85,7 @@ typedef enum gemm_mode { MODE_F32, MODE_W16, MODE_F16_MATH } gemm_mode;
  * sum_abs / sum_sq (may be NULL): per output, sum_k |a_k b_k| and sum_k (a_k b_k)^2 (the fp16 error scales). */
 static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, const float *b, const float *bias,
                      const float *scale, const float *d_init, double *want, double *sum_abs, double *sum_sq,
-                     vkvit__gemm_causal causal, bool *dont_care) {
+                     vkvit__gemm_causal causal, bool spare_column, bool *dont_care) {
     for (size_t i = 0; i < l->nd; i++) want[i] = NAN, dont_care[i] = false;
     for (uint32_t o = 0; o < l->n_outer; o++)
         for (uint32_t in = 0; in < l->n_inner; in++) {
@@ -96,6 +96,7 @@ static void cpu_gemm(const gemm_case *c, const gemm_layout *l, const float *a, c
                 for (uint32_t n = 0; n < c->N; n++) {
                     size_t i = dz + (size_t)m * l->stride_d + n;
                     dont_care[i] = !causal_needed(causal, m, n);
+                    if (spare_column && n == c->N - 1 && c->pad_d) dont_care[i + 1] = true;
                     double s = c->bias ? bias[n] : 0.0, sa = 0.0, sq = 0.0;
                     for (uint32_t k = 0; k < c->K; k++) {
                         const double ab = (double)az[(size_t)m * c->K + k] * bz[(size_t)n * c->K + k];
@@ -174,7 +175,8 @@ static void check_f16_math(const char *vname, const gemm_case *c, const float *g
 /* texel: the CPU variant with texel-buffer operands; coop_nv: the COOPMAT variant's NV kernel, not the emulated one;
  * coop_tile: the COOPMAT variant's tile (64 or 128) whatever the size would pick. */
 static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode,
-                          bool texel, bool coop_nv, uint32_t coop_tile, vkvit__gemm_causal causal) {
+                          bool texel, bool coop_nv, uint32_t coop_tile, vkvit__gemm_causal causal,
+                          bool spare_column) {
     const bool b_f16 = mode != MODE_F32;
     const gemm_layout l = layout_of(c);
     const uint32_t stride_d = l.stride_d;
@@ -236,6 +238,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
         .r_inner_stride = l.inner_d, .b_offset = c->b_offset,
     };
     cfg.vec4 = vkvit__gemm_push_vec4(&push, c->batch); /* the CPU variant's vec4 or scalar-load path, as a node */
+    cfg.pairs = vkvit__gemm_push_pairs(&push, c->batch, spare_column); /* texel variant: 64-bit pair stores */
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual,
                                .causal = causal};
     vkvit__kernel k;
@@ -252,7 +255,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     MUST(vkvit__buffer_download(ctx, &bd, 0, d, nd * 4));
 
     bool *dont_care = malloc(nd * sizeof(bool));
-    cpu_gemm(c, &l, a, b, bias, scale, d_init, want, sum_abs, sum_sq, causal, dont_care);
+    cpu_gemm(c, &l, a, b, bias, scale, d_init, want, sum_abs, sum_sq, causal, spare_column, dont_care);
     /* Compare the valid part; everything else (leading offset, row padding) must be untouched NaN. */
     size_t vi = 0, stray = 0;
     float *got = malloc(nd * 4);
@@ -422,6 +425,12 @@ int main(int argc, char **argv) {
         {17, 13, 9, 6, true, 2, false, 1, true, true, 1, 3, 2, 5},
         {9, 24, 16, 4, false, 0, true, 0, false, true, 0, 0, 2, 0},
     };
+    /* Odd N whose column N (inside the row padding) may be overwritten, as the attention scores' padding
+     * (vkvit__gemm_op.d_spare_column): the texel kernel's 64-bit pair stores reach column N */
+    static const gemm_case spare_cases[] = {
+        {201, 201, 64, 6, false, 3, false, 0, false, false, 0, 0, 0, 0},
+        {37, 13, 9, 2, true, 1, true, 1, true, true, 3, 6, 0, 0},
+    };
     /* Causal (the mLSTM's quadratic form, fields as above + the mode): P V with P zero past the diagonal, one
      * way or the other (several K chunks; row tiles of 75 where N <= 64; M > K: rows with no term at all),
      * and Q K^T where only one triangle is needed (several column tiles; two row tiles of 256; column tiles
@@ -457,17 +466,21 @@ int main(int argc, char **argv) {
         for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->caps.texel_reads); texel++) {
             if (!PART(variant == VKVIT_GEMM_SHARED ? "shared" : texel ? "cpu-texel" : "cpu")) continue;
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
-                run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
+                run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE, false);
             /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
-                    run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
+                    run_gemm_case(ctx, &cases[i], variant, MODE_W16, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE, false);
             for (size_t i = 0; f16_math && i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
-                    run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE);
+                    run_gemm_case(ctx, &cases[i], variant, MODE_F16_MATH, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE,
+                                  false);
             /* causal cases, fp32 (the mLSTM's products are fp32 in every session) */
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(causal_cases); i++)
-                run_gemm_case(ctx, &causal_cases[i].c, variant, MODE_F32, texel, false, 0, causal_cases[i].causal);
+                run_gemm_case(ctx, &causal_cases[i].c, variant, MODE_F32, texel, false, 0, causal_cases[i].causal,
+                              false);
+            for (size_t i = 0; i < VKVIT_ARRAY_LEN(spare_cases); i++)
+                run_gemm_case(ctx, &spare_cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE, true);
         }
     }
     /* Cooperative matrices (fp16 arithmetic only): the emulated kernel wherever fp16 math runs (its tiling, staging,
@@ -479,7 +492,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 if (cases[i].M * cases[i].N < 1000000)
                     run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile,
-                                  VKVIT_GEMM_CAUSAL_NONE);
+                                  VKVIT_GEMM_CAUSAL_NONE, false);
     if (PART("shared")) {
         run_add_case(ctx, 1, 1);
         run_add_case(ctx, 1, 1000);

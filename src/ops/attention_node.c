@@ -141,6 +141,7 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
         .a = {qt, 0, dk, Tq * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tkp, Tq * Tkp},
         .M = Tq, .N = Tkv, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
         .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = Tkv * dk, .w_f16 = u->kv_f16,
+        .d_spare_column = true, /* column Tkv < Tkp: padding the softmax zeroes */
     };
     snprintf(label, sizeof label, "%s.qk", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &qk);

@@ -145,8 +145,8 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         d.n_spec = 5;
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_CPU) {
-        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32), 8 CAUSAL;
-         * workgroup = one subgroup of 8. */
+        /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32),
+         * 8 CAUSAL, 9 PAIRS (texel variants only); workgroup = one subgroup of 8. */
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn ||
             (cfg->bk != 32 && cfg->bk != 64))
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%ux%u (tn %u)",
@@ -165,9 +165,9 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         if ((uint32_t)ep->causal > VKVIT_GEMM_CAUSAL_D_UPPER)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown causal mode %u", label ? label : "?",
                                 (unsigned)ep->causal);
-        const uint32_t spec[9] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
-                                  cfg->bk / 32, (uint32_t)ep->causal};
-        d.n_spec = 9;
+        const uint32_t spec[10] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
+                                   cfg->bk / 32, (uint32_t)ep->causal, cfg->texel && cfg->pairs};
+        d.n_spec = 10;
         memcpy(d.spec, spec, sizeof spec);
     } else {
         /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL.
@@ -195,6 +195,15 @@ vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config 
     vkvit__kernel_desc d;
     vkvit_result res = vkvit__gemm_kernel_desc(cfg, ep, label, &d);
     return res != VKVIT_OK ? res : vkvit__kernel_create(ctx, &d, out);
+}
+
+bool vkvit__gemm_push_pairs(const vkvit__gemm_push *push, uint32_t batch, bool spare_column) {
+    const uint32_t n_inner = push->n_inner ? push->n_inner : 1;
+    const uint32_t n = push->N + (spare_column && push->N % 2 && push->stride_d > push->N && n_inner == 1);
+    uint32_t bits = n | push->stride_d | push->d_offset;
+    if (batch / n_inner > 1) bits |= push->batch_stride_d;
+    if (n_inner > 1) bits |= push->inner_stride_d;
+    return (bits & 1u) == 0;
 }
 
 bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch) {

@@ -57,6 +57,8 @@ typedef struct vkvit__gemm_config {
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook of caps.coopmat_corrupt */
     bool vec4;                                       /* CPU variant: vec4 loads of A and B (vkvit__gemm_push_vec4 of
                                                         the push it runs with); false: the scalar-load path */
+    bool pairs;                                      /* CPU texel variant: D stored as 64-bit pairs of columns
+                                                        (vkvit__gemm_push_pairs of the push it runs with) */
 } vkvit__gemm_config;
 
 /* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed
@@ -123,6 +125,11 @@ vkvit_result vkvit__gemm_kernel_create(vkvit_ctx *ctx, const vkvit__gemm_config 
 /* Whether a dispatch with this push and batch reads A and B only at multiples of 4 elements (K, the row strides and
  * every batch's start offsets), which the CPU variant's vec4 loads (cfg.vec4) require. */
 bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch);
+/* Whether every pair of columns (2c, 2c + 1) of D that a dispatch with this push and batch writes starts on an
+ * 8-byte boundary and is wholly inside the matrix (N even), or, with spare_column (vkvit__gemm_op.d_spare_column),
+ * ends at column N, which may be overwritten: D's row stride and every batch's D start even. The CPU texel
+ * variant's 64-bit stores (cfg.pairs) require it. */
+bool vkvit__gemm_push_pairs(const vkvit__gemm_push *push, uint32_t batch, bool spare_column);
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]);
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch);
@@ -163,6 +170,10 @@ typedef struct vkvit__gemm_op {
      * the batch strides count halves): the attention GEMMs of fp16-math sessions on cooperative matrices, whose k~
      * and vT operands shaders/attention_prep.comp stores as fp16. Only with g->f16_math. */
     bool w_f16;
+    /* Column N of every row of d lies inside its row stride and may be overwritten (the next node rewrites it: the
+     * attention scores' padding, which the softmax zeroes): the CPU texel kernel then stores an odd N in 64-bit
+     * pairs too. Ignored unless d's stride exceeds N and the batch is plain (n_inner <= 1). */
+    bool d_spare_column;
 } vkvit__gemm_op;
 
 void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op);

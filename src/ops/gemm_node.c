@@ -85,6 +85,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
         .n_offset = op->n_offset,
     };
     cfg.vec4 = vkvit__gemm_push_vec4(&p, op->batch);
+    cfg.pairs = vkvit__gemm_push_pairs(&p, op->batch, op->d_spare_column);
     vkvit__kernel_desc kd;
     vkvit_result r = vkvit__gemm_kernel_desc(&cfg, &ep, NULL, &kd);
     if (r != VKVIT_OK) {
