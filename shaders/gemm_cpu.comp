@@ -82,8 +82,9 @@ layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices 
 // 3 D[m][n] for n > m, 4 D[m][n] for n < m is not needed (so a tile skips the rows that need none of its columns,
 // leaving their D as it was).
 layout(constant_id = 8) const uint CAUSAL = 0;
-// TEXEL only: D is written as 64-bit pairs of columns (2c, 2c + 1). The host sets it where N, D's row stride and
-// every batch's D start are even (vkvit__gemm_push_pairs), so a pair is never half inside the matrix.
+// TEXEL only: D is written as 64-bit pairs of columns (2c, 2c + 1). The host sets it where D's row stride and every
+// batch's D start are even and N is even, or odd with column N free to overwrite (vkvit__gemm_push_pairs): a pair
+// is wholly inside the matrix or ends on that spare column.
 layout(constant_id = 9) const bool PAIRS = false;
 
 layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)
@@ -262,7 +263,7 @@ void gemm_store_row(ACC_TYPE t[MAX_TN], uint m, uint n0, uint d_off, uint outer,
             const uint src_lo = (2 * lane) & 7u, src_hi = (2 * lane + 1) & 7u;
             const float lo = lane < 4 ? subgroupShuffle(ea, src_lo) : subgroupShuffle(eb, src_lo);
             const float hi = lane < 4 ? subgroupShuffle(ea, src_hi) : subgroupShuffle(eb, src_hi);
-            const uint n = n0 + 16 * q + 2 * lane;  // even, and N is even: n + 1 < N too
+            const uint n = n0 + 16 * q + 2 * lane;  // even: n + 1 < N, or n + 1 = N, the spare column
             if (n < p.N)
                 data_d2[(d_off + m * p.stride_d + n) / 2] =
                     packUint2x32(uvec2(floatBitsToUint(lo), floatBitsToUint(hi)));
