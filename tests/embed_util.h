@@ -11,7 +11,6 @@
  *   host_timeline_device(h, &t)       a second VkDevice on the host's instance and physical device with the
  *                                     Vulkan 1.2 timelineSemaphore feature enabled (host_create's device enables no
  *                                     features, so adopting it exercises the binary-semaphore fallback)
- *   host_adopt_with(h, features, lbl) vkvit adopting a host device, told which features the host enabled
  *   eu_counts_equal(a, b)             two vkvit__counts snapshots are identical (printed when not)
  */
 #ifndef VKVIT_EMBED_UTIL_H
@@ -93,35 +92,13 @@ static inline double eu_check(vkvit_session *s, const double *want, size_t n_out
 
 /* A second device on the host's instance with timeline semaphores enabled, as a Vulkan 1.2 renderer would. */
 static inline void host_timeline_device(const host *h, host *t) {
-    *t = *h;
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             .timelineSemaphore = VK_TRUE};
     VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = h->family,
-                                  .queueCount = 1, .pQueuePriorities = &prio};
-    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f, .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &qi};
-    if (vkCreateDevice(h->pd, &di, NULL, &t->device) != VK_SUCCESS) {
+    if (!host_device_with(h, &f, t)) {
         fprintf(stderr, "SKIP: the device cannot enable timelineSemaphore (Vulkan 1.1 without timeline semaphores)\n");
         exit(77);
     }
-    volkLoadDeviceTable(&t->vk, t->device);
-    t->vk.vkGetDeviceQueue(t->device, t->family, 0, &t->queue);
-}
-
-/* `features`: the VkPhysicalDeviceFeatures2 chain the host enabled (NULL: none beyond core 1.1). */
-static inline vkvit_ctx *host_adopt_with(host *h, const VkPhysicalDeviceFeatures2 *features, const char *label) {
-    static const VkPhysicalDeviceFeatures2 none = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-    vkvit_host_device hd = {
-        .instance = h->instance, .physical_device = h->pd, .device = h->device,
-        .queue_family_index = h->family, .queue = h->queue, .get_instance_proc_addr = vkGetInstanceProcAddr,
-        .api_version = VK_API_VERSION_1_2, .enabled_features = features ? features : &none,
-    };
-    vkvit_ctx *ctx = NULL;
-    vkvit_ctx_desc desc = {.label = label, .host = &hd, .pipeline_cache_dir = "", .log = vt_log};
-    MUST(vkvit_ctx_create(&desc, &ctx));
-    return ctx;
 }
 
 static inline bool eu_counts_equal(const vkvit__counts *a, const vkvit__counts *b, const char *what) {

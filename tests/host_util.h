@@ -142,18 +142,38 @@ static inline void host_destroy(host *h) {
     CHECK(host_messages == 0, "%u validation messages on the host instance", host_messages);
 }
 
-/* vkvit adopting the host's device. */
-static inline vkvit_ctx *host_adopt(host *h, const char *label) {
-    static VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+/* A second device on the host's instance and physical device with `features` enabled, as a renderer that wants
+ * them would create it (its own queue of the same family); false if the driver refuses. The caller destroys it
+ * with t->vk.vkDestroyDevice. */
+static inline bool host_device_with(const host *h, const VkPhysicalDeviceFeatures2 *features, host *t) {
+    *t = *h;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = h->family,
+                                  .queueCount = 1, .pQueuePriorities = &prio};
+    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = features,
+                             .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
+    if (vkCreateDevice(h->pd, &di, NULL, &t->device) != VK_SUCCESS) return false;
+    volkLoadDeviceTable(&t->vk, t->device);
+    t->vk.vkGetDeviceQueue(t->device, t->family, 0, &t->queue);
+    return true;
+}
+
+/* vkvit adopting a host device, told which features the host enabled (`features`: the VkPhysicalDeviceFeatures2
+ * chain; NULL: none beyond core 1.1). */
+static inline vkvit_ctx *host_adopt_with(host *h, const VkPhysicalDeviceFeatures2 *features, const char *label) {
+    static const VkPhysicalDeviceFeatures2 none = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     vkvit_host_device hd = {
         .instance = h->instance, .physical_device = h->pd, .device = h->device,
         .queue_family_index = h->family, .queue = h->queue, .get_instance_proc_addr = vkGetInstanceProcAddr,
-        .api_version = VK_API_VERSION_1_2, .enabled_features = &enabled,
+        .api_version = VK_API_VERSION_1_2, .enabled_features = features ? features : &none,
     };
     vkvit_ctx *ctx = NULL;
     vkvit_ctx_desc desc = {.label = label, .host = &hd, .pipeline_cache_dir = "", .log = vt_log};
     MUST(vkvit_ctx_create(&desc, &ctx));
     return ctx;
 }
+
+/* vkvit adopting the host's device, which enabled no features. */
+static inline vkvit_ctx *host_adopt(host *h, const char *label) { return host_adopt_with(h, NULL, label); }
 
 #endif /* VKVIT_HOST_UTIL_H */

@@ -84,15 +84,7 @@ static void adopt_rejects_incomplete_host(host *h) {
  * shaderInt64: off (with the reason in `workarounds`) on the host device, which enabled no features, and on (on
  * lavapipe, whose texel buffers qualify) on a second device of the same instance that enables it. */
 static void adopt_texel_path_needs_int64(host *h) {
-    vkvit_ctx *ctx = NULL;
-    vkvit_host_device hd = {
-        .instance = h->instance, .physical_device = h->pd, .device = h->device,
-        .queue_family_index = h->family, .queue = h->queue, .get_instance_proc_addr = vkGetInstanceProcAddr,
-        .api_version = VK_API_VERSION_1_2, .enabled_features = &(VkPhysicalDeviceFeatures2){
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2},
-    };
-    MUST(vkvit_ctx_create(&(vkvit_ctx_desc){.label = "no int64", .host = &hd, .pipeline_cache_dir = "",
-                                            .log = vt_log}, &ctx));
+    vkvit_ctx *ctx = host_adopt(h, "no int64");
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
     const bool cpu = ctx->caps.cpu_device;
@@ -103,33 +95,21 @@ static void adopt_texel_path_needs_int64(host *h) {
 
     VkPhysicalDeviceFeatures has;
     vkGetPhysicalDeviceFeatures(h->pd, &has);
-    if (!has.shaderInt64) {
-        printf("the device lacks shaderInt64: the enabled case is not run\n");
+    const VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                               .features = {.shaderInt64 = VK_TRUE}};
+    host t;
+    if (!has.shaderInt64 || !host_device_with(h, &enabled, &t)) {
+        printf("the device cannot enable shaderInt64: the enabled case is not run\n");
         return;
     }
-    VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                         .features = {.shaderInt64 = VK_TRUE}};
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = h->family,
-                                  .queueCount = 1, .pQueuePriorities = &prio};
-    VkDeviceCreateInfo di = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &enabled,
-                             .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi};
-    VkDevice dev;
-    MUST(vkCreateDevice(h->pd, &di, NULL, &dev) == VK_SUCCESS ? VKVIT_OK : VKVIT_ERROR_VULKAN);
-    struct VolkDeviceTable vk;
-    volkLoadDeviceTable(&vk, dev);
-    hd.device = dev;
-    vk.vkGetDeviceQueue(dev, h->family, 0, &hd.queue);
-    hd.enabled_features = &enabled;
-    MUST(vkvit_ctx_create(&(vkvit_ctx_desc){.label = "int64", .host = &hd, .pipeline_cache_dir = "", .log = vt_log},
-                          &ctx));
+    ctx = host_adopt_with(&t, &enabled, "int64");
     MUST(vkvit_ctx_device_info(ctx, &info));
     printf("adopted %s device with shaderInt64: texel reads %d\n", cpu ? "CPU" : "GPU", info.texel_reads_in_use);
     CHECK(!strstr(info.workarounds, "shaderInt64"), "workarounds still blame shaderInt64: %s", info.workarounds);
     if (strstr(info.driver_name, "llvmpipe") || strstr(info.name, "llvmpipe"))
         CHECK(info.texel_reads_in_use && ctx->caps.texel_reads, "lavapipe adopted with shaderInt64 lacks texel reads");
     vkvit_ctx_destroy(ctx);
-    vk.vkDestroyDevice(dev, NULL);
+    t.vk.vkDestroyDevice(t.device, NULL);
 }
 
 int main(void) {
