@@ -738,7 +738,8 @@ VKVIT_API vkvit_result vkvit_tensor_file_read_f32(const vkvit_tensor_file *file,
  *
  * vkvit_bench_gemm times the GEMM kernel the sessions of a precision use, D[m, n] = A[m, k] · W[n, k]ᵀ (nn.Linear layout, no
  * bias or epilogue), built as graph nodes by the same op builder as every linear layer of a model, so it measures
- * the kernel variant and tile the device gets in a real session. One command buffer holds `warmup` untimed runs,
+ * the kernel variant and tile the device gets in a real session (or, for tuning, the kernel and tile the desc
+ * asks for: vkvit_gemm_kernel, vkvit_gemm_tile below). One command buffer holds `warmup` untimed runs,
  * then `repeat` timed ones, each separated from the previous by the barrier its write-after-write needs; a run's
  * time is the GPU timestamp after its last dispatch minus the one before its first.
  *
@@ -753,7 +754,42 @@ VKVIT_API vkvit_result vkvit_tensor_file_read_f32(const vkvit_tensor_file *file,
 
 #define VKVIT_BENCH_MAX_RUNS 128u
 
-/* Defaults (field = 0): repeat 10; warmup none; seed 0 is a seed like any other. */
+/* Kernel tuning: the benchmark can time another GEMM kernel than the device's own, and another tile, so that a
+ * tile table or a kernel change is measured before it is adopted (`vkvit bench gemm --kernel/--tile/--versus`).
+ * Sessions always run the automatic choice. */
+typedef enum vkvit_gemm_kernel {
+    VKVIT_GEMM_KERNEL_AUTO = 0,             /* the device's choice, what sessions run */
+    VKVIT_GEMM_KERNEL_CPU = 1,              /* shaders/gemm_cpu.comp, CPU devices' kernel: one 8-lane subgroup per
+                                               workgroup, A and W read through texel buffers where the ctx has
+                                               texel reads (vkvit_device_info.texel_reads_in_use) */
+    VKVIT_GEMM_KERNEL_SHARED = 2,           /* shaders/gemm.comp, GPUs' fp32 and fp16-weight kernel: tiles staged in
+                                               shared memory */
+    VKVIT_GEMM_KERNEL_COOPMAT = 3,          /* shaders/gemm_coopmat.comp: cooperative matrices (tensor cores), only
+                                               for FP16_MATH where the device runs them
+                                               (vkvit_device_info.cooperative_matrix_in_use) */
+} vkvit_gemm_kernel;
+
+/* A workgroup tile. In a desc, a field left 0 keeps the automatic value; the result reports the whole tile that ran.
+ *   CPU      one 8-lane workgroup computes bm rows (1 .. 256) x bn = 8 tn columns (tn 1 .. 32), K in chunks of bk
+ *            (32 or 64); tm is 1. Giving bn alone sets tn = bn / 8.
+ *   SHARED   (bm / tm) x (bn / tn) invocations (at most the device's maxComputeWorkGroupInvocations) stage bm x bk
+ *            of A and bn x bk of W in shared memory (bm bk and bn bk at most 2048 each; bk a multiple of 16 at
+ *            FP16_MATH); each computes tm x tn outputs (1 .. 8 each, dividing bm and bn).
+ *   COOPMAT  square tiles bm = bn of 32, 64 or 128 that fit the device's shared memory, bk 32; tm and tn are 0.
+ * A tile outside these rules is refused (VKVIT_ERROR_INVALID_ARGUMENT, the sentence names the rule). */
+typedef struct vkvit_gemm_tile {
+    uint32_t bm, bn, bk;                    /* workgroup rows, columns, and K per step */
+    uint32_t tm, tn;                        /* rows and columns per invocation */
+} vkvit_gemm_tile;
+
+/* vkvit_gemm_bench_desc.flags: CPU-kernel code paths switched off, to measure what they bring (refused for the
+ * other kernels). */
+#define VKVIT_GEMM_BENCH_SCALAR_LOADS 1u    /* read A and W one float at a time even where K, the strides and the
+                                               offsets allow vec4 loads (the path of K % 4 != 0) */
+#define VKVIT_GEMM_BENCH_SINGLE_STORES 2u   /* texel reads: store D one float per lane instead of 64-bit pairs of
+                                               columns */
+
+/* Defaults (field = 0): repeat 10; warmup none; seed 0 is a seed like any other; the automatic kernel and tile. */
 typedef struct vkvit_gemm_bench_desc {
     uint32_t m, n, k;                       /* required: each 1 .. 65536, each of A, W and D at most 2^28 elements */
     uint32_t repeat;                        /* timed runs, at most VKVIT_BENCH_MAX_RUNS */
@@ -762,6 +798,9 @@ typedef struct vkvit_gemm_bench_desc {
     vkvit_precision precision;              /* DEFAULT / FP32: the fp32 kernel; FP16: W stored as fp16, fp32 math (the
                                                *_w16 kernel of fp16 sessions); FP16_MATH: W fp16 and fp16 products
                                                (the *_f16 kernel of fp16-math sessions) */
+    vkvit_gemm_kernel kernel;               /* tuning (above): the kernel to time */
+    vkvit_gemm_tile tile;                   /* tuning: its tile, fields 0 automatic */
+    uint32_t flags;                         /* tuning: VKVIT_GEMM_BENCH_* */
 } vkvit_gemm_bench_desc;
 
 typedef struct vkvit_gemm_bench_result {
@@ -774,13 +813,19 @@ typedef struct vkvit_gemm_bench_result {
     uint64_t checked;                       /* elements of D compared with the reference */
     uint64_t mismatches;                    /* of those, outside the tolerance (0: the kernel is right) */
     double max_error;                       /* the largest |D - ref| / sum_k |A W| seen (NaN-free when mismatches is 0) */
+    vkvit_gemm_kernel kernel;               /* the kernel that ran (never AUTO) */
+    vkvit_gemm_tile tile;                   /* and its tile */
+    int texel_reads;                        /* CPU kernel: A and W read through texel buffers */
+    int vec4_loads;                         /* CPU kernel: A and W read as vec4s */
+    int pair_stores;                        /* CPU kernel: D stored as 64-bit pairs of columns */
 } vkvit_gemm_bench_result;
 
 /* Runs the benchmark described above on `ctx` (it submits and waits on the ctx's queue, so it needs the whole ctx,
  * like session creation). Everything it creates is destroyed before it returns. *out is zeroed first and filled on
- * success. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL argument, a size, repeat, warmup or precision out of range,
- * the message names the field), VKVIT_ERROR_UNSUPPORTED (the queue has no timestamps; A or D larger than one
- * storage-buffer descriptor reaches; fp16 weights or fp16 arithmetic that the device lacks or the ctx disabled), VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN,
+ * success. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL argument, a size, repeat, warmup, precision, kernel, tile
+ * or flag out of range, the message names the field or rule), VKVIT_ERROR_UNSUPPORTED (the queue has no
+ * timestamps; A or D larger than one storage-buffer descriptor reaches; fp16 weights or fp16 arithmetic that the
+ * device lacks or the ctx disabled; the COOPMAT kernel where the device does not run it), VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN,
  * VKVIT_ERROR_DEVICE_LOST. */
 VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc,
                                         vkvit_gemm_bench_result *out);

@@ -101,6 +101,19 @@ static vkvit_result check(vkvit_ctx *ctx, vkvit__buffer *arena, const vkvit__ten
     return r;
 }
 
+/* What ran: the kernel, its whole tile and the CPU kernel's paths. */
+static void report_config(const vkvit__gemm_config *c, vkvit_gemm_bench_result *out) {
+    out->kernel = c->variant == VKVIT_GEMM_CPU       ? VKVIT_GEMM_KERNEL_CPU
+                  : c->variant == VKVIT_GEMM_COOPMAT ? VKVIT_GEMM_KERNEL_COOPMAT
+                                                     : VKVIT_GEMM_KERNEL_SHARED;
+    const bool coopmat = c->variant == VKVIT_GEMM_COOPMAT, cpu = c->variant == VKVIT_GEMM_CPU;
+    out->tile = (vkvit_gemm_tile){.bm = c->bm, .bn = c->bn, .bk = c->bk, .tm = coopmat ? 0 : c->tm,
+                                  .tn = coopmat ? 0 : c->tn};
+    out->texel_reads = cpu && c->texel;
+    out->vec4_loads = cpu && c->vec4;
+    out->pair_stores = cpu && c->texel && c->pairs;
+}
+
 VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc,
                                         vkvit_gemm_bench_result *out) {
     if (out) memset(out, 0, sizeof *out);
@@ -130,10 +143,11 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
     const uint32_t tw = w16 ? vkvit__graph_weight_at(&g, VKVIT_TENSOR_WEIGHT_F16, "bench.w", 0, 2, shape_w)
                             : vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "bench.w", 2, shape_w);
     const uint32_t td = vkvit__graph_tensor(&g, VKVIT_TENSOR_OUTPUT, "bench.d", 2, shape_d);
+    vkvit__gemm_tuning tuning = {.kernel = desc->kernel, .tile = desc->tile, .flags = desc->flags};
     const vkvit__gemm_op op = {
         .a = vkvit__mat_dense(ta, m, k), .w = tw, .bias = VKVIT_NONE, .d = vkvit__mat_dense(td, m, n),
         .M = m, .N = n, .K = k, .batch = 1, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
-        .residual = {VKVIT_NONE, 0, 0, 0},
+        .residual = {VKVIT_NONE, 0, 0, 0}, .tuning = &tuning,
     };
     for (uint32_t r = 0; r < runs; r++) {
         first_node[r] = g.n_nodes;
@@ -185,6 +199,7 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
 
     out->runs = repeat;
     out->dispatches = first_node[1] - first_node[0];
+    report_config(&tuning.chosen, out);
     for (uint32_t i = 0; i < repeat; i++) {
         const uint32_t r = desc->warmup + i;
         out->ms[i] = (ns[2 * (first_node[r + 1] - 1) + 1] - ns[2 * first_node[r]]) * 1e-6;

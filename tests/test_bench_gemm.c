@@ -4,7 +4,9 @@
  * precision the device runs (fp32; fp16 weights; fp16 arithmetic, whose relative error must stay within the
  * documented 5e-3 and also show that fp16 products really ran: above fp32's 1e-5 on the larger shapes), up to the
  * most runs a description may ask for (128 timed after 128 warm-up); bad
- * descriptions are refused with a sentence naming the field. Validation-clean (vt_finish). */
+ * descriptions are refused with a sentence naming the field. Kernel tuning: the CPU and shared-memory kernels run
+ * on any device, with tiles other than the automatic ones and the CPU kernel's paths switched off, report what ran
+ * and still match the reference; tiles outside a kernel's rules are refused. Validation-clean (vt_finish). */
 #include "test_util.h"
 
 typedef struct bench_case {
@@ -64,6 +66,69 @@ int main(void) {
                   bc->m, bc->n, bc->k, res.max_error);
     }
 
+    /* Kernel tuning: every case runs, matches the reference on fresh inputs and reports the kernel and tile that ran
+     * (fields the case leaves 0 are the automatic ones: only the given ones are compared). K = 130 and N = 70 keep
+     * the CPU kernel off its vec4 and pair paths unless the case is even. */
+    static const struct {
+        uint32_t m, n, k;
+        vkvit_gemm_kernel kernel;
+        vkvit_gemm_tile tile, want;
+        uint32_t flags;
+        vkvit_precision precision;
+    } tuned[] = {
+        {65, 70, 132, VKVIT_GEMM_KERNEL_CPU, {.bm = 64, .tn = 4, .bk = 32}, {64, 32, 32, 1, 4}, 0, 0},
+        {65, 70, 130, VKVIT_GEMM_KERNEL_CPU, {.bn = 16}, {0, 16, 0, 1, 2}, 0, 0},
+        {201, 96, 384, VKVIT_GEMM_KERNEL_CPU, {.bm = 7, .tn = 3, .bk = 64}, {7, 24, 64, 1, 3}, 0, 0},
+        {64, 64, 64, VKVIT_GEMM_KERNEL_CPU, {0}, {0}, VKVIT_GEMM_BENCH_SCALAR_LOADS, 0},
+        {64, 64, 64, VKVIT_GEMM_KERNEL_CPU, {0}, {0}, VKVIT_GEMM_BENCH_SINGLE_STORES, 0},
+        {64, 64, 64, VKVIT_GEMM_KERNEL_CPU, {0}, {0}, VKVIT_GEMM_BENCH_SCALAR_LOADS | VKVIT_GEMM_BENCH_SINGLE_STORES,
+         VKVIT_PRECISION_FP16},
+        {33, 17, 9, VKVIT_GEMM_KERNEL_SHARED, {0}, {64, 64, 16, 4, 4}, 0, 0},
+        {33, 17, 9, VKVIT_GEMM_KERNEL_SHARED, {32, 32, 16, 2, 2}, {32, 32, 16, 2, 2}, 0, 0},
+        {70, 40, 50, VKVIT_GEMM_KERNEL_SHARED, {16, 8, 8, 1, 1}, {16, 8, 8, 1, 1}, 0, 0},
+        {70, 40, 50, VKVIT_GEMM_KERNEL_SHARED, {128, 64, 16, 8, 4}, {128, 64, 16, 8, 4}, 0, VKVIT_PRECISION_FP16},
+        {70, 40, 64, VKVIT_GEMM_KERNEL_SHARED, {32, 32, 32, 4, 4}, {32, 32, 32, 4, 4}, 0, VKVIT_PRECISION_FP16_MATH},
+        {70, 40, 64, VKVIT_GEMM_KERNEL_CPU, {.bm = 32, .tn = 2}, {32, 16, 0, 1, 2}, 0, VKVIT_PRECISION_FP16_MATH},
+    };
+    for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; i++) {
+        const vkvit_precision precision = tuned[i].precision ? tuned[i].precision : VKVIT_PRECISION_FP32;
+        if ((precision == VKVIT_PRECISION_FP16 && !info.fp16_in_use) ||
+            (precision == VKVIT_PRECISION_FP16_MATH && !(info.fp16_in_use && info.fp16_arithmetic)))
+            continue;
+        vkvit_gemm_bench_desc d = {.m = tuned[i].m, .n = tuned[i].n, .k = tuned[i].k, .repeat = 2,
+                                   .seed = seed + 100 + (uint32_t)i, .precision = precision,
+                                   .kernel = tuned[i].kernel, .tile = tuned[i].tile, .flags = tuned[i].flags};
+        vkvit_gemm_bench_result res;
+        vkvit_result r = vkvit_bench_gemm(ctx, &d, &res);
+        CHECK(r == VKVIT_OK, "tuned case %zu: %s %s", i, vkvit_result_name(r), vkvit_last_error());
+        if (r != VKVIT_OK) continue;
+        const vkvit_gemm_tile *w = &tuned[i].want, *t = &res.tile;
+        const bool tile_ok = (!w->bm || t->bm == w->bm) && (!w->bn || t->bn == w->bn) && (!w->bk || t->bk == w->bk) &&
+                             (!w->tm || t->tm == w->tm) && (!w->tn || t->tn == w->tn) &&
+                             (res.kernel != VKVIT_GEMM_KERNEL_CPU || (t->bn == 8 * t->tn && t->tm == 1));
+        const double tolerance = precision == VKVIT_PRECISION_FP16_MATH ? 5e-3 : 1e-5;
+        CHECK(res.kernel == tuned[i].kernel && tile_ok && res.mismatches == 0 && res.checked > 0 &&
+              res.max_error <= tolerance,
+              "tuned case %zu: kernel %d (want %d), tile %ux%ux%u/%ux%u, %llu of %llu checked elements wrong (max "
+              "relative diff %g)", i, (int)res.kernel, (int)tuned[i].kernel, t->bm, t->bn, t->bk, t->tm, t->tn,
+              (unsigned long long)res.mismatches, (unsigned long long)res.checked, res.max_error);
+        const bool cpu = res.kernel == VKVIT_GEMM_KERNEL_CPU;
+        const bool even = tuned[i].k % 4 == 0, pairs = cpu && info.texel_reads_in_use && tuned[i].n % 2 == 0;
+        CHECK(res.texel_reads == (cpu && info.texel_reads_in_use) &&
+              res.vec4_loads == (cpu && even && !(tuned[i].flags & VKVIT_GEMM_BENCH_SCALAR_LOADS)) &&
+              res.pair_stores == (pairs && !(tuned[i].flags & VKVIT_GEMM_BENCH_SINGLE_STORES)),
+              "tuned case %zu: texel %d, vec4 %d, pairs %d", i, res.texel_reads, res.vec4_loads, res.pair_stores);
+    }
+    /* The automatic choice reports itself too: never AUTO, and a CPU tile of 8 lanes. */
+    {
+        vkvit_gemm_bench_result res;
+        vkvit_result r = vkvit_bench_gemm(ctx, &(vkvit_gemm_bench_desc){.m = 201, .n = 96, .k = 384, .repeat = 1}, &res);
+        CHECK(r == VKVIT_OK && res.kernel != VKVIT_GEMM_KERNEL_AUTO && res.tile.bm && res.tile.bn && res.tile.bk &&
+              (res.kernel != VKVIT_GEMM_KERNEL_CPU || res.tile.bn == 8 * res.tile.tn),
+              "automatic: %s, kernel %d, tile %ux%ux%u/%ux%u", vkvit_result_name(r), (int)res.kernel, res.tile.bm,
+              res.tile.bn, res.tile.bk, res.tile.tm, res.tile.tn);
+    }
+
     /* Bad descriptions: INVALID_ARGUMENT, a sentence naming what broke the rule, and a zeroed result. */
     static const struct {
         vkvit_gemm_bench_desc d;
@@ -75,6 +140,20 @@ int main(void) {
         {{.m = 4, .n = 4, .k = 4, .repeat = 129}, "repeat 129"},
         {{.m = 4, .n = 4, .k = 4, .warmup = 129}, "warmup 129"},
         {{.m = 4, .n = 4, .k = 4, .precision = (vkvit_precision)7}, "precision 7"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = (vkvit_gemm_kernel)7}, "kernel 7"},
+        {{.m = 4, .n = 4, .k = 4, .flags = 4}, "unknown bits 0x4"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bm = 257}}, "bm 1..256"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.tn = 33}}, "tn 1..32"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bk = 48}}, "bk 32 or 64"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bn = 20}}, "(bn = 8 tn)"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.tm = 2}}, "(tm 1)"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_SHARED, .tile = {.tm = 3}}, "tm and tn 1..8 dividing"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_SHARED, .tile = {.tn = 9, .bn = 72}}, "tm and tn 1..8"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_SHARED, .tile = {.bk = 64}}, "at most 2048"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_SHARED, .tile = {.bm = 256, .bn = 256, .bk = 8, .tm = 1,
+          .tn = 1}}, "invocations"},
+        {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_SHARED, .flags = VKVIT_GEMM_BENCH_SINGLE_STORES},
+         "the shared kernel has none"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         vkvit_gemm_bench_result res;
@@ -82,6 +161,21 @@ int main(void) {
         vkvit_result r = vkvit_bench_gemm(ctx, &bad[i].d, &res);
         CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), bad[i].needle) && res.runs == 0,
               "bad desc %zu: %s '%s'", i, vkvit_result_name(r), vkvit_last_error());
+    }
+    /* The cooperative-matrix kernel: fp16 arithmetic only, and only where the device runs it. */
+    {
+        vkvit_gemm_bench_result res;
+        vkvit_result r = vkvit_bench_gemm(ctx, &(vkvit_gemm_bench_desc){.m = 4, .n = 4, .k = 4,
+                                                                        .kernel = VKVIT_GEMM_KERNEL_COOPMAT}, &res);
+        CHECK(r == VKVIT_ERROR_UNSUPPORTED && strstr(vkvit_last_error(), "not fp16-math") && res.runs == 0,
+              "coopmat at fp32: %s '%s'", vkvit_result_name(r), vkvit_last_error());
+        if (info.fp16_in_use && info.fp16_arithmetic && !info.cooperative_matrix_in_use) {
+            r = vkvit_bench_gemm(ctx, &(vkvit_gemm_bench_desc){.m = 4, .n = 4, .k = 4,
+                                                              .precision = VKVIT_PRECISION_FP16_MATH,
+                                                              .kernel = VKVIT_GEMM_KERNEL_COOPMAT}, &res);
+            CHECK(r == VKVIT_ERROR_UNSUPPORTED && strstr(vkvit_last_error(), "has none"),
+                  "coopmat without cooperative matrices: %s '%s'", vkvit_result_name(r), vkvit_last_error());
+        }
     }
     vkvit_gemm_bench_result res;
     CHECK(vkvit_bench_gemm(NULL, &(vkvit_gemm_bench_desc){.m = 1, .n = 1, .k = 1}, &res) ==

@@ -80,6 +80,88 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
                                 .coopmat_khr = ctx->caps.coopmat_khr, .coopmat_corrupt = ctx->caps.coopmat_corrupt};
 }
 
+/* The tile rules of each kernel are vkvit_gemm_tile's in include/vkvit.h; vkvit__gemm_kernel_desc checks them again. */
+static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vkvit__gemm_config *c) {
+    switch (c->variant) {
+    case VKVIT_GEMM_CPU: {
+        const uint32_t tn = o->tn ? o->tn : o->bn ? o->bn / 8 : c->tn;
+        if (o->tm > 1 || (o->bn && o->bn != 8 * tn))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "cpu gemm tile: bn %u, tm %u, tn %u: a workgroup is 8 "
+                                "lanes of tn columns (bn = 8 tn) computing one row at a time (tm 1)", o->bn, o->tm, tn);
+        c->tn = tn;
+        c->bn = 8 * tn;
+        if (o->bm) c->bm = o->bm;
+        if (o->bk) c->bk = o->bk;
+        if (c->bm > 256 || c->tn > 32 || (c->bk != 32 && c->bk != 64))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "cpu gemm tile: bm %u, tn %u, bk %u: bm 1..256, tn 1..32, "
+                                "bk 32 or 64", c->bm, c->tn, c->bk);
+        return VKVIT_OK;
+    }
+    case VKVIT_GEMM_SHARED: {
+        if (o->bm) c->bm = o->bm;
+        if (o->bn) c->bn = o->bn;
+        if (o->bk) c->bk = o->bk;
+        if (o->tm) c->tm = o->tm;
+        if (o->tn) c->tn = o->tn;
+        const uint32_t limit = VKVIT_MIN(ctx->caps.max_workgroup_invocations, ctx->limits.maxComputeWorkGroupSize[0]);
+        const bool ok = c->tm <= 8 && c->tn <= 8 && c->bm % c->tm == 0 && c->bn % c->tn == 0 &&
+                        (uint64_t)c->bk * c->bm <= 2048 && (uint64_t)c->bk * c->bn <= 2048 &&
+                        (!c->f16_math || c->bk % VKVIT_GEMM_F16_CHUNK == 0) &&
+                        (uint64_t)(c->bm / c->tm) * (c->bn / c->tn) <= limit;
+        if (!ok)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "shared gemm tile %ux%ux%u / %ux%u: tm and tn 1..8 "
+                                "dividing bm and bn, bm bk and bn bk at most 2048, bk a multiple of %u with fp16 "
+                                "arithmetic, and at most %u invocations ((bm / tm) (bn / tn))", c->bm, c->bn, c->bk,
+                                c->tm, c->tn, VKVIT_GEMM_F16_CHUNK, limit);
+        return VKVIT_OK;
+    }
+    case VKVIT_GEMM_COOPMAT: {
+        const uint32_t tile = o->bm ? o->bm : o->bn ? o->bn : c->bm;
+        if ((o->bm && o->bn && o->bm != o->bn) || (tile != 32 && tile != 64 && tile != 128) || (o->bk && o->bk != 32) ||
+            o->tm || o->tn)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "coopmat gemm tile %ux%ux%u / %ux%u: square tiles bm = bn "
+                                "of 32, 64 or 128, bk 32, tm and tn 0", o->bm, o->bn, o->bk, o->tm, o->tn);
+        if (COOPMAT_TILE_SHARED(tile, c->coopmat_emulated) > ctx->caps.max_shared_memory)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "coopmat gemm tile %u needs %u bytes of shared memory, "
+                                "the device has %u", tile, COOPMAT_TILE_SHARED(tile, c->coopmat_emulated),
+                                ctx->caps.max_shared_memory);
+        c->bm = c->bn = tile;
+        return VKVIT_OK;
+    }
+    default: return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm tile: unknown variant %d", (int)c->variant);
+    }
+}
+
+vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t, uint32_t M, uint32_t N, uint32_t K,
+                              uint32_t batch, vkvit__gemm_config *cfg) {
+    if ((unsigned)t->kernel > VKVIT_GEMM_KERNEL_COOPMAT)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm kernel %d: not AUTO, CPU, SHARED or COOPMAT",
+                            (int)t->kernel);
+    const uint32_t known = VKVIT_GEMM_BENCH_SCALAR_LOADS | VKVIT_GEMM_BENCH_SINGLE_STORES;
+    if (t->flags & ~known)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x: unknown bits 0x%x", t->flags,
+                            t->flags & ~known);
+    const bool b_f16 = cfg->b_f16, f16_math = cfg->f16_math;
+    if (t->kernel == VKVIT_GEMM_KERNEL_COOPMAT) {
+        if (!f16_math || !ctx->caps.cooperative_matrix_in_use)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the coopmat gemm kernel runs fp16 arithmetic (fp16-math) "
+                                "on devices with cooperative matrices in use; %s", !f16_math ? "this is not fp16-math"
+                                : "this device or ctx has none");
+        *cfg = vkvit__gemm_pick_coopmat(ctx, M, N, K, batch);
+    } else if (t->kernel != VKVIT_GEMM_KERNEL_AUTO) {
+        const vkvit__gemm_variant v = t->kernel == VKVIT_GEMM_KERNEL_CPU ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED;
+        if (v != cfg->variant) {
+            *cfg = vkvit__gemm_pick_variant(ctx, v, M, N, K);
+            cfg->b_f16 = b_f16;
+            cfg->f16_math = f16_math;
+        }
+    }
+    if (t->flags && cfg->variant != VKVIT_GEMM_CPU)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x switch off paths of the cpu kernel; the %s "
+                            "kernel has none", t->flags, vkvit__gemm_variant_name(cfg->variant));
+    return tune_tile(ctx, &t->tile, cfg);
+}
+
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
     const bool cpu = ctx->caps.cpu_device;
     return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED, M, N, K);

@@ -90,6 +90,23 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
 /* "shared", "cpu", "coopmat". */
 const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 
+/* Kernel tuning (vkvit_bench_gemm; include/vkvit.h "GEMM micro-benchmark"): the variant to run in place of the
+ * device's (VKVIT_GEMM_KERNEL_AUTO keeps it), a tile whose non-zero fields replace the picked ones, and
+ * VKVIT_GEMM_BENCH_* switches. `chosen` receives the configuration the node runs with. */
+typedef struct vkvit__gemm_tuning {
+    vkvit_gemm_kernel kernel;
+    vkvit_gemm_tile tile;
+    uint32_t flags;
+    vkvit__gemm_config chosen;
+} vkvit__gemm_tuning;
+
+/* Applies `t`'s kernel and tile to the automatic configuration *cfg of an M x N x K GEMM of `batch` products (whose
+ * b_f16 and f16_math stay). Errors (a sentence): VKVIT_ERROR_INVALID_ARGUMENT for an unknown kernel or switch, a
+ * switch of another kernel than the CPU one, or a tile outside the kernel's rules (vkvit_gemm_tile in vkvit.h);
+ * VKVIT_ERROR_UNSUPPORTED for the COOPMAT kernel outside fp16 arithmetic or where the device does not run it. */
+vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t, uint32_t M, uint32_t N, uint32_t K,
+                              uint32_t batch, vkvit__gemm_config *cfg);
+
 /* Work a GEMM may skip because the caller knows it is zero or unused (the mLSTM's quadratic form, whose decay
  * matrix is triangular): the CPU kernel skips it (shaders/gemm_cpu.comp, CAUSAL); the other kernels compute
  * everything, which gives the same needed results. Indices m, n, k are within one batch's matrices. */
@@ -174,6 +191,9 @@ typedef struct vkvit__gemm_op {
      * attention scores' padding, which the softmax zeroes): the CPU texel kernel then stores an odd N in 64-bit
      * pairs too. Ignored unless d's stride exceeds N and the batch is plain (n_inner <= 1). */
     bool d_spare_column;
+    /* Kernel tuning (the GEMM benchmark only; NULL in models): kernel, tile and switches, and the configuration
+     * chosen (vkvit__gemm_tuning). */
+    vkvit__gemm_tuning *tuning;
 } vkvit__gemm_op;
 
 void vkvit__op_gemm(vkvit__graph *g, const char *name, const vkvit__gemm_op *op);

@@ -63,6 +63,13 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     /* The CPU pick halves bm only so that the CPU threads get two workgroups; a batch gives them that already, and
      * full-height tiles load each B float once per batch (attention: 6 heads of a 201 x 201 product). */
     if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1) cfg.bm = 256;
+    if (op->tuning) {
+        const vkvit_result r = vkvit__gemm_tune(g->ctx, op->tuning, op->M, op->N, op->K, op->batch, &cfg);
+        if (r != VKVIT_OK) {
+            vkvit__graph_fail(g, r, "gemm '%s': %s", name, vkvit_last_error());
+            return;
+        }
+    }
     vkvit__gemm_epilogue ep = {.bias = op->bias != VKVIT_NONE, .act = (uint32_t)op->act,
                                .scale = op->scale != VKVIT_NONE, .residual = has_res, .causal = op->causal};
     const uint32_t n_inner = op->n_inner ? op->n_inner : 1;
@@ -86,6 +93,11 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     };
     cfg.vec4 = vkvit__gemm_push_vec4(&p, op->batch);
     cfg.pairs = vkvit__gemm_push_pairs(&p, op->batch, op->d_spare_column);
+    if (op->tuning) {
+        cfg.vec4 &= !(op->tuning->flags & VKVIT_GEMM_BENCH_SCALAR_LOADS);
+        cfg.pairs &= !(op->tuning->flags & VKVIT_GEMM_BENCH_SINGLE_STORES);
+        op->tuning->chosen = cfg;
+    }
     vkvit__kernel_desc kd;
     vkvit_result r = vkvit__gemm_kernel_desc(&cfg, &ep, NULL, &kd);
     if (r != VKVIT_OK) {
