@@ -62,6 +62,19 @@ def test_usage_errors():
         usage_error(["bench", "gemm", "--shape", shape], "bench gemm",
                     r"--shape wants MxNxK with each in \[1, 65536\] and each matrix under 2\^28 elements, got "
                     + re.escape(f"'{shape}'"))
+    # bench gemm --config / --versus CONFs: each bad item named; --rounds only with --versus.
+    usage_error(["bench", "gemm", "--config", "foo"], "bench gemm", r"--config: unknown item 'foo' \(CONF: .*")
+    usage_error(["bench", "gemm", "--versus", "bm=64,tile=3"], "bench gemm", r"--versus: unknown item 'tile=3' .*")
+    usage_error(["bench", "gemm", "--config", "bm=x"], "bench gemm", r"--config: bm=x: a number in \[0, 4096\] .*")
+    usage_error(["bench", "gemm", "--config", "tn=4097"], "bench gemm", r"--config: tn=4097: a number in .*")
+    usage_error(["bench", "gemm", "--config", "kernel=gpu"], "bench gemm",
+                "--config: kernel=gpu: not auto, cpu, shared or coopmat")
+    for spec in ("", ",", "bm=64,", ",bm=64", "bm=64,,tn=4"):
+        usage_error(["bench", "gemm", "--versus", spec], "bench gemm",
+                    "--versus wants 'auto' or comma-separated items: .*got " + re.escape(f"'{spec}'"))
+    usage_error(["bench", "gemm", "--rounds", "3"], "bench gemm", "--rounds goes with --versus")
+    usage_error(["bench", "gemm", "--versus", "auto", "--rounds", "0"], "bench gemm",
+                r"--rounds wants an integer in \[1, 100\], got '0'")
     usage_error(["run", "-m", GOLDEN, "-i", "x"], "run", "--model, --input and --output are required")
     usage_error(["inspect"], "inspect", "no FILE given")
     usage_error(["inspect", GOLDEN, GOLDEN], "inspect", "one FILE only .*")

@@ -19,6 +19,8 @@ int vkvit_cli_exit_code(vkvit_result r);
 
 int vkvit_cli_info(int argc, char **argv);
 int vkvit_cli_bench(int argc, char **argv);
+int vkvit_cli_bench_gemm(int argc, char **argv); /* `vkvit bench gemm` (cmd_bench_gemm.c) */
+void vkvit_cli_bench_gemm_usage(FILE *f);
 int vkvit_cli_inspect(int argc, char **argv);
 int vkvit_cli_run(int argc, char **argv);
 int vkvit_cli_classify(int argc, char **argv);

@@ -1,6 +1,5 @@
-/* vkvit bench: kernel micro-benchmarks measured with GPU timestamps (median of repeated runs).
+/* vkvit bench: model benchmark (`vkvit bench gemm`, the GEMM micro-benchmark, is cmd_bench_gemm.c).
  *
- *   vkvit bench gemm [--shape MxNxK]... [--repeat N] [--warmup N] [--json]
  *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N]
  *               [--json]
  *
@@ -8,6 +7,7 @@
  * standard deviation; with --duration also the drift between the first and last 10 % of runs), throughput, the
  * host CPU time per inference, the GPU time per node kind from timestamp queries (a second, profiled session so
  * the timed runs carry no timestamps), and the arena / weight bytes. */
+#include "bench_stats.h"
 #include "cli.h"
 
 #include <math.h>
@@ -16,223 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct shape {
-    uint32_t M, N, K;
-} shape;
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Latency statistics of n samples (sorted in place). */
-typedef struct stats {
-    uint32_t n;
-    double min, p50, p90, p99, max, mean, stddev;
-} stats;
-
-/* Nearest-rank percentile of sorted x[n]. */
-static double percentile(const double *x, uint32_t n, double p) {
-    uint32_t rank = (uint32_t)ceil(p / 100.0 * n);
-    return x[rank ? rank - 1 : 0];
-}
-
-static stats compute_stats(double *x, uint32_t n) {
-    stats st = {.n = n};
-    double sum = 0, sq = 0;
-    for (uint32_t i = 0; i < n; i++) sum += x[i];
-    st.mean = sum / n;
-    for (uint32_t i = 0; i < n; i++) sq += (x[i] - st.mean) * (x[i] - st.mean);
-    st.stddev = n > 1 ? sqrt(sq / (n - 1)) : 0.0; /* sample standard deviation */
-    qsort(x, n, sizeof *x, cmp_double);
-    st.min = x[0];
-    st.p50 = percentile(x, n, 50);
-    st.p90 = percentile(x, n, 90);
-    st.p99 = percentile(x, n, 99);
-    st.max = x[n - 1];
-    return st;
-}
-
-static double median_of(const double *x, uint32_t n) {
-    double *c = malloc(n * sizeof *c);
-    if (!c) return NAN;
-    memcpy(c, x, n * sizeof *c);
-    qsort(c, n, sizeof *c, cmp_double);
-    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-    free(c);
-    return m;
-}
-
-static void add_stats_json(cJSON *o, const stats *st) {
-    cJSON_AddItemToObject(o, "runs", cJSON_CreateNumber(st->n));
-    cJSON_AddItemToObject(o, "min_ms", cli_jnum(st->min));
-    cJSON_AddItemToObject(o, "median_ms", cli_jnum(st->p50));
-    cJSON_AddItemToObject(o, "p50_ms", cli_jnum(st->p50));
-    cJSON_AddItemToObject(o, "p90_ms", cli_jnum(st->p90));
-    cJSON_AddItemToObject(o, "p99_ms", cli_jnum(st->p99));
-    cJSON_AddItemToObject(o, "max_ms", cli_jnum(st->max));
-    cJSON_AddItemToObject(o, "mean_ms", cli_jnum(st->mean));
-    cJSON_AddItemToObject(o, "stddev_ms", cli_jnum(st->stddev));
-}
-
-static void bench_usage(FILE *f) {
-    fprintf(f, "usage: vkvit bench gemm [options]\n\n"
-               "Times the GEMM kernel (nn.Linear layout, Y = X W^T) with GPU timestamps and prints, per shape,\n"
-               "the median (p50), p90, p99 and maximum time, the standard deviation and GFLOP/s at the median.\n"
-               "Each shape's result is checked against a plain-C reference (every element up to 64x64, else a\n"
-               "64x64 grid of them); a wrong result fails the command (exit 4).\n\n"
-               "options:\n"
-               "  --shape MxNxK   a shape to measure; repeatable; each of M, N, K in [1, 65536] and each matrix\n"
-               "                  under 2^28 elements (default: 1024x1024x1024, 201x1152x384, 201x384x1536,\n"
-               "                  201x1536x384)\n"
-               "  --precision P   fp32 (default), fp16 (fp16 W, fp32 math: the *_w16 kernel) or fp16-math (fp16 W\n"
-               "                  and arithmetic: the *_f16 kernel; needs shaderFloat16)\n"
-               "  --repeat N      timed runs per shape (default 10, at most 128)\n"
-               "  --warmup N      untimed runs first (default 2, at most 128)\n"
-               "  --json          one JSON object per shape (default: a table)\n"
-               "  -h, --help      this text\n\n"
-               "exit codes: 0 success, 1 usage error, 3 no Vulkan device, 4 runtime failure\n");
-}
-
-/* Times one shape with the library's GEMM micro-benchmark (vkvit_bench_gemm: the session's GEMM node, GPU
- * timestamps around each run, the result checked against a plain-C reference). A result outside the reference's
- * tolerance fails the command: a fast wrong kernel is no benchmark. */
-static vkvit_result time_gemm(vkvit_ctx *ctx, shape s, vkvit_precision precision, uint32_t warmup, uint32_t repeat,
-                              stats *out, vkvit_gemm_bench_result *res) {
-    vkvit_gemm_bench_desc d = {.m = s.M, .n = s.N, .k = s.K, .repeat = repeat, .warmup = warmup, .seed = 1,
-                               .precision = precision};
-    vkvit_result r = vkvit_bench_gemm(ctx, &d, res);
-    if (r != VKVIT_OK) return r;
-    if (res->mismatches)
-        return cli_error(VKVIT_ERROR_VULKAN, "gemm %ux%ux%u gives wrong results on this device: %llu of %llu checked "
-                         "elements differ from the plain-C reference by more than its tolerance (largest relative "
-                         "error %.3g)", s.M, s.N, s.K, (unsigned long long)res->mismatches,
-                         (unsigned long long)res->checked, res->max_error);
-    *out = compute_stats(res->ms, res->runs);
-    return VKVIT_OK;
-}
-
-enum { OPT_SHAPE = 256, OPT_REPEAT, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_DEVICE, OPT_DURATION };
-
-/* "MxNxK": each part digits only, checked for overflow (strtoull) and range, so 4294967297x1x1 is refused, not
- * wrapped to 1x1x1. */
-static int parse_shape(const char *text, shape *out) {
-    char buf[96];
-    if (strlen(text) >= sizeof buf) return 0;
-    memcpy(buf, text, strlen(text) + 1);
-    uint64_t v[3];
-    char *part = buf;
-    for (int i = 0; i < 3; i++) {
-        char *x = strchr(part, 'x');
-        if ((i < 2) != (x != NULL)) return 0;
-        if (x) *x = '\0';
-        if (!cli_parse_u64(part, 1, 65536, &v[i])) return 0;
-        part = x ? x + 1 : part;
-    }
-    if (v[0] * v[2] > (1u << 28) || v[1] * v[2] > (1u << 28) || v[0] * v[1] > (1u << 28)) return 0;
-    *out = (shape){(uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2]};
-    return 1;
-}
-
-static int bench_gemm(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"shape", required_argument, NULL, OPT_SHAPE},   {"repeat", required_argument, NULL, OPT_REPEAT},
-        {"warmup", required_argument, NULL, OPT_WARMUP}, {"json", no_argument, NULL, OPT_JSON},
-        {"precision", required_argument, NULL, OPT_PRECISION}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    vkvit_precision precision = VKVIT_PRECISION_FP32;
-    shape shapes[32];
-    int n_shapes = 0, json = 0;
-    uint32_t repeat = 10, warmup = 2;
-    cli_opts o;
-    cli_opts_init(&o, "bench gemm", argc, argv, "h", longopts);
-    for (int c; (c = cli_opts_next(&o)) != -1;) {
-        switch (c) {
-        case 'h': bench_usage(stdout); return cli_finish_stdout("bench", CLI_OK);
-        case OPT_JSON: json = 1; break;
-        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
-        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 128, &repeat)) return CLI_USAGE; break;
-        case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 128, &warmup)) return CLI_USAGE; break;
-        case OPT_SHAPE:
-            if (n_shapes == (int)CLI_ARRAY_LEN(shapes))
-                return cli_usage_error("bench gemm", "at most %zu --shape options", CLI_ARRAY_LEN(shapes));
-            if (!parse_shape(o.arg, &shapes[n_shapes]))
-                return cli_usage_error("bench gemm", "--shape wants MxNxK with each in [1, 65536] and each matrix "
-                                       "under 2^28 elements, got '%s'", o.arg);
-            n_shapes++;
-            break;
-        default: return CLI_USAGE;
-        }
-    }
-    if (o.first_operand < argc)
-        return cli_usage_error("bench gemm", "unexpected argument '%s'", argv[o.first_operand]);
-    if (n_shapes == 0) {
-        static const shape defaults[] = {{1024, 1024, 1024}, {201, 1152, 384}, {201, 384, 1536}, {201, 1536, 384}};
-        memcpy(shapes, defaults, sizeof defaults);
-        n_shapes = (int)CLI_ARRAY_LEN(defaults);
-    }
-    vkvit_ctx *ctx = NULL;
-    vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench"};
-    vkvit_result r = vkvit_ctx_create(&cd, &ctx);
-    if (r != VKVIT_OK) {
-        cli_print_error("bench", cli_last_error());
-        return vkvit_cli_exit_code(r);
-    }
-    vkvit_device_info dev;
-    vkvit_ctx_device_info(ctx, &dev);
-    if (!json) {
-        printf("device: ");
-        cli_put_clean(stdout, dev.name, 256);
-        printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s\n", cli_precision_name(precision), "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms",
-               "stddev", "GFLOP/s");
-    }
-    int rc = CLI_OK;
-    for (int i = 0; i < n_shapes; i++) {
-        stats st;
-        vkvit_gemm_bench_result br;
-        r = time_gemm(ctx, shapes[i], precision, warmup, repeat, &st, &br);
-        if (r != VKVIT_OK) {
-            cli_print_error("bench", cli_last_error());
-            rc = vkvit_cli_exit_code(r);
-            break;
-        }
-        double gflops = 2.0 * shapes[i].M * shapes[i].N * shapes[i].K / (st.p50 * 1e6);
-        char name[64];
-        snprintf(name, sizeof name, "%ux%ux%u", shapes[i].M, shapes[i].N, shapes[i].K);
-        if (json) {
-            cJSON *doc = cJSON_CreateObject();
-            cJSON_AddStringToObject(doc, "op", precision == VKVIT_PRECISION_FP16        ? "gemm_w16"
-                                               : precision == VKVIT_PRECISION_FP16_MATH ? "gemm_f16"
-                                                                                        : "gemm_f32");
-            cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
-            cJSON_AddNumberToObject(doc, "M", shapes[i].M);
-            cJSON_AddNumberToObject(doc, "N", shapes[i].N);
-            cJSON_AddNumberToObject(doc, "K", shapes[i].K);
-            add_stats_json(doc, &st);
-            cJSON_AddItemToObject(doc, "gflops", cli_jnum(gflops));
-            cJSON_AddNumberToObject(doc, "repeat", repeat);
-            cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
-            cJSON_AddNumberToObject(doc, "checked_elements", (double)br.checked);
-            cJSON_AddItemToObject(doc, "max_relative_diff", cli_jnum(br.max_error));
-            /* fp16-math GEMMs on cooperative matrices: in use after the ctx's first-use self-check (vkvit.h) */
-            vkvit_ctx_device_info(ctx, &dev);
-            cJSON_AddBoolToObject(doc, "cooperative_matrix",
-                                  precision == VKVIT_PRECISION_FP16_MATH && dev.cooperative_matrix_in_use);
-            if ((rc = cli_json_print("bench", doc, 0)) != CLI_OK) break;
-        } else {
-            vkvit_ctx_device_info(ctx, &dev);
-            printf("%-22s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f%s\n", name, st.p50, st.p90, st.p99, st.max, st.stddev,
-                   gflops, precision == VKVIT_PRECISION_FP16_MATH && dev.cooperative_matrix_in_use ? "  coopmat" : "");
-        }
-        cli_flush_stdout();
-    }
-    vkvit_ctx_destroy(ctx);
-    return cli_finish_stdout("bench", rc);
-}
-
 /* ------------------------------------------------------------------------------------------------------------
  * Model benchmark
  * ------------------------------------------------------------------------------------------------------------ */
+
+enum { OPT_REPEAT = 256, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_DEVICE, OPT_DURATION };
 
 static void model_usage(FILE *f) {
     fprintf(f, "usage: vkvit bench --model FILE [options]\n\n"
@@ -386,9 +174,9 @@ static int bench_model(int argc, char **argv) {
     double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / n_lat;
     /* Drift (before sorting): the median of the last 10 % of runs against the first 10 %. */
     uint32_t tenth = n_lat / 10 ? n_lat / 10 : 1;
-    double drift_first = median_of(lat, tenth), drift_last = median_of(lat + n_lat - tenth, tenth);
+    double drift_first = cli_median(lat, tenth), drift_last = cli_median(lat + n_lat - tenth, tenth);
     double drift_pct = 100.0 * (drift_last - drift_first) / drift_first;
-    stats st = compute_stats(lat, n_lat);
+    cli_stats st = cli_stats_of(lat, n_lat);
 
     /* GPU time per node kind, from one profiled run. */
     if ((r = vkvit_session_run(sp))) FAIL(r);
@@ -433,7 +221,7 @@ static int bench_model(int argc, char **argv) {
         if (duration > 0) cJSON_AddItemToObject(doc, "duration_s", cli_jnum(duration));
         else cJSON_AddNullToObject(doc, "duration_s");
         cJSON_AddItemToObject(doc, "wall_s", cli_jnum(wall_s));
-        add_stats_json(doc, &st);
+        cli_stats_json(doc, &st);
         cJSON_AddItemToObject(doc, "images_per_s", cli_jnum(ips));
         cJSON_AddItemToObject(doc, "gflops", cli_jnum(gflops));
         cJSON_AddItemToObject(doc, "host_cpu_ms", cli_jnum(cpu_ms));
@@ -502,11 +290,11 @@ done:
 }
 
 int vkvit_cli_bench(int argc, char **argv) {
-    if (argc >= 2 && !strcmp(argv[1], "gemm")) return bench_gemm(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "gemm")) return vkvit_cli_bench_gemm(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         model_usage(stdout); /* both forms, each with every flag and its default */
         printf("\n");
-        bench_usage(stdout);
+        vkvit_cli_bench_gemm_usage(stdout);
         return cli_finish_stdout("bench", CLI_OK);
     }
     return bench_model(argc, argv);
