@@ -116,6 +116,15 @@ elif [ "$dry" = 1 ]; then
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --shape 64x64x64 --repeat 2 --warmup 1 --json
 else
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --json
+    # Tile tuning of the shared-memory kernel (fp32 and fp16-weight GEMMs on GPUs: one tile, 64x64x16 / 4x4, in
+    # src/ops/gemm.c so far): larger register tiles against it, alternated in one process (`bench gemm --versus`).
+    i=0
+    for t in bm=128,bn=128,bk=16,tm=8,tn=8 bm=64,bn=128,bk=16,tm=4,tn=8 bm=128,bn=64,bk=16,tm=8,tn=4; do
+        i=$((i + 1))
+        run "bench_gemm_tile $t" "$out/bench_gemm_tile_$i.jsonl" "$cli" bench gemm --json --rounds 3 \
+            --shape 4096x4096x4096 --shape 201x1536x384 --shape 12864x1152x384 --config kernel=shared \
+            --versus "kernel=shared,$t"
+    done
     # fp16 arithmetic (cooperative matrices where in use: the "cooperative_matrix" field) at the 4096^3 too,
     # and ViT-5-S's shapes at batch 1, 64 and 256 (201, 12864 and 51456 rows)
     run bench_gemm_f16 "$out/bench_gemm_f16.jsonl" "$cli" bench gemm --precision fp16-math --json \
@@ -240,6 +249,7 @@ def json_lines(path):
     return rows
 
 gemm = json_lines(os.path.join(out, "bench_gemm.jsonl")) + json_lines(os.path.join(out, "bench_gemm_f16.jsonl"))
+tiles = [r for p in sorted(glob.glob(os.path.join(out, "bench_gemm_tile_*.jsonl"))) for r in json_lines(p)]
 models = []
 for p in sorted(glob.glob(os.path.join(out, "bench_*_b*.json"))):
     models.extend(json_lines(p))
@@ -270,7 +280,7 @@ except OSError:
 env = {k: os.environ.get(k) for k in ("VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK_LAYER_PATH", "LD_LIBRARY_PATH",
                                       "VKVIT_DEVICE", "VKVIT_DEB_ROOT") if os.environ.get(k)}
 report = {"dry_run": dry, "parts": parts, "device": device, "commit": commit, "environment": env, "tests": tests,
-          "commands": commands, "bench_gemm": gemm, "bench_models": models, "torch_gemm": torch_gemm,
+          "commands": commands, "bench_gemm": gemm, "bench_gemm_tiles": tiles, "bench_models": models, "torch_gemm": torch_gemm,
           "side_by_side": side, "sustained": sustained, "startup": startup, "info": info}
 tests_ok = tests["failed"] == 0 and tests["total"] > 0 and "error" not in tests
 ok = (tests_ok or "tests" not in parts) and all(c["exit_status"] == 0 for c in commands)
@@ -295,6 +305,14 @@ if gemm:
     md += ["| %sx%sx%s | %s | %s | %s | %s |" % (r.get("M"), r.get("N"), r.get("K"), r.get("precision"),
                                                r.get("cooperative_matrix"), r.get("median_ms"), r.get("gflops"))
            for r in gemm]
+if tiles:
+    md += ["", "## Shared-kernel tiles (`vkvit bench gemm --versus`, medians of 3 alternated rounds)", "",
+           "| M x N x K | A tile | A GFLOP/s | B tile | B GFLOP/s | B / A |", "|---|---|---|---|---|---|"]
+    tile = lambda t: "%(bm)sx%(bn)sx%(bk)s/%(tm)sx%(tn)s" % t if t else "?"
+    md += ["| %sx%sx%s | %s | %s | %s | %s | %s |" % (r.get("M"), r.get("N"), r.get("K"), tile(r["a"].get("tile")),
+                                                     r["a"].get("gflops"), tile(r["b"].get("tile")),
+                                                     r["b"].get("gflops"), r.get("ratio"))
+           for r in tiles if r.get("a") and r.get("b")]
 if models:
     md += ["", "## Models (`vkvit bench --model`)", "",
            "| model | batch | precision | median ms | images/s | GFLOP/s | GPU ms |", "|---|---|---|---|---|---|---|"]
