@@ -825,8 +825,8 @@ typedef struct vkvit_gemm_bench_result {
  * success. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL argument, a size, repeat, warmup, precision, kernel, tile
  * or flag out of range, the message names the field or rule), VKVIT_ERROR_UNSUPPORTED (the queue has no
  * timestamps; A or D larger than one storage-buffer descriptor reaches; fp16 weights or fp16 arithmetic that the
- * device lacks or the ctx disabled; the COOPMAT kernel where the device does not run it), VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN,
- * VKVIT_ERROR_DEVICE_LOST. */
+ * device lacks or the ctx disabled; the COOPMAT kernel where the device does not run it),
+ * VKVIT_ERROR_OUT_OF_HOST_MEMORY, VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, VKVIT_ERROR_VULKAN, VKVIT_ERROR_DEVICE_LOST. */
 VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc,
                                         vkvit_gemm_bench_result *out);
 

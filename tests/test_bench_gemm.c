@@ -122,7 +122,8 @@ int main(void) {
     /* The automatic choice reports itself too: never AUTO, and a CPU tile of 8 lanes. */
     {
         vkvit_gemm_bench_result res;
-        vkvit_result r = vkvit_bench_gemm(ctx, &(vkvit_gemm_bench_desc){.m = 201, .n = 96, .k = 384, .repeat = 1}, &res);
+        const vkvit_gemm_bench_desc d = {.m = 201, .n = 96, .k = 384, .repeat = 1};
+        vkvit_result r = vkvit_bench_gemm(ctx, &d, &res);
         CHECK(r == VKVIT_OK && res.kernel != VKVIT_GEMM_KERNEL_AUTO && res.tile.bm && res.tile.bn && res.tile.bk &&
               (res.kernel != VKVIT_GEMM_KERNEL_CPU || res.tile.bn == 8 * res.tile.tn),
               "automatic: %s, kernel %d, tile %ux%ux%u/%ux%u", vkvit_result_name(r), (int)res.kernel, res.tile.bm,

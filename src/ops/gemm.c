@@ -93,8 +93,9 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
         if (o->bm) c->bm = o->bm;
         if (o->bk) c->bk = o->bk;
         if (c->bm > 256 || c->tn > 32 || (c->bk != 32 && c->bk != 64))
-            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "cpu gemm tile: bm %u, tn %u, bk %u: bm 1..256, tn 1..32, "
-                                "bk 32 or 64", c->bm, c->tn, c->bk);
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                                "cpu gemm tile: bm %u, tn %u, bk %u: bm 1..256, tn 1..32, bk 32 or 64", c->bm, c->tn,
+                                c->bk);
         return VKVIT_OK;
     }
     case VKVIT_GEMM_SHARED: {
@@ -119,8 +120,9 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
         const uint32_t tile = o->bm ? o->bm : o->bn ? o->bn : c->bm;
         if ((o->bm && o->bn && o->bm != o->bn) || (tile != 32 && tile != 64 && tile != 128) || (o->bk && o->bk != 32) ||
             o->tm || o->tn)
-            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "coopmat gemm tile %ux%ux%u / %ux%u: square tiles bm = bn "
-                                "of 32, 64 or 128, bk 32, tm and tn 0", o->bm, o->bn, o->bk, o->tm, o->tn);
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                                "coopmat gemm tile %ux%ux%u / %ux%u: square tiles bm = bn of 32, 64 or 128, bk 32, tm "
+                                "and tn 0", o->bm, o->bn, o->bk, o->tm, o->tn);
         if (COOPMAT_TILE_SHARED(tile, c->coopmat_emulated) > ctx->caps.max_shared_memory)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "coopmat gemm tile %u needs %u bytes of shared memory, "
                                 "the device has %u", tile, COOPMAT_TILE_SHARED(tile, c->coopmat_emulated),

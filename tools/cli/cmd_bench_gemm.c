@@ -108,8 +108,7 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
     char buf[256];
     const size_t len = strlen(text);
     if (len == 0 || len >= sizeof buf || text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,"))
-        return conf_error("%s wants %s (at most %zu characters), got '%s'", option, grammar,
-                               sizeof buf - 1, text);
+        return conf_error("%s wants %s (at most %zu characters), got '%s'", option, grammar, sizeof buf - 1, text);
     if (!strcmp(text, "auto")) return 1;
     memcpy(buf, text, len + 1);
     char *save = NULL;
@@ -133,13 +132,11 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
             for (int i = 0; i < (int)CLI_ARRAY_LEN(kernel_names); i++)
                 if (!strcmp(value, kernel_names[i])) k = i;
             if (k < 0)
-                return conf_error("%s: kernel=%s: not auto, cpu, shared or coopmat", option,
-                                       value);
+                return conf_error("%s: kernel=%s: not auto, cpu, shared or coopmat", option, value);
             out->kernel = (vkvit_gemm_kernel)k;
         } else if (field) {
             if (!cli_parse_u32(value, 0, 4096, field))
-                return conf_error("%s: %s=%s: a number in [0, 4096] (0: automatic)", option, item,
-                                       value);
+                return conf_error("%s: %s=%s: a number in [0, 4096] (0: automatic)", option, item, value);
         } else {
             if (eq) *eq = '=';
             return conf_error("%s: unknown item '%s' (CONF: %s)", option, item, grammar);
@@ -280,15 +277,20 @@ static vkvit_result bench_versus(vkvit_ctx *ctx, shape s, vkvit_precision precis
     cJSON *doc = shape_doc(ctx, s, precision);
     cJSON_AddNumberToObject(doc, "rounds", rounds);
     cJSON_AddNumberToObject(doc, "repeat", repeat);
-    const struct { const char *key; const gemm_config *cfg; const vkvit_gemm_bench_result *res; const double *g; double med; }
-        sides[2] = {{"a", a, &ra, ga, med_a}, {"b", b, &rb, gb, med_b}};
+    const struct {
+        const char *key;
+        const gemm_config *cfg;
+        const vkvit_gemm_bench_result *res;
+        const double *gflops;
+        double median;
+    } sides[2] = {{"a", a, &ra, ga, med_a}, {"b", b, &rb, gb, med_b}};
     for (int i = 0; i < 2; i++) {
         cJSON *o = cJSON_AddObjectToObject(doc, sides[i].key);
         if (!o) continue;
         add_kernel_json(o, sides[i].cfg, sides[i].res);
-        cJSON_AddItemToObject(o, "gflops", cli_jnum(sides[i].med));
+        cJSON_AddItemToObject(o, "gflops", cli_jnum(sides[i].median));
         cJSON *list = cJSON_AddArrayToObject(o, "gflops_per_round");
-        for (uint32_t r = 0; list && r < rounds; r++) cJSON_AddItemToArray(list, cli_jnum(sides[i].g[r]));
+        for (uint32_t r = 0; list && r < rounds; r++) cJSON_AddItemToArray(list, cli_jnum(sides[i].gflops[r]));
     }
     cJSON_AddItemToObject(doc, "ratio", cli_jnum(med_ratio));
     cJSON_AddItemToObject(doc, "ratio_p25", cli_jnum(p25));
