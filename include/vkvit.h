@@ -771,8 +771,11 @@ typedef enum vkvit_gemm_kernel {
 
 /* A workgroup tile. In a desc, a field left 0 keeps the automatic value; the result reports the whole tile that ran.
  *   CPU      one 8-lane workgroup computes bm rows (1 .. 256) x bn = 8 tn columns (tn 1 .. 32), K in chunks of bk
- *            (32 or 64); tm is 1. Giving bn alone sets tn = bn / 8.
- *   SHARED   (bm / tm) x (bn / tn) invocations (at most the device's maxComputeWorkGroupInvocations) stage bm x bk
+ *            (32 or 64); tm is 1. Giving bn alone sets tn = bn / 8. On GPUs its private arrays, 4 tn (bm + 1 + bk)
+ *            bytes per invocation, must stay within 32 KiB (NVIDIA's compiler refuses 36), and it needs subgroup
+ *            shuffles in subgroups of at least 8 lanes (VKVIT_ERROR_UNSUPPORTED without).
+ *   SHARED   (bm / tm) x (bn / tn) invocations (at most the device's maxComputeWorkGroupInvocations and
+ *            maxComputeWorkGroupSize[0]) stage bm x bk
  *            of A and bn x bk of W in shared memory (bm bk and bn bk at most 2048 each; bk a multiple of 16 at
  *            FP16_MATH); each computes tm x tn outputs (1 .. 8 each, dividing bm and bn).
  *   COOPMAT  square tiles bm = bn of 32, 64 or 128 that fit the device's shared memory, bk 32; tm and tn are 0.

@@ -75,6 +75,10 @@ def test_usage_errors():
     usage_error(["bench", "gemm", "--rounds", "3"], "bench gemm", "--rounds goes with --versus")
     usage_error(["bench", "gemm", "--versus", "auto", "--rounds", "0"], "bench gemm",
                 r"--rounds wants an integer in \[1, 100\], got '0'")
+    usage_error(["bench", "gemm", "--versus", "auto", "--rounds", "3"], "bench gemm",
+                r"--rounds 3: --versus runs rounds in pairs \(A B, then B A\), so an even number")
+    usage_error(["bench", "gemm", "--versus", "bm=64", "--warmup", "0"], "bench gemm",
+                "--versus needs --warmup of at least 1: .*")
     usage_error(["run", "-m", GOLDEN, "-i", "x"], "run", "--model, --input and --output are required")
     usage_error(["inspect"], "inspect", "no FILE given")
     usage_error(["inspect", GOLDEN, GOLDEN], "inspect", "one FILE only .*")

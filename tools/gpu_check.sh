@@ -121,7 +121,7 @@ else
     i=0
     for t in bm=128,bn=128,bk=16,tm=8,tn=8 bm=64,bn=128,bk=16,tm=4,tn=8 bm=128,bn=64,bk=16,tm=8,tn=4; do
         i=$((i + 1))
-        run "bench_gemm_tile $t" "$out/bench_gemm_tile_$i.jsonl" "$cli" bench gemm --json --rounds 3 \
+        run "bench_gemm_tile $t" "$out/bench_gemm_tile_$i.jsonl" "$cli" bench gemm --json --rounds 4 \
             --shape 4096x4096x4096 --shape 201x1536x384 --shape 12864x1152x384 --config kernel=shared \
             --versus "kernel=shared,$t"
     done
@@ -306,7 +306,7 @@ if gemm:
                                                r.get("cooperative_matrix"), r.get("median_ms"), r.get("gflops"))
            for r in gemm]
 if tiles:
-    md += ["", "## Shared-kernel tiles (`vkvit bench gemm --versus`, medians of 3 alternated rounds)", "",
+    md += ["", "## Shared-kernel tiles (`vkvit bench gemm --versus`, medians of 4 alternated rounds)", "",
            "| M x N x K | A tile | A GFLOP/s | B tile | B GFLOP/s | B / A |", "|---|---|---|---|---|---|"]
     tile = lambda t: "%(bm)sx%(bn)sx%(bk)s/%(tm)sx%(tn)s" % t if t else "?"
     md += ["| %sx%sx%s | %s | %s | %s | %s | %s |" % (r.get("M"), r.get("N"), r.get("K"), tile(r["a"].get("tile")),

@@ -96,6 +96,13 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                 "cpu gemm tile: bm %u, tn %u, bk %u: bm 1..256, tn 1..32, bk 32 or 64", c->bm, c->tn,
                                 c->bk);
+        /* gemm_cpu.comp's private arrays: the running sums acc[tn][bm + 1] and the B chunk b[tn][bk / 4] (vec4) */
+        const uint32_t private_bytes = 4 * c->tn * (c->bm + 1 + c->bk);
+        if (!ctx->caps.cpu_device && private_bytes > 32768)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
+                                "cpu gemm tile: bm %u, tn %u, bk %u: %u bytes of private arrays per invocation, more "
+                                "than the 32 KiB a GPU compiler is asked for (4 tn (bm + 1 + bk))", c->bm, c->tn,
+                                c->bk, private_bytes);
         return VKVIT_OK;
     }
     case VKVIT_GEMM_SHARED: {
@@ -158,6 +165,11 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
             cfg->f16_math = f16_math;
         }
     }
+    if (cfg->variant == VKVIT_GEMM_CPU && !ctx->caps.cpu_device &&
+        (!ctx->caps.subgroup_shuffle || ctx->caps.subgroup_size < 8))
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the cpu gemm kernel shuffles values within subgroups of 8 lanes; "
+                            "this device has %s", !ctx->caps.subgroup_shuffle ? "no subgroup shuffles in compute"
+                                                                                : "smaller subgroups");
     if (t->flags && cfg->variant != VKVIT_GEMM_CPU)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x switch off paths of the cpu kernel; the %s "
                             "kernel has none", t->flags, vkvit__gemm_variant_name(cfg->variant));

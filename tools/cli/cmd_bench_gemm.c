@@ -56,12 +56,13 @@ void vkvit_cli_bench_gemm_usage(FILE *f) {
                "  --versus CONF   time the --config (A) and CONF (B) alternately, --rounds rounds of --repeat runs\n"
                "                  each (A B, then B A, ...), and print both medians over the rounds and the median\n"
                "                  of the per-round ratios B / A with its 25th-75th percentile range\n"
-               "  --rounds N      rounds of --versus (default 8, at most 100)\n"
+               "  --rounds N      rounds of --versus, in pairs (A B, B A): even, default 8, at most 100; --versus\n"
+               "                  also needs --warmup of at least 1 (drivers compile a pipeline at its first run)\n"
                "  --json          one JSON object per shape (default: a table)\n"
                "  -h, --help      this text\n\n"
                "examples:\n"
                "  vkvit bench gemm --shape 201x1536x384 --versus bm=128\n"
-               "  vkvit bench gemm --shape 256x256x64 --versus single-stores --rounds 12\n"
+               "  vkvit bench gemm --shape 256x256x64 --versus single-stores --rounds 12     (CPU devices)\n"
                "  vkvit bench gemm --config kernel=shared,bm=128,bn=128,bk=16,tm=8,tn=8 --shape 4096x4096x4096\n\n"
                "exit codes: 0 success, 1 usage error (a tile its kernel refuses included), 2 a precision or\n"
                "kernel the device does not run, 3 no Vulkan device, 4 runtime failure (a wrong result included)\n");
@@ -123,7 +124,9 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
                           : !strcmp(item, "tm") ? &out->tile.tm
                           : !strcmp(item, "tn") ? &out->tile.tn
                                                 : NULL;
-        if (!eq && !strcmp(item, "scalar-loads")) {
+        if (!eq && !strcmp(item, "auto")) {
+            /* nothing: the automatic values stay */
+        } else if (!eq && !strcmp(item, "scalar-loads")) {
             out->flags |= VKVIT_GEMM_BENCH_SCALAR_LOADS;
         } else if (!eq && !strcmp(item, "single-stores")) {
             out->flags |= VKVIT_GEMM_BENCH_SINGLE_STORES;
@@ -254,9 +257,10 @@ static vkvit_result bench_versus(vkvit_ctx *ctx, shape s, vkvit_precision precis
         for (int side = 0; side < 2; side++) {
             const bool run_a = (side == 0) == (i % 2 == 0);
             cli_stats st;
-            vkvit_result r = time_gemm(ctx, s, precision, warmup, repeat, run_a ? a : b, &st, run_a ? &ra : &rb);
+            vkvit_gemm_bench_result *res = run_a ? &ra : &rb;
+            vkvit_result r = time_gemm(ctx, s, precision, warmup, repeat, run_a ? a : b, &st, res);
             if (r != VKVIT_OK) return r;
-            (run_a ? ga : gb)[i] = gflops_at(s, st.p50);
+            (run_a ? ga : gb)[i] = res->gflops; /* at the call's median (the mean of the middle two for even runs) */
         }
         ratio[i] = gb[i] / ga[i];
     }
@@ -339,6 +343,12 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
     if (o.first_operand < argc)
         return cli_usage_error("bench gemm", "unexpected argument '%s'", argv[o.first_operand]);
     if (rounds_given && !versus) return cli_usage_error("bench gemm", "--rounds goes with --versus");
+    if (versus && rounds % 2)
+        return cli_usage_error("bench gemm", "--rounds %u: --versus runs rounds in pairs (A B, then B A), so an even "
+                               "number", rounds);
+    if (versus && warmup == 0)
+        return cli_usage_error("bench gemm", "--versus needs --warmup of at least 1: a driver may compile the pipeline "
+                               "in the first run, and each configuration is built afresh every round");
     if (n_shapes == 0) {
         static const shape defaults[] = {{1024, 1024, 1024}, {201, 1152, 384}, {201, 384, 1536}, {201, 1536, 384}};
         memcpy(shapes, defaults, sizeof defaults);
