@@ -67,9 +67,9 @@ static void case_stem(const vt_golden *g, char *out, size_t cap) {
 }
 
 /* Compares got against golden `want_name`, prints one line, records the check. */
-static double compare(const vt_golden *g, const char *variant, const float *got, const char *want_name, double tol) {
-    size_t n;
-    float *want = vt_golden_f32_req(g, want_name, &n);
+/* compare() against values of the test's own making: want[0 .. n). */
+static double compare_values(const vt_golden *g, const char *variant, const float *got, const float *want, size_t n,
+                             double tol) {
     double *wd = malloc((n ? n : 1) * sizeof(double));
     for (size_t i = 0; i < n; i++) wd[i] = want[i];
     size_t worst = 0;
@@ -81,7 +81,15 @@ static double compare(const vt_golden *g, const char *variant, const float *got,
     CHECK(err <= tol, "%s %s: max rel err %.3g > %.0e at %zu (got %.9g, want %.9g)", g->op, name, err, tol, worst,
           n ? got[worst] : 0.0, n ? want[worst] : 0.0);
     n_cases++;
-    free(want), free(wd);
+    free(wd);
+    return err;
+}
+
+static double compare(const vt_golden *g, const char *variant, const float *got, const char *want_name, double tol) {
+    size_t n;
+    float *want = vt_golden_f32_req(g, want_name, &n);
+    const double err = compare_values(g, variant, got, want, n, tol);
+    free(want);
     return err;
 }
 
@@ -556,11 +564,15 @@ static bool block_model_build(block_model *bm, vkvit_ctx *ctx, vt_graph *r, cons
     return true;
 }
 
+/* Both attention paths; and the block as the last one of a CLS readout (cls_only): the CLS rows must match the
+ * golden and every other row must keep its input (with GRN, or without a CLS token, the whole golden output). */
 static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
     vit5_geom geo;
     if (!vit5_geom_of(g, &geo)) return;
     float *table = vit5_table(g, &geo), *qkn = vit5_qk_norm(g, &geo, "w.sequence_mixer.");
-    for (int path = 0; path < 2; path++) {
+    for (int variant = 0; variant < 4; variant++) {
+        const int path = variant % 2;
+        const bool cls_only = variant >= 2;
         ctx->caps.attention_path = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
         vt_graph r;
         vt_graph_begin(&r, ctx);
@@ -574,12 +586,23 @@ static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
         uint32_t shape[3] = {geo.B, geo.T, geo.C};
         uint32_t x = vt_graph_input(&r, "x", x0, 3, shape); /* the residual stream, updated in place */
         free(x0);
-        vkvit__vit5_block(&r.g, &bm->m, 0, x, geo.B);
+        vkvit__vit5_block(&r.g, &bm->m, 0, x, geo.B, cls_only);
         run_or_die(&r, g);
         float *got = vt_graph_download(&r, x);
         char v[96];
-        snprintf(v, sizeof v, "%s (%u nodes)", path_names[path], r.g.n_nodes);
-        compare(g, v, got, "out.y", TOL);
+        snprintf(v, sizeof v, "%s%s (%u nodes)", path_names[path], cls_only ? " cls_only" : "", r.g.n_nodes);
+        size_t n;
+        float *want = vt_golden_f32_req(g, "out.y", &n);
+        const vkvit__vit5_config *c = &bm->m.cfg.vit5;
+        if (cls_only && c->has_cls && !c->grn) { /* rows other than CLS: the input, unchanged */
+            float *in = vt_golden_f32_req(g, "in.x", NULL);
+            const uint32_t cls = vkvit__vit5_cls_row(c);
+            for (size_t e = 0; e < n; e++)
+                if (e / geo.C % geo.T != cls) want[e] = in[e];
+            free(in);
+        }
+        compare_values(g, v, got, want, n, TOL);
+        free(want);
         free(got);
         vt_graph_end(&r);
         free(bm);

@@ -36,7 +36,13 @@ vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant 
 void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *output);
 
 /* One ViT5ResidualBlock updating the residual stream x [B, T, C] in place (SPEC 2.2). */
-void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t B);
+/* Block i on the residual stream x [B, T, C], in place. cls_only: only the CLS row of each image is read after this
+ * block (the last block of a CLS readout), so the attention output projection and the MLP run on those B rows alone
+ * (K and V still need every token) and the other rows keep the block's input; ignored without a CLS token or with
+ * GRN, whose statistics span every token. */
+void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t B, bool cls_only);
+/* The CLS token's row among an image's T rows: 0 in the paper's layout, num_patches in nvsubq's (SPEC 5.1). */
+uint32_t vkvit__vit5_cls_row(const vkvit__vit5_config *c);
 
 /* ---- Vision-LSTM (vil.c): mLSTM cell and block, ViL v1 network (SPEC 7) ------------------------------------ */
 

@@ -2,7 +2,7 @@
  *
  *   img [B, H, W, 3] --patchify + GEMM(patch_embed) + pos_embed--> patch rows of x [B, T, C]
  *   x[cls row] = cls_token, x[register rows] = reg_token
- *   x = block_i(x), i = 0 .. depth-1
+ *   x = block_i(x), i = 0 .. depth-1   (with a CLS readout the last block updates only the CLS rows)
  *   v = readout(x): CLS row | mean of the patch rows | neck(registers) flattened
  *   logits = out_proj(out_norm(v))
  *
@@ -20,17 +20,14 @@ typedef struct token_rows {
     uint32_t patch0, cls, reg0;
 } token_rows;
 
+uint32_t vkvit__vit5_cls_row(const vkvit__vit5_config *c) {
+    return c->token_layout == VKVIT_TOKENS_CLS_PATCHES_REGS ? 0 : c->num_patches;
+}
+
 static token_rows rows_of(const vkvit__vit5_config *c) {
-    token_rows r;
-    if (c->token_layout == VKVIT_TOKENS_CLS_PATCHES_REGS) {
-        r.cls = 0;
-        r.patch0 = c->has_cls ? 1 : 0;
-    } else {
-        r.patch0 = 0;
-        r.cls = c->num_patches;
-    }
-    r.reg0 = c->num_patches + (c->has_cls ? 1 : 0);
-    return r;
+    const bool cls_first = c->token_layout == VKVIT_TOKENS_CLS_PATCHES_REGS;
+    return (token_rows){.patch0 = cls_first && c->has_cls ? 1 : 0, .cls = vkvit__vit5_cls_row(c),
+                        .reg0 = c->num_patches + (c->has_cls ? 1 : 0)};
 }
 
 vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n) {
@@ -107,7 +104,9 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
         vkvit__op_copy_rows(g, "reg_token", (vkvit__mat){vkvit__model_weight(g, m, "reg_token"), 0, C, 0},
                             (vkvit__mat){x, rows.reg0 * C, C, T * C}, B, R, C);
 
-    for (uint32_t i = 0; i < c->depth; i++) vkvit__vit5_block(g, m, i, x, B);
+    /* A CLS readout reads one row of the last block's output per image. */
+    for (uint32_t i = 0; i < c->depth; i++)
+        vkvit__vit5_block(g, m, i, x, B, i + 1 == c->depth && c->readout == VKVIT_READOUT_CLS);
 
     /* Readout, then out_norm on the pooled vector (SPEC 5.1: norm after readout; for GAP, norm(mean(x))). */
     uint32_t head_in = c->head_in;
