@@ -11,7 +11,6 @@
 #include "bench_stats.h"
 #include "cli.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
