@@ -1,12 +1,13 @@
 /* startup_time — what an application waits for before its first inference: ctx, model and session creation
  * (every pipeline is created in vkvit_session_create, none later), and the first run.
  *
- *   startup_time --model FILE --cache-dir DIR [--precision fp32|fp16|fp16-math] [--batch N]
+ *   startup_time --model FILE --cache-dir DIR [--precision fp32|fp16|fp16-math] [--batch N] [--log]
  *
  * Run it twice with the same --cache-dir: the first run starts cold (no pipeline cache file; vkvit_ctx_destroy
  * writes one), the second warm (vkvit_ctx_create loads it into the VkPipelineCache every pipeline is created
  * through). tools/startup_bench.sh does that for a list of models and prints the table in docs/embedding.md.
- * Prints one line of key=value pairs (milliseconds of wall time). */
+ * Prints one line of key=value pairs (milliseconds of wall time). --log prints vkvit's INFO log to stderr: where
+ * ctx, model and session creation spend their time (instance, device, pipeline cache, weight upload, pipelines). */
 #include "vkvit.h"
 
 #include <stdio.h>
@@ -29,14 +30,22 @@ static double now_ms(void) {
         }                                                                                                     \
     } while (0)
 
+static void log_to_stderr(void *user, int level, const char *message) {
+    (void)user;
+    fprintf(stderr, "startup_time: [%s] %s\n", level == VKVIT_LOG_ERROR ? "error" : level == VKVIT_LOG_WARNING ? "warning" : "info",
+            message);
+}
+
 int main(int argc, char **argv) {
     const char *model_path = NULL, *cache_dir = NULL;
     vkvit_precision precision = VKVIT_PRECISION_FP32;
     uint32_t batch = 1;
+    int log = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
         else if (!strcmp(argv[i], "--cache-dir") && i + 1 < argc) cache_dir = argv[++i];
         else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--log")) log = 1;
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
             const char *p = argv[++i];
             precision = !strcmp(p, "fp16")        ? VKVIT_PRECISION_FP16
@@ -49,13 +58,14 @@ int main(int argc, char **argv) {
     }
     if (!model_path || !cache_dir || batch < 1) {
         fprintf(stderr, "usage: startup_time --model FILE --cache-dir DIR [--precision fp32|fp16|fp16-math] "
-                        "[--batch N]\n");
+                        "[--batch N] [--log]\n");
         return 2;
     }
 
     double t0 = now_ms();
     vkvit_ctx *ctx = NULL;
-    CHECK_OK(vkvit_ctx_create(&(vkvit_ctx_desc){.label = "startup_time", .pipeline_cache_dir = cache_dir}, &ctx));
+    CHECK_OK(vkvit_ctx_create(&(vkvit_ctx_desc){.label = "startup_time", .pipeline_cache_dir = cache_dir,
+                                               .log = log ? log_to_stderr : NULL}, &ctx));
     double t1 = now_ms();
     vkvit_model *model = NULL;
     CHECK_OK(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));

@@ -78,6 +78,8 @@ vkvit_result vkvit__mkdir_p(const char *path);
 
 /* Monotonic wall clock in nanoseconds. */
 uint64_t vkvit__now_ns(void);
+/* Milliseconds from t0 (a vkvit__now_ns value) to now: the start-up phase timings of the INFO log. */
+double vkvit__ms_since(uint64_t t0);
 
 /* A mutex (platform.c): the ctx's queue lock. create returns NULL when out of memory. */
 typedef struct vkvit__mutex vkvit__mutex;

@@ -366,11 +366,21 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "precision fp16-math needs %s", missing);
         goto fail;
     }
-    if (desc.precision == VKVIT_PRECISION_FP16_MATH) vkvit__coopmat_guard(ctx); /* before the GEMMs pick kernels */
+    /* Phase times for the INFO log (start-up: docs/embedding.md). */
+    const uint64_t t0 = vkvit__now_ns();
+    const uint64_t pipeline_ns0 = atomic_load(&ctx->pipeline_ns);
+    const uint32_t pipelines0 = atomic_load(&ctx->counters.pipelines);
+    double guard_ms = 0, f16_ms = 0;
+    if (desc.precision == VKVIT_PRECISION_FP16_MATH) { /* before the GEMMs pick kernels */
+        vkvit__coopmat_guard(ctx);
+        guard_ms = vkvit__ms_since(t0);
+    }
     if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
         /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy); with
          * FP16_MATH those GEMMs also multiply in fp16 (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK). */
+        const uint64_t t_f16 = vkvit__now_ns();
         if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
+        f16_ms = vkvit__ms_since(t_f16);
         s->graph.f16_weights = true;
         s->graph.f16_math = desc.precision == VKVIT_PRECISION_FP16_MATH;
     }
@@ -395,7 +405,10 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         goto fail;
     s->profile = desc.profile != 0;
     vkvit__record_target tg = target_of(s);
+    const uint64_t t_prepare = vkvit__now_ns();
     if ((res = vkvit__record_prepare(ctx, &s->graph, &tg, desc.profile != 0, &s->rec)) != VKVIT_OK) goto fail;
+    const double prepare_ms = vkvit__ms_since(t_prepare);
+    const uint64_t t_record = vkvit__now_ns();
 
     VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                          .queueFamilyIndex = ctx->queue_family};
@@ -412,7 +425,14 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     record(s, NULL);
     VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
     /* CPU devices compile each shader at its first dispatch: do that here, not in the first run. */
+    const double record_ms = vkvit__ms_since(t_record);
     if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, fp16 "
+                   "weights %.1f, %u pipelines and descriptor sets %.1f of which vkCreateComputePipelines %.1f, "
+                   "recording %.1f, CPU warm-up run %.1f)", s->label, vkvit__ms_since(t0), guard_ms, f16_ms,
+                   atomic_load(&ctx->counters.pipelines) - pipelines0, prepare_ms,
+                   (double)(atomic_load(&ctx->pipeline_ns) - pipeline_ns0) * 1e-6, record_ms,
+                   vkvit__ms_since(t_record) - record_ms);
     *out = s;
     return VKVIT_OK;
 fail:

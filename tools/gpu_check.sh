@@ -167,10 +167,16 @@ if has_part torch && [ -n "$py" ]; then
         if [ -f "$out/vit5_s.vkvit" ]; then
             run "sustained vit5_s fp16-math" "$out/sustained_vit5_s_fp16-math.json" "$cli" bench --model \
                 "$out/vit5_s.vkvit" --precision fp16-math --duration 30 --json
-            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" "$out/vit5_s.vkvit"
+            # GPU time per node kind (timestamps) at batch 1 and 256: where the next kernel work should go
+            for b in 1 256; do
+                run "bench vit5_s fp16-math b$b" "$out/bench_vit5_s_fp16-math_b$b.json" "$cli" bench --model \
+                    "$out/vit5_s.vkvit" --precision fp16-math --batch "$b" --json
+            done
+            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" \
+                --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit"
             case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
                 run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" tools/startup_bench.sh \
-                    --bin "$BUILD_DIR" --precision fp16-math "$out/vit5_s.vkvit" ;;
+                    --bin "$BUILD_DIR" --precision fp16-math --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit" ;;
             esac
             rm -f "$out/vit5_s.vkvit"
         fi
@@ -192,10 +198,11 @@ if has_part torch && [ -n "$py" ]; then
                 run "sustained vit5_s $p" "$out/sustained_vit5_s_$p.json" "$cli" bench --model "$out/vit5_s.vkvit" \
                     --precision "$p" --duration 60 --json
             done
-            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" "$out/vit5_s.vkvit"
+            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" \
+                --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit"
             case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
                 run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" tools/startup_bench.sh \
-                    --bin "$BUILD_DIR" --precision fp16-math "$out/vit5_s.vkvit" ;;
+                    --bin "$BUILD_DIR" --precision fp16-math --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit" ;;
             esac
             rm -f "$out/vit5_s.vkvit"
         fi
@@ -268,6 +275,7 @@ startup_f16 = text(os.path.join(out, "startup_vit5_s_fp16-math.md"))
 if startup_f16:   # the same table for fp16-math sessions: its rows only, labelled
     rows = [l for l in startup_f16.splitlines() if l.startswith("| ") and not l.startswith("| model")]
     startup = startup.rstrip() + "\n" + "\n".join(l.replace("| vit5_s |", "| vit5_s (fp16-math) |", 1) for l in rows)
+startup_phases = text(os.path.join(out, "startup_phases.txt"))
 skipped_torch = text(os.path.join(out, "torch_skipped.txt")).strip()
 info = text(os.path.join(out, "info.txt"))
 device = next((r["device"] for r in gemm + models if r.get("device")), None)
@@ -281,7 +289,8 @@ env = {k: os.environ.get(k) for k in ("VK_DRIVER_FILES", "VK_ICD_FILENAMES", "VK
                                       "VKVIT_DEVICE", "VKVIT_DEB_ROOT") if os.environ.get(k)}
 report = {"dry_run": dry, "parts": parts, "device": device, "commit": commit, "environment": env, "tests": tests,
           "commands": commands, "bench_gemm": gemm, "bench_gemm_tiles": tiles, "bench_models": models, "torch_gemm": torch_gemm,
-          "side_by_side": side, "sustained": sustained, "startup": startup, "info": info}
+          "side_by_side": side, "sustained": sustained, "startup": startup, "startup_phases": startup_phases,
+          "info": info}
 tests_ok = tests["failed"] == 0 and tests["total"] > 0 and "error" not in tests
 ok = (tests_ok or "tests" not in parts) and all(c["exit_status"] == 0 for c in commands)
 report["ok"] = ok
@@ -352,6 +361,8 @@ if any(sustained.values()):
     md += ["```"]
 if startup:
     md += ["", "## Start-up (tools/startup_bench.sh)", "", startup.rstrip()]
+if startup_phases:
+    md += ["", "Where the time goes (`startup_time --log`, each run):", "", "```", startup_phases.rstrip(), "```"]
 md += ["", "## vkvit info", "", "```", info.rstrip(), "```", ""]
 with open(os.path.join(out, "report.md"), "w") as f:
     f.write("\n".join(md))

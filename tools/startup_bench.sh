@@ -3,22 +3,25 @@
 # fresh vkvit cache dir and a fresh Mesa shader cache dir) and then with the cache the cold run wrote ("warm"),
 # for each model file given (default: the golden models). Prints a Markdown table (docs/embedding.md).
 #
-#   tools/startup_bench.sh [--bin DIR] [--runs N] [--precision P] [MODEL.vkvit ...]
+#   tools/startup_bench.sh [--bin DIR] [--runs N] [--precision P] [--phases FILE] [MODEL.vkvit ...]
 #
 # --bin: the build directory holding startup_time (default build). --runs: warm runs per model, the median is
-# reported (default 3). --precision: the sessions' precision (fp32, fp16, fp16-math; default fp32). The machine's
+# reported (default 3). --precision: the sessions' precision (fp32, fp16, fp16-math; default fp32). --phases: append
+# each run's INFO log (startup_time --log: instance, device, pipeline cache, weight upload, pipelines) to FILE. The machine's
 # load shows up in wall times: run it on an idle machine.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$ROOT/build"
 RUNS=3
 PRECISION=fp32
+PHASES=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --bin) BIN=$2; shift 2 ;;
         --runs) RUNS=$2; shift 2 ;;
         --precision) PRECISION=$2; shift 2 ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        --phases) PHASES=$2; shift 2 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         *) break ;;
     esac
 done
@@ -37,9 +40,17 @@ for model in "$@"; do
     name=$(basename "$model" .vkvit)
     dir="$TMP/$name"
     mkdir -p "$dir/vkvit" "$dir/mesa"
-    run() { MESA_SHADER_CACHE_DIR="$dir/mesa" VKVIT_VALIDATION=0 "$EXE" --model "$model" --cache-dir "$dir/vkvit" \
-                   --precision "$PRECISION"; }
-    if ! cold=$(run); then
+    run() {
+        if [ -n "$PHASES" ]; then
+            echo "# $name, $PRECISION, $1" >> "$PHASES"
+            MESA_SHADER_CACHE_DIR="$dir/mesa" VKVIT_VALIDATION=0 "$EXE" --model "$model" --cache-dir "$dir/vkvit" \
+                --precision "$PRECISION" --log 2>> "$PHASES"
+        else
+            MESA_SHADER_CACHE_DIR="$dir/mesa" VKVIT_VALIDATION=0 "$EXE" --model "$model" --cache-dir "$dir/vkvit" \
+                --precision "$PRECISION"
+        fi
+    }
+    if ! cold=$(run cold); then
         echo "| $name | failed (see the message above) | | | | | | |"
         continue
     fi
@@ -48,7 +59,7 @@ for model in "$@"; do
     warm_total=""; warm_first=""; warm_ctx=""; warm_model=""; warm_session=""
     i=0
     while [ $i -lt "$RUNS" ]; do
-        w=$(run) || break
+        w=$(run warm) || break
         warm_total="$warm_total $(total "$w")"
         warm_first="$warm_first $(field "$w" first_run_ms)"
         warm_ctx="$warm_ctx $(field "$w" ctx_ms)"

@@ -113,6 +113,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     *out = NULL;
     if (!ctx || !desc)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: ctx and desc are required");
+    const uint64_t t0 = vkvit__now_ns();
     vkvit__model_file mf; /* desc->path (mapped) or desc->data (borrowed until the end of this call) */
     vkvit_result res = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
@@ -248,9 +249,12 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     m->n_weights = kept;
     qsort(m->weights, m->n_weights, sizeof *m->weights, cmp_weight);
 
+    const uint64_t t_upload = vkvit__now_ns();
     if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
         (res = vkvit__buffer_upload(ctx, &m->buffer, 0, image, total)) != VKVIT_OK)
         goto fail;
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s' ready in %.1f ms (%.1f MB of weights, uploaded in %.1f ms)",
+                   m->label, vkvit__ms_since(t0), (double)total * 1e-6, vkvit__ms_since(t_upload));
     free(image), free(scratch);
     free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);

@@ -904,6 +904,9 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     ctx->log = desc.log;
     ctx->log_user = desc.log_user;
     atomic_init(&ctx->validation_messages, 0u);
+    atomic_init(&ctx->pipeline_ns, 0u);
+    const uint64_t t0 = vkvit__now_ns(); /* phase times for the INFO log: instance, device, pipeline cache */
+    double instance_ms = 0, device_ms = 0;
 
     uint32_t instance_api;
     if (desc.host) {
@@ -924,6 +927,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         const char *want = desc.device ? desc.device : getenv("VKVIT_DEVICE");
         if ((res = pick_device(ctx, want)) != VKVIT_OK) goto fail;
         instance_api = volkGetInstanceVersion();
+        instance_ms = vkvit__ms_since(t0);
     }
 
     int validation_on = ctx->info.validation;
@@ -950,6 +954,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         restrict_to_host(ctx, desc.host);
     } else {
         if ((res = create_device(ctx)) != VKVIT_OK) goto fail;
+        device_ms = vkvit__ms_since(t0) - instance_ms;
     }
     fill_caps(ctx, off);
     volkLoadDeviceTable(&ctx->vk, ctx->device);
@@ -964,7 +969,11 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &ctx->fence));
 
+    const uint64_t t_cache = vkvit__now_ns();
     if ((res = vkvit__pipeline_cache_open(ctx, desc.pipeline_cache_dir)) != VKVIT_OK) goto fail;
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ctx '%s' on '%s' ready in %.1f ms (loader, instance and device choice %.1f, "
+                   "device %.1f, pipeline cache %.1f)", ctx->label, ctx->info.name, vkvit__ms_since(t0), instance_ms,
+                   device_ms, vkvit__ms_since(t_cache));
     *out = ctx;
     return VKVIT_OK;
 fail:

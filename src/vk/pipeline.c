@@ -138,7 +138,9 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         },
         .layout = out->layout,
     };
+    const uint64_t t0 = vkvit__now_ns();
     VK_TRY(ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &out->pipeline));
+    atomic_fetch_add(&ctx->pipeline_ns, vkvit__now_ns() - t0);
     VKVIT_COUNT(ctx, pipelines);
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, label);

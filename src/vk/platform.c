@@ -187,6 +187,10 @@ uint64_t vkvit__now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+double vkvit__ms_since(uint64_t t0) {
+    return (double)(vkvit__now_ns() - t0) * 1e-6;
+}
+
 struct vkvit__mutex {
     pthread_mutex_t m;
 };

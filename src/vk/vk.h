@@ -158,6 +158,7 @@ struct vkvit_ctx {
     char validation_log[VKVIT_VALIDATION_LOG_CAP][512];
 
     vkvit__counters counters;
+    atomic_uint_fast64_t pipeline_ns;       /* wall time inside vkCreateComputePipelines (start-up INFO log) */
 
     vkvit_log_fn log;
     void *log_user;
