@@ -30,6 +30,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 
 
+# The fp32 figures are fp32 arithmetic on a GPU too: no TF32 in cuDNN's convolutions (the patch embedding; on by
+# default) or in matmuls (off by default). With TF32 the ViL's batch-64 logits missed bench_vil.py's 1e-4 check.
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+
 def blas_info() -> dict:
     """The BLAS PyTorch links (Debian: OpenBLAS through libblas.so.3), the core kernel it chose and the
     environment variables that steer that choice (None = unset)."""

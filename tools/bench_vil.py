@@ -70,7 +70,7 @@ def main() -> int:
     x = torch.randn(args.batch, 224, 224, 3, generator=torch.Generator().manual_seed(1))
     dev = torch.device(args.torch_device)
     sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
-    forms = {}
+    forms, errors = {}, {}
     with torch.no_grad():
         set_form(net, None)
         want = net(x).float()
@@ -78,13 +78,21 @@ def main() -> int:
         for chunk in FORMS:
             set_form(netd, chunk)
             err = ((netd(xd).float().cpu() - want).abs().max() / want.abs().max()).item()
+            errors[form_name(chunk)] = err
             if err <= 1e-4:
                 forms[form_name(chunk)] = (chunk, bc.time_ms(lambda: netd(xd), args.warmup, 2, sync))
+    if not forms:   # none within 1e-4 of the CPU reference: time the closest one, and say so
+        closest = min(FORMS, key=lambda chunk: errors[form_name(chunk)])
+        print("bench_vil.py: no PyTorch form within 1e-4 of the reference (%s); timing the closest, %s" %
+              (", ".join("%s %.2g" % e for e in errors.items()), form_name(closest)), file=sys.stderr)
+        set_form(netd, closest)
+        forms[form_name(closest)] = (closest, bc.time_ms(lambda: netd(xd), args.warmup, 2, sync))
     best = min(forms, key=lambda name: forms[name][1])
     set_form(netd, forms[best][0])
 
     results = bc.side_by_side(netd, x, want, meta, model_path, tmp, args)
-    results.update({"torch_forms_ms": {k: round(f[1], 3) for k, f in forms.items()}, "torch_form": best})
+    results.update({"torch_forms_ms": {k: round(f[1], 3) for k, f in forms.items()}, "torch_form": best,
+                    "torch_form_errors": {k: float("%.3g" % e) for k, e in errors.items()}})
     return bc.finish(results, args)
 
 
