@@ -2,6 +2,7 @@
  * reused by the next ctx, ignored — never trusted — when stale, corrupt or truncated). */
 #include "test_util.h"
 #include "ops/gemm.h"
+#include "model/model_file.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -145,9 +146,71 @@ static void disabled_f16_refuses_fp16_sessions(void) {
     vkvit_ctx_destroy(ctx);
 }
 
+/* An fp16 or fp16-math session needs fp16 copies of the 2-D weights (vkvit__model_prepare_f16, which converts them
+ * window by window): one value beyond 65504 in one of them refuses the session, naming the weight, and leaves the
+ * model usable in fp32; a model whose weights fit gets a working fp16 session after that refusal. */
+static void fp16_session_refuses_weights_beyond_the_fp16_range(void) {
+    vkvit_ctx *ctx = vt_ctx();
+    vkvit_device_info info;
+    MUST(vkvit_ctx_device_info(ctx, &info));
+    if (!info.fp16_in_use) {
+        printf("skip: fp16 not in use on '%s'\n", info.name);
+        vkvit_ctx_destroy(ctx);
+        return;
+    }
+    uint8_t *bytes = NULL;
+    size_t size = 0;
+    MUST(vkvit__read_file(VKVIT_SOURCE_DIR "/tests/golden/models/vit5_nvsubq_cls_r4.vkvit", (size_t)1 << 26, &bytes, &size));
+    vkvit__model_file mf;
+    MUST(vkvit__model_file_load(NULL, bytes, size, "golden", &mf));
+    const vkvit__st_tensor *victim = NULL; /* the last 2-D fp32 tensor: converted in the last window */
+    for (uint32_t i = 0; i < mf.st.n_tensors; i++)
+        if (mf.st.tensors[i].ndim == 2 && mf.st.tensors[i].dtype == VKVIT_ST_F32 && mf.st.tensors[i].numel > 7)
+            victim = &mf.st.tensors[i];
+    CHECK(victim != NULL, "no 2-D fp32 tensor in the golden model");
+    char name[128] = "";
+    if (victim) {
+        snprintf(name, sizeof name, "%s", victim->name);
+        const float big = 70000.0f;
+        memcpy(bytes + victim->offset + 7 * sizeof(float), &big, sizeof big);
+    }
+    vkvit__model_file_close(&mf);
+
+    vkvit_model *m = NULL;
+    vkvit_session *s = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.data = bytes, .size = size}, &m));
+    for (int p = 0; p < 2; p++) {
+        const vkvit_precision prec = p ? VKVIT_PRECISION_FP16_MATH : VKVIT_PRECISION_FP16;
+        if (prec == VKVIT_PRECISION_FP16_MATH && !info.fp16_arithmetic) continue;
+        vkvit_result r = vkvit_session_create(m, &(vkvit_session_desc){.precision = prec}, &s);
+        CHECK(r == VKVIT_ERROR_UNSUPPORTED && s == NULL && strstr(vkvit_last_error(), "outside the fp16 range") &&
+                  strstr(vkvit_last_error(), name) && strstr(vkvit_last_error(), "70000"),
+              "%s: %s", vkvit_result_name(r), vkvit_last_error());
+        vkvit_session_destroy(s);
+        s = NULL;
+    }
+    MUST(vkvit_session_create(m, &(vkvit_session_desc){.precision = VKVIT_PRECISION_FP32}, &s));
+    MUST(vkvit_session_run(s));
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(m);
+    free(bytes);
+
+    m = NULL, s = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = VKVIT_SOURCE_DIR "/tests/golden/models/vit5_nvsubq_cls_r4.vkvit"},
+                            &m));
+    MUST(vkvit_session_create(m, &(vkvit_session_desc){.precision = VKVIT_PRECISION_FP16}, &s));
+    MUST(vkvit_session_run(s));
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(m);
+    uint32_t n = vkvit_ctx_validation_messages(ctx, 0);
+    CHECK(n == 0, "%u validation message(s); first: %s", n, n ? ctx->validation_log[0] : "");
+    vkvit_ctx_destroy(ctx);
+}
+
 int main(void) {
     ctx_rejects_unknown_device_name();
     disabled_f16_refuses_fp16_sessions();
+    fp16_session_refuses_weights_beyond_the_fp16_range();
     ctx_rejects_device_index_out_of_range();
     ctx_destroy_null_is_noop();
     pipeline_cache_roundtrip_and_corruption();

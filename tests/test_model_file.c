@@ -409,6 +409,52 @@ static void f16_converts_every_value_exactly(void) {
     CHECK(vkvit__f16_to_f32(0x3c00) == 1.0f && vkvit__f16_to_f32(0xc000) == -2.0f);
 }
 
+/* The vectorised fp32 -> fp16 (vkvit__f32_to_f16_array, used for the fp16 copies of the weights) equals the scalar
+ * conversion: at every fp16 value, at the midpoints between neighbours (ties to even) and one fp32 ulp either side,
+ * on both signs, and on every 251st fp32 bit pattern within the range; it reports values beyond 65504, infinities
+ * and NaN. */
+enum { F16_CHUNK = 4096 };
+
+/* Converts in[0..n) both ways; returns the number of differences (and 1 when the array call refused the batch). */
+static uint32_t f16_array_differences(const float *in, uint32_t n) {
+    static uint16_t out[F16_CHUNK];
+    uint32_t bad = !vkvit__f32_to_f16_array(in, out, n);
+    for (uint32_t i = 0; i < n; i++) bad += out[i] != vkvit__f32_to_f16(in[i]);
+    return bad;
+}
+
+static void f16_array_matches_scalar(void) {
+    static float in[F16_CHUNK];
+    const float limit = 65504.0f;
+    uint32_t n = 0, bad = 0, checked = 0;
+    for (uint32_t h = 0; h < 0x7c00u; h++) { /* fp16 value h, its upper midpoint and that midpoint's fp32 neighbours */
+        const float v = vkvit__f16_to_f32((uint16_t)h), next = vkvit__f16_to_f32((uint16_t)(h + 1));
+        const float mid = (float)(((double)v + (double)next) / 2);
+        const float cand[4] = {v, mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY)};
+        for (int c = 0; c < 4; c++)
+            if (fabsf(cand[c]) <= limit) in[n++] = cand[c], in[n++] = -cand[c];
+        if (n + 8 > F16_CHUNK) bad += f16_array_differences(in, n), checked += n, n = 0;
+    }
+    for (uint64_t x = 0; x <= 0xffffffffull; x += 251) { /* a strided sample of every fp32 bit pattern */
+        const uint32_t u = (uint32_t)x;
+        float f;
+        memcpy(&f, &u, 4);
+        if (fabsf(f) <= limit) in[n++] = f;
+        if (n == F16_CHUNK) bad += f16_array_differences(in, n), checked += n, n = 0;
+    }
+    bad += f16_array_differences(in, n), checked += n;
+    CHECK(bad == 0);
+    CHECK(checked > 8000000u);
+    const float beyond[] = {nextafterf(limit, INFINITY), 65520.0f, -70000.0f, INFINITY, -INFINITY, NAN, 3e38f};
+    uint16_t out[3];
+    for (size_t i = 0; i < sizeof beyond / sizeof beyond[0]; i++) {
+        const float v[3] = {1.0f, beyond[i], -limit};
+        CHECK(!vkvit__f32_to_f16_array(v, out, 3));
+    }
+    const float edge[2] = {limit, -limit};
+    CHECK(vkvit__f32_to_f16_array(edge, out, 2) && out[0] == 0x7bffu && out[1] == 0xfbffu);
+}
+
 static void bf16_converts_specials(void) {
     CHECK(vkvit__bf16_to_f32(0x3f80) == 1.0f);
     CHECK(isinf(vkvit__bf16_to_f32(0x7f80)) && vkvit__bf16_to_f32(0xff80) < 0);
@@ -709,6 +755,7 @@ int main(void) {
     RUN(model_open_refuses_fifos_devices_and_directories);
     RUN(model_load_from_memory_matches_the_file_path);
     RUN(f16_converts_every_value_exactly);
+    RUN(f16_array_matches_scalar);
     RUN(bf16_converts_specials);
     RUN(flops_vit5_small_match_the_seed_numbers);
     RUN(flops_and_params_match_spec_for_other_configs);

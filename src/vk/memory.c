@@ -198,6 +198,12 @@ vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDevice
                                     VkDeviceSize size) {
     vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_download");
     if (res != VKVIT_OK || size == 0) return res;
+    if (buf->mapped && buf->coherent) { /* host-visible device memory: read in place once device work is done */
+        VkResult vr = vkvit__queue_wait_idle(ctx);
+        if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkQueueWaitIdle", __func__, NULL);
+        memcpy(data, (const uint8_t *)buf->mapped + offset, (size_t)size);
+        return VKVIT_OK;
+    }
     vkvit__buffer *staging = NULL;
     if ((res = get_staging(ctx, &staging)) != VKVIT_OK) return res;
     for (VkDeviceSize done = 0; done < size;) {
