@@ -90,6 +90,10 @@ int main(void) {
         {70, 40, 50, VKVIT_GEMM_KERNEL_SHARED, {16, 8, 8, 1, 1}, {16, 8, 8, 1, 1}, 0, 0},
         {70, 40, 50, VKVIT_GEMM_KERNEL_SHARED, {128, 64, 16, 8, 4}, {128, 64, 16, 8, 4}, 0, VKVIT_PRECISION_FP16},
         {70, 40, 64, VKVIT_GEMM_KERNEL_SHARED, {32, 32, 32, 4, 4}, {32, 32, 32, 4, 4}, 0, VKVIT_PRECISION_FP16_MATH},
+        /* the shared kernel's automatic tiles for large GEMMs (src/ops/gemm.c), then the largest one in fp16 math */
+        {1030, 1100, 20, VKVIT_GEMM_KERNEL_SHARED, {0}, {128, 64, 16, 8, 4}, 0, 0},
+        {1030, 2050, 1030, VKVIT_GEMM_KERNEL_SHARED, {0}, {128, 128, 16, 8, 8}, 0, 0},
+        {130, 140, 64, VKVIT_GEMM_KERNEL_SHARED, {128, 128, 16, 8, 8}, {128, 128, 16, 8, 8}, 0, VKVIT_PRECISION_FP16_MATH},
         {70, 40, 64, VKVIT_GEMM_KERNEL_CPU, {.bm = 32, .tn = 2}, {32, 16, 0, 1, 2}, 0, VKVIT_PRECISION_FP16_MATH},
     };
     for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; i++) {

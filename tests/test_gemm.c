@@ -405,6 +405,7 @@ int main(int argc, char **argv) {
         {201, 1152, 384, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},     /* ViT-5-S qkv */
         {201, 384, 1536, 1, true, 0, false, 0, false, false, 0, 0, 0, 0},      /* ViT-5-S mlp.layer2 */
         {1000, 1000, 1000, 1, false, 0, false, 0, false, false, 0, 0, 0, 0},
+        {1040, 1030, 40, 1, true, 2, false, 1, true, true, 0, 0, 0, 0},    /* the shared kernel's 128x64 tile, partial */
         {300, 520, 36, 2, true, 5, true, 0, false, false, 0, 0, 0, 0},         /* several row and column tiles, vec4 loads, batched */
         {33, 300, 130, 1, true, 0, false, 0, false, false, 0, 0, 0, 0},        /* K % 4 == 2: scalar-load path with partial K chunk */
         {9, 70, 4, 1, false, 1, false, 0, false, false, 0, 0, 0, 0},           /* K = 4: a single partial K chunk */

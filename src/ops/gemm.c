@@ -35,8 +35,15 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
                                             uint32_t K) {
     if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N, K);
     if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, K, 1);
-    /* Shared-memory kernel: one configuration for GPUs; the table grows with measurements (`vkvit bench gemm`). */
-    return (vkvit__gemm_config){.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
+    /* Shared-memory kernel (GPUs: fp32 and fp16-weight GEMMs, and fp16-math ones without cooperative matrices): the
+     * tile by shape, from `vkvit bench gemm --config kernel=shared --versus kernel=shared,bm=..` on an H100
+     * (2026-11-27, fp32, tools/gpu_check.sh): at 4096^3 128x128/8x8 ran 1.50x the 64x64/4x4 tile (128x64/8x4 1.30x);
+     * at 12864x1152x384 (ViT-5-S at batch 64) 128x64/8x4 1.29x (128x128 1.09x: short K); at ViT's batch-1 shapes
+     * (201 rows) the larger tiles 0.48-0.77x (too few workgroups). All three are 256 invocations. */
+    vkvit__gemm_config c = {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
+    if (M >= 1024 && N >= 1024) c.bm = 128, c.tm = 8;
+    if (M >= 1024 && N >= 2048 && K >= 1024) c.bn = 128, c.tn = 8;
+    return c;
 }
 
 /* Bytes of shared memory of shaders/gemm_coopmat.comp at a tile (32, 64, 128), hardware or emulated build: A and B,
