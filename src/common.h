@@ -88,4 +88,9 @@ void vkvit__mutex_destroy(vkvit__mutex *m);
 void vkvit__mutex_lock(vkvit__mutex *m);
 void vkvit__mutex_unlock(vkvit__mutex *m);
 
+/* Runs fn(user, i) for every i in [0, n), on up to `threads` threads (the caller's included; more threads than n
+ * or than the machine's online CPUs are not started). Returns when every call has returned. Where a thread
+ * cannot be started its share runs on the others: never fails. fn must not touch what another i touches. */
+void vkvit__parallel_for(uint32_t n, uint32_t threads, void (*fn)(void *user, uint32_t i), void *user);
+
 #endif /* VKVIT_COMMON_H */

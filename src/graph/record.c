@@ -52,10 +52,8 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "record: out of host memory");
         goto fail;
     }
-    for (uint32_t k = 0; k < g->n_kernels; k++) {
-        if ((res = vkvit__kernel_create(ctx, &g->kernels[k], &rec->kernels[k])) != VKVIT_OK) goto fail;
-        rec->n_kernels++;
-    }
+    if ((res = vkvit__kernels_create(ctx, g->kernels, g->n_kernels, rec->kernels)) != VKVIT_OK) goto fail;
+    rec->n_kernels = g->n_kernels;
     if ((res = vkvit__descriptors_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->descriptors)) != VKVIT_OK) goto fail;
     uint64_t align = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, 4);
     for (uint32_t n = 0; n < g->n_nodes; n++) {

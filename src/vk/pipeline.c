@@ -155,6 +155,38 @@ fail:
     return vkvit__error_prefix(res, "kernel '%s' (shader %s)", label, spv->name);
 }
 
+typedef struct kernel_batch {
+    vkvit_ctx *ctx;
+    const vkvit__kernel_desc *descs;
+    vkvit__kernel *out;
+    vkvit_result *results;
+    char (*errors)[512];                    /* the worker's error sentence (thread-local there) */
+} kernel_batch;
+
+static void create_one(void *user, uint32_t i) {
+    kernel_batch *b = user;
+    b->results[i] = vkvit__kernel_create(b->ctx, &b->descs[i], &b->out[i]);
+    if (b->results[i] != VKVIT_OK) snprintf(b->errors[i], sizeof b->errors[i], "%s", vkvit_last_error());
+}
+
+vkvit_result vkvit__kernels_create(vkvit_ctx *ctx, const vkvit__kernel_desc *descs, uint32_t n, vkvit__kernel *out) {
+    if (n == 0) return VKVIT_OK;
+    kernel_batch b = {.ctx = ctx, .descs = descs, .out = out, .results = malloc(n * sizeof *b.results),
+                      .errors = malloc(n * sizeof *b.errors)};
+    if (!b.results || !b.errors) {
+        free(b.results), free(b.errors);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "creating %u pipelines: out of host memory", n);
+    }
+    vkvit__parallel_for(n, VKVIT_PIPELINE_THREADS, create_one, &b);
+    vkvit_result res = VKVIT_OK;
+    for (uint32_t i = 0; i < n && res == VKVIT_OK; i++)
+        if (b.results[i] != VKVIT_OK) res = vkvit__error(b.results[i], "%s", b.errors[i]);
+    if (res != VKVIT_OK)
+        for (uint32_t i = 0; i < n; i++) vkvit__kernel_destroy(ctx, &out[i]); /* a failed one is already zero */
+    free(b.results), free(b.errors);
+    return res;
+}
+
 void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k) {
     if (k->pipeline) ctx->vk.vkDestroyPipeline(ctx->device, k->pipeline, NULL);
     if (k->layout) ctx->vk.vkDestroyPipelineLayout(ctx->device, k->layout, NULL);

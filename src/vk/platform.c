@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,3 +213,32 @@ void vkvit__mutex_destroy(vkvit__mutex *m) {
 
 void vkvit__mutex_lock(vkvit__mutex *m) { pthread_mutex_lock(&m->m); }
 void vkvit__mutex_unlock(vkvit__mutex *m) { pthread_mutex_unlock(&m->m); }
+
+/* vkvit__parallel_for: the threads take indices from one atomic counter, so a slow item (a large pipeline) does
+ * not hold back the items behind it. */
+typedef struct parallel_job {
+    atomic_uint next;
+    uint32_t n;
+    void (*fn)(void *user, uint32_t i);
+    void *user;
+} parallel_job;
+
+static void *parallel_worker(void *arg) {
+    parallel_job *job = arg;
+    for (uint32_t i; (i = atomic_fetch_add(&job->next, 1u)) < job->n;) job->fn(job->user, i);
+    return NULL;
+}
+
+void vkvit__parallel_for(uint32_t n, uint32_t threads, void (*fn)(void *user, uint32_t i), void *user) {
+    enum { MAX_THREADS = 16 };
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 0 && (uint32_t)online < threads) threads = (uint32_t)online;
+    threads = VKVIT_MIN(VKVIT_MIN(threads, n), (uint32_t)MAX_THREADS);
+    parallel_job job = {.n = n, .fn = fn, .user = user};
+    atomic_init(&job.next, 0u);
+    pthread_t helpers[MAX_THREADS];
+    uint32_t started = 0;
+    while (started + 1 < threads && pthread_create(&helpers[started], NULL, parallel_worker, &job) == 0) started++;
+    parallel_worker(&job);
+    for (uint32_t t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+}

@@ -238,6 +238,12 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
  * its members are not all 32-bit scalars or vectors (test_spirv requires every shipped shader to be sized). */
 #define VKVIT_PUSH_UNSIZED UINT32_MAX
 uint32_t vkvit__shader_push_size(vkvit_shader_id shader);
+/* Creates n kernels (out[i] from descs[i]) on up to VKVIT_PIPELINE_THREADS threads: drivers compile in the calling
+ * thread (lavapipe's LLVM takes 130-320 ms per GEMM pipeline, a cold NVIDIA pipeline tens of ms), and a session's
+ * pipelines are independent. On failure every kernel is destroyed (out[] zeroed) and the error is the lowest
+ * failing index's, as a serial loop would report it. */
+#define VKVIT_PIPELINE_THREADS 8u
+vkvit_result vkvit__kernels_create(vkvit_ctx *ctx, const vkvit__kernel_desc *descs, uint32_t n, vkvit__kernel *out);
 void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k);
 
 /* A range of a buffer bound to one binding. range 0 means "to the end of the buffer". */
