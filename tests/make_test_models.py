@@ -7,6 +7,8 @@
                                             768 MiB each: no row block fits a 128 MiB descriptor (3 GiB file)
     make_test_models.py nan OUT             the bundled ViT-5's architecture with one NaN weight
     make_test_models.py inf OUT             ... with one +inf weight
+    make_test_models.py nan-late OUT        a ViT-5 whose 48 MiB patch embedding [64, 3*256*256] ends in a NaN:
+                                            element 12,582,911, converted in the third 16 MiB upload window
     make_test_models.py eps VALUE OUT       a tiny ViT-5 with norm_eps = VALUE (e.g. 1e300)
     make_test_models.py rope VALUE OUT      a tiny ViT-5 with rope_base = VALUE (e.g. 1e-300)
     make_test_models.py tokens OUT          a tiny ViT-5 with 4,097 tokens per image (128x128, patch 2, width 8): at
@@ -79,6 +81,11 @@ def main(argv):
         doc = vit5_doc(image=32, patch=4, dim=16, depth=2, heads=2, mlp=32)
         t = random_tensors(doc)
         t["blocks.1.mlp.layer1.weight"][3, 5] = float("nan") if kind == "nan" else float("inf")
+        write(doc, out, t)
+    elif kind == "nan-late":
+        doc = vit5_doc(image=256, patch=256, dim=64, heads=1, mlp=64)
+        t = random_tensors(doc)
+        t["patch_embed.weight"].view(-1)[-1] = float("nan")
         write(doc, out, t)
     elif kind in ("eps", "rope"):
         value = float(argv[2])

@@ -142,6 +142,15 @@ def test_non_finite(tmp):
         check(rc == 2 and one_line(err) and "blocks.1.mlp.layer1.weight" in err and "non-finite" in err and
               word in err, f"classify with a {kind} weight: want exit 2 and one line naming "
               f"blocks.1.mlp.layer1.weight, {word}, non-finite; got exit {rc}\n{err}")
+    # Weights are converted and checked window by window as they are uploaded: the element index of a bad value in a
+    # later window is still its index in the tensor.
+    print("NaN at the end of a 48 MiB weight")
+    path = make("nan-late", out=os.path.join(tmp, "nan-late.vkvit"))
+    rc, _, err, _ = run(["classify", IMAGE, "--model", path], "nan-late classify")
+    check(rc == 2 and one_line(err) and "patch_embed.weight" in err and "NaN at element 12582911;" in err,
+          f"classify with a NaN at the end of patch_embed.weight: want exit 2 and one line naming it and element "
+          f"12582911; got exit {rc}\n{err}")
+    os.remove(path)
 
 
 def test_ranges(tmp):

@@ -119,6 +119,55 @@ static bool all_finite(const float *values, uint64_t n) {
     return !special;
 }
 
+/* Non-finite weights are refused (docs/model-format.md): one NaN would turn every logit into NaN, silently. The
+ * tables vkvit derives (RoPE) are checked too. `first` is values[0]'s element index in the tensor. */
+static vkvit_result check_finite(const char *model, const char *tensor, const float *values, uint64_t n,
+                                 uint64_t first) {
+    if (all_finite(values, n)) return VKVIT_OK;
+    uint64_t j = 0;
+    while (j + 1 < n && isfinite(values[j])) j++;
+    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' holds %s at element %llu; non-finite "
+                        "weights are refused", model, tensor, isnan(values[j]) ? "NaN" : values[j] > 0 ? "+inf" : "-inf",
+                        (unsigned long long)(first + j));
+}
+
+/* The device weight buffer's bytes, produced window by window for vkvit__buffer_upload_from: each device tensor's
+ * elements that fall in the window, converted from the file (or copied from a constant) and checked; zeros
+ * between them. */
+typedef struct weight_image {
+    const vkvit__model_file *mf;
+    const vkvit_model *m;                   /* weights[i]: file tensor i, then the constants, with their offsets */
+    const vkvit__constant *consts;
+    const uint64_t *numels;
+    const uint8_t *host;                    /* 1: not on the device */
+    uint32_t n;
+} weight_image;
+
+static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t bytes) {
+    const weight_image *wi = user;
+    memset(dst, 0, (size_t)bytes);
+    const uint32_t n_file = wi->mf->st.n_tensors;
+    for (uint32_t i = 0; i < wi->n; i++) {
+        const vkvit__weight *w = &wi->m->weights[i];
+        const uint64_t end = w->offset + wi->numels[i] * 4;
+        if (wi->host[i] || end <= at || w->offset >= at + bytes) continue;
+        /* elements [e0, e1) of this tensor land in the window (offsets and window edges are multiples of 4) */
+        const uint64_t e0 = w->offset >= at ? 0 : (at - w->offset) / 4;
+        const uint64_t e1 = end <= at + bytes ? wi->numels[i] : (at + bytes - w->offset) / 4;
+        float *out = (float *)((uint8_t *)dst + (w->offset + e0 * 4 - at));
+        if (i < n_file) {
+            const vkvit__st_tensor *t = &wi->mf->st.tensors[i];
+            vkvit__st_convert_f32(t->dtype, wi->mf->data + t->offset + e0 * vkvit__st_dtype_size(t->dtype),
+                                  (size_t)(e1 - e0), out);
+        } else {
+            memcpy(out, wi->consts[i - n_file].data + e0, (size_t)(e1 - e0) * 4);
+        }
+        vkvit_result res = check_finite(wi->m->label, w->name, out, e1 - e0, e0);
+        if (res != VKVIT_OK) return res;
+    }
+    return VKVIT_OK;
+}
+
 vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out) {
     vkvit__error_clear();
     if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: out is NULL");
@@ -138,7 +187,6 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit_model *m = calloc(1, sizeof *m);
     vkvit__constant *consts = NULL;
     uint32_t n_consts = 0;
-    float *image = NULL;
     uint64_t *numels = NULL;                /* per weight (file tensors, then constants): its element count */
     uint32_t *follower = NULL;              /* per weight: the one packed right after it (packed_after), or none */
     uint8_t *packed = NULL;                 /* per weight: 1 when it is some weight's follower */
@@ -228,47 +276,34 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
                            (unsigned long long)ctx->max_allocation);
         goto fail;
     }
-    image = calloc(total ? total / 4 : 1, sizeof(float));
     scratch = malloc(largest_host ? largest_host * sizeof(float) : sizeof(float));
-    if (!image || !scratch) {
+    if (!scratch) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
-                           mf.label, (unsigned long long)(total + largest_host * sizeof(float)));
+                           mf.label, (unsigned long long)(largest_host * sizeof(float)));
         goto fail;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        vkvit__weight *w = &m->weights[i];
-        uint64_t numel = 1;
-        for (uint32_t d = 0; d < w->ndim; d++) numel *= w->shape[d];
-        float *dst = host[i] ? scratch : image + w->offset / 4;
-        if (i < mf.st.n_tensors) {
-            if ((res = vkvit__model_file_tensor_f32(&mf, &mf.st.tensors[i], dst, (size_t)numel)) != VKVIT_OK) goto fail;
-        } else {
-            memcpy(dst, consts[i - mf.st.n_tensors].data, (size_t)numel * 4);
-        }
-        /* Non-finite weights are refused (docs/model-format.md): one NaN would turn every logit into NaN, silently.
-         * The tables vkvit derives (RoPE) are checked too. One pass over memory that was just written. */
-        if (all_finite(dst, numel)) continue;
-        for (uint64_t j = 0; j < numel; j++)
-            if (!isfinite(dst[j])) {
-                res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' holds %s at element %llu; "
-                                   "non-finite weights are refused", m->label, w->name,
-                                   isnan(dst[j]) ? "NaN" : dst[j] > 0 ? "+inf" : "-inf", (unsigned long long)j);
-                goto fail;
-            }
+    /* The tensors that stay on the host: converted and checked here, then dropped. */
+    for (uint32_t i = 0; i < mf.st.n_tensors; i++) {
+        if (!host[i]) continue;
+        if ((res = vkvit__model_file_tensor_f32(&mf, &mf.st.tensors[i], scratch, (size_t)numels[i])) != VKVIT_OK ||
+            (res = check_finite(m->label, m->weights[i].name, scratch, numels[i], 0)) != VKVIT_OK)
+            goto fail;
     }
+    /* The device tensors: converted straight into the upload's windows (no host copy of the whole image). */
+    const uint64_t t_upload = vkvit__now_ns();
+    weight_image wi = {.mf = &mf, .m = m, .consts = consts, .numels = numels, .host = host, .n = n};
+    if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
+        (res = vkvit__buffer_upload_from(ctx, &m->buffer, 0, total, fill_weights, &wi)) != VKVIT_OK)
+        goto fail;
     uint32_t kept = 0; /* the host-only tensors leave the list: nothing on the device is theirs */
     for (uint32_t i = 0; i < n; i++)
         if (!host[i]) m->weights[kept++] = m->weights[i];
     m->n_weights = kept;
     qsort(m->weights, m->n_weights, sizeof *m->weights, cmp_weight);
-
-    const uint64_t t_upload = vkvit__now_ns();
-    if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
-        (res = vkvit__buffer_upload(ctx, &m->buffer, 0, image, total)) != VKVIT_OK)
-        goto fail;
-    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s' ready in %.1f ms (%.1f MB of weights, uploaded in %.1f ms)",
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s' ready in %.1f ms (%.1f MB of weights, converted, checked and "
+                   "uploaded in %.1f ms)",
                    m->label, vkvit__ms_since(t0), (double)total * 1e-6, vkvit__ms_since(t_upload));
-    free(image), free(scratch);
+    free(scratch);
     free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);
     m->cfg = mf.cfg; /* take ownership of the config's strings */
@@ -277,7 +312,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     *out = m;
     return VKVIT_OK;
 fail:
-    free(image), free(scratch);
+    free(scratch);
     free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);
     vkvit__model_file_close(&mf);

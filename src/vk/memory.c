@@ -171,8 +171,8 @@ static vkvit_result staged_copy(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize
     return vkvit__cmd_submit_wait(ctx, cmd);
 }
 
-vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, const void *data,
-                                  VkDeviceSize size) {
+vkvit_result vkvit__buffer_upload_from(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
+                                       vkvit__fill_fn fill, void *user) {
     vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_upload");
     if (res != VKVIT_OK || size == 0) return res;
     if (buf->mapped && buf->coherent) {
@@ -180,18 +180,32 @@ vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSi
          * vkQueueSubmit makes host writes visible to the device. */
         VkResult vr = vkvit__queue_wait_idle(ctx);
         if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkQueueWaitIdle", __func__, NULL);
-        memcpy((uint8_t *)buf->mapped + offset, data, (size_t)size);
+        for (VkDeviceSize done = 0; done < size;) { /* the same windows as through staging: one behaviour to test */
+            VkDeviceSize n = VKVIT_MIN(size - done, (VkDeviceSize)STAGING_BYTES);
+            if ((res = fill(user, (uint8_t *)buf->mapped + offset + done, done, n)) != VKVIT_OK) return res;
+            done += n;
+        }
         return VKVIT_OK;
     }
     vkvit__buffer *staging = NULL;
     if ((res = get_staging(ctx, &staging)) != VKVIT_OK) return res;
     for (VkDeviceSize done = 0; done < size;) {
         VkDeviceSize n = VKVIT_MIN(size - done, (VkDeviceSize)STAGING_BYTES);
-        memcpy(staging->mapped, (const uint8_t *)data + done, (size_t)n);
+        if ((res = fill(user, staging->mapped, done, n)) != VKVIT_OK) return res;
         if ((res = staged_copy(ctx, buf, offset + done, n, staging, true)) != VKVIT_OK) return res;
         done += n;
     }
     return VKVIT_OK;
+}
+
+static vkvit_result copy_from_host(void *user, void *dst, uint64_t at, uint64_t bytes) {
+    memcpy(dst, (const uint8_t *)user + at, (size_t)bytes);
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, const void *data,
+                                  VkDeviceSize size) {
+    return vkvit__buffer_upload_from(ctx, buf, offset, size, copy_from_host, (void *)data);
 }
 
 vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, void *data,

@@ -199,6 +199,14 @@ vkvit_result vkvit__buffer_upload(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSi
                                   VkDeviceSize size);
 vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, void *data,
                                     VkDeviceSize size);
+/* Uploads [offset, offset+size) of `buf` from a producer instead of a host copy of the whole range (ViT-5-S's weights:
+ * 88 MB): fill(user, dst, at, bytes) writes bytes [at, at+bytes) of the range to dst, one window of at most 16 MiB
+ * at a time in increasing order (`at` and `bytes` are multiples of 4 when offset and size are); dst is the buffer's
+ * own mapping where it is host-visible and coherent (after the queue is idle), else the staging buffer. A fill
+ * that fails stops the upload; its result is returned (its sentence kept). */
+typedef vkvit_result (*vkvit__fill_fn)(void *user, void *dst, uint64_t at, uint64_t bytes);
+vkvit_result vkvit__buffer_upload_from(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
+                                       vkvit__fill_fn fill, void *user);
 /* Fills [offset, offset+size) with a 32-bit pattern (size a multiple of 4), e.g. 0x7fc00000 (NaN) to poison. */
 vkvit_result vkvit__buffer_fill(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
                                 uint32_t pattern);
