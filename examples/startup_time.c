@@ -32,8 +32,8 @@ static double now_ms(void) {
 
 static void log_to_stderr(void *user, int level, const char *message) {
     (void)user;
-    fprintf(stderr, "startup_time: [%s] %s\n", level == VKVIT_LOG_ERROR ? "error" : level == VKVIT_LOG_WARNING ? "warning" : "info",
-            message);
+    const char *what = level == VKVIT_LOG_ERROR ? "error" : level == VKVIT_LOG_WARNING ? "warning" : "info";
+    fprintf(stderr, "startup_time: [%s] %s\n", what, message);
 }
 
 int main(int argc, char **argv) {

@@ -9,6 +9,8 @@
     make_test_models.py inf OUT             ... with one +inf weight
     make_test_models.py nan-late OUT        a ViT-5 whose 48 MiB patch embedding [64, 3*256*256] ends in a NaN:
                                             element 12,582,911, converted in the third 16 MiB upload window
+    make_test_models.py wide OUT            a ViT-5 of width 512, MLP 2048, depth 3 (8x8 image): 36 MiB of 2-D weights,
+                                            whose fp16 copies are made in three 16 MiB windows
     make_test_models.py eps VALUE OUT       a tiny ViT-5 with norm_eps = VALUE (e.g. 1e300)
     make_test_models.py rope VALUE OUT      a tiny ViT-5 with rope_base = VALUE (e.g. 1e-300)
     make_test_models.py tokens OUT          a tiny ViT-5 with 4,097 tokens per image (128x128, patch 2, width 8): at
@@ -87,6 +89,8 @@ def main(argv):
         t = random_tensors(doc)
         t["patch_embed.weight"].view(-1)[-1] = float("nan")
         write(doc, out, t)
+    elif kind == "wide":
+        write(vit5_doc(dim=512, depth=3, heads=8, mlp=2048), out)
     elif kind in ("eps", "rope"):
         value = float(argv[2])
         legal = vit5_doc()

@@ -163,7 +163,7 @@ static void fp16_session_refuses_weights_beyond_the_fp16_range(void) {
     MUST(vkvit__read_file(VKVIT_SOURCE_DIR "/tests/golden/models/vit5_nvsubq_cls_r4.vkvit", (size_t)1 << 26, &bytes, &size));
     vkvit__model_file mf;
     MUST(vkvit__model_file_load(NULL, bytes, size, "golden", &mf));
-    const vkvit__st_tensor *victim = NULL; /* the last 2-D fp32 tensor: converted in the last window */
+    const vkvit__st_tensor *victim = NULL; /* the last 2-D fp32 tensor */
     for (uint32_t i = 0; i < mf.st.n_tensors; i++)
         if (mf.st.tensors[i].ndim == 2 && mf.st.tensors[i].dtype == VKVIT_ST_F32 && mf.st.tensors[i].numel > 7)
             victim = &mf.st.tensors[i];

@@ -126,15 +126,17 @@ static vkvit_result check_finite(const char *model, const char *tensor, const fl
     if (all_finite(values, n)) return VKVIT_OK;
     uint64_t j = 0;
     while (j + 1 < n && isfinite(values[j])) j++;
+    const char *what = isnan(values[j]) ? "NaN" : values[j] > 0 ? "+inf" : "-inf";
     return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' holds %s at element %llu; non-finite "
-                        "weights are refused", model, tensor, isnan(values[j]) ? "NaN" : values[j] > 0 ? "+inf" : "-inf",
-                        (unsigned long long)(first + j));
+                        "weights are refused", model, tensor, what, (unsigned long long)(first + j));
 }
 
 /* The device weight buffer's bytes, produced window by window for vkvit__buffer_upload_from: each device tensor's
  * elements that fall in the window, converted from the file (or copied from a constant) and checked; zeros
  * between them. */
 typedef struct weight_image {
+    float *scratch;                         /* VKVIT_UPLOAD_WINDOW_BYTES of host memory: the window is converted and
+                                               checked here, then copied, since dst may be uncached (a BAR heap) */
     const vkvit__model_file *mf;
     const vkvit_model *m;                   /* weights[i]: file tensor i, then the constants, with their offsets */
     const vkvit__constant *consts;
@@ -145,7 +147,11 @@ typedef struct weight_image {
 
 static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t bytes) {
     const weight_image *wi = user;
-    memset(dst, 0, (size_t)bytes);
+    if (bytes > VKVIT_UPLOAD_WINDOW_BYTES)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "fill_weights: a window of %llu bytes",
+                            (unsigned long long)bytes);
+    uint8_t *window = (uint8_t *)wi->scratch;
+    memset(window, 0, (size_t)bytes);
     const uint32_t n_file = wi->mf->st.n_tensors;
     for (uint32_t i = 0; i < wi->n; i++) {
         const vkvit__weight *w = &wi->m->weights[i];
@@ -154,7 +160,7 @@ static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t by
         /* elements [e0, e1) of this tensor land in the window (offsets and window edges are multiples of 4) */
         const uint64_t e0 = w->offset >= at ? 0 : (at - w->offset) / 4;
         const uint64_t e1 = end <= at + bytes ? wi->numels[i] : (at + bytes - w->offset) / 4;
-        float *out = (float *)((uint8_t *)dst + (w->offset + e0 * 4 - at));
+        float *out = (float *)(window + (w->offset + e0 * 4 - at));
         if (i < n_file) {
             const vkvit__st_tensor *t = &wi->mf->st.tensors[i];
             vkvit__st_convert_f32(t->dtype, wi->mf->data + t->offset + e0 * vkvit__st_dtype_size(t->dtype),
@@ -165,6 +171,7 @@ static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t by
         vkvit_result res = check_finite(wi->m->label, w->name, out, e1 - e0, e0);
         if (res != VKVIT_OK) return res;
     }
+    memcpy(dst, window, (size_t)bytes); /* written once, in order: what a write-combined mapping wants */
     return VKVIT_OK;
 }
 
@@ -192,6 +199,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     uint8_t *packed = NULL;                 /* per weight: 1 when it is some weight's follower */
     uint8_t *host = NULL;                   /* per weight: 1 for a file tensor that stays on the host (host_only) */
     float *scratch = NULL;                  /* the host-only tensors' values, for the checks */
+    float *window = NULL;                   /* one upload window of the device weights (fill_weights) */
     if (!m) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
         goto fail;
@@ -277,9 +285,10 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         goto fail;
     }
     scratch = malloc(largest_host ? largest_host * sizeof(float) : sizeof(float));
-    if (!scratch) {
+    window = malloc((size_t)VKVIT_MIN((uint64_t)VKVIT_UPLOAD_WINDOW_BYTES, VKVIT_MAX(total, 4u)));
+    if (!scratch || !window) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
-                           mf.label, (unsigned long long)(largest_host * sizeof(float)));
+                           mf.label, (unsigned long long)(largest_host * sizeof(float) + VKVIT_UPLOAD_WINDOW_BYTES));
         goto fail;
     }
     /* The tensors that stay on the host: converted and checked here, then dropped. */
@@ -291,7 +300,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     }
     /* The device tensors: converted straight into the upload's windows (no host copy of the whole image). */
     const uint64_t t_upload = vkvit__now_ns();
-    weight_image wi = {.mf = &mf, .m = m, .consts = consts, .numels = numels, .host = host, .n = n};
+    weight_image wi = {.scratch = window, .mf = &mf, .m = m, .consts = consts, .numels = numels, .host = host, .n = n};
     if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
         (res = vkvit__buffer_upload_from(ctx, &m->buffer, 0, total, fill_weights, &wi)) != VKVIT_OK)
         goto fail;
@@ -303,7 +312,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s' ready in %.1f ms (%.1f MB of weights, converted, checked and "
                    "uploaded in %.1f ms)",
                    m->label, vkvit__ms_since(t0), (double)total * 1e-6, vkvit__ms_since(t_upload));
-    free(scratch);
+    free(scratch), free(window);
     free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);
     m->cfg = mf.cfg; /* take ownership of the config's strings */
@@ -312,7 +321,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     *out = m;
     return VKVIT_OK;
 fail:
-    free(scratch);
+    free(scratch), free(window);
     free(numels), free(follower), free(packed), free(host);
     free_constants(consts, n_consts);
     vkvit__model_file_close(&mf);
@@ -350,7 +359,8 @@ vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
     float *f32 = NULL;
     uint16_t *f16 = NULL;
     if (!order) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for the fp16 weights", m->label);
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for the fp16 weights",
+                           m->label);
         goto done;
     }
     n2d = 0;
@@ -386,10 +396,10 @@ vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
             const uint64_t n = (uint64_t)w->shape[0] * w->shape[1];
             if (last > first && w->offset + n * 4 - from > window) break;
             to = VKVIT_MAX(to, w->offset + n * 4);
-            to_f16 = w->offset_f16 + n * 2;
+            to_f16 = w->offset_f16 + (n * 2 + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
         }
         if ((res = vkvit__buffer_download(ctx, &m->buffer, from, f32, to - from)) != VKVIT_OK) goto done;
-        memset(f16, 0, (size_t)(to_f16 - from_f16)); /* the alignment gaps */
+        memset(f16, 0, (size_t)(to_f16 - from_f16)); /* the alignment gaps, the last one's included */
         for (uint32_t k = first; k < last; k++) {
             const vkvit__weight *w = &m->weights[order[k].index];
             const uint64_t n = (uint64_t)w->shape[0] * w->shape[1];

@@ -88,8 +88,17 @@ vkvit_result vkvit__vk_error(VkResult r, const char *call, const char *func, con
                         n ? name : call, vkvit__vk_result_name(r));
 }
 
+/* Every call of the host's log callback goes through here: one at a time, since validation messages can arrive on
+ * the threads that compile a session's pipelines (vkvit__kernels_create) and the callback need not be reentrant. */
+static void emit_log(vkvit_ctx *ctx, int level, const char *message) {
+    if (!ctx || !ctx->log) return;
+    if (ctx->log_lock) vkvit__mutex_lock(ctx->log_lock);
+    ctx->log(ctx->log_user, level, message);
+    if (ctx->log_lock) vkvit__mutex_unlock(ctx->log_lock);
+}
+
 vkvit_result vkvit__ctx_fail(vkvit_ctx *ctx, vkvit_result code) {
-    if (ctx && ctx->log) ctx->log(ctx->log_user, VKVIT_LOG_ERROR, vkvit_last_error());
+    emit_log(ctx, VKVIT_LOG_ERROR, vkvit_last_error());
     return code;
 }
 
@@ -100,7 +109,7 @@ void vkvit__ctx_log(vkvit_ctx *ctx, int level, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    ctx->log(ctx->log_user, level, msg);
+    emit_log(ctx, level, msg);
 }
 
 void vkvit__set_object_name(vkvit_ctx *ctx, VkObjectType type, uint64_t handle, const char *name) {
@@ -129,8 +138,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverity
     unsigned i = atomic_fetch_add(&ctx->validation_messages, 1u);
     if (i < VKVIT_VALIDATION_LOG_CAP)
         snprintf(ctx->validation_log[i], sizeof ctx->validation_log[i], "%s", data->pMessage ? data->pMessage : "");
-    if (ctx->log)
-        ctx->log(ctx->log_user, VKVIT_LOG_WARNING, data->pMessage ? data->pMessage : "(validation message)");
+    emit_log(ctx, VKVIT_LOG_WARNING, data->pMessage ? data->pMessage : "(validation message)");
     return VK_FALSE;
 }
 
@@ -895,11 +903,15 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
 
     vkvit_ctx *ctx = calloc(1, sizeof *ctx);
     vkvit__mutex *queue_lock = ctx ? vkvit__mutex_create() : NULL;
-    if (!queue_lock) {
+    vkvit__mutex *log_lock = ctx ? vkvit__mutex_create() : NULL;
+    if (!queue_lock || !log_lock) {
+        vkvit__mutex_destroy(queue_lock);
+        vkvit__mutex_destroy(log_lock);
         free(ctx);
         return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
     }
     ctx->queue_lock = queue_lock;
+    ctx->log_lock = log_lock;
     snprintf(ctx->label, sizeof ctx->label, "%s", desc.label ? desc.label : "vkvit ctx");
     ctx->log = desc.log;
     ctx->log_user = desc.log_user;
@@ -1000,6 +1012,7 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->owns_instance && ctx->instance) vkDestroyInstance(ctx->instance, NULL);
     vkvit__mutex_destroy(ctx->queue_lock);
+    vkvit__mutex_destroy(ctx->log_lock); /* after the instance: destroying it may still log */
     free(ctx);
 }
 

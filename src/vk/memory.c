@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STAGING_BYTES (16u << 20) /* uploads/downloads larger than this are split into chunks */
+#define STAGING_BYTES VKVIT_UPLOAD_WINDOW_BYTES /* uploads/downloads larger than this are split into chunks */
 
 static int find_memory_type(const vkvit_ctx *ctx, uint32_t type_bits, VkMemoryPropertyFlags want,
                             VkMemoryPropertyFlags avoid) {
@@ -92,6 +92,7 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
     if (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
         VK_TRY(ctx->vk.vkMapMemory(ctx->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped));
         out->coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+        out->cached = (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
     }
     out->size = size;
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_BUFFER, (uint64_t)out->buffer, label);
@@ -212,9 +213,14 @@ vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDevice
                                     VkDeviceSize size) {
     vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_download");
     if (res != VKVIT_OK || size == 0) return res;
-    if (buf->mapped && buf->coherent) { /* host-visible device memory: read in place once device work is done */
-        VkResult vr = vkvit__queue_wait_idle(ctx);
-        if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkQueueWaitIdle", __func__, NULL);
+    if (buf->mapped && buf->coherent && buf->cached) {
+        /* Host-cached device memory (UMA, CPU devices): read in place once earlier device writes are made visible to
+         * the host (a barrier to HOST_READ; waiting alone would not). */
+        VkCommandBuffer cmd;
+        if ((res = vkvit__cmd_begin(ctx, &cmd)) != VKVIT_OK) return res;
+        vkvit__cmd_barrier(ctx, cmd, buf, offset, size, ANY_STAGE, ANY_ACCESS, VK_PIPELINE_STAGE_HOST_BIT,
+                           VK_ACCESS_HOST_READ_BIT);
+        if ((res = vkvit__cmd_submit_wait(ctx, cmd)) != VKVIT_OK) return res;
         memcpy(data, (const uint8_t *)buf->mapped + offset, (size_t)size);
         return VKVIT_OK;
     }

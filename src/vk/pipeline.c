@@ -160,7 +160,7 @@ typedef struct kernel_batch {
     const vkvit__kernel_desc *descs;
     vkvit__kernel *out;
     vkvit_result *results;
-    char (*errors)[512];                    /* the worker's error sentence (thread-local there) */
+    char (*errors)[1024];                   /* the worker's error sentence (thread-local there) */
 } kernel_batch;
 
 static void create_one(void *user, uint32_t i) {

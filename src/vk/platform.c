@@ -238,7 +238,13 @@ void vkvit__parallel_for(uint32_t n, uint32_t threads, void (*fn)(void *user, ui
     atomic_init(&job.next, 0u);
     pthread_t helpers[MAX_THREADS];
     uint32_t started = 0;
-    while (started + 1 < threads && pthread_create(&helpers[started], NULL, parallel_worker, &job) == 0) started++;
+    /* 8 MiB stacks, as glibc's default: musl's 128 KiB is too little for a driver's compiler (LLVM) */
+    pthread_attr_t attr;
+    const bool sized = pthread_attr_init(&attr) == 0;
+    if (sized) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+    while (started + 1 < threads && pthread_create(&helpers[started], sized ? &attr : NULL, parallel_worker, &job) == 0)
+        started++;
+    if (sized) pthread_attr_destroy(&attr);
     parallel_worker(&job);
     for (uint32_t t = 0; t < started; t++) pthread_join(helpers[t], NULL);
 }

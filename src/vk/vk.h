@@ -130,6 +130,7 @@ struct vkvit_ctx {
     VkQueue queue;
     uint32_t queue_family;
     vkvit__mutex *queue_lock;               /* serialises vkvit's own use of `queue` (vkvit__queue_submit) */
+    vkvit__mutex *log_lock;                 /* one call of `log` at a time (device.c emit_log) */
     bool owns_instance, owns_device;
     VkDebugUtilsMessengerEXT messenger;
     struct VolkDeviceTable vk;
@@ -187,6 +188,8 @@ typedef struct vkvit__buffer {
     VkDeviceSize size;
     void *mapped;                           /* non-NULL when host-visible (persistently mapped) */
     bool coherent;
+    bool cached;                            /* host-cached: reading the mapping is fast (not a BAR or write-combined
+                                               heap, where the host reads over PCIe at a fraction of the speed) */
 } vkvit__buffer;
 
 vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
@@ -204,6 +207,7 @@ vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDevice
  * at a time in increasing order (`at` and `bytes` are multiples of 4 when offset and size are); dst is the buffer's
  * own mapping where it is host-visible and coherent (after the queue is idle), else the staging buffer. A fill
  * that fails stops the upload; its result is returned (its sentence kept). */
+#define VKVIT_UPLOAD_WINDOW_BYTES (16u << 20) /* the staging buffer's size: the largest `bytes` a fill is asked for */
 typedef vkvit_result (*vkvit__fill_fn)(void *user, void *dst, uint64_t at, uint64_t bytes);
 vkvit_result vkvit__buffer_upload_from(vkvit_ctx *ctx, vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size,
                                        vkvit__fill_fn fill, void *user);
