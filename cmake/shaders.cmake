@@ -6,12 +6,20 @@ set(VKVIT_SHADER_NAMES "" CACHE INTERNAL "")
 set(VKVIT_SHADER_INCLUDE_DIR ${PROJECT_BINARY_DIR}/generated)
 file(MAKE_DIRECTORY ${VKVIT_SHADER_INCLUDE_DIR}/spv)
 
-# vkvit_shader(<name> <source.comp> [DEFINES A=1 B ...])
+# vkvit_shader(<name> <source.comp> [UNROLL] [DEFINES A=1 B ...])
+# UNROLL: the SPIR-V goes through spirv-opt with shaders/unroll.cfg (needs SPIRV_OPT), which unrolls every loop of
+# constant trip count; the C array is then written by cmake/spirv_to_c.cmake. unroll.cfg is spirv-opt's -O recipe
+# (SPIRV-Tools 2023.1) without --simplify-instructions, whose folding fuses a multiply and an add into one Fma: a
+# different rounding than the shader wrote (the tests hold the CPU kernels to fp32 references without fusion).
 function(vkvit_shader name source)
-  cmake_parse_arguments(S "" "" "DEFINES" ${ARGN})
+  cmake_parse_arguments(S "UNROLL" "" "DEFINES" ${ARGN})
+  if(S_UNROLL AND NOT SPIRV_OPT)
+    message(FATAL_ERROR "vkvit_shader(${name} UNROLL): spirv-opt (spirv-tools) was not found")
+  endif()
   set(VKVIT_SHADER_NAMES ${VKVIT_SHADER_NAMES} ${name} CACHE INTERNAL "")
   set(VKVIT_SHADER_SRC_${name} ${source} CACHE INTERNAL "")
   set(VKVIT_SHADER_DEFS_${name} "${S_DEFINES}" CACHE INTERNAL "")
+  set(VKVIT_SHADER_UNROLL_${name} ${S_UNROLL} CACHE INTERNAL "")
 endfunction()
 
 function(vkvit_generate_shader_table target)
@@ -32,13 +40,29 @@ function(vkvit_generate_shader_table target)
     foreach(d ${VKVIT_SHADER_DEFS_${name}})
       list(APPEND defs -D${d})
     endforeach()
-    add_custom_command(
-      OUTPUT ${out}
-      COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs}
-              --vn vkvit_spv_${name} -o ${out} ${src}
-      DEPENDS ${src} ${includes} ${PROJECT_SOURCE_DIR}/shaders/variants.cmake
-      COMMENT "glslang ${name}"
-      VERBATIM)
+    if(VKVIT_SHADER_UNROLL_${name})
+      set(raw ${VKVIT_SHADER_INCLUDE_DIR}/spv/${name}.raw.spv)
+      set(opt ${VKVIT_SHADER_INCLUDE_DIR}/spv/${name}.spv)
+      add_custom_command(
+        OUTPUT ${out}
+        COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs}
+                -o ${raw} ${src}
+        COMMAND ${SPIRV_OPT} -Oconfig=${PROJECT_SOURCE_DIR}/shaders/unroll.cfg ${raw} -o ${opt}
+        COMMAND ${CMAKE_COMMAND} -DIN=${opt} -DOUT=${out} -DNAME=vkvit_spv_${name}
+                -P ${PROJECT_SOURCE_DIR}/cmake/spirv_to_c.cmake
+        DEPENDS ${src} ${includes} ${PROJECT_SOURCE_DIR}/shaders/variants.cmake
+                ${PROJECT_SOURCE_DIR}/shaders/unroll.cfg ${PROJECT_SOURCE_DIR}/cmake/spirv_to_c.cmake
+        COMMENT "glslang + spirv-opt ${name}"
+        VERBATIM)
+    else()
+      add_custom_command(
+        OUTPUT ${out}
+        COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs}
+                --vn vkvit_spv_${name} -o ${out} ${src}
+        DEPENDS ${src} ${includes} ${PROJECT_SOURCE_DIR}/shaders/variants.cmake
+        COMMENT "glslang ${name}"
+        VERBATIM)
+    endif()
     list(APPEND outputs ${out})
     string(APPEND enum_lines "    VKVIT_SHADER_${NAME},\n")
     string(APPEND include_lines "#include \"spv/${name}.h\"\n")

@@ -95,7 +95,15 @@ int main(void) {
         {1030, 2050, 1030, VKVIT_GEMM_KERNEL_SHARED, {0}, {128, 128, 16, 8, 8}, 0, 0},
         {130, 140, 64, VKVIT_GEMM_KERNEL_SHARED, {128, 128, 16, 8, 8}, {128, 128, 16, 8, 8}, 0, VKVIT_PRECISION_FP16_MATH},
         {70, 40, 64, VKVIT_GEMM_KERNEL_CPU, {.bm = 32, .tn = 2}, {32, 16, 0, 1, 2}, 0, VKVIT_PRECISION_FP16_MATH},
+        /* tn 8 in fp32: the build-time unrolled variants (64- and 32-k chunks), and the generic shader in their place;
+         * an odd K keeps them off (scalar loads) */
+        {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.bm = 64, .tn = 8, .bk = 64}, {64, 64, 64, 1, 8}, 0, 0},
+        {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.bm = 64, .tn = 8, .bk = 32}, {64, 64, 32, 1, 8}, 0, 0},
+        {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, VKVIT_GEMM_BENCH_GENERIC, 0},
+        {130, 136, 201, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, 0, 0},
+        {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, 0, VKVIT_PRECISION_FP16},
     };
+    const bool unrolled_built = VKVIT_HAVE_GEMM_CPU_UNROLLED && !getenv("VKVIT_DISABLE_UNROLLED");
     for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; i++) {
         const vkvit_precision precision = tuned[i].precision ? tuned[i].precision : VKVIT_PRECISION_FP32;
         if ((precision == VKVIT_PRECISION_FP16 && !info.fp16_in_use) ||
@@ -124,6 +132,10 @@ int main(void) {
               res.vec4_loads == (cpu && even && !(tuned[i].flags & VKVIT_GEMM_BENCH_SCALAR_LOADS)) &&
               res.pair_stores == (pairs && !(tuned[i].flags & VKVIT_GEMM_BENCH_SINGLE_STORES)),
               "tuned case %zu: texel %d, vec4 %d, pairs %d", i, res.texel_reads, res.vec4_loads, res.pair_stores);
+        const bool unrolled = unrolled_built && res.texel_reads && res.vec4_loads && res.pair_stores &&
+                              precision == VKVIT_PRECISION_FP32 && t->tn == 8 &&
+                              !(tuned[i].flags & VKVIT_GEMM_BENCH_GENERIC);
+        CHECK(res.unrolled == unrolled, "tuned case %zu: unrolled %d, expected %d", i, res.unrolled, unrolled);
     }
     /* The automatic choice reports itself too: never AUTO, and a CPU tile of 8 lanes. */
     {
@@ -148,7 +160,7 @@ int main(void) {
         {{.m = 4, .n = 4, .k = 4, .warmup = 129}, "warmup 129"},
         {{.m = 4, .n = 4, .k = 4, .precision = (vkvit_precision)7}, "precision 7"},
         {{.m = 4, .n = 4, .k = 4, .kernel = (vkvit_gemm_kernel)7}, "kernel 7"},
-        {{.m = 4, .n = 4, .k = 4, .flags = 4}, "unknown bits 0x4"},
+        {{.m = 4, .n = 4, .k = 4, .flags = 8}, "unknown bits 0x8"},
         {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bm = 257}}, "bm 1..256"},
         {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.tn = 33}}, "tn 1..32"},
         {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bk = 48}}, "bk 32 or 64"},

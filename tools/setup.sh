@@ -2,14 +2,16 @@
 # Installs what vkvit needs (Debian packages; nothing is downloaded from elsewhere) and builds it into build/.
 #
 #   tools/setup.sh              runtime + build dependencies, then a Release build
-#   tools/setup.sh --test-deps  also the test dependencies (validation layers, spirv-tools, PyTorch for goldens)
+#   tools/setup.sh --test-deps  also the test dependencies (validation layers, PyTorch for goldens)
 #   tools/setup.sh --no-deps    build only
 #
 # Environment: BUILD_DIR (default build), CMAKE_ARGS (extra configure arguments), e.g. -DVKVIT_WERROR=ON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUNTIME_DEPS=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glslang-tools libstb-dev
+# spirv-tools: spirv-opt unrolls the CPU GEMM's build-time variants (lavapipe creates their pipelines 2-3x faster;
+# without it the build leaves them out).
+RUNTIME_DEPS=(build-essential cmake pkg-config libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools libstb-dev
               libcjson-dev libwebp-dev mesa-vulkan-drivers)
 TEST_DEPS=(vulkan-validationlayers spirv-tools clang libclang-rt-14-dev python3-torch python3-numpy python3-pil
            libopenblas0-pthread)

@@ -25,10 +25,17 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
     }
     c.bn = 8 * c.tn;
     c.texel = ctx->caps.texel_reads;
+    c.unrolled = ctx->caps.gemm_cpu_unrolled;
     /* A single column tile (N <= 64: the mLSTM gates, N = 4): split the rows in 4 equal workgroups, for the 2+ CPU
      * threads (halving 256 left 128 + 68 rows of M = 196 on two threads). */
     if (VKVIT_CEIL_DIV(N, c.bn) == 1 && M > 32) c.bm = VKVIT_MIN(256u, VKVIT_CEIL_DIV(M, 4));
     return c;
+}
+
+bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal) {
+    return VKVIT_HAVE_GEMM_CPU_UNROLLED && cfg->variant == VKVIT_GEMM_CPU && cfg->unrolled && cfg->texel &&
+           !cfg->b_f16 && !cfg->f16_math && cfg->tn == 8 && cfg->vec4 && cfg->pairs &&
+           causal == VKVIT_GEMM_CAUSAL_NONE;
 }
 
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
@@ -153,7 +160,7 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
     if ((unsigned)t->kernel > VKVIT_GEMM_KERNEL_COOPMAT)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm kernel %d: not AUTO, CPU, SHARED or COOPMAT",
                             (int)t->kernel);
-    const uint32_t known = VKVIT_GEMM_BENCH_SCALAR_LOADS | VKVIT_GEMM_BENCH_SINGLE_STORES;
+    const uint32_t known = VKVIT_GEMM_BENCH_SCALAR_LOADS | VKVIT_GEMM_BENCH_SINGLE_STORES | VKVIT_GEMM_BENCH_GENERIC;
     if (t->flags & ~known)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x: unknown bits 0x%x", t->flags,
                             t->flags & ~known);
@@ -258,6 +265,12 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16_TEXEL
                        : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL
                                      : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL;
+#if VKVIT_HAVE_GEMM_CPU_UNROLLED
+            /* The build-time unrolled variants (shaders/variants.cmake) hold TN, KCH, VEC4, CAUSAL and PAIRS fixed;
+             * the spec entries for them below are then ignored (Vulkan allows entries the module does not use). */
+            if (vkvit__gemm_cpu_unrolled(cfg, ep->causal))
+                d.shader = cfg->bk == 64 ? VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2 : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1;
+#endif
             d.texel_format[0] = VK_FORMAT_R32G32B32A32_SFLOAT;
             d.texel_format[1] = cfg->b_f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
         } else {

@@ -59,6 +59,10 @@ typedef struct vkvit__gemm_config {
                                                         the push it runs with); false: the scalar-load path */
     bool pairs;                                      /* CPU texel variant: D stored as 64-bit pairs of columns
                                                         (vkvit__gemm_push_pairs of the push it runs with) */
+    bool unrolled;                                   /* CPU texel variant: a build-time unrolled shader may stand in
+                                                        for the generic one (caps.gemm_cpu_unrolled); it does where
+                                                        one exists (vkvit__gemm_kernel_desc: fp32, tn 8, vec4,
+                                                        pairs, no causal skipping) */
 } vkvit__gemm_config;
 
 /* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed
@@ -127,6 +131,11 @@ typedef struct vkvit__gemm_epilogue {
     bool residual;
     vkvit__gemm_causal causal;
 } vkvit__gemm_epilogue;
+
+/* Whether a CPU GEMM of this configuration runs a build-time unrolled shader (shaders/variants.cmake): cfg->unrolled
+ * (caps.gemm_cpu_unrolled, not switched off by VKVIT_GEMM_BENCH_GENERIC) on fp32 texel reads with tn 8, vec4 loads,
+ * pair stores and no causal skipping. */
+bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal);
 
 /* Bindings: 0 A, 1 B, 2 bias, 3 D, 4 scale, 5 residual (any buffer for a disabled term; the residual may be D). */
 #define VKVIT_GEMM_BINDINGS 6

@@ -96,6 +96,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     if (op->tuning) {
         cfg.vec4 &= !(op->tuning->flags & VKVIT_GEMM_BENCH_SCALAR_LOADS);
         cfg.pairs &= !(op->tuning->flags & VKVIT_GEMM_BENCH_SINGLE_STORES);
+        cfg.unrolled &= !(op->tuning->flags & VKVIT_GEMM_BENCH_GENERIC);
         op->tuning->chosen = cfg;
     }
     vkvit__kernel_desc kd;

@@ -862,6 +862,9 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->disabled_subgroup = off.subgroup;
     c->disabled_texel = off.texel;
     c->texel_reads = i->texel_reads_in_use != 0;
+    /* The build-time unrolled CPU GEMM variants (shaders/variants.cmake), unless VKVIT_DISABLE_UNROLLED=1 (a test
+     * and measuring switch: the generic shader in their place). */
+    c->gemm_cpu_unrolled = VKVIT_HAVE_GEMM_CPU_UNROLLED && c->texel_reads && !env_flag("VKVIT_DISABLE_UNROLLED");
     c->disabled_coopmat = off.coopmat;
     c->max_shared_memory = ctx->limits.maxComputeSharedMemorySize;
     c->max_workgroup_invocations = ctx->limits.maxComputeWorkGroupInvocations;

@@ -78,6 +78,9 @@ typedef struct vkvit__caps {
                                                as its storage buffers: the CPU kernels read their hot-loop operands
                                                with texelFetch (llvmpipe gathers those in SIMD registers; an SSBO
                                                load there is a per-lane scalar loop, ~20x slower). Not on GPUs. */
+    bool gemm_cpu_unrolled;                 /* texel_reads and vkvit was built with the spirv-opt unrolled CPU GEMM
+                                               variants (VKVIT_HAVE_GEMM_CPU_UNROLLED), not disabled by
+                                               VKVIT_DISABLE_UNROLLED=1: the GEMMs they cover use them */
     bool disabled_f16, disabled_subgroup, disabled_coopmat, disabled_texel; /* by request (environment or ctx desc) */
     uint32_t max_shared_memory;             /* maxComputeSharedMemorySize, bytes */
     uint32_t max_workgroup_invocations;     /* maxComputeWorkGroupInvocations */

@@ -50,7 +50,8 @@ void vkvit_cli_bench_gemm_usage(FILE *f) {
                "  --config CONF   kernel tuning: the kernel, tile and paths to time instead of the device's own\n"
                "                  (default: auto). CONF is 'auto' or comma-separated items: kernel=auto|cpu|shared|\n"
                "                  coopmat, bm=N, bn=N, bk=N, tm=N, tn=N (0: automatic), scalar-loads (CPU kernel:\n"
-               "                  no vec4 loads), single-stores (CPU kernel: no 64-bit pair stores of D). The tile\n"
+               "                  no vec4 loads), single-stores (CPU kernel: no 64-bit pair stores of D), generic\n"
+               "                  (CPU kernel: the generic shader, not a build-time unrolled variant). The tile\n"
                "                  rules of each kernel are in include/vkvit.h (vkvit_gemm_tile).\n"
                "  --versus CONF   time the --config (A) and CONF (B) alternately, --rounds rounds of --repeat runs\n"
                "                  each (A B, then B A, ...), and print both medians over the rounds and the median\n"
@@ -103,7 +104,7 @@ static int conf_error(const char *fmt, ...) {
  * fails the command with the library's sentence. Returns 0 after a usage error naming the item. */
 static int parse_config(const char *option, const char *text, gemm_config *out) {
     static const char *const grammar = "'auto' or comma-separated items: kernel=auto|cpu|shared|coopmat, bm=N, "
-                                       "bn=N, bk=N, tm=N, tn=N, scalar-loads, single-stores";
+                                       "bn=N, bk=N, tm=N, tn=N, scalar-loads, single-stores, generic";
     *out = (gemm_config){.text = text};
     char buf[256];
     const size_t len = strlen(text);
@@ -129,6 +130,8 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
             out->flags |= VKVIT_GEMM_BENCH_SCALAR_LOADS;
         } else if (!eq && !strcmp(item, "single-stores")) {
             out->flags |= VKVIT_GEMM_BENCH_SINGLE_STORES;
+        } else if (!eq && !strcmp(item, "generic")) {
+            out->flags |= VKVIT_GEMM_BENCH_GENERIC;
         } else if (eq && !strcmp(item, "kernel")) {
             int k = -1;
             for (int i = 0; i < (int)CLI_ARRAY_LEN(kernel_names); i++)
@@ -155,8 +158,8 @@ static void describe_kernel(const vkvit_gemm_bench_result *r, char *buf, size_t 
     if (n >= 0 && (size_t)n < cap && r->kernel != VKVIT_GEMM_KERNEL_COOPMAT)
         n += snprintf(buf + n, cap - n, "/%ux%u", t->tm, t->tn);
     if (n >= 0 && (size_t)n < cap && r->kernel == VKVIT_GEMM_KERNEL_CPU)
-        snprintf(buf + n, cap - n, "%s%s%s", r->texel_reads ? " texel" : "", r->vec4_loads ? " vec4" : " scalar",
-                 r->pair_stores ? " pairs" : "");
+        snprintf(buf + n, cap - n, "%s%s%s%s", r->texel_reads ? " texel" : "", r->vec4_loads ? " vec4" : " scalar",
+                 r->pair_stores ? " pairs" : "", r->unrolled ? " unrolled" : "");
 }
 
 static void add_kernel_json(cJSON *o, const gemm_config *cfg, const vkvit_gemm_bench_result *r) {
@@ -174,6 +177,7 @@ static void add_kernel_json(cJSON *o, const gemm_config *cfg, const vkvit_gemm_b
     cJSON_AddBoolToObject(o, "texel_reads", r->texel_reads);
     cJSON_AddBoolToObject(o, "vec4_loads", r->vec4_loads);
     cJSON_AddBoolToObject(o, "pair_stores", r->pair_stores);
+    cJSON_AddBoolToObject(o, "unrolled", r->unrolled);
 }
 
 /* Times one shape in one configuration. A result outside the reference's tolerance fails the command: a fast
