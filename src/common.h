@@ -70,6 +70,12 @@ vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_vie
 /* Releases the view; accepts a zeroed one. */
 void vkvit__unmap_file(vkvit__file_view *view);
 
+/* Asks the OS to back [p, p + size) with huge pages where it can (Linux: madvise MADV_HUGEPAGE on the 2 MiB-aligned
+ * interior; elsewhere, or for less than 4 MiB, nothing). For host memory that is about to be written whole: a CPU
+ * device's buffers (lavapipe's device memory is malloc'ed host memory), whose first writes otherwise take one page
+ * fault per 4 KiB. A refusal is ignored: only a speed hint. */
+void vkvit__advise_huge_pages(void *p, size_t size);
+
 /* Writes a file atomically (temp file + rename). */
 vkvit_result vkvit__write_file_atomic(const char *path, const void *data, size_t size);
 

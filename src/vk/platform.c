@@ -99,6 +99,16 @@ static vkvit_result read_and_close(int fd, const char *path, size_t n, uint8_t *
     return VKVIT_OK;
 }
 
+void vkvit__advise_huge_pages(void *p, size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20, begin = ((uintptr_t)p + huge - 1) & ~(huge - 1),
+                    end = ((uintptr_t)p + size) & ~(huge - 1);
+    if (size >= 2 * huge && end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)p, (void)size;
+#endif
+}
+
 vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data, size_t *size) {
     *data = NULL;
     *size = 0;
