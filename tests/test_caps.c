@@ -56,6 +56,9 @@ static void caps_mirror_device_info(void) {
     CHECK(c->texel_reads == (info.texel_reads_in_use != 0), "texel_reads %d, info %d", c->texel_reads,
           info.texel_reads_in_use);
     CHECK(!c->texel_reads || c->cpu_device, "texel reads chosen on a GPU");
+    CHECK(c->gemm_cpu_unrolled == (VKVIT_HAVE_GEMM_CPU_UNROLLED && c->texel_reads),
+          "gemm_cpu_unrolled %d (built with the variants: %d, texel reads %d)", c->gemm_cpu_unrolled,
+          VKVIT_HAVE_GEMM_CPU_UNROLLED, c->texel_reads);
     if (info.driver_name[0] && strstr(info.driver_name, "llvmpipe"))
         CHECK(c->texel_reads, "lavapipe (128 M texels, RGBA32F/RGBA16F texel buffers) should read through texels");
     CHECK(!c->disabled_subgroup && !c->disabled_coopmat && !c->disabled_f16, "nothing was disabled");
@@ -82,6 +85,7 @@ static void overrides_switch_features_off(void) {
           "VKVIT_DISABLE_COOPMAT=1 ignored");
     CHECK(c->disabled_f16 && !c->fp16_in_use && !info.fp16_in_use, "VKVIT_DISABLE_F16=1 ignored");
     CHECK(c->disabled_texel && !c->texel_reads && !info.texel_reads_in_use, "VKVIT_DISABLE_TEXEL=1 ignored");
+    CHECK(!c->gemm_cpu_unrolled, "unrolled CPU GEMM variants chosen without texel reads");
     CHECK(!c->cpu_device || strstr(info.workarounds, "texel-buffer operand reads disabled by request"),
           "workarounds do not say texel reads were disabled: %s", info.workarounds);
     CHECK(strstr(info.workarounds, "subgroup reductions disabled by request") &&
@@ -114,6 +118,16 @@ static void overrides_switch_features_off(void) {
     unsetenv("VKVIT_DISABLE_F16");
     unsetenv("VKVIT_DISABLE_TEXEL");
     unsetenv("VKVIT_COOPMAT_EMULATE");
+
+    /* VKVIT_DISABLE_UNROLLED=1: the generic CPU GEMM shader, and `vkvit info` says so where it would have mattered. */
+    setenv("VKVIT_DISABLE_UNROLLED", "1", 1);
+    ctx = vt_ctx();
+    MUST(vkvit_ctx_device_info(ctx, &info));
+    CHECK(!ctx->caps.gemm_cpu_unrolled, "VKVIT_DISABLE_UNROLLED=1 ignored");
+    CHECK(!ctx->caps.texel_reads || strstr(info.workarounds, "unrolled CPU GEMM variants disabled by request"),
+          "workarounds do not say the unrolled variants were disabled: %s", info.workarounds);
+    vkvit_ctx_destroy(ctx);
+    unsetenv("VKVIT_DISABLE_UNROLLED");
 }
 
 static void attention_choice_read_at_ctx_creation(void) {

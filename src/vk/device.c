@@ -310,6 +310,7 @@ typedef struct overrides {
     bool subgroup;                          /* VKVIT_DISABLE_SUBGROUP=1 */
     bool coopmat;                           /* VKVIT_DISABLE_COOPMAT=1 */
     bool texel;                             /* VKVIT_DISABLE_TEXEL=1 */
+    bool unrolled;                          /* VKVIT_DISABLE_UNROLLED=1 (the generic CPU GEMM shader everywhere) */
     bool coopmat_emulate;                   /* VKVIT_COOPMAT_EMULATE=1 (a test path: see caps.coopmat_emulated) */
     bool coopmat_khr;                       /* VKVIT_COOPMAT_KHR=1: the KHR kernel where both it and NV's can run */
     /* Not asked for but imposed: vkvit's own instance runs a validation layer older than VK_KHR_cooperative_matrix
@@ -325,6 +326,7 @@ static overrides read_overrides(int disable_f16) {
         .subgroup = env_flag("VKVIT_DISABLE_SUBGROUP"),
         .coopmat = env_flag("VKVIT_DISABLE_COOPMAT"),
         .texel = env_flag("VKVIT_DISABLE_TEXEL"),
+        .unrolled = env_flag("VKVIT_DISABLE_UNROLLED"),
         .coopmat_emulate = env_flag("VKVIT_COOPMAT_EMULATE"),
         .coopmat_khr = env_flag("VKVIT_COOPMAT_KHR"),
     };
@@ -438,6 +440,11 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, over
     else if (!info->subgroup_arithmetic) ADD("no subgroup arithmetic (shared-memory reductions)");
     if (off.texel && (quirks & VKVIT_QUIRK_CPU_DEVICE))
         ADD("texel-buffer operand reads disabled by request (VKVIT_DISABLE_TEXEL)");
+    /* The spirv-opt unrolled CPU GEMM variants (shaders/variants.cmake) serve the texel kernels: say why they do not. */
+    if (info->texel_reads_in_use && off.unrolled)
+        ADD("unrolled CPU GEMM variants disabled by request (VKVIT_DISABLE_UNROLLED)");
+    else if (info->texel_reads_in_use && !VKVIT_HAVE_GEMM_CPU_UNROLLED)
+        ADD("no unrolled CPU GEMM variants (built without spirv-opt: 2-3x slower GEMM pipeline creation)");
     if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
     else if (info->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT &&
              !(info->cooperative_matrix && VKVIT_HAVE_KHR_COOPMAT))
@@ -864,7 +871,7 @@ static void fill_caps(vkvit_ctx *ctx, overrides off) {
     c->texel_reads = i->texel_reads_in_use != 0;
     /* The build-time unrolled CPU GEMM variants (shaders/variants.cmake), unless VKVIT_DISABLE_UNROLLED=1 (a test
      * and measuring switch: the generic shader in their place). */
-    c->gemm_cpu_unrolled = VKVIT_HAVE_GEMM_CPU_UNROLLED && c->texel_reads && !env_flag("VKVIT_DISABLE_UNROLLED");
+    c->gemm_cpu_unrolled = VKVIT_HAVE_GEMM_CPU_UNROLLED && c->texel_reads && !off.unrolled;
     c->disabled_coopmat = off.coopmat;
     c->max_shared_memory = ctx->limits.maxComputeSharedMemorySize;
     c->max_workgroup_invocations = ctx->limits.maxComputeWorkGroupInvocations;
