@@ -444,7 +444,8 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, over
     if (info->texel_reads_in_use && off.unrolled)
         ADD("unrolled CPU GEMM variants disabled by request (VKVIT_DISABLE_UNROLLED)");
     else if (info->texel_reads_in_use && !VKVIT_HAVE_GEMM_CPU_UNROLLED)
-        ADD("no unrolled CPU GEMM variants (built without spirv-opt: 2-3x slower GEMM pipeline creation)");
+        ADD("no unrolled CPU GEMM variants (built without spirv-opt or with VKVIT_UNROLL_SHADERS off: 2-3x slower "
+            "GEMM pipeline creation)");
     if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
     else if (info->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT &&
              !(info->cooperative_matrix && VKVIT_HAVE_KHR_COOPMAT))
