@@ -69,45 +69,34 @@
 #endif
 #include "types.glsl"
 
-// GEMM_TN / GEMM_KCH (shaders/variants.cmake: the build-time unrolled variants): TN and KCH fixed at build time,
-// with the vec4 loads, the pair stores and no causal skipping, and every loop over them unrolled by spirv-opt.
-// lavapipe (Mesa 22.3) unrolls the spec-constant loops itself at pipeline creation, 0.2-0.3 s of NIR passes per
-// GEMM pipeline; handed the unrolled code it creates the pipeline 2-3x faster, and the JIT code is the same.
 layout(constant_id = 0) const uint BM = 256;        // output rows per workgroup (<= 256)
-#if defined(GEMM_TN)
-const uint TN = GEMM_TN;
-#else
-layout(constant_id = 1) const uint TN = 32;         // output columns per lane (<= 32); workgroup: 8*TN columns
-#endif
 layout(constant_id = 2) const bool HAS_BIAS = false;
 layout(constant_id = 3) const uint ACT = 0;         // epilogue (gemm_epilogue.glsl)
 layout(constant_id = 4) const bool HAS_SCALE = false;
 layout(constant_id = 5) const bool HAS_RESIDUAL = false;
-#if defined(GEMM_TN)
-const bool VEC4 = true;
-#else
-layout(constant_id = 6) const bool VEC4 = false;    // vec4 loads (alignment above); false: the scalar-load path
-#endif
-#if defined(GEMM_TN)
-const uint KCH = GEMM_KCH;
-#else
-layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices (1 or 2; the host's bk / 32)
-#endif
-// Work the caller allows skipping (VKVIT_GEMM_CAUSAL_* in gemm.h; the mLSTM's quadratic form): 0 none;
+// CAUSAL: work the caller allows skipping (VKVIT_GEMM_CAUSAL_* in gemm.h; the mLSTM's quadratic form): 0 none;
 // 1 A[m][k] = 0 for k > m, 2 A[m][k] = 0 for k < m (so a K chunk skips the rows it adds nothing to);
 // 3 D[m][n] for n > m, 4 D[m][n] for n < m is not needed (so a tile skips the rows that need none of its columns,
 // leaving their D as it was).
+// PAIRS (TEXEL only): D is written as 64-bit pairs of columns (2c, 2c + 1). The host sets it where D's row stride and
+// every batch's D start are even and N is even, or odd with column N free to overwrite (vkvit__gemm_push_pairs): a
+// pair is wholly inside the matrix or ends on that spare column.
 #if defined(GEMM_TN)
+// The build-time unrolled variants (shaders/variants.cmake, GEMM_TN / GEMM_KCH): TN and KCH fixed, with the vec4
+// loads, the pair stores and no causal skipping, and every loop over them unrolled by spirv-opt. lavapipe (Mesa 22.3)
+// unrolls the spec-constant loops itself at pipeline creation, 0.2-0.3 s of NIR passes per GEMM pipeline; handed the
+// unrolled code it creates the pipeline 2-3x faster, and the JIT code is the same. The host's spec entries 1 and 6-9
+// are then unused.
+const uint TN = GEMM_TN;
+const bool VEC4 = true;
+const uint KCH = GEMM_KCH;
 const uint CAUSAL = 0;
-#else
-layout(constant_id = 8) const uint CAUSAL = 0;
-#endif
-// TEXEL only: D is written as 64-bit pairs of columns (2c, 2c + 1). The host sets it where D's row stride and every
-// batch's D start are even and N is even, or odd with column N free to overwrite (vkvit__gemm_push_pairs): a pair
-// is wholly inside the matrix or ends on that spare column.
-#if defined(GEMM_TN)
 const bool PAIRS = true;
 #else
+layout(constant_id = 1) const uint TN = 32;         // output columns per lane (<= 32); workgroup: 8*TN columns
+layout(constant_id = 6) const bool VEC4 = false;    // vec4 loads (alignment above); false: the scalar-load path
+layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices (1 or 2; the host's bk / 32)
+layout(constant_id = 8) const uint CAUSAL = 0;
 layout(constant_id = 9) const bool PAIRS = false;
 #endif
 
