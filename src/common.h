@@ -70,11 +70,16 @@ vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_vie
 /* Releases the view; accepts a zeroed one. */
 void vkvit__unmap_file(vkvit__file_view *view);
 
-/* Asks the OS to back [p, p + size) with huge pages where it can (Linux: madvise MADV_HUGEPAGE on the 2 MiB-aligned
- * interior; elsewhere, or for less than 4 MiB, nothing). For host memory that is about to be written whole: a CPU
- * device's buffers (lavapipe's device memory is malloc'ed host memory), whose first writes otherwise take one page
- * fault per 4 KiB. A refusal is ignored: only a speed hint. */
-void vkvit__advise_huge_pages(void *p, size_t size);
+/* Host memory of vkvit's own for a CPU device's buffers (src/vk/memory.c imports it with
+ * VK_EXT_external_memory_host): `size` bytes (a multiple of VKVIT_HUGE_PAGE_BYTES) of zeroed anonymous memory at a
+ * VKVIT_HUGE_PAGE_BYTES-aligned address, advised to the OS as huge pages (Linux: madvise MADV_HUGEPAGE; a refusal
+ * is ignored, the advice is only a speed hint). Its first writes then take one page fault per 2 MiB instead of one
+ * per 4 KiB. The advice lives and dies with this mapping, never touching memory vkvit does not own. NULL where
+ * there is no mmap or the OS refuses. */
+#define VKVIT_HUGE_PAGE_BYTES ((size_t)2 << 20)
+void *vkvit__huge_alloc(size_t size);
+/* Unmaps what vkvit__huge_alloc returned (`size` as passed to it); accepts NULL. */
+void vkvit__huge_free(void *p, size_t size);
 
 /* Writes a file atomically (temp file + rename). */
 vkvit_result vkvit__write_file_atomic(const char *path, const void *data, size_t size);

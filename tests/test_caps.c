@@ -2,13 +2,14 @@
  * vkvit_device_info, and the environment overrides VKVIT_DISABLE_SUBGROUP / VKVIT_DISABLE_COOPMAT /
  * VKVIT_DISABLE_F16 / VKVIT_DISABLE_TEXEL switch the matching feature off and say so in the workarounds string; VKVIT_ATTENTION is read
  * there too (caps.attention_path), and a value other than fused / gemm fails the attention op with a sentence.
- * Also: a push-constant mirror of the wrong size is refused at pipeline creation. */
+ * Also: a push-constant mirror of the wrong size is refused at pipeline creation, and CPU devices bind large buffers
+ * to huge-page host memory of vkvit's own unless VKVIT_DISABLE_HUGE_PAGES=1. */
 #include "ops/attention.h"
 #include "test_util.h"
 
-#include <string.h>
-
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void caps_mirror_device_info(void) {
     unsetenv("VKVIT_COOPMAT_EMULATE");
@@ -175,8 +176,84 @@ static void push_mirror_checked_against_shader(void) {
     vkvit_ctx_destroy(ctx);
 }
 
+/* Whether the mapping that holds `p` carries the huge-page advice (Linux: "hg" in its VmFlags line of
+ * /proc/self/smaps); -1 where that cannot be read. */
+static int mapping_advised_huge(const void *p) {
+#if defined(__linux__)
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int inside = 0, advised = -1;
+    while (advised < 0 && fgets(line, sizeof line, f)) {
+        unsigned long long begin, end;
+        if (sscanf(line, "%llx-%llx ", &begin, &end) == 2 && strchr(line, '-') < strchr(line, ' '))
+            inside = (uintptr_t)p >= begin && (uintptr_t)p < end;
+        else if (inside && strncmp(line, "VmFlags:", 8) == 0)
+            advised = strstr(line, " hg") != NULL;
+    }
+    fclose(f);
+    return advised;
+#else
+    (void)p;
+    return -1;
+#endif
+}
+
+/* CPU devices: a buffer of 4 MiB or more is bound to vkvit's own huge-page host memory (VK_EXT_external_memory_host:
+ * lavapipe's device memory is malloc'ed, and advising that would mark the host program's heap), mapped where vkvit
+ * mapped it and round-tripping data; a smaller buffer, VKVIT_DISABLE_HUGE_PAGES=1 and GPUs take the driver's memory.
+ * Freeing the buffer unmaps the memory. */
+static void cpu_buffers_import_huge_pages(void) {
+    for (int disabled = 0; disabled < 2; disabled++) {
+        if (disabled) setenv("VKVIT_DISABLE_HUGE_PAGES", "1", 1);
+        vkvit_ctx *ctx = vt_ctx();
+        vkvit_device_info info;
+        MUST(vkvit_ctx_device_info(ctx, &info));
+        const bool llvmpipe = strstr(info.name, "llvmpipe") != NULL;
+#if defined(__linux__)
+        CHECK(!llvmpipe || ctx->huge_page_import == !disabled, "device %s, VKVIT_DISABLE_HUGE_PAGES=%d: huge-page import %d",
+              info.name, disabled, ctx->huge_page_import);
+#endif
+        CHECK(!ctx->huge_page_import || (ctx->caps.cpu_device && !disabled), "host memory imported on %s (disabled %d)",
+              info.name, disabled);
+        CHECK(!disabled || strstr(info.workarounds, "huge-page buffer memory disabled by request") ||
+                  !ctx->caps.cpu_device, "workarounds do not say huge pages were disabled: %s", info.workarounds);
+
+        const VkDeviceSize big = (8u << 20) + 1024, small = 1u << 20;
+        vkvit__buffer a, b;
+        MUST(vkvit__buffer_create(ctx, big, VKVIT_MEM_DEVICE, "huge-page test", &a));
+        MUST(vkvit__buffer_create(ctx, small, VKVIT_MEM_DEVICE, "small test", &b));
+        CHECK(!b.host, "a 1 MiB buffer imported host memory");
+        if (ctx->huge_page_import) {
+            CHECK(a.host && (uintptr_t)a.host % VKVIT_HUGE_PAGE_BYTES == 0 && a.host_size % VKVIT_HUGE_PAGE_BYTES == 0 &&
+                      a.host_size >= big && a.mapped == a.host,
+                  "imported %p (%zu bytes) mapped at %p", a.host, a.host_size, a.mapped);
+            CHECK(mapping_advised_huge(a.host) != 0, "the imported memory is not advised as huge pages");
+        } else {
+            CHECK(!a.host, "imported host memory without the import enabled");
+        }
+        uint32_t *data = malloc(big), *back = malloc(big);
+        MUST(data && back ? VKVIT_OK : VKVIT_ERROR_OUT_OF_HOST_MEMORY);
+        for (size_t i = 0; i < big / 4; i++) data[i] = (uint32_t)(i * 2654435761u);
+        MUST(vkvit__buffer_upload(ctx, &a, 0, data, big));
+        memset(back, 0, big);
+        MUST(vkvit__buffer_download(ctx, &a, 0, back, big));
+        CHECK(memcmp(data, back, big) == 0, "the %s buffer did not round-trip", a.host ? "imported" : "allocated");
+        free(data);
+        free(back);
+        void *host = a.host;
+        vkvit__buffer_destroy(ctx, &a);
+        vkvit__buffer_destroy(ctx, &b);
+        CHECK(!host || mapping_advised_huge(host) != 1, "the imported memory stayed mapped after the buffer was freed");
+        CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
+        vkvit_ctx_destroy(ctx);
+    }
+    unsetenv("VKVIT_DISABLE_HUGE_PAGES");
+}
+
 int main(void) {
     push_mirror_checked_against_shader();
+    cpu_buffers_import_huge_pages();
     caps_mirror_device_info();
     overrides_switch_features_off();
     attention_choice_read_at_ctx_creation();

@@ -311,6 +311,7 @@ typedef struct overrides {
     bool coopmat;                           /* VKVIT_DISABLE_COOPMAT=1 */
     bool texel;                             /* VKVIT_DISABLE_TEXEL=1 */
     bool unrolled;                          /* VKVIT_DISABLE_UNROLLED=1 (the generic CPU GEMM shader everywhere) */
+    bool huge_pages;                        /* VKVIT_DISABLE_HUGE_PAGES=1 (CPU devices: the driver's own memory) */
     bool coopmat_emulate;                   /* VKVIT_COOPMAT_EMULATE=1 (a test path: see caps.coopmat_emulated) */
     bool coopmat_khr;                       /* VKVIT_COOPMAT_KHR=1: the KHR kernel where both it and NV's can run */
     /* Not asked for but imposed: vkvit's own instance runs a validation layer older than VK_KHR_cooperative_matrix
@@ -327,6 +328,7 @@ static overrides read_overrides(int disable_f16) {
         .coopmat = env_flag("VKVIT_DISABLE_COOPMAT"),
         .texel = env_flag("VKVIT_DISABLE_TEXEL"),
         .unrolled = env_flag("VKVIT_DISABLE_UNROLLED"),
+        .huge_pages = env_flag("VKVIT_DISABLE_HUGE_PAGES"),
         .coopmat_emulate = env_flag("VKVIT_COOPMAT_EMULATE"),
         .coopmat_khr = env_flag("VKVIT_COOPMAT_KHR"),
     };
@@ -444,8 +446,10 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, over
     if (info->texel_reads_in_use && off.unrolled)
         ADD("unrolled CPU GEMM variants disabled by request (VKVIT_DISABLE_UNROLLED)");
     else if (info->texel_reads_in_use && !VKVIT_HAVE_GEMM_CPU_UNROLLED)
-        ADD("no unrolled CPU GEMM variants (built without spirv-opt or with VKVIT_UNROLL_SHADERS off: 2-3x slower "
-            "GEMM pipeline creation)");
+        ADD("no unrolled CPU GEMM variants (built without a working spirv-opt or with VKVIT_UNROLL_SHADERS=OFF: "
+            "2-3x slower GEMM pipeline creation)");
+    if (off.huge_pages && (quirks & VKVIT_QUIRK_CPU_DEVICE))
+        ADD("huge-page buffer memory disabled by request (VKVIT_DISABLE_HUGE_PAGES)");
     if (off.coopmat) ADD("cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
     else if (info->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT &&
              !(info->cooperative_matrix && VKVIT_HAVE_KHR_COOPMAT))
@@ -688,7 +692,29 @@ uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap) {
     return n;
 }
 
-static vkvit_result create_device(vkvit_ctx *ctx) {
+/* Whether a CPU device's buffers can import vkvit's own huge-page host memory (memory.c, import_huge_pages): the
+ * device has VK_EXT_external_memory_host, takes host allocations for buffers of vkvit's usage, and its import
+ * alignment divides a huge page. vkvit then enables the extension on the device it creates (not in adopt mode). */
+static bool huge_page_import_possible(VkPhysicalDevice pd, const ext_list *exts) {
+    if (!ext_has(exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) return false;
+    VkPhysicalDeviceExternalBufferInfo bi = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                 VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT, /* memory.c's, at most */
+        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+    };
+    VkExternalBufferProperties bp = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+    vkGetPhysicalDeviceExternalBufferProperties(pd, &bi, &bp); /* core in Vulkan 1.1, which vkvit requires */
+    if (!(bp.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT)) return false;
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &hp};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    const VkDeviceSize a = hp.minImportedHostPointerAlignment;
+    return a && VKVIT_HUGE_PAGE_BYTES % a == 0;
+}
+
+static vkvit_result create_device(vkvit_ctx *ctx, overrides off) {
     vkvit_result res = VKVIT_OK;
     int fam = compute_family(ctx->physical_device);
     if (fam < 0) return vkvit__error(VKVIT_ERROR_NO_DEVICE, "device '%s' has no compute queue", ctx->info.name);
@@ -696,7 +722,7 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
 
     ext_list exts = device_exts(ctx->physical_device);
     uint32_t api = ctx->info.api_version;
-    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts)];
+    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts) + 1];
     uint32_t n_enable = 0;
     /* VK_KHR_cooperative_matrix only where its kernel was chosen (query_device: no NV kernel, or VKVIT_COOPMAT_KHR=1):
      * a device that runs NV's keeps the extension set tested on the H100, and validation layers older than the
@@ -709,6 +735,9 @@ static vkvit_result create_device(vkvit_ctx *ctx) {
         if (!khr && strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0) continue;
         if (!core && ext_has(&exts, e)) enable[n_enable++] = e;
     }
+    ctx->huge_page_import = (ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) && !off.huge_pages &&
+                            huge_page_import_possible(ctx->physical_device, &exts);
+    if (ctx->huge_page_import) enable[n_enable++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     ctx->coopmat_nv_enabled = nv_coopmat_feature(ctx->physical_device, &exts, api);
     ctx->coopmat_khr_enabled = khr && khr_coopmat_feature(ctx->physical_device, &exts, api);
     free(exts.props);
@@ -976,7 +1005,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     if (desc.host) {
         restrict_to_host(ctx, desc.host);
     } else {
-        if ((res = create_device(ctx)) != VKVIT_OK) goto fail;
+        if ((res = create_device(ctx, off)) != VKVIT_OK) goto fail;
         device_ms = vkvit__ms_since(t0) - instance_ms;
     }
     fill_caps(ctx, off);

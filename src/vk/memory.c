@@ -38,6 +38,47 @@ static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_ki
     return t;
 }
 
+/* Buffers from this size on import huge-page host memory where ctx->huge_page_import holds (smaller ones would waste
+ * most of a 2 MiB page, and their page faults cost little). */
+#define HUGE_IMPORT_MIN_BYTES (2 * VKVIT_HUGE_PAGE_BYTES)
+
+/* A CPU device's buffer memory from vkvit's own huge-page mapping (VK_EXT_external_memory_host), instead of the
+ * driver's: lavapipe's device memory is malloc'ed host memory, and half of a model's creation went to the page
+ * faults of its first write, one per 4 KiB (perf: exc_page_fault, clear_page_erms). Advising the driver's memory
+ * instead would mark the host program's malloc heap, which lavapipe's allocations often come from, for huge pages
+ * for the rest of the process. On success out->memory is bound to nothing yet and out->host owns the mapping; any
+ * refusal leaves both empty, and the caller allocates as usual. */
+static bool import_huge_pages(vkvit_ctx *ctx, const VkMemoryRequirements *req, vkvit__mem_kind kind, int *type,
+                              vkvit__buffer *out) {
+    const size_t bytes = (size_t)((req->size + VKVIT_HUGE_PAGE_BYTES - 1) / VKVIT_HUGE_PAGE_BYTES * VKVIT_HUGE_PAGE_BYTES);
+    void *host = vkvit__huge_alloc(bytes);
+    if (!host) return false;
+    VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+    int t = -1;
+    if (ctx->vk.vkGetMemoryHostPointerPropertiesEXT(ctx->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                                     host, &hp) == VK_SUCCESS)
+        t = choose_memory_type(ctx, req->memoryTypeBits & hp.memoryTypeBits, kind);
+    if (t >= 0) {
+        VkImportMemoryHostPointerInfoEXT import = {
+            .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+            .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+            .pHostPointer = host,
+        };
+        VkMemoryAllocateInfo alloc = {
+            .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = &import,
+            .allocationSize = bytes, .memoryTypeIndex = (uint32_t)t,
+        };
+        if (ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory) == VK_SUCCESS) {
+            VKVIT_COUNT(ctx, memory_allocations);
+            out->host = host, out->host_size = bytes, *type = t;
+            return true;
+        }
+        out->memory = VK_NULL_HANDLE;
+    }
+    vkvit__huge_free(host, bytes);
+    return false;
+}
+
 vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
                                   vkvit__buffer *out) {
     vkvit_result res = VKVIT_OK;
@@ -53,6 +94,11 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
                  (ctx->caps.texel_reads ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0), /* texel bindings (vk.h) */
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
+    /* May be bound to imported host memory (import_huge_pages); binding ordinary memory stays allowed. */
+    const bool try_import = ctx->huge_page_import && size >= HUGE_IMPORT_MIN_BYTES;
+    VkExternalMemoryBufferCreateInfo external = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                                 .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
+    if (try_import) info.pNext = &external;
     VK_TRY(ctx->vk.vkCreateBuffer(ctx->device, &info, NULL, &out->buffer));
     VKVIT_COUNT(ctx, buffers);
     VkMemoryRequirements req;
@@ -78,8 +124,11 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
         .allocationSize = req.size,
         .memoryTypeIndex = (uint32_t)type,
     };
-    VkResult vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
-    VKVIT_COUNT(ctx, memory_allocations);
+    VkResult vr = VK_SUCCESS;
+    if (!(try_import && import_huge_pages(ctx, &req, kind, &type, out))) {
+        vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
+        VKVIT_COUNT(ctx, memory_allocations);
+    }
     if (vr != VK_SUCCESS) {
         res = vkvit__error(vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? VKVIT_ERROR_OUT_OF_DEVICE_MEMORY : VKVIT_ERROR_VULKAN,
                            "buffer '%s': vkAllocateMemory of %llu bytes failed with %s (memory heap %u holds %llu bytes)",
@@ -93,9 +142,6 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
         VK_TRY(ctx->vk.vkMapMemory(ctx->device, out->memory, 0, VK_WHOLE_SIZE, 0, &out->mapped));
         out->coherent = (flags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
         out->cached = (flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT) != 0;
-        /* A CPU device's memory is plain host memory, first written by the upload or the first run: huge pages
-         * spare one page fault per 4 KiB (ViT-5-S's 88 MB of weights: ~21,000). */
-        if (ctx->caps.cpu_device && out->cached) vkvit__advise_huge_pages(out->mapped, (size_t)req.size);
     }
     out->size = size;
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_BUFFER, (uint64_t)out->buffer, label);
@@ -121,6 +167,7 @@ void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf) {
     if (!buf) return;
     if (buf->buffer) ctx->vk.vkDestroyBuffer(ctx->device, buf->buffer, NULL);
     if (buf->memory) ctx->vk.vkFreeMemory(ctx->device, buf->memory, NULL); /* unmaps implicitly */
+    vkvit__huge_free(buf->host, buf->host_size); /* imported host memory outlives its VkDeviceMemory */
     memset(buf, 0, sizeof *buf);
 }
 

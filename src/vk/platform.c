@@ -1,5 +1,6 @@
-/* The only operating-system calls of the library (files, directories, the clock), kept here so that a port
- * (Windows, Android's app sandbox) has one file to change. POSIX: Linux, Android, macOS. */
+/* The only operating-system calls of the library (files, directories, the clock, the host memory of CPU devices'
+ * buffers), kept here so that a port (Windows, Android's app sandbox) has one file to change. POSIX: Linux, Android,
+ * macOS. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "common.h"
@@ -99,11 +100,30 @@ static vkvit_result read_and_close(int fd, const char *path, size_t n, uint8_t *
     return VKVIT_OK;
 }
 
-void vkvit__advise_huge_pages(void *p, size_t size) {
+void *vkvit__huge_alloc(size_t size) {
+#if defined(VKVIT_HAVE_MMAP) && defined(MAP_ANONYMOUS)
+    const size_t align = VKVIT_HUGE_PAGE_BYTES;
+    if (size == 0 || size % align || size > SIZE_MAX - align) return NULL;
+    /* Map one alignment more than asked and unmap the misaligned head and the rest of the tail. */
+    uint8_t *raw = mmap(NULL, size + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    uint8_t *p = (uint8_t *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+    const size_t head = (size_t)(p - raw), tail = align - head;
+    if (head) (void)munmap(raw, head);
+    if (tail) (void)munmap(p + size, tail);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20, begin = ((uintptr_t)p + huge - 1) & ~(huge - 1),
-                    end = ((uintptr_t)p + size) & ~(huge - 1);
-    if (size >= 2 * huge && end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+    (void)madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+#else
+    (void)size;
+    return NULL;
+#endif
+}
+
+void vkvit__huge_free(void *p, size_t size) {
+#if defined(VKVIT_HAVE_MMAP) && defined(MAP_ANONYMOUS)
+    if (p) (void)munmap(p, size);
 #else
     (void)p, (void)size;
 #endif

@@ -149,6 +149,8 @@ struct vkvit_ctx {
                                                the device (by vkvit, or by the host in adopt mode) */
     bool coopmat_khr_enabled;               /* the same for VK_KHR_cooperative_matrix (both with vulkanMemoryModel) */
     bool has_debug_utils;
+    bool huge_page_import;                  /* a CPU device's large buffers import vkvit's own huge-page host memory
+                                               (VK_EXT_external_memory_host, enabled by vkvit; memory.c) */
 
     VkPipelineCache pipeline_cache;
     char cache_path[1024];                  /* "" when the on-disk cache is disabled */
@@ -193,6 +195,8 @@ typedef struct vkvit__buffer {
     bool coherent;
     bool cached;                            /* host-cached: reading the mapping is fast (not a BAR or write-combined
                                                heap, where the host reads over PCIe at a fraction of the speed) */
+    void *host;                             /* the imported host memory (vkvit__huge_alloc), NULL when allocated */
+    size_t host_size;
 } vkvit__buffer;
 
 vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
