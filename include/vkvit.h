@@ -792,7 +792,7 @@ typedef struct vkvit_gemm_tile {
 #define VKVIT_GEMM_BENCH_SINGLE_STORES 2u   /* texel reads: store D one float per lane instead of 64-bit pairs of
                                                columns */
 #define VKVIT_GEMM_BENCH_GENERIC 4u         /* the generic shader (loops unrolled by the driver) where a build-time
-                                               unrolled variant would run (fp32, tn 8, vec4, pairs) */
+                                               unrolled variant would run (texel reads, fp32, tn 8, vec4, pairs) */
 
 /* Defaults (field = 0): repeat 10; warmup none; seed 0 is a seed like any other; the automatic kernel and tile. */
 typedef struct vkvit_gemm_bench_desc {
@@ -823,7 +823,8 @@ typedef struct vkvit_gemm_bench_result {
     int texel_reads;                        /* CPU kernel: A and W read through texel buffers */
     int vec4_loads;                         /* CPU kernel: A and W read as vec4s */
     int pair_stores;                        /* CPU kernel: D stored as 64-bit pairs of columns */
-    int unrolled;                           /* CPU kernel: a build-time unrolled shader ran (VKVIT_GEMM_BENCH_GENERIC) */
+    int unrolled;                           /* CPU kernel: a build-time unrolled shader ran (never with
+                                               VKVIT_GEMM_BENCH_GENERIC) */
 } vkvit_gemm_bench_result;
 
 /* Runs the benchmark described above on `ctx` (it submits and waits on the ctx's queue, so it needs the whole ctx,

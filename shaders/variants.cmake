@@ -15,7 +15,8 @@ vkvit_shader(gemm_cpu_f32_f32_f16 gemm_cpu.comp DEFINES F16_MATH=1)
 vkvit_shader(gemm_cpu_f32_f32_texel gemm_cpu.comp DEFINES TEXEL=1)
 vkvit_shader(gemm_cpu_f32_f32_w16_texel gemm_cpu.comp DEFINES B_F16=1 TEXEL=1)
 vkvit_shader(gemm_cpu_f32_f32_f16_texel gemm_cpu.comp DEFINES F16_MATH=1 TEXEL=1)
-# The fp32 texel kernel with 8 columns per lane (the tile of every GEMM of 64+ columns), 64- and 32-k chunks, vec4
+# The fp32 texel kernel with 8 columns per lane (the tile gemm.c's cost model picks for ViT-5's linears and the
+# attention's P V, among others), 64- and 32-k chunks, vec4
 # loads, pair stores and no causal skipping fixed at build time and every loop unrolled by spirv-opt (UNROLL):
 # lavapipe creates these pipelines 2-3x faster than the generic shader's (gemm_cpu.comp header).
 if(VKVIT_HAVE_GEMM_CPU_UNROLLED)

@@ -103,7 +103,9 @@ int main(void) {
         {130, 136, 201, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, 0, 0},
         {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, 0, VKVIT_PRECISION_FP16},
     };
-    const bool unrolled_built = VKVIT_HAVE_GEMM_CPU_UNROLLED && !getenv("VKVIT_DISABLE_UNROLLED");
+    /* The library's reading of VKVIT_DISABLE_UNROLLED ("0" or empty: not disabled), as `vkvit info` shows it. */
+    const bool unrolled_built =
+        VKVIT_HAVE_GEMM_CPU_UNROLLED && !strstr(info.workarounds, "unrolled CPU GEMM variants disabled by request");
     for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; i++) {
         const vkvit_precision precision = tuned[i].precision ? tuned[i].precision : VKVIT_PRECISION_FP32;
         if ((precision == VKVIT_PRECISION_FP16 && !info.fp16_in_use) ||

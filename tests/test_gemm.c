@@ -170,6 +170,9 @@ static void check_f16_math(const char *vname, const gemm_case *c, const float *g
           VKVIT_GEMM_F16_CHUNK);
 }
 
+/* How many cases ran the build-time unrolled variants, [0] 64-k chunks and [1] 32-k (run_gemm_case). */
+static uint32_t n_unrolled_runs[2];
+
 /* MODE_W16 / MODE_F16_MATH: B is stored as fp16 (the *_w16 kernels of fp16 sessions, the *_f16 kernels of fp16-math
  * sessions); the reference uses the same rounded values, so the fp32-math tolerance is unchanged for *_w16. */
 /* texel: the CPU variant with texel-buffer operands; coop_nv: the COOPMAT variant's NV kernel, not the emulated one;
@@ -241,6 +244,23 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     cfg.pairs = vkvit__gemm_push_pairs(&push, c->batch, spare_column); /* texel variant: 64-bit pair stores */
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual,
                                .causal = causal};
+    /* The build-time unrolled variants run exactly where their fixed constants hold (fp32 texel kernel, tn 8, vec4
+     * loads, pair stores, no causal skipping), the 64-k one at bk 64 and the 32-k one at bk 32: a selection that
+     * stopped picking them would otherwise leave this sweep testing the generic shader twice. */
+    vkvit__kernel_desc kd;
+    MUST(vkvit__gemm_kernel_desc(&cfg, &ep, "gemm", &kd));
+    const bool want_unrolled = ctx->caps.gemm_cpu_unrolled && variant == VKVIT_GEMM_CPU && texel && mode == MODE_F32 &&
+                               cfg.tn == 8 && cfg.vec4 && cfg.pairs && causal == VKVIT_GEMM_CAUSAL_NONE;
+#if VKVIT_HAVE_GEMM_CPU_UNROLLED
+    const bool k64 = kd.shader == VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2;
+    const bool k32 = kd.shader == VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1;
+#else
+    const bool k64 = false, k32 = false;
+#endif
+    CHECK((k64 || k32) == want_unrolled && (!want_unrolled || k64 == (cfg.bk == 64)),
+          "M=%u N=%u K=%u: unrolled 64-k variant %d, 32-k %d; expected %d at bk %u", c->M, c->N, c->K, k64, k32,
+          want_unrolled, cfg.bk);
+    n_unrolled_runs[0] += k64, n_unrolled_runs[1] += k32;
     vkvit__kernel k;
     MUST(vkvit__gemm_kernel_create(ctx, &cfg, &ep, "gemm", &k));
     vkvit__descriptors pool;
@@ -409,6 +429,7 @@ int main(int argc, char **argv) {
         {300, 520, 36, 2, true, 5, true, 0, false, false, 0, 0, 0, 0},         /* several row and column tiles, vec4 loads, batched */
         {33, 300, 130, 1, true, 0, false, 0, false, false, 0, 0, 0, 0},        /* K % 4 == 2: scalar-load path with partial K chunk */
         {9, 70, 4, 1, false, 1, false, 0, false, false, 0, 0, 0, 0},           /* K = 4: a single partial K chunk */
+        {130, 128, 96, 1, true, 2, false, 1, true, true, 0, 0, 0, 0},   /* 32-k chunks, tn 8, every epilogue */
         /* Epilogues, as the ViT-5 block uses them: GELU (mlp.layer1), LayerScale + in-place residual (proj, layer2) */
         {201, 96, 64, 1, true, 0, false, 1, false, false, 0, 0, 0, 0},
         {37, 50, 29, 1, false, 3, false, 1, true, true, 0, 0, 0, 0},
@@ -483,6 +504,13 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(spare_cases); i++)
                 run_gemm_case(ctx, &spare_cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE, true);
         }
+    }
+    /* Both unrolled variants ran where the device uses them (and neither with VKVIT_DISABLE_UNROLLED=1: above). */
+    if (PART("cpu-texel") && ctx->caps.gemm_cpu_unrolled) {
+        printf("unrolled CPU GEMM variants: 64-k chunks in %u cases, 32-k chunks in %u\n", n_unrolled_runs[0],
+               n_unrolled_runs[1]);
+        CHECK(n_unrolled_runs[0] > 0 && n_unrolled_runs[1] > 0, "an unrolled variant never ran: %u / %u",
+              n_unrolled_runs[0], n_unrolled_runs[1]);
     }
     /* Cooperative matrices (fp16 arithmetic only): the emulated kernel wherever fp16 math runs (its tiling, staging,
      * bounds and epilogue are the NV kernel's), the NV kernel where this device uses it. */

@@ -1,6 +1,6 @@
 /* Every embedded SPIR-V module is valid for Vulkan 1.1 (spirv-val), and every module the table names exists
  * and is non-empty, with a push-constant block the library can size. Runs spirv-val on the exact words the library
- * embeds. No GPU needed. The KHR cooperative-matrix kernels (builds with glslang >= 13) are validated only by a
+ * embeds. No GPU needed. The spirv-opt unrolled CPU GEMM variants have at most 3 loops left. The KHR cooperative-matrix kernels (builds with glslang >= 13) are validated only by a
  * spirv-val that knows SPV_KHR_cooperative_matrix (SPIRV_VAL_KHR, cmake/coopmat.cmake); with an older one they
  * are listed as skipped. */
 #include <string.h>
@@ -8,6 +8,18 @@
 #include "test_util.h"
 
 #include <unistd.h>
+
+/* The number of OpLoopMerge instructions (structured loops) in a module. */
+static uint32_t count_loops(const vkvit_spirv *s) {
+    uint32_t loops = 0;
+    for (uint32_t at = 5; at < s->n_words;) {
+        const uint32_t word_count = s->words[at] >> 16, opcode = s->words[at] & 0xffffu;
+        if (word_count == 0) break; /* malformed: spirv-val reports it below */
+        loops += opcode == 246u;    /* OpLoopMerge */
+        at += word_count;
+    }
+    return loops;
+}
 
 int main(void) {
     const char *val = SPIRV_VAL;
@@ -29,6 +41,13 @@ int main(void) {
         const uint32_t push = vkvit__shader_push_size((vkvit_shader_id)i);
         CHECK(push != VKVIT_PUSH_UNSIZED && push % 4 == 0 && push <= VKVIT_MAX_PUSH,
               "%s: push-constant block of %u bytes", s->name, push);
+        /* The build-time unrolled CPU GEMM variants (shaders/variants.cmake, UNROLL) came out of spirv-opt with only
+         * their row, K-chunk and epilogue loops left (a spirv-opt that stopped unrolling would ship modules as slow to
+         * create as the generic one, which keeps every loop); the generic module is the control. */
+        const uint32_t loops = count_loops(s);
+        CHECK(!strstr(s->name, "texel_t8") || loops <= 3, "%s: %u loops left after spirv-opt's unrolling", s->name,
+              loops);
+        CHECK(strcmp(s->name, "gemm_cpu_f32_f32_texel") != 0 || loops > 10, "%s: only %u loops", s->name, loops);
         if (strstr(s->name, "coopmat_khr") && !SPIRV_VAL_KHR) {
             printf("spirv-val %-28s SKIPPED (this spirv-val predates SPV_KHR_cooperative_matrix)\n", s->name);
             continue;

@@ -6,9 +6,10 @@
 #
 # --install (as root): enables the arm64 architecture (dpkg --add-architecture arm64, apt-get update) and installs
 #   crossbuild-essential-arm64 plus the arm64 -dev packages vkvit links or includes: libcjson-dev:arm64,
-#   libvulkan-dev:arm64, libstb-dev:arm64, libwebp-dev:arm64 (the CLI's WebP decoding). libvulkan-volk-dev (volk.c as source, Architecture: all) and
-#   glslang-tools (runs on the build machine) are the build machine's. Multi-Arch: same packages must have the
-#   same version for amd64 and arm64, so the amd64 ones are upgraded alongside.
+#   libvulkan-dev:arm64, libstb-dev:arm64, libwebp-dev:arm64 (the CLI's WebP decoding). libvulkan-volk-dev (volk.c
+#   as source, Architecture: all), glslang-tools and spirv-tools (spirv-opt unrolls the CPU GEMM's build-time
+#   variants; both run on the build machine) are the build machine's. Multi-Arch: same packages must have the same
+#   version for amd64 and arm64, so the amd64 ones are upgraded alongside.
 # Without --install the packages must already be there.
 # --build-dir: default build-aarch64. Configures with cmake/toolchains/aarch64-linux-gnu.cmake, builds the
 #   library (shared and static), the CLI and the examples (no tests: they need a GPU), then runs `file` on each.
@@ -31,7 +32,7 @@ if [ "$INSTALL" = 1 ]; then
     $SUDO dpkg --add-architecture arm64
     $SUDO apt-get update
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        crossbuild-essential-arm64 cmake glslang-tools libvulkan-volk-dev file \
+        crossbuild-essential-arm64 cmake glslang-tools spirv-tools libvulkan-volk-dev file \
         libcjson-dev libcjson-dev:arm64 libvulkan-dev libvulkan-dev:arm64 libstb-dev libstb-dev:arm64 \
         libwebp-dev libwebp-dev:arm64
 fi
