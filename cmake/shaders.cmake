@@ -40,13 +40,14 @@ function(vkvit_generate_shader_table target)
     foreach(d ${VKVIT_SHADER_DEFS_${name}})
       list(APPEND defs -D${d})
     endforeach()
+    set(glslang ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs})
     if(VKVIT_SHADER_UNROLL_${name})
       set(raw ${VKVIT_SHADER_INCLUDE_DIR}/spv/${name}.raw.spv)
       set(opt ${VKVIT_SHADER_INCLUDE_DIR}/spv/${name}.spv)
       add_custom_command(
         OUTPUT ${out}
-        COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs}
-                -o ${raw} ${src}
+        BYPRODUCTS ${raw} ${opt}
+        COMMAND ${glslang} -o ${raw} ${src}
         COMMAND ${SPIRV_OPT} -Oconfig=${PROJECT_SOURCE_DIR}/shaders/unroll.cfg ${raw} -o ${opt}
         COMMAND ${CMAKE_COMMAND} -DIN=${opt} -DOUT=${out} -DNAME=vkvit_spv_${name}
                 -P ${PROJECT_SOURCE_DIR}/cmake/spirv_to_c.cmake
@@ -57,8 +58,7 @@ function(vkvit_generate_shader_table target)
     else()
       add_custom_command(
         OUTPUT ${out}
-        COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs}
-                --vn vkvit_spv_${name} -o ${out} ${src}
+        COMMAND ${glslang} --vn vkvit_spv_${name} -o ${out} ${src}
         DEPENDS ${src} ${includes} ${PROJECT_SOURCE_DIR}/shaders/variants.cmake
         COMMENT "glslang ${name}"
         VERBATIM)
