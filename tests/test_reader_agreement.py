@@ -315,6 +315,14 @@ def cases():
     yield "vkvit_std_zero", vk(doc(preprocess__std=[0.2, 0, 0.2])), ACCEPT, REFUSE
     yield "vkvit_mean_inf", vk(doc(preprocess__mean=[0.5, 0.5, 0.5]).replace("[0.5,0.5,0.5]", "[0.5,1e999,0.5]")), \
         ACCEPT, REFUSE
+    # fp32 turns these into 0 or inf and every logit into NaN (found by a hostile-input sweep, 2026-11-27)
+    yield "vkvit_std_denormal", vk(doc(preprocess__std=[0.2, 1e-45, 0.2])), ACCEPT, REFUSE
+    yield "vkvit_std_tiny", vk(doc(preprocess__std=[1e-300, 0.2, 0.2])), ACCEPT, REFUSE
+    yield "vkvit_std_huge", vk(doc(preprocess__std=[0.2, 0.2, 1e300])), ACCEPT, REFUSE
+    yield "vkvit_mean_huge", vk(doc(preprocess__mean=[1e300, 0.5, 0.5])), ACCEPT, REFUSE
+    yield "vkvit_std_255", vk(doc(preprocess__mean=[123.7, 116.3, 103.5], preprocess__std=[58.4, 57.1, 57.4])), \
+        ACCEPT, ACCEPT
+    yield "vkvit_std_1_over_255", vk(doc(preprocess__std=[1 / 255, 1 / 255, 1 / 255])), ACCEPT, ACCEPT
     yield "vkvit_eps_zero", vk(doc(config__norm_eps=0)), ACCEPT, REFUSE
     yield "vkvit_eps_huge", vk(doc(config__norm_eps=1e300)), ACCEPT, REFUSE
     yield "vkvit_eps_one", vk(doc(config__qk_norm_eps=1.0)), ACCEPT, ACCEPT

@@ -355,6 +355,9 @@ def _num(d, key, where, positive=True):
 # Ranges of the real-valued hyperparameters, as in src/model/config.c (docs/model-format.md, "Limits").
 EPS_RANGE = (1e-30, 1.0)
 ROPE_BASE_RANGE = (1.0, 1e12)
+# preprocess: x' = (x - mean) / std in fp32 (src/model/config.c, VKVIT_PREPROCESS_*): outside these, 0, inf or NaN
+PREPROCESS_MEAN_MAX = 1e6
+PREPROCESS_STD_RANGE = (1e-6, 1e6)
 
 
 def _num_in(d, key, where, lo_hi):
@@ -614,6 +617,9 @@ def _check_preprocess(pp, cfg):
                               f"got {json.dumps(v)}")
         if key == "std" and not all(x > 0 for x in v):
             raise FormatError(f"preprocess.std must be positive, got {json.dumps(v)}")
+        lo, hi = PREPROCESS_STD_RANGE if key == "std" else (-PREPROCESS_MEAN_MAX, PREPROCESS_MEAN_MAX)
+        if not all(lo <= x <= hi for x in v):
+            raise FormatError(f"preprocess.{key} = {json.dumps(v)} is outside the supported range [{lo:g}, {hi:g}]")
 
 
 def check_vkvit(vkvit):

@@ -7,6 +7,7 @@
 #include "arch/arch_kit.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,12 @@ static vkvit_result get_positive(const parser *p, const cJSON *obj, const char *
 #define VKVIT_EPS_MAX 1.0
 #define VKVIT_ROPE_BASE_MIN 1.0
 #define VKVIT_ROPE_BASE_MAX 1e12
+/* preprocess: x' = (x - mean) / std in fp32 on the device, x in [0, 1]. Outside these the pixels become 0, inf or
+ * NaN in fp32 (std 1e-45 is 0, mean 1e300 is inf) and every logit NaN; real models use mean in [0, 1] and std
+ * between 1/255 and 1 (or the 0-255 scale: both times 255). */
+#define VKVIT_PREPROCESS_MEAN_MAX 1e6
+#define VKVIT_PREPROCESS_STD_MIN 1e-6
+#define VKVIT_PREPROCESS_STD_MAX 1e6
 
 static vkvit_result get_in_range(const parser *p, const cJSON *obj, const char *where, const char *key, double lo,
                                  double hi, double *out) {
@@ -325,8 +332,15 @@ static vkvit_result parse_preprocess(const parser *p, const cJSON *pp, const uin
     out->interpolation = (vkvit__interp)e;
     TRY(get_rgb(p, pp, "preprocess", "mean", out->mean));
     TRY(get_rgb(p, pp, "preprocess", "std", out->std));
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         if (!(out->std[i] > 0.0)) return BAD(p, "preprocess.std[%d] = %g is not positive", i, out->std[i]);
+        if (out->std[i] < VKVIT_PREPROCESS_STD_MIN || out->std[i] > VKVIT_PREPROCESS_STD_MAX)
+            return BAD(p, "preprocess.std[%d] = %g is outside the supported range [%g, %g]", i, out->std[i],
+                       VKVIT_PREPROCESS_STD_MIN, VKVIT_PREPROCESS_STD_MAX);
+        if (fabs(out->mean[i]) > VKVIT_PREPROCESS_MEAN_MAX)
+            return BAD(p, "preprocess.mean[%d] = %g is outside the supported range [%g, %g]", i, out->mean[i],
+                       -VKVIT_PREPROCESS_MEAN_MAX, VKVIT_PREPROCESS_MEAN_MAX);
+    }
     return VKVIT_OK;
 }
 
