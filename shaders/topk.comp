@@ -6,7 +6,9 @@
 //   logits [rows, n] -> out = classes uint32 [rows, k] followed by probabilities float [rows, k]
 //   m = max_j x_j,  l = sum_j exp(x_j - m),  p_j = exp(x_j - m) / l          (max-subtracted: no overflow)
 //
-// Order: most probable first; equal logits go to the lower class index.
+// Order: most probable first; equal logits go to the lower class index. A NaN logit ranks below every number
+// (as -inf, lowest index first), so the classes are always valid indices; its row's probabilities are NaN (the
+// sum l is), which callers report as not a number.
 //
 // Work split (the host dispatches ceil(rows / 64) workgroups of 64): workgroup w takes rows 64w .. 64w+63 one after
 // another, all 64 invocations on each row. Invocation i reads columns i, i + 64, ...: the max and the sum are
@@ -51,8 +53,10 @@ void main() {
         uint filled = 0;
         float l = 0.0;
         [[dont_unroll]] for (uint j = tid; j < p.n; j += WG) {
-            const float x = data_a[base + j];
-            l += exp(x - m);
+            const float raw = data_a[base + j];
+            l += exp(raw - m);
+            // NaN by its bits (not isnan: a compiler may assume no NaNs) ranks as -inf
+            const float x = (floatBitsToUint(raw) & 0x7fffffffu) > 0x7f800000u ? NEG_INF : raw;
             if (filled == p.k && !(x > top_v[p.k - 1])) continue;
             uint pos = filled < p.k ? filled : p.k - 1;
             [[dont_unroll]] while (pos > 0 && top_v[pos - 1] < x) {

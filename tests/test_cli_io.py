@@ -5,11 +5,13 @@ With the small golden models (tests/golden/models/, random weights, 32x32 / 8x8 
   - inputs: `classify -` reads standard input, /dev/stdin and <(...) (pipes) are read to their end, `run --input -`;
   - outputs: `run --output -` writes the safetensors bytes to stdout; `--output /dev/full` is exit 4 and leaves the
     device node alone; a symlinked output is followed (the link stays, its target is written); a missing folder is
-    exit 4; `classify/inspect/info > /dev/full` are exit 4 with one sentence;
+    exit 4; `classify/inspect/info > /dev/full` are exit 4 with one sentence, and so is a closed pipe (no SIGPIPE);
+    a device as input (/dev/zero) is refused at once;
   - classify streams: the first batch's results arrive while a later image (standard input) is still unread; a
     progress line with an ETA goes to stderr when it is a terminal;
   - a model without labels: `"label": null` in JSON, the table's columns as wide as "class N";
-  - JSON is valid UTF-8 for a Latin-1 file name (U+FFFD), NaN probabilities are null with a warning; labels with
+  - JSON is valid UTF-8 for a Latin-1 file name (U+FFFD), NaN probabilities are null with a warning (NaN in the
+    table, with a warning), NaN logits still rank real classes; labels with
     ESC / BEL reach the terminal as '?';
   - `inspect` of a non-model names it by its magic bytes; `inspect --json` lists every label;
   - `run` of an NCHW tensor prints its shape and the permute hint; `run --precision fp16`;
@@ -80,6 +82,13 @@ def test_stdin(tmp):
     check(rc == 0 and out.decode().splitlines()[1].split()[2] == want, f"classify <(...): exit {rc}\n{out}\n{err}")
     rc, out, err = run_bytes(["classify", "--model", GOLDEN, "-"], stdin=b"")
     check(rc == 2 and "'standard input' is empty" in err and out == b"", f"classify - (empty): exit {rc}: {err!r}")
+    # A device is refused at once, not read to the size limit (/dev/zero never ends: 4 GiB of memory for --input).
+    if os.path.exists("/dev/zero") and stat.S_ISCHR(os.stat("/dev/zero").st_mode):
+        for args in (["classify", "--model", GOLDEN, "/dev/zero"],
+                     ["run", "--model", GOLDEN, "--input", "/dev/zero", "--output", os.path.join(tmp, "z.st")]):
+            rc, out, err = run_bytes(args, timeout=60)
+            check(rc == 2 and "'/dev/zero' is a device" in err and len(err.splitlines()) == 1,
+                  f"{args[0]} of /dev/zero: exit {rc}: {err!r}")
 
 
 def test_run_stdio(tmp):
@@ -125,6 +134,15 @@ def test_write_errors(tmp):
     rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", io, "--output",
                             os.path.join(tmp, "no", "such", "x.st")])
     check(rc == 4 and len(err.splitlines()) == 1, f"run --output in a missing folder: exit {rc}: {err!r}")
+    # A closed pipe (`vkvit classify ... | head -c1`): exit 4 with a sentence, not death by SIGPIPE (exit 141).
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        rc, _, err = run_bytes(["classify", "--model", GOLDEN, "--batch", "1", CAT, DOG], stdout=w)
+    finally:
+        os.close(w)
+    check(rc == 4 and "Broken pipe" in err and len(err.splitlines()) == 1, f"classify into a closed pipe: exit {rc}: "
+          f"{err!r}")
     for args in (["classify", "--model", GOLDEN, CAT], ["classify", "--model", GOLDEN, "--json", CAT],
                  ["inspect", GOLDEN], ["inspect", "--json", GOLDEN], ["info"], ["info", "--json"], ["--version"]):
         with open("/dev/full", "wb") as full:
@@ -205,6 +223,21 @@ def test_labels(tmp):
     check(rc == 0 and len(lines) == 4 and lines[1].split()[2:4] == ["class", str(d["images"][0]["top"][0]["class"])]
           and len({len(l) for l in lines}) == 1 and lines[0].index("probability") == lines[1].index("%") - 10,
           f"no labels, table columns not sized to 'class N':\n{out}")
+    # A label that appears twice (ImageNet has two "crane"s) is fine for classify, but eval cannot map a folder of
+    # that name to one class: refused with a sentence instead of a silently wrong accuracy.
+    dup = dict(doc)
+    dup["labels"] = ["crane", "cat", "crane"] + [f"c{i}" for i in range(3, 10)]
+    path = os.path.join(tmp, "dup.vkvit")
+    vkvit_file.write_model(path, tensors, dup)
+    data = os.path.join(tmp, "dupdata")
+    for folder in ("crane", "cat"):
+        os.makedirs(os.path.join(data, folder))
+        with open(CAT, "rb") as f, open(os.path.join(data, folder, "x.png"), "wb") as g:
+            g.write(f.read())
+    rc, out, err = run(["eval", "--model", path, "--data", data])
+    check(rc == 2 and "matches the model's labels 0 and 2" in err, f"eval with a duplicated label: exit {rc}: {err!r}")
+    rc, out, err = run(["classify", "--model", path, "--top", "1", CAT])
+    check(rc == 0, f"classify with a duplicated label: exit {rc}: {err!r}")
     # 12.7: terminal escapes in labels.
     esc = dict(doc)
     esc["labels"] = [f"\x1b]0;pwned\x07\x1b[31mred{i}\u202e" for i in range(10)]
@@ -233,6 +266,23 @@ def test_labels(tmp):
     d = strict_json(out, "classify --json with NaN")
     check(rc == 0 and d and [e["probability"] for e in d["images"][0]["top"]] == [None, None] and
           "warning: 2 non-finite numbers (NaN or infinity) written as null" in err, f"NaN model: {out}\n{err}")
+    # NaN logits themselves (head weights of alternating sign: +inf + -inf): the top-K still names real classes
+    # (a NaN ranks as -inf; it once gave class 2147483648), and the table prints NaN with a warning.
+    for k in nan:
+        if k.startswith("out_proj") and nan[k].dim() == 2:
+            sign = torch.ones(nan[k].shape[1])
+            sign[1::2] = -1
+            nan[k] = 3e38 * sign.expand_as(nan[k]).clone()
+    vkvit_file.write_model(path, nan, doc)
+    rc, out, err = run(["classify", "--model", path, "--top", "3", "--json", CAT])
+    d = strict_json(out, "classify --json with NaN logits")
+    top = d["images"][0]["top"] if d else []
+    check(rc == 0 and len(top) == 3 and all(0 <= e["class"] < 10 and e["label"] is not None for e in top) and
+          len({e["class"] for e in top}) == 3, f"NaN logits: classes {top}\n{err}")
+    rc, out, err = run(["classify", "--model", path, "--top", "2", CAT])
+    rows = out.splitlines()[1:]
+    check(rc == 0 and len(rows) == 2 and all(r.split()[-1] == "NaN" for r in rows) and
+          "warning: 2 probabilities printed as NaN" in err, f"NaN logits, table: {out!r}\n{err!r}")
 
 
 def test_non_utf8_name(tmp):

@@ -2,7 +2,9 @@
 """`vkvit eval` mechanics (issue 16 items 7 and 16): the bundled CIFAR-10 model on a few copied CIFAR images.
 
   - a --predictions path that cannot be created (missing folder, a directory) fails at once: exit 2, one stderr
-    line naming it, no image evaluated (a bad image in the data would print its own line if it were);
+    line naming it, no image evaluated (a bad image in the data would print its own line if it were); an existing
+    file keeps its content when the run fails, and the model or an image as --predictions is refused (exit 1);
+    a report that cannot be written (stdout /dev/full) is exit 4;
   - files in class folders that are not supported images are counted and named: text ("2 files skipped") and
     JSON ("skipped", "skipped_files"), a non-UTF-8 file name included, and the JSON is valid UTF-8 (U+FFFD);
   - a remainder shorter than --batch runs in a session of its own size: --limit 10 --batch 4 gives runs
@@ -87,6 +89,28 @@ def main():
         pred = os.path.join(tmp, "new.tsv")
         rc, out, err = run(["eval", "--data", os.path.join(tmp, "nowhere"), "--predictions", pred])
         check(rc == 2 and not os.path.exists(pred), f"failed eval left {pred} behind (exit {rc})")
+        # An existing one keeps its content until a run completes (it was emptied at start before), and is never
+        # the model or one of the images.
+        old = os.path.join(tmp, "old.tsv")
+        with open(old, "w") as f:
+            f.write("old predictions\n")
+        rc, out, err = run(["eval", "--data", os.path.join(tmp, "nowhere"), "--predictions", old])
+        check(rc == 2 and open(old).read() == "old predictions\n" and
+              not [n for n in os.listdir(tmp) if ".tmp." in n], f"failed eval touched {old} (exit {rc})")
+        model_copy = os.path.join(tmp, "model.vkvit")
+        shutil.copy(MODEL, model_copy)
+        image = sorted(glob.glob(os.path.join(data, "cat", "*.jpg")))[0]
+        for target, what in ((model_copy, "the model file"), (image, "one of the images")):
+            before = open(target, "rb").read()
+            rc, out, err = run(["eval", "--data", data, "--model", model_copy, "--predictions", target])
+            check(rc == 1 and what in err and open(target, "rb").read() == before,
+                  f"--predictions naming {what}: exit {rc}: {err!r}")
+        # A report that cannot be written is a runtime failure (exit 4), as for every command.
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([CLI, "eval", "--data", data, "--limit", "2"], stdout=full, stderr=subprocess.PIPE,
+                               text=True)
+        check(p.returncode == 4 and "No space left on device" in p.stderr,
+              f"eval > /dev/full: exit {p.returncode}: {p.stderr!r}")
 
         # Item 16: skipped files are counted and named; non-UTF-8 names give valid JSON.
         odd = os.path.join(data.encode(), b"dog", b"caf\xe9.txt")

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -127,10 +128,10 @@ int cli_opt_precision(cli_opts *o, vkvit_precision *out);
  * Files in and out
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* Reads an input whole into a malloc'ed buffer: "-" is standard input; pipes, FIFOs and character devices
- * (/dev/stdin, <(...)) are read to their end; regular files are checked against the cap before reading. At most
- * max_bytes in every case. Errors (with a sentence naming the input): VKVIT_ERROR_IO (missing, unreadable, a
- * directory), VKVIT_ERROR_INVALID_ARGUMENT (larger than max_bytes). */
+/* Reads an input whole into a malloc'ed buffer: "-" is standard input; anonymous pipes (/dev/stdin of a pipe,
+ * <(...)) are read to their end; regular files are checked against the cap before reading. At most max_bytes in
+ * every case. Errors (with a sentence naming the input): VKVIT_ERROR_IO (missing, unreadable, a directory, a named
+ * FIFO, a device such as /dev/zero), VKVIT_ERROR_INVALID_ARGUMENT (larger than max_bytes). */
 vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, size_t *size);
 /* How messages name an input: "standard input" for "-", else the path. */
 const char *cli_input_name(const char *path);
@@ -140,6 +141,23 @@ const char *cli_input_name(const char *path);
  * /dev/null or /dev/full, a FIFO) is opened and written in place. Every write error is reported:
  * VKVIT_ERROR_IO with a sentence. */
 vkvit_result cli_write_output(const char *path, const void *data, size_t size);
+
+/* The same, for an output written piece by piece over a command's run: cli_out_open before any work (a path that
+ * cannot be written then costs nothing; a regular or new file gets its temporary file now and is not touched
+ * before cli_out_commit renames the temporary over it), cli_out_write as results come, then cli_out_commit, or
+ * cli_out_abort on failure (the temporary is removed; an existing file keeps its content). Errors: VKVIT_ERROR_IO
+ * with a sentence; after a failed write the others fail too. */
+typedef struct cli_out_file {
+    const char *path;                       /* as given; "-" is standard output */
+    char real[PATH_MAX];                    /* symlinks resolved */
+    char tmp[PATH_MAX + 32];                /* the temporary file, "" when written in place */
+    int fd, in_place, replace, error;
+    unsigned mode;                          /* the replaced file's permission bits */
+} cli_out_file;
+vkvit_result cli_out_open(cli_out_file *o, const char *path);
+vkvit_result cli_out_write(cli_out_file *o, const void *data, size_t size);
+vkvit_result cli_out_commit(cli_out_file *o);
+void cli_out_abort(cli_out_file *o);
 
 /* Reads a safetensors input whole (cli_read_input: `-` is standard input; above max_bytes is
  * VKVIT_ERROR_BAD_MODEL_FILE), refuses what is plainly not safetensors (cli_sniff_safetensors) and parses it with

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -462,6 +463,11 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
                       "standard input", name);
         goto done;
     }
+    if (!std && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) { /* /dev/zero never ends, /dev/urandom neither */
+        r = cli_error(VKVIT_ERROR_IO, "'%s' is a device, not a file; give the file itself, or '-' and the data on "
+                      "standard input", name);
+        goto done;
+    }
     if (!std) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (S_ISREG(st.st_mode)) {
         if ((uint64_t)st.st_size > (uint64_t)max_bytes) {
@@ -471,7 +477,7 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
         }
         cap = (size_t)st.st_size + 1; /* +1: the read that finds the end (or that the file grew) */
     } else {
-        cap = 64 << 10; /* a pipe, FIFO, terminal or character device: read to the end */
+        cap = 64 << 10; /* a pipe or standard input (a terminal too): read to the end */
     }
     size_t limit = max_bytes + 1; /* one byte more than allowed proves the input too large */
     cap = CLI_MIN(cap, limit);
@@ -527,17 +533,42 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
     return 0;
 }
 
-vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
+/* The temporary file of the output being written (cli_out_open .. commit / abort), removed when the command is
+ * interrupted (SIGINT, SIGTERM, SIGHUP) so that an interrupted `eval --predictions` leaves nothing behind; the file
+ * it would replace keeps its content. One at a time: the commands write one such output. */
+static char g_pending_tmp[PATH_MAX + 32];
+
+static void remove_pending_and_reraise(int sig) {
+    if (g_pending_tmp[0]) unlink(g_pending_tmp); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void set_pending(const char *tmp) {
+    static int installed;
+    if (tmp && !installed) {
+        installed = 1;
+        signal(SIGINT, remove_pending_and_reraise);
+        signal(SIGTERM, remove_pending_and_reraise);
+        signal(SIGHUP, remove_pending_and_reraise);
+    }
+    g_pending_tmp[0] = '\0';
+    if (tmp) snprintf(g_pending_tmp, sizeof g_pending_tmp, "%s", tmp);
+}
+
+vkvit_result cli_out_open(cli_out_file *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    o->path = path;
     if (!strcmp(path, "-")) {
         fflush(stdout);
-        int e = write_all(STDOUT_FILENO, data, size);
-        if (e) return cli_error(VKVIT_ERROR_IO, "cannot write to standard output: %s", strerror(e));
+        o->fd = STDOUT_FILENO;
+        o->in_place = 1;
         return VKVIT_OK;
     }
     /* Where the bytes really go: symlinks resolved, so a link is followed rather than replaced. */
-    char real[PATH_MAX];
     struct stat st;
-    int exists = realpath(path, real) != NULL && stat(real, &st) == 0;
+    int exists = realpath(path, o->real) != NULL && stat(o->real, &st) == 0;
     if (!exists) {
         struct stat lst;
         if (lstat(path, &lst) == 0) {
@@ -545,34 +576,76 @@ vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
             exists = 1;
             st.st_mode = S_IFIFO;
         }
-        snprintf(real, sizeof real, "%s", path);
+        snprintf(o->real, sizeof o->real, "%s", path);
     }
     if (exists && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) return cli_error(VKVIT_ERROR_IO, "cannot write '%s': it is a directory", path);
         /* A device, FIFO or socket: written in place; replacing it with a regular file would be wrong. */
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
-        int e = write_all(fd, data, size);
-        if (close(fd) != 0 && !e) e = errno;
-        if (e) return cli_error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
+        if ((o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0)
+            return cli_error(VKVIT_ERROR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+        o->in_place = 1;
         return VKVIT_OK;
     }
-    /* A regular file or a new one: a temporary file in the same directory as the real file, then rename. */
-    char tmp[PATH_MAX + 32];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", real, (long)getpid()) >= (int)sizeof tmp)
+    /* A regular file or a new one: a temporary file in the same directory as the real file, renamed over it by
+     * cli_out_commit. The file itself is not touched before then. */
+    o->replace = exists;
+    o->mode = exists ? st.st_mode & 07777 : 0;
+    if (snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->real, (long)getpid()) >= (int)sizeof o->tmp)
         return cli_error(VKVIT_ERROR_IO, "cannot write '%s': the path is too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) return cli_error(VKVIT_ERROR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-    int e = write_all(fd, data, size);
-    if (!e && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
-    if (close(fd) != 0 && !e) e = errno;
-    if (exists && !e) (void)chmod(tmp, st.st_mode & 07777); /* keep the replaced file's permissions */
-    if (!e && rename(tmp, real) != 0) e = errno;
+    if ((o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+        vkvit_result r = cli_error(VKVIT_ERROR_IO, "cannot create '%s': %s", o->tmp, strerror(errno));
+        o->tmp[0] = '\0';
+        return r;
+    }
+    set_pending(o->tmp);
+    return VKVIT_OK;
+}
+
+vkvit_result cli_out_write(cli_out_file *o, const void *data, size_t size) {
+    int e = o->error ? o->error : write_all(o->fd, data, size);
     if (e) {
-        unlink(tmp);
-        return cli_error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(e));
+        o->error = e;
+        return cli_error(VKVIT_ERROR_IO, "cannot write %s: %s", !strcmp(o->path, "-") ? "to standard output" : o->path,
+                         strerror(e));
     }
     return VKVIT_OK;
+}
+
+vkvit_result cli_out_commit(cli_out_file *o) {
+    int e = o->error;
+    if (o->fd >= 0 && o->fd != STDOUT_FILENO) {
+        if (!e && o->tmp[0] && fsync(o->fd) != 0 && errno != EINVAL && errno != EROFS) e = errno;
+        if (close(o->fd) != 0 && !e) e = errno;
+    }
+    o->fd = -1;
+    if (o->tmp[0]) {
+        if (o->replace && !e) (void)chmod(o->tmp, o->mode); /* keep the replaced file's permissions */
+        if (!e && rename(o->tmp, o->real) != 0) e = errno;
+        if (e) unlink(o->tmp);
+        o->tmp[0] = '\0';
+        set_pending(NULL);
+    }
+    if (e)
+        return cli_error(VKVIT_ERROR_IO, "cannot write %s: %s", !strcmp(o->path, "-") ? "to standard output" : o->path,
+                         strerror(e));
+    return VKVIT_OK;
+}
+
+void cli_out_abort(cli_out_file *o) {
+    if (o->fd >= 0 && o->fd != STDOUT_FILENO) close(o->fd);
+    o->fd = -1;
+    if (o->tmp[0]) unlink(o->tmp), set_pending(NULL);
+    o->tmp[0] = '\0';
+}
+
+vkvit_result cli_write_output(const char *path, const void *data, size_t size) {
+    cli_out_file o;
+    vkvit_result r = cli_out_open(&o, path);
+    if (r == VKVIT_OK && (r = cli_out_write(&o, data, size)) != VKVIT_OK) {
+        cli_out_abort(&o);
+        return r;
+    }
+    return r == VKVIT_OK ? cli_out_commit(&o) : r;
 }
 
 vkvit_result cli_sniff_model(const char *path) {
@@ -718,8 +791,8 @@ vkvit_result cli_read_condition(const char *path, vkvit_shape cs, float **out, u
     for (uint32_t d = 1; same && d < cs.ndim; d++) same = t.shape[d] == cs.dims[d];
     if (!same) {
         cli_dims_text(t.shape, t.ndim, got, sizeof got);
-        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, the model wants %s (R rows, R >= 1)", name,
-                      got, want);
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, the model wants %s (R rows, 1 <= R <= 65536)",
+                      name, got, want);
         goto done;
     }
     if ((r = cli_read_tensor_f32(tf, (uint32_t)at, &t, "the condition", out)) != VKVIT_OK) goto done;

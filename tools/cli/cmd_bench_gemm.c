@@ -361,7 +361,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
     vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench"};
     vkvit_result r = vkvit_ctx_create(&cd, &ctx);
     if (r != VKVIT_OK) {
-        cli_print_error("bench", cli_last_error());
+        cli_print_error("bench gemm", cli_last_error());
         return vkvit_cli_exit_code(r);
     }
     vkvit_device_info dev;
@@ -384,7 +384,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         r = versus ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &rc)
                    : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &rc);
         if (r != VKVIT_OK) {
-            cli_print_error("bench", cli_last_error());
+            cli_print_error("bench gemm", cli_last_error());
             rc = vkvit_cli_exit_code(r);
         }
         cli_flush_stdout();

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "image_decode.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -149,6 +150,7 @@ typedef struct printer {
     uint32_t n_features;                    /* --features: the width F of each image's vector */
     const vkvit_model *model;
     cJSON *head;                            /* JSON: the document without "images" */
+    uint32_t n_nan;                         /* text: probabilities that were not numbers (warned about at the end) */
 } printer;
 
 static const char *label_of(const vkvit_model *model, uint32_t c, char *fallback, size_t cap) {
@@ -187,7 +189,12 @@ static void print_result(printer *p, const image_result *ir) {
             printf("  %4u  ", k + 1);
             cli_put_clean_padded(stdout, label_of(p->model, ir->classes[k], fallback, sizeof fallback), LABEL_MAX,
                                  p->label_w);
-            printf("  %9.2f %%\n", 100.0 * ir->probs[k]);
+            if (isfinite(ir->probs[k])) {
+                printf("  %9.2f %%\n", 100.0 * ir->probs[k]);
+            } else {
+                printf("  %9s\n", "NaN"); /* not "-nan %": the logits were not finite */
+                p->n_nan++;
+            }
         }
         return;
     }
@@ -430,6 +437,9 @@ done:
     print_end(&pr); /* a JSON document is always closed, even after a failure */
     cJSON_Delete(pr.head);
     if (a.json) cli_json_warn_non_finite("classify");
+    if (pr.n_nan)
+        fprintf(stderr, "vkvit classify: warning: %u probabilit%s printed as NaN: the model's logits were not "
+                        "finite numbers\n", pr.n_nan, pr.n_nan == 1 ? "y" : "ies");
     if (chunk)
         for (uint32_t i = 0; i < a.batch; i++) cli_image_free(&chunk[i]);
     if (res)

@@ -175,6 +175,13 @@ static vkvit_result collect(const char *data_dir, const vkvit_model *model, uint
                           root, classes.names[c], some, info.num_labels > 10 ? ", ..." : "");
             goto done;
         }
+        uint32_t twin = l + 1; /* a label that appears twice (ImageNet's "crane") cannot name one class */
+        while (twin < info.num_labels && strcmp(vkvit_model_label(model, twin), classes.names[c])) twin++;
+        if (twin < info.num_labels) {
+            r = cli_error(VKVIT_ERROR_BAD_IMAGE, "class folder '%s/%s' matches the model's labels %u and %u: eval "
+                          "cannot tell which class its images belong to", root, classes.names[c], l, twin);
+            goto done;
+        }
         label_of[c] = l;
         char dir[4096];
         if (snprintf(dir, sizeof dir, "%s/%s", root, classes.names[c]) >= (int)sizeof dir) {
@@ -250,16 +257,24 @@ static void progress(uint32_t done, uint32_t total, double seconds) {
     fflush(stderr);
 }
 
-static vkvit_result write_predictions(FILE *f, const char *path, const eval_list *list, const vkvit_model *model) {
+/* The --predictions table, one line per image, into `out` (opened before the run: cli_out_open). */
+static vkvit_result write_predictions(cli_out_file *out, const eval_list *list, const vkvit_model *model) {
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    if (!f) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the --predictions table");
     fprintf(f, "# path\ttrue\tpredicted\n");
     for (uint32_t i = 0; i < list->count; i++) {
         const eval_item *it = &list->items[i];
         fprintf(f, "%s\t%s\t%s\n", it->path, vkvit_model_label(model, it->label),
                 it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted));
     }
-    if (ferror(f) | (fflush(f) != 0))
-        return cli_error(VKVIT_ERROR_IO, "cannot write '%s': %s", path, strerror(errno));
-    return VKVIT_OK;
+    const int failed = ferror(f) != 0;
+    vkvit_result r = fclose(f) != 0 || failed
+                         ? cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the --predictions table")
+                         : cli_out_write(out, text, size);
+    free(text);
+    return r;
 }
 
 /* ---- JSON (cJSON): valid UTF-8 strings, null for numbers that are not finite ---- */
@@ -350,19 +365,23 @@ int vkvit_cli_eval(int argc, char **argv) {
         model_path = bundled;
     }
 
-    /* Every output is opened before any work, so a bad path costs nothing and never loses a finished run. */
-    FILE *pred_file = NULL;
-    int pred_created = 0; /* the file did not exist before: removed again when eval fails before writing it */
+    /* Every output is opened before any work, so a bad path costs nothing and never loses a finished run; an
+     * existing file is replaced only when the table is complete (cli_out_commit), and never the model itself. */
+    cli_out_file pred = {.fd = -1};
     if (pred_path) {
-        struct stat st;
-        pred_created = stat(pred_path, &st) != 0;
-        if (!pred_created && S_ISDIR(st.st_mode)) {
+        struct stat st, mst;
+        if (stat(pred_path, &st) == 0 && S_ISDIR(st.st_mode)) {
             fprintf(stderr, "vkvit eval: --predictions '%s' is a directory, not a file\n", pred_path);
             return CLI_BAD_INPUT;
         }
-        if (!(pred_file = fopen(pred_path, "w"))) {
-            fprintf(stderr, "vkvit eval: cannot create the --predictions file '%s': %s\n", pred_path,
-                    strerror(errno));
+        if (stat(pred_path, &st) == 0 && stat(model_path, &mst) == 0 && st.st_dev == mst.st_dev &&
+            st.st_ino == mst.st_ino) {
+            fprintf(stderr, "vkvit eval: --predictions '%s' is the model file; give another path\n", pred_path);
+            return CLI_USAGE;
+        }
+        if (cli_out_open(&pred, pred_path) != VKVIT_OK) {
+            fprintf(stderr, "vkvit eval: cannot create the --predictions file: %s\n", cli_last_error());
+            cli_out_abort(&pred);
             return CLI_BAD_INPUT;
         }
     }
@@ -395,6 +414,15 @@ int vkvit_cli_eval(int argc, char **argv) {
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
     if ((r = collect(data_dir, model, limit, &list, root, sizeof root)) != VKVIT_OK) FAIL(r);
+    struct stat pst, ist; /* an existing --predictions file must not be one of the images it is about */
+    const bool pred_exists = pred.replace && stat(pred.real, &pst) == 0;
+    for (uint32_t i = 0; pred_exists && i < list.count; i++)
+        if (stat(list.items[i].path, &ist) == 0 && ist.st_dev == pst.st_dev && ist.st_ino == pst.st_ino) {
+            fprintf(stderr, "vkvit eval: --predictions '%s' is one of the images under --data; give another path\n",
+                    pred_path);
+            rc = CLI_USAGE;
+            goto done;
+        }
     const uint64_t max_pixels = cli_image_device_max_pixels(ctx);
 
     /* Full batches run in `s`; the remainder (list.count % batch images) in `tail`, a session of exactly that
@@ -470,8 +498,12 @@ int vkvit_cli_eval(int argc, char **argv) {
     double seconds = (double)(cli_now_ns() - t_start) * 1e-9, gpu_seconds = (double)gpu_ns * 1e-9;
     double accuracy = n_done ? (double)n_correct / n_done : NAN;
     double ips = seconds > 0 ? n_done / seconds : NAN, gpu_ips = gpu_seconds > 0 ? n_done / gpu_seconds : NAN;
-    if (pred_file) {
-        if ((r = write_predictions(pred_file, pred_path, &list, model)) != VKVIT_OK) FAIL(r);
+    if (pred_path) {
+        if ((r = write_predictions(&pred, &list, model)) != VKVIT_OK || (r = cli_out_commit(&pred)) != VKVIT_OK) {
+            cli_print_error("eval", cli_last_error());
+            rc = CLI_FAILURE; /* the table could not be written: a runtime failure, not bad input */
+            goto done;
+        }
         pred_written = 1;
     }
 
@@ -549,18 +581,16 @@ int vkvit_cli_eval(int argc, char **argv) {
                    per_class_total[c]);
         }
     }
-    if (fflush(stdout) != 0) {
-        r = cli_error(VKVIT_ERROR_IO, "cannot write the report to standard output: %s", strerror(errno));
-        FAIL(r);
+    if (fflush(stdout) != 0) { /* a runtime failure (as every command's), not bad input */
+        (void)cli_error(VKVIT_ERROR_IO, "cannot write the report to standard output: %s", strerror(errno));
+        cli_print_error("eval", cli_last_error());
+        rc = CLI_FAILURE;
+        goto done;
     }
     rc = n_bad ? CLI_BAD_INPUT : CLI_OK;
 #undef FAIL
 done:
-    if (pred_file && fclose(pred_file) != 0 && pred_written && rc == CLI_OK) {
-        fprintf(stderr, "vkvit eval: cannot write '%s': %s\n", pred_path, strerror(errno));
-        rc = CLI_BAD_INPUT;
-    }
-    if (pred_file && !pred_written && pred_created) remove(pred_path);
+    if (pred_path && !pred_written) cli_out_abort(&pred);
     cJSON_free(text);
     cJSON_Delete(doc);
     if (chunk)

@@ -46,8 +46,8 @@ static void run_usage(FILE *f) {
 
 /* Writes an F32 safetensors file holding `logits` [B, classes] and, when `features` is not NULL, `features`
  * [B, F] after it. */
-static vkvit_result write_outputs(const char *path, const float *logits, const vkvit_shape *ls, const float *features,
-                                  const vkvit_shape *fs) {
+static vkvit_result write_outputs(cli_out_file *out, const float *logits, const vkvit_shape *ls,
+                                  const float *features, const vkvit_shape *fs) {
     const uint64_t nl = (uint64_t)ls->dims[0] * ls->dims[1], nf = features ? (uint64_t)fs->dims[0] * fs->dims[1] : 0;
     char header[512];
     int len = snprintf(header, sizeof header, "{\"logits\":{\"dtype\":\"F32\",\"shape\":[%u,%u],\"data_offsets\":[0,%llu]}",
@@ -60,15 +60,15 @@ static vkvit_result write_outputs(const char *path, const float *logits, const v
     while (len % 8) header[len++] = ' ';
     size_t total = 8 + (size_t)len + (size_t)(nl + nf) * 4;
     uint8_t *buf = malloc(total);
-    if (!buf) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory writing '%s'", path);
+    if (!buf) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory writing '%s'", out->path);
     uint64_t hl = (uint64_t)len;
     for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(hl >> (8 * i));
     memcpy(buf + 8, header, (size_t)len);
     memcpy(buf + 8 + len, logits, (size_t)nl * 4); /* little-endian hosts only, like the rest of vkvit */
     if (features) memcpy(buf + 8 + len + nl * 4, features, (size_t)nf * 4);
-    vkvit_result r = cli_write_output(path, buf, total);
+    vkvit_result r = cli_out_write(out, buf, total);
     free(buf);
-    return r;
+    return r == VKVIT_OK ? cli_out_commit(out) : r;
 }
 
 enum { OPT_CONDITION = 256, OPT_PRECISION, OPT_DEVICE, OPT_JSON, OPT_FEATURES };
@@ -108,7 +108,16 @@ int vkvit_cli_run(int argc, char **argv) {
     if (!strcmp(out_path, "-") && isatty(STDOUT_FILENO))
         return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
                                "file or a pipe");
+    if (!out_path[0]) return cli_usage_error("run", "--output is empty: give a file, or '-' for standard output");
     FILE *summary = strcmp(out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
+    /* The output is opened before any work (a path that cannot be written costs nothing); an existing file is
+     * replaced only once the run has succeeded (cli_out_commit). */
+    cli_out_file out;
+    if (cli_out_open(&out, out_path) != VKVIT_OK) {
+        cli_print_error("run", cli_last_error());
+        cli_out_abort(&out);
+        return CLI_FAILURE; /* the output cannot be written: a runtime failure, not bad input */
+    }
 
     int rc = CLI_OK;
     vkvit_result r;
@@ -238,7 +247,7 @@ int vkvit_cli_run(int argc, char **argv) {
         (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK ||
         (want_features && (r = vkvit_session_get_features(s, features, n_feat)) != VKVIT_OK))
         FAIL(r);
-    if ((r = write_outputs(out_path, logits, &os, features, &fs)) != VKVIT_OK) {
+    if ((r = write_outputs(&out, logits, &os, features, &fs)) != VKVIT_OK) {
         cli_print_error("run", cli_last_error());
         rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
         goto done;
@@ -279,6 +288,7 @@ int vkvit_cli_run(int argc, char **argv) {
     }
 #undef FAIL
 done:
+    cli_out_abort(&out); /* nothing once committed; else the temporary file goes, an existing file stays */
     vkvit_session_destroy(s);
     vkvit_model_destroy(model);
     vkvit_ctx_destroy(ctx);

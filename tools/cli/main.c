@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
 
 typedef struct command {
@@ -50,6 +51,11 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+#if defined(SIGPIPE)
+    /* A closed pipe (`vkvit classify ... | head`) makes writes fail with EPIPE, which every command reports with a
+     * sentence and exit code 4 (cli_finish_stdout), instead of killing the process without a word. */
+    signal(SIGPIPE, SIG_IGN);
+#endif
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? CLI_USAGE : cli_finish_stdout("--help", CLI_OK);
