@@ -57,6 +57,10 @@ def test_usage_errors():
     usage_error(["bench", "-m", GOLDEN, "--duration", "-1"], "bench", r"--duration wants seconds in \(0, 86400\], "
                 "got '-1'")
     usage_error(["bench"], "bench", r"--model FILE is required \(or: vkvit bench gemm\)")
+    usage_error(["bench", "-m", GOLDEN, "--duration", "0x1p1"], "bench", r"--duration wants seconds in \(0, 86400\], "
+                "got '0x1p1'")
+    usage_error(["bench", "-m", GOLDEN, "--repeat", "3", "--duration", "1"], "bench",
+                r"--repeat N and --duration S exclude each other")
     # 12.9: no wrap-around of 2^32 + 1 (or of 2^64 + 1) into 1.
     for shape in ("4294967297x1x1", "1x18446744073709551617x1", "1x1x-1", "8x8", "8x8x8x8", "+8x8x8", " 8x8x8"):
         usage_error(["bench", "gemm", "--shape", shape], "bench gemm",

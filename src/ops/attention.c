@@ -31,8 +31,8 @@ vkvit_result vkvit__attention_resolve(const vkvit_ctx *ctx, const vkvit__attenti
     const uint32_t dk = c.dk;
     if (c.mode != VKVIT_ATTENTION_VIT5 && c.mode != VKVIT_ATTENTION_GENERIC)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "attention: unknown mode %d", (int)c.mode);
-    if (dk < 4 || dk % 4 || dk > ATTN_MAX_DK) /* a model the kernel cannot run, as the unfused path says too */
-        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "attention: head dim %u must be a multiple of 4 <= %u", dk,
+    if (dk < 4 || dk % 4 || dk > ATTN_MAX_DK)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "attention: dk %u must be a multiple of 4 in [4, %u]", dk,
                             ATTN_MAX_DK);
     if (c.rope == VKVIT_ROPE_SPLIT_HALF) {
         if (!c.rope_axes) c.rope_axes = 2;

@@ -88,11 +88,6 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     const uint32_t B = u->B, Tq = u->Tq, Tkv = u->Tkv, C = u->C, H = u->heads, dk = C / H;
     const uint32_t Tkp = u->kv_f16 ? (Tkv + 7) & ~7u : (Tkv + 3) & ~3u;
     const uint32_t kv_div = u->kv_f16 ? 2 : 1; /* fp16 k~ / vT: two halves per element of their fp32 tensors */
-    if (dk < 4 || dk % 4 || dk > 256) { /* split_half over 2 axes needs dk % 4 == 0 too */
-        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': head dim %u must be a multiple of 4 <= 256",
-                          name, dk);
-        return;
-    }
     if ((uint64_t)B * H * VKVIT_MAX(Tq, dk) * Tkp > UINT32_MAX / 2 || (uint64_t)B * H * VKVIT_MAX(Tq, Tkv) * dk > UINT32_MAX / 2) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': score matrix of %llu floats is too large",
                           name, (unsigned long long)B * H * Tq * Tkp);
@@ -210,8 +205,18 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
  * build with a sentence. */
 _Static_assert(VKVIT_ATTENTION_PATH_FUSED == 1 && VKVIT_ATTENTION_PATH_GEMM == 2, "caps.attention_path values");
 
+/* A head the kernels of both paths can run: a multiple of 4 (split_half RoPE over 2 axes) up to 256 wide. Checked
+ * before the path choice, so a model with wider heads fails session creation the same way on every path
+ * (VKVIT_ERROR_UNSUPPORTED: the CLI's bad-input exit 2), not as a misconfigured kernel. */
+static bool head_dim_ok(vkvit__graph *g, const char *name, uint32_t dk) {
+    if (dk >= 4 && dk % 4 == 0 && dk <= 256) return true;
+    vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': head dim %u must be a multiple of 4 <= 256", name,
+                      dk);
+    return false;
+}
+
 uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
-    if (g->error) return VKVIT_NONE;
+    if (g->error || !head_dim_ok(g, name, op->heads ? op->C / op->heads : 0)) return VKVIT_NONE;
     const vkvit__caps *caps = &g->ctx->caps;
     vkvit__attention_path path = op->path;
     if (path == VKVIT_ATTENTION_PATH_AUTO) {
@@ -242,6 +247,7 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
                                  "attention '%s': RoPE needs as many keys as queries (Tq %u, Tkv %u)", name, op->Tq,
                                  op->Tkv);
     const uint32_t dk = op->C / op->heads;
+    if (!head_dim_ok(g, name, dk)) return VKVIT_NONE;
     vkvit__attention_config cfg = {
         .mode = VKVIT_ATTENTION_GENERIC, .dk = dk, .qk_norm = op->qk_norm,
         .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,

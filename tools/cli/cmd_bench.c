@@ -73,6 +73,7 @@ static int bench_model(int argc, char **argv) {
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
     const char *path = NULL, *device = NULL;
     uint32_t repeat = 10, warmup = 2, batch = 1;
+    int repeat_given = 0;
     int json = 0;
     double duration = 0;
     vkvit_precision precision = VKVIT_PRECISION_FP32;
@@ -84,14 +85,15 @@ static int bench_model(int argc, char **argv) {
         case 'm': path = o.arg; break;
         case 'b': if (!cli_opt_u32(&o, 1, 4096, &batch)) return CLI_USAGE; break;
         case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
-        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 100000, &repeat)) return CLI_USAGE; break;
+        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 100000, &repeat)) return CLI_USAGE; repeat_given = 1; break;
         case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 1000, &warmup)) return CLI_USAGE; break;
         case OPT_DEVICE: device = o.arg; break;
         case OPT_JSON: json = 1; break;
         case OPT_DURATION: {
             char *end = NULL;
             duration = strtod(o.arg, &end);
-            if (end == o.arg || *end || !(duration > 0 && duration <= 86400))
+            /* decimal seconds only (strtod also takes hex floats and "inf") */
+            if (end == o.arg || *end || strpbrk(o.arg, "xXnN") || !(duration > 0 && duration <= 86400))
                 return cli_usage_error("bench", "--duration wants seconds in (0, 86400], got '%s'", o.arg);
             break;
         }
@@ -100,6 +102,8 @@ static int bench_model(int argc, char **argv) {
     }
     if (o.first_operand < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[o.first_operand]);
     if (!path) return cli_usage_error("bench", "--model FILE is required (or: vkvit bench gemm)");
+    if (repeat_given && duration > 0)
+        return cli_usage_error("bench", "--repeat N and --duration S exclude each other");
     int rc = CLI_OK;
     vkvit_result r;
     vkvit_ctx *ctx = NULL;
