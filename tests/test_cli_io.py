@@ -89,6 +89,11 @@ def test_stdin(tmp):
             rc, out, err = run_bytes(args, timeout=60)
             check(rc == 2 and "'/dev/zero' is a device" in err and len(err.splitlines()) == 1,
                   f"{args[0]} of /dev/zero: exit {rc}: {err!r}")
+        with open("/dev/zero", "rb") as zero:  # the same device as standard input
+            p = subprocess.run([CLI, "run", "--model", GOLDEN, "--input", "-", "--output", os.path.join(tmp, "z.st")],
+                               stdin=zero, capture_output=True, text=True, env=env(), timeout=60)
+        check(p.returncode == 2 and "is a device" in p.stderr, f"run --input - < /dev/zero: exit {p.returncode}: "
+              f"{p.stderr!r}")
 
 
 def test_run_stdio(tmp):
@@ -131,6 +136,12 @@ def test_write_errors(tmp):
     check(rc == 0 and os.path.islink(link) and os.readlink(link) == "real.st" and
           read_logits(open(real, "rb").read()).shape[1] == 10 and
           not [n for n in os.listdir(tmp) if ".tmp." in n], f"run --output through a symlink: exit {rc}: {err!r}")
+    model_copy = os.path.join(tmp, "model.vkvit")  # the output may not replace its own model
+    with open(f"{COND}.vkvit", "rb") as f, open(model_copy, "wb") as g:
+        g.write(f.read())
+    rc, _, err = run_bytes(["run", "--model", model_copy, "--input", io, "--output", model_copy])
+    check(rc == 1 and "is the model file" in err and open(model_copy, "rb").read() == open(f"{COND}.vkvit", "rb").read(),
+          f"run --output = --model: exit {rc}: {err!r}")
     rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", io, "--output",
                             os.path.join(tmp, "no", "such", "x.st")])
     check(rc == 4 and len(err.splitlines()) == 1, f"run --output in a missing folder: exit {rc}: {err!r}")

@@ -100,6 +100,8 @@ def main():
         model_copy = os.path.join(tmp, "model.vkvit")
         shutil.copy(MODEL, model_copy)
         image = sorted(glob.glob(os.path.join(data, "cat", "*.jpg")))[0]
+        rc, out, err = run(["eval", "--data", data, "--predictions", "-"])
+        check(rc == 1 and "--predictions wants a file" in err, f"--predictions -: exit {rc}: {err!r}")
         for target, what in ((model_copy, "the model file"), (image, "one of the images")):
             before = open(target, "rb").read()
             rc, out, err = run(["eval", "--data", data, "--model", model_copy, "--predictions", target])

@@ -705,7 +705,10 @@ static bool huge_page_import_possible(VkPhysicalDevice pd, const ext_list *exts)
     };
     VkExternalBufferProperties bp = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
     vkGetPhysicalDeviceExternalBufferProperties(pd, &bi, &bp); /* core in Vulkan 1.1, which vkvit requires */
-    if (!(bp.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT)) return false;
+    const VkExternalMemoryFeatureFlags f = bp.externalMemoryProperties.externalMemoryFeatures;
+    /* importable, and without a dedicated allocation (memory.c makes none) */
+    if (!(f & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT) || (f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT))
+        return false;
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
     VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &hp};

@@ -50,7 +50,8 @@ static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_ki
  * refusal leaves both empty, and the caller allocates as usual. */
 static bool import_huge_pages(vkvit_ctx *ctx, const VkMemoryRequirements *req, vkvit__mem_kind kind, int *type,
                               vkvit__buffer *out) {
-    const size_t bytes = (size_t)((req->size + VKVIT_HUGE_PAGE_BYTES - 1) / VKVIT_HUGE_PAGE_BYTES * VKVIT_HUGE_PAGE_BYTES);
+    if (req->size > SIZE_MAX - VKVIT_HUGE_PAGE_BYTES) return false;
+    const size_t page = VKVIT_HUGE_PAGE_BYTES, bytes = (size_t)((req->size + page - 1) / page * page);
     void *host = vkvit__huge_alloc(bytes);
     if (!host) return false;
     VkMemoryHostPointerPropertiesEXT hp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
@@ -58,6 +59,10 @@ static bool import_huge_pages(vkvit_ctx *ctx, const VkMemoryRequirements *req, v
     if (ctx->vk.vkGetMemoryHostPointerPropertiesEXT(ctx->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
                                                      host, &hp) == VK_SUCCESS)
         t = choose_memory_type(ctx, req->memoryTypeBits & hp.memoryTypeBits, kind);
+    /* the rounded-up size within what that type's heap and the device allow in one allocation */
+    if (t >= 0 && (bytes > ctx->mem_props.memoryHeaps[ctx->mem_props.memoryTypes[t].heapIndex].size ||
+                   (ctx->max_allocation && bytes > ctx->max_allocation)))
+        t = -1;
     if (t >= 0) {
         VkImportMemoryHostPointerInfoEXT import = {
             .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,

@@ -193,6 +193,9 @@ vkvit_result cli_sniff_safetensors(const uint8_t *bytes, size_t n, const char *n
 int cli_finish_stdout(const char *cmd, int rc);
 /* fflush(stdout) for output printed piece by piece; an error is remembered for cli_finish_stdout. */
 void cli_flush_stdout(void);
+/* Whether standard output has failed (a closed pipe: SIGPIPE is ignored, main.c): streaming commands stop their
+ * work then, as SIGPIPE used to stop them, and cli_finish_stdout reports it. */
+int cli_stdout_failed(void);
 
 /* ------------------------------------------------------------------------------------------------------------
  * Strings from model files and file names on a terminal

@@ -463,7 +463,8 @@ vkvit_result cli_read_input(const char *path, size_t max_bytes, uint8_t **data, 
                       "standard input", name);
         goto done;
     }
-    if (!std && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) { /* /dev/zero never ends, /dev/urandom neither */
+    /* /dev/zero never ends, /dev/urandom neither; standard input may be a terminal (typed or pasted data) */
+    if ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && !(std && isatty(fd))) {
         r = cli_error(VKVIT_ERROR_IO, "'%s' is a device, not a file; give the file itself, or '-' and the data on "
                       "standard input", name);
         goto done;
@@ -535,25 +536,37 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
 
 /* The temporary file of the output being written (cli_out_open .. commit / abort), removed when the command is
  * interrupted (SIGINT, SIGTERM, SIGHUP) so that an interrupted `eval --predictions` leaves nothing behind; the file
- * it would replace keeps its content. One at a time: the commands write one such output. */
+ * it would replace keeps its content. One at a time: the commands write one such output. The handler goes only
+ * where the signal is not ignored (`nohup` ignores SIGHUP, a shell's background job SIGINT), and the name is
+ * changed with the signals blocked, so the handler never sees half of it. */
+static const int k_cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static char g_pending_tmp[PATH_MAX + 32];
+static volatile sig_atomic_t g_pending;
 
 static void remove_pending_and_reraise(int sig) {
-    if (g_pending_tmp[0]) unlink(g_pending_tmp); /* async-signal-safe */
+    if (g_pending) unlink(g_pending_tmp); /* async-signal-safe */
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
 static void set_pending(const char *tmp) {
     static int installed;
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < CLI_ARRAY_LEN(k_cleanup_signals); i++) sigaddset(&block, k_cleanup_signals[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
     if (tmp && !installed) {
         installed = 1;
-        signal(SIGINT, remove_pending_and_reraise);
-        signal(SIGTERM, remove_pending_and_reraise);
-        signal(SIGHUP, remove_pending_and_reraise);
+        for (size_t i = 0; i < CLI_ARRAY_LEN(k_cleanup_signals); i++) {
+            struct sigaction now, act = {.sa_handler = remove_pending_and_reraise};
+            sigemptyset(&act.sa_mask);
+            if (sigaction(k_cleanup_signals[i], NULL, &now) == 0 && now.sa_handler != SIG_IGN)
+                sigaction(k_cleanup_signals[i], &act, NULL);
+        }
     }
-    g_pending_tmp[0] = '\0';
-    if (tmp) snprintf(g_pending_tmp, sizeof g_pending_tmp, "%s", tmp);
+    g_pending = 0;
+    if (tmp) snprintf(g_pending_tmp, sizeof g_pending_tmp, "%s", tmp), g_pending = 1;
+    sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 vkvit_result cli_out_open(cli_out_file *o, const char *path) {
@@ -587,17 +600,27 @@ vkvit_result cli_out_open(cli_out_file *o, const char *path) {
         return VKVIT_OK;
     }
     /* A regular file or a new one: a temporary file in the same directory as the real file, renamed over it by
-     * cli_out_commit. The file itself is not touched before then. */
+     * cli_out_commit. The file itself is not touched before then. The temporary is a new file (O_EXCL: never one
+     * that exists, nor a symlink planted under its name), registered for removal before it exists. */
     o->replace = exists;
     o->mode = exists ? st.st_mode & 07777 : 0;
-    if (snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", o->real, (long)getpid()) >= (int)sizeof o->tmp)
-        return cli_error(VKVIT_ERROR_IO, "cannot write '%s': the path is too long", path);
-    if ((o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) < 0) {
+    for (int attempt = 0; o->fd < 0 && attempt < 16; attempt++) {
+        if (snprintf(o->tmp, sizeof o->tmp, attempt ? "%s.tmp.%ld.%d" : "%s.tmp.%ld", o->real, (long)getpid(),
+                     attempt) >= (int)sizeof o->tmp) {
+            o->tmp[0] = '\0';
+            return cli_error(VKVIT_ERROR_IO, "cannot write '%s': the path is too long", path);
+        }
+        set_pending(o->tmp);
+        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (o->fd < 0 && errno != EEXIST) break;
+    }
+    if (o->fd < 0) {
         vkvit_result r = cli_error(VKVIT_ERROR_IO, "cannot create '%s': %s", o->tmp, strerror(errno));
+        set_pending(NULL);
         o->tmp[0] = '\0';
         return r;
     }
-    set_pending(o->tmp);
+    if (o->replace) (void)fchmod(o->fd, o->mode); /* keep the replaced file's permissions */
     return VKVIT_OK;
 }
 
@@ -619,7 +642,6 @@ vkvit_result cli_out_commit(cli_out_file *o) {
     }
     o->fd = -1;
     if (o->tmp[0]) {
-        if (o->replace && !e) (void)chmod(o->tmp, o->mode); /* keep the replaced file's permissions */
         if (!e && rename(o->tmp, o->real) != 0) e = errno;
         if (e) unlink(o->tmp);
         o->tmp[0] = '\0';
@@ -809,6 +831,8 @@ void cli_flush_stdout(void) {
     errno = 0;
     if (fflush(stdout) != 0 && !g_stdout_errno) g_stdout_errno = errno ? errno : EIO;
 }
+
+int cli_stdout_failed(void) { return g_stdout_errno != 0 || ferror(stdout); }
 
 int cli_finish_stdout(const char *cmd, int rc) {
     cli_flush_stdout();

@@ -380,7 +380,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         cli_flush_stdout(); /* before any error sentence on stderr */
     }
     int rc = CLI_OK;
-    for (int i = 0; i < n_shapes && rc == CLI_OK; i++) {
+    for (int i = 0; i < n_shapes && rc == CLI_OK && !cli_stdout_failed(); i++) {
         r = versus ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &rc)
                    : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &rc);
         if (r != VKVIT_OK) {

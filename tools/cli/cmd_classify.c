@@ -192,7 +192,7 @@ static void print_result(printer *p, const image_result *ir) {
             if (isfinite(ir->probs[k])) {
                 printf("  %9.2f %%\n", 100.0 * ir->probs[k]);
             } else {
-                printf("  %9s\n", "NaN"); /* not "-nan %": the logits were not finite */
+                printf("  %9s  \n", "NaN"); /* not "-nan %": the logits were not finite */
                 p->n_nan++;
             }
         }
@@ -428,6 +428,10 @@ int vkvit_cli_classify(int argc, char **argv) {
         if (tty) progress(0, 0, 0, 1);
         for (; printed < next; printed++) print_result(&pr, &res[printed]);
         cli_flush_stdout();
+        if (cli_stdout_failed()) { /* nobody reads the rest (`| head`): stop, cli_finish_stdout says why */
+            rc = CLI_FAILURE;
+            goto done;
+        }
         if (tty && next < a.n_paths) progress(next, a.n_paths, t0, 0);
     }
     rc = n_bad ? CLI_BAD_INPUT : CLI_OK;

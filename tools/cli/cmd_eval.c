@@ -368,6 +368,8 @@ int vkvit_cli_eval(int argc, char **argv) {
     /* Every output is opened before any work, so a bad path costs nothing and never loses a finished run; an
      * existing file is replaced only when the table is complete (cli_out_commit), and never the model itself. */
     cli_out_file pred = {.fd = -1};
+    if (pred_path && !strcmp(pred_path, "-"))
+        return eval_usage_error("--predictions wants a file: standard output carries the report");
     if (pred_path) {
         struct stat st, mst;
         if (stat(pred_path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -376,8 +378,7 @@ int vkvit_cli_eval(int argc, char **argv) {
         }
         if (stat(pred_path, &st) == 0 && stat(model_path, &mst) == 0 && st.st_dev == mst.st_dev &&
             st.st_ino == mst.st_ino) {
-            fprintf(stderr, "vkvit eval: --predictions '%s' is the model file; give another path\n", pred_path);
-            return CLI_USAGE;
+            return eval_usage_error("--predictions '%s' is the model file; give another path", pred_path);
         }
         if (cli_out_open(&pred, pred_path) != VKVIT_OK) {
             fprintf(stderr, "vkvit eval: cannot create the --predictions file: %s\n", cli_last_error());
@@ -418,9 +419,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     const bool pred_exists = pred.replace && stat(pred.real, &pst) == 0;
     for (uint32_t i = 0; pred_exists && i < list.count; i++)
         if (stat(list.items[i].path, &ist) == 0 && ist.st_dev == pst.st_dev && ist.st_ino == pst.st_ino) {
-            fprintf(stderr, "vkvit eval: --predictions '%s' is one of the images under --data; give another path\n",
-                    pred_path);
-            rc = CLI_USAGE;
+            rc = eval_usage_error("--predictions '%s' is one of the images under --data; give another path", pred_path);
             goto done;
         }
     const uint64_t max_pixels = cli_image_device_max_pixels(ctx);
