@@ -699,8 +699,7 @@ static bool huge_page_import_possible(VkPhysicalDevice pd, const ext_list *exts)
     if (!ext_has(exts, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) return false;
     VkPhysicalDeviceExternalBufferInfo bi = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
-        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT, /* memory.c's, at most */
+        .usage = VKVIT_BUFFER_USAGE | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT, /* every buffer's, at most */
         .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
     };
     VkExternalBufferProperties bp = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};

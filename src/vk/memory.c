@@ -38,6 +38,13 @@ static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_ki
     return t;
 }
 
+/* Whether `size` bytes of memory type `type` fit one allocation: its heap and maxMemoryAllocationSize (a driver asked
+ * for more may crash, not fail). */
+static bool fits_one_allocation(const vkvit_ctx *ctx, int type, VkDeviceSize size) {
+    const VkDeviceSize heap_size = ctx->mem_props.memoryHeaps[ctx->mem_props.memoryTypes[type].heapIndex].size;
+    return size <= heap_size && (!ctx->max_allocation || size <= ctx->max_allocation);
+}
+
 /* Buffers from this size on import huge-page host memory where ctx->huge_page_import holds (smaller ones would waste
  * most of a 2 MiB page, and their page faults cost little). */
 #define HUGE_IMPORT_MIN_BYTES (2 * VKVIT_HUGE_PAGE_BYTES)
@@ -59,11 +66,7 @@ static bool import_huge_pages(vkvit_ctx *ctx, const VkMemoryRequirements *req, v
     if (ctx->vk.vkGetMemoryHostPointerPropertiesEXT(ctx->device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
                                                      host, &hp) == VK_SUCCESS)
         t = choose_memory_type(ctx, req->memoryTypeBits & hp.memoryTypeBits, kind);
-    /* the rounded-up size within what that type's heap and the device allow in one allocation */
-    if (t >= 0 && (bytes > ctx->mem_props.memoryHeaps[ctx->mem_props.memoryTypes[t].heapIndex].size ||
-                   (ctx->max_allocation && bytes > ctx->max_allocation)))
-        t = -1;
-    if (t >= 0) {
+    if (t >= 0 && fits_one_allocation(ctx, t, bytes)) { /* the rounded-up size, on that type's heap */
         VkImportMemoryHostPointerInfoEXT import = {
             .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
             .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
@@ -94,9 +97,7 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
     VkBufferCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size,
-        .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                 VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | /* indirect dispatch counts (graph.h, vkvit__node.indirect) */
-                 (ctx->caps.texel_reads ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0), /* texel bindings (vk.h) */
+        .usage = VKVIT_BUFFER_USAGE | (ctx->caps.texel_reads ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0),
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     /* May be bound to imported host memory (import_huge_pages); binding ordinary memory stays allowed. */
@@ -114,10 +115,10 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
                            label ? label : "?", (int)kind, req.memoryTypeBits);
         goto fail;
     }
-    /* Refuse what the device cannot hold in one allocation before asking (a driver may crash, not fail). */
+    /* Refuse what the device cannot hold in one allocation before asking. */
     const uint32_t heap = ctx->mem_props.memoryTypes[type].heapIndex;
     const VkDeviceSize heap_size = ctx->mem_props.memoryHeaps[heap].size;
-    if (req.size > heap_size || (ctx->max_allocation && req.size > ctx->max_allocation)) {
+    if (!fits_one_allocation(ctx, type, req.size)) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_DEVICE_MEMORY,
                            "buffer '%s' needs %llu bytes; the device allows %llu bytes in one allocation and its memory "
                            "heap %u holds %llu bytes", label ? label : "?", (unsigned long long)req.size,

@@ -199,6 +199,11 @@ typedef struct vkvit__buffer {
     size_t host_size;
 } vkvit__buffer;
 
+/* The usage of every buffer vkvit__buffer_create makes: storage, copies both ways, indirect dispatch counts (graph.h,
+ * vkvit__node.indirect); with caps.texel_reads also VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT (texel bindings). */
+#define VKVIT_BUFFER_USAGE                                                                                        \
+    (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |  \
+     VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT)
 vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
                                   vkvit__buffer *out);
 void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf);
