@@ -155,6 +155,8 @@ typedef struct cli_out_file {
     unsigned mode;                          /* the replaced file's permission bits */
 } cli_out_file;
 vkvit_result cli_out_open(cli_out_file *o, const char *path);
+/* Whether both paths exist and name the same file (device and inode: links and symlinks included). */
+int cli_same_file(const char *a, const char *b);
 vkvit_result cli_out_write(cli_out_file *o, const void *data, size_t size);
 vkvit_result cli_out_commit(cli_out_file *o);
 void cli_out_abort(cli_out_file *o);

@@ -569,6 +569,11 @@ static void set_pending(const char *tmp) {
     sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+int cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 vkvit_result cli_out_open(cli_out_file *o, const char *path) {
     memset(o, 0, sizeof *o);
     o->fd = -1;

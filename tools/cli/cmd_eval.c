@@ -371,15 +371,13 @@ int vkvit_cli_eval(int argc, char **argv) {
     if (pred_path && !strcmp(pred_path, "-"))
         return eval_usage_error("--predictions wants a file: standard output carries the report");
     if (pred_path) {
-        struct stat st, mst;
+        struct stat st;
         if (stat(pred_path, &st) == 0 && S_ISDIR(st.st_mode)) {
             fprintf(stderr, "vkvit eval: --predictions '%s' is a directory, not a file\n", pred_path);
             return CLI_BAD_INPUT;
         }
-        if (stat(pred_path, &st) == 0 && stat(model_path, &mst) == 0 && st.st_dev == mst.st_dev &&
-            st.st_ino == mst.st_ino) {
+        if (cli_same_file(pred_path, model_path))
             return eval_usage_error("--predictions '%s' is the model file; give another path", pred_path);
-        }
         if (cli_out_open(&pred, pred_path) != VKVIT_OK) {
             fprintf(stderr, "vkvit eval: cannot create the --predictions file: %s\n", cli_last_error());
             cli_out_abort(&pred);
@@ -415,10 +413,9 @@ int vkvit_cli_eval(int argc, char **argv) {
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
     if ((r = collect(data_dir, model, limit, &list, root, sizeof root)) != VKVIT_OK) FAIL(r);
-    struct stat pst, ist; /* an existing --predictions file must not be one of the images it is about */
-    const bool pred_exists = pred.replace && stat(pred.real, &pst) == 0;
-    for (uint32_t i = 0; pred_exists && i < list.count; i++)
-        if (stat(list.items[i].path, &ist) == 0 && ist.st_dev == pst.st_dev && ist.st_ino == pst.st_ino) {
+    /* an existing --predictions file must not be one of the images it is about */
+    for (uint32_t i = 0; pred.replace && i < list.count; i++)
+        if (cli_same_file(list.items[i].path, pred.real)) {
             rc = eval_usage_error("--predictions '%s' is one of the images under --data; give another path", pred_path);
             goto done;
         }

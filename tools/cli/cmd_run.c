@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static void run_usage(FILE *f) {
@@ -110,9 +109,7 @@ int vkvit_cli_run(int argc, char **argv) {
         return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
                                "file or a pipe");
     if (!out_path[0]) return cli_usage_error("run", "--output is empty: give a file, or '-' for standard output");
-    struct stat ost, mst; /* the output must not replace the model it comes from */
-    if (stat(out_path, &ost) == 0 && stat(model_path, &mst) == 0 && ost.st_dev == mst.st_dev &&
-        ost.st_ino == mst.st_ino)
+    if (cli_same_file(out_path, model_path)) /* the output must not replace the model it comes from */
         return cli_usage_error("run", "--output '%s' is the model file; give another path", out_path);
     FILE *summary = strcmp(out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
     /* The output is opened before any work (a path that cannot be written costs nothing); an existing file is
