@@ -1,6 +1,8 @@
 /* src/vk — the thin Vulkan runtime under vkvit.
  *
- *   device.c    instance (+ validation layer, debug messenger), physical-device choice, features, quirks, device
+ *   device.c    instance (+ validation layer, debug messenger), physical-device choice, logical device or the host's
+ *   device_caps.c  what a device has and what vkvit uses of it: features, quirks, switches, the caps struct
+ *   log.c       errors of Vulkan calls, the log callback, validation messages
  *   memory.c    buffers, memory types, staging uploads and downloads
  *   pipeline.c  kernels: embedded SPIR-V -> compute pipeline (+ specialization constants), descriptor sets,
  *               the on-disk VkPipelineCache
@@ -43,7 +45,7 @@ enum {
     VKVIT_QUIRK_NO_F16_ARITHMETIC = 1u << 1,/* fp16 math is emulated or broken: keep fp32 arithmetic */
 };
 
-/* What this ctx's device can do and what vkvit uses, filled once at ctx creation (device.c) after the feature
+/* What this ctx's device can do and what vkvit uses, filled once at ctx creation (device_caps.c) after the feature
  * queries, the quirk table, adopt-mode narrowing and the environment overrides (VKVIT_DISABLE_F16,
  * VKVIT_DISABLE_SUBGROUP, VKVIT_DISABLE_COOPMAT, VKVIT_ATTENTION, read once there). Op builders read this, never the quirk bits or
  * the environment, so a variant choice has one place to look. The public mirror is vkvit_device_info. */
@@ -133,7 +135,7 @@ struct vkvit_ctx {
     VkQueue queue;
     uint32_t queue_family;
     vkvit__mutex *queue_lock;               /* serialises vkvit's own use of `queue` (vkvit__queue_submit) */
-    vkvit__mutex *log_lock;                 /* one call of `log` at a time (device.c emit_log) */
+    vkvit__mutex *log_lock;                 /* one call of `log` at a time (log.c emit_log) */
     bool owns_instance, owns_device;
     VkDebugUtilsMessengerEXT messenger;
     struct VolkDeviceTable vk;
@@ -176,6 +178,12 @@ void vkvit__ctx_log(vkvit_ctx *ctx, int level, const char *fmt, ...) VKVIT_PRINT
 
 /* Names a Vulkan object for debuggers (VK_EXT_debug_utils); a no-op without the extension. */
 void vkvit__set_object_name(vkvit_ctx *ctx, VkObjectType type, uint64_t handle, const char *name);
+
+/* The debug-utils messenger of vkvit's own instance (`user` = the ctx): counts the validation layer's warnings and
+ * errors, keeps the first VKVIT_VALIDATION_LOG_CAP and forwards each to the log callback. */
+VKAPI_ATTR VkBool32 VKAPI_CALL vkvit__validation_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                         VkDebugUtilsMessageTypeFlagsEXT types,
+                                                         const VkDebugUtilsMessengerCallbackDataEXT *data, void *user);
 
 /* ------------------------------------------------------------------------------------------------------------
  * Buffers (memory.c)
