@@ -118,7 +118,8 @@ int main(void) {
     CHECK(rc == 3 && strstr(out, "no Vulkan device"), "info without a driver: rc %d\n%s", rc, out);
     rc = run("VK_ICD_FILENAMES=/nonexistent/icd.json VK_DRIVER_FILES=/nonexistent/icd.json " CLI
              " bench gemm --shape 8x8x8 --repeat 1", out, sizeof out);
-    CHECK(rc == 3 && strstr(out, "vkvit bench:"), "bench without a driver: rc %d\n%s", rc, out);
+    CHECK(rc == 3 && strstr(out, "vkvit bench gemm: ") && strstr(out, "no Vulkan device"),
+          "bench gemm without a driver: rc %d\n%s", rc, out);
 
     rc = run(CLI " bench gemm --shape 0x4x4", out, sizeof out);
     CHECK(rc == 1 && strstr(out, "--shape"), "bad shape: rc %d\n%s", rc, out);

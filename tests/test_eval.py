@@ -175,9 +175,12 @@ def main():
               f"eval with a FIFO among the images: exit {rc}, stdout {out!r}, stderr {err!r}")
 
         # Option syntax (getopt_long): usage errors are one line and exit 1; a device error names the command once.
-        for args, what in ((["--frobnicate"], "unknown or ambiguous option '--frobnicate'"),
+        for args, what in ((["--frobnicate"], "unknown option '--frobnicate'"),
                            (["--data", data, "--batch"], "option '--batch' needs a value"),
-                           (["--data", data, "--batch=0"], "--batch must be an integer in [1, 1024], got '0'"),
+                           (["--data", data, "--batch=0"], "--batch wants an integer in [1, 1024], got '0'"),
+                           (["--data", data, "-b", "0"], "-b wants an integer in [1, 1024], got '0'"),
+                           (["--data", data, "-m"], "option '-m' needs a value"),
+                           (["--data", data, "--json=1"], "option '--json' takes no value"),
                            (["--data", data, "stray"], "unexpected argument 'stray'"),
                            ([], "--data DIR is required")):
             rc, out, err = run(["eval"] + args)

@@ -358,7 +358,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         n_shapes = (int)CLI_ARRAY_LEN(defaults);
     }
     vkvit_ctx *ctx = NULL;
-    vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench"};
+    vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench gemm"};
     vkvit_result r = vkvit_ctx_create(&cd, &ctx);
     if (r != VKVIT_OK) {
         cli_print_error("bench gemm", cli_last_error());

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -36,8 +35,8 @@ static void eval_usage(FILE *f) {
                "counted. A progress bar with an ETA goes to stderr when it is a terminal.\n\n"
                "options:\n"
                "  --data DIR           the labelled images (required)\n"
-               "  --model FILE         vkvit model file (default: the bundled %s, as for classify)\n"
-               "  --batch N            images per inference (default %u, at most %u); a shorter remainder runs\n"
+               "  -m, --model FILE     vkvit model file (default: the bundled %s, as for classify)\n"
+               "  -b, --batch N        images per inference (default %u, at most %u); a shorter remainder runs\n"
                "                       in a session of its own size, never padded\n"
                "  --limit N            evaluate only the first N images of that order (default: all)\n"
                "  --predictions FILE   also write one line per image: path<TAB>true label<TAB>predicted label\n"
@@ -47,7 +46,7 @@ static void eval_usage(FILE *f) {
                "  --precision P        fp32 (default), fp16 (fp16 weights) or fp16-math (fp16 GEMM arithmetic)\n"
                "  --device DEV         Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
                "                       first discrete, integrated, virtual, then CPU device)\n"
-               "  --help               this text\n\n"
+               "  -h, --help           this text\n\n"
                "exit codes: 0 success; 1 usage error; 2 bad input: DIR missing or without images, a class folder\n"
                "that is not a label, a bad model file, a --predictions FILE that cannot be created, or unreadable\n"
                "images (one line on stderr each; the rest are still evaluated and reported); 3 no Vulkan device;\n"
@@ -298,63 +297,39 @@ static void put_clean(FILE *f, const char *before, const char *s, const char *af
     fputs(after, f);
 }
 
-/* One line on stderr, "vkvit eval: <what> (try 'vkvit eval --help')"; returns CLI_USAGE. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
-#endif
-static int eval_usage_error(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("vkvit eval: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (try 'vkvit eval --help')\n", stderr);
-    va_end(ap);
-    return CLI_USAGE;
-}
-
 int vkvit_cli_eval(int argc, char **argv) {
     const char *model_path = NULL, *data_dir = NULL, *pred_path = NULL, *device = NULL;
     uint32_t batch_max = EVAL_DEFAULT_BATCH, limit = 0;
     int json = 0;
     vkvit_precision precision = VKVIT_PRECISION_FP32;
-    /* getopt_long: --name VALUE and --name=VALUE, unique prefixes of the long names, -h. */
+    enum { OPT_JSON = 256, OPT_DATA, OPT_PREDICTIONS, OPT_DEVICE, OPT_LIMIT, OPT_PRECISION };
     static const struct option longopts[] = {
-        {"help", no_argument, NULL, 'h'},           {"json", no_argument, NULL, 'j'},
-        {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, 'd'},
-        {"predictions", required_argument, NULL, 'p'}, {"device", required_argument, NULL, 'D'},
-        {"batch", required_argument, NULL, 'b'},    {"limit", required_argument, NULL, 'l'},
-        {"precision", required_argument, NULL, 'P'}, {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},           {"json", no_argument, NULL, OPT_JSON},
+        {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, OPT_DATA},
+        {"predictions", required_argument, NULL, OPT_PREDICTIONS}, {"device", required_argument, NULL, OPT_DEVICE},
+        {"batch", required_argument, NULL, 'b'},    {"limit", required_argument, NULL, OPT_LIMIT},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {NULL, 0, NULL, 0},
     };
-    opterr = 0;
-    optind = 0; /* glibc: start over (another command may have run getopt in this process) */
-    for (int c; (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1;) {
-        const char *opt = argv[optind - 1]; /* the option as spelled (a value given with '=' included) */
+    cli_opts opts; /* the same parsing as every command: -m / -b short forms, prefixes, --name=value, -- */
+    cli_opts_init(&opts, "eval", argc, argv, "m:b:h", longopts);
+    for (int c; (c = cli_opts_next(&opts)) != -1;) {
         switch (c) {
         case 'h': eval_usage(stdout); return CLI_OK;
-        case 'j': json = 1; break;
-        case 'm': model_path = optarg; break;
-        case 'd': data_dir = optarg; break;
-        case 'p': pred_path = optarg; break;
-        case 'D': device = optarg; break;
-        case 'b':
-            if (!cli_parse_u32(optarg, 1, EVAL_MAX_BATCH, &batch_max))
-                return eval_usage_error("--batch must be an integer in [1, %u], got '%s'", EVAL_MAX_BATCH, optarg);
-            break;
-        case 'l':
-            if (!cli_parse_u32(optarg, 1, UINT32_MAX, &limit))
-                return eval_usage_error("--limit must be an integer in [1, %u], got '%s'", UINT32_MAX, optarg);
-            break;
-        case 'P':
-            if (!(precision = cli_parse_precision(optarg)))
-                return eval_usage_error("--precision is fp32, fp16 or fp16-math, got '%s'", optarg);
-            break;
-        case ':': return eval_usage_error("option '%s' needs a value", opt);
-        default: return eval_usage_error("unknown or ambiguous option '%s'", opt);
+        case OPT_JSON: json = 1; break;
+        case 'm': model_path = opts.arg; break;
+        case OPT_DATA: data_dir = opts.arg; break;
+        case OPT_PREDICTIONS: pred_path = opts.arg; break;
+        case OPT_DEVICE: device = opts.arg; break;
+        case 'b': if (!cli_opt_u32(&opts, 1, EVAL_MAX_BATCH, &batch_max)) return CLI_USAGE; break;
+        case OPT_LIMIT: if (!cli_opt_u32(&opts, 1, UINT32_MAX, &limit)) return CLI_USAGE; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&opts, &precision)) return CLI_USAGE; break;
+        default: return CLI_USAGE;
         }
     }
-    if (optind < argc) return eval_usage_error("unexpected argument '%s' (the images are given with --data DIR)",
-                                               argv[optind]);
-    if (!data_dir) return eval_usage_error("--data DIR is required");
+    const int optind_done = opts.first_operand;
+    if (optind_done < argc)
+        return cli_usage_error("eval", "unexpected argument '%s' (the images are given with --data DIR)", argv[optind_done]);
+    if (!data_dir) return cli_usage_error("eval", "--data DIR is required");
     char bundled[4096];
     if (!model_path) {
         if (!cli_find_bundled_model(CLI_BUNDLED_MODEL, bundled, sizeof bundled)) {
@@ -369,7 +344,7 @@ int vkvit_cli_eval(int argc, char **argv) {
      * existing file is replaced only when the table is complete (cli_out_commit), and never the model itself. */
     cli_out_file pred = {.fd = -1};
     if (pred_path && !strcmp(pred_path, "-"))
-        return eval_usage_error("--predictions wants a file: standard output carries the report");
+        return cli_usage_error("eval", "--predictions wants a file: standard output carries the report");
     if (pred_path) {
         struct stat st;
         if (stat(pred_path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -377,7 +352,7 @@ int vkvit_cli_eval(int argc, char **argv) {
             return CLI_BAD_INPUT;
         }
         if (cli_same_file(pred_path, model_path))
-            return eval_usage_error("--predictions '%s' is the model file; give another path", pred_path);
+            return cli_usage_error("eval", "--predictions '%s' is the model file; give another path", pred_path);
         if (cli_out_open(&pred, pred_path) != VKVIT_OK) {
             fprintf(stderr, "vkvit eval: cannot create the --predictions file: %s\n", cli_last_error());
             cli_out_abort(&pred);
@@ -416,7 +391,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     /* an existing --predictions file must not be one of the images it is about */
     for (uint32_t i = 0; pred.replace && i < list.count; i++)
         if (cli_same_file(list.items[i].path, pred.real)) {
-            rc = eval_usage_error("--predictions '%s' is one of the images under --data; give another path", pred_path);
+            rc = cli_usage_error("eval", "--predictions '%s' is one of the images under --data; give another path", pred_path);
             goto done;
         }
     const uint64_t max_pixels = cli_image_device_max_pixels(ctx);
