@@ -657,8 +657,9 @@ VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
  * Describing a model file without a device (what `vkvit inspect` prints; for tools and bindings)
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* Reads and validates the model file desc->path exactly as vkvit_model_create does (no ctx, no device, no Vulkan)
- * and returns a malloc'ed, NUL-terminated JSON document in *json_out (free it with vkvit_free). The object holds:
+/* Reads and validates the model file desc->path exactly as vkvit_model_create reads it (no ctx, no device, no
+ * Vulkan): header, metadata, every tensor's name, dtype, shape and byte range. It does not read the weight values,
+ * so a NaN or infinite weight, which vkvit_model_create refuses, passes here. It returns a malloc'ed, NUL-terminated JSON document in *json_out (free it with vkvit_free). The object holds:
  * "file", "file_size", "format_version", "name", "architecture" ("vit5" | "vil" | "resnet"), "flavour", the
  * architecture's hyperparameters (image_size, patch_size, grid, tokens, dim, depth, heads, ...; see
  * docs/model-format.md), "params", "flops" (per image) and "flops_breakdown", "num_classes", "labels" (every label,

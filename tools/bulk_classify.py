@@ -298,7 +298,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("-o", "--output", required=True, help="results file (appended to; a rerun resumes)")
     ap.add_argument("--format", choices=["jsonl", "csv"],
                     help="output format (default: csv for a .csv output, else jsonl)")
-    ap.add_argument("--model", default=DEFAULT_MODEL, help="vkvit model file (default: the bundled ViL)")
+    ap.add_argument("--model", default=DEFAULT_MODEL, help="vkvit model file (default: the bundled ViT-5, as for vkvit classify)")
     ap.add_argument("--top-k", type=int, default=5, help="classes per image (default 5, at most 32)")
     ap.add_argument("--batch", type=int, default=32, help="images per task and per inference (default 32)")
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (default 2)")

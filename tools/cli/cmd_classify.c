@@ -26,8 +26,8 @@
 
 static void classify_usage(FILE *f) {
     fprintf(f, "usage: vkvit classify IMAGE... [options]\n\n"
-               "Prints the most probable classes of each image (PNG, JPEG, BMP, GIF, TGA; any bit depth, grey,\n"
-               "palette or alpha). IMAGE may be `-` for standard input, or a pipe such as /dev/stdin or <(...).\n"
+               "Prints the most probable classes of each image (PNG, JPEG, BMP, GIF, TGA, WebP; any bit depth,\n"
+               "grey, palette or alpha). IMAGE may be `-` for standard input, or a pipe such as /dev/stdin or <(...).\n"
                "Images are resized, centre-cropped and normalised on the GPU as the model file's `preprocess` says\n"
                "(docs/preprocessing.md); softmax and top-K run on the GPU. Results are printed batch by batch as\n"
                "each finishes; a progress line with an ETA goes to stderr when it is a terminal.\n\n"

@@ -86,7 +86,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: vkvit info [--json]\n\n"
                "Lists every Vulkan device with its name, driver and Vulkan version, its limits vkvit cares about,\n"
                "and for each feature vkvit decides on (fp16 storage, fp16 arithmetic, cooperative matrix,\n"
-               "timestamps) whether the device has it, whether vkvit uses it, and why; then the\n"
+               "timestamps, subgroup arithmetic, texel reads) whether the device has it, whether vkvit uses it, and why; then the\n"
                "workarounds (quirks) vkvit applies on the device.\n\n"
                "options:\n"
                "  --json       one JSON object on stdout (default: text)\n"

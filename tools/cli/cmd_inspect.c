@@ -14,7 +14,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: vkvit inspect FILE [--json]\n"
             "\n"
-            "Reads a vkvit model file (safetensors + `vkvit` metadata, docs/model-format.md), checks it completely\n"
+            "Reads a vkvit model file (safetensors + `vkvit` metadata, docs/model-format.md), checks its header\n"
+            "and every tensor's dtype, shape and byte range (the weight values are checked when a model is loaded)\n"
             "and describes it: architecture and flavour, input size, patch grid and token count, width / depth /\n"
             "heads, parameter count, FLOPs per image (the seed flop_count formulas, as docs/model-format.md lists\n"
             "them per architecture), classes and labels (the first %d in text, all in JSON), preprocessing\n"
