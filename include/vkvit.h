@@ -657,16 +657,18 @@ VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
  * Describing a model file without a device (what `vkvit inspect` prints; for tools and bindings)
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* Reads and validates the model file desc->path exactly as vkvit_model_create reads it (no ctx, no device, no
- * Vulkan): header, metadata, every tensor's name, dtype, shape and byte range. It does not read the weight values,
- * so a NaN or infinite weight, which vkvit_model_create refuses, passes here. It returns a malloc'ed, NUL-terminated JSON document in *json_out (free it with vkvit_free). The object holds:
+/* Reads and validates a model file exactly as vkvit_model_create reads it (no ctx, no device, no Vulkan): from
+ * desc->path, or from desc->data / desc->size (exactly one of the two, as for vkvit_model_create; desc->label names
+ * it in messages). It checks the header, the metadata and every tensor's name, dtype, shape and byte range, but
+ * does not read the weight values, so a NaN or infinite weight, which vkvit_model_create refuses, passes here. It
+ * returns a malloc'ed, NUL-terminated JSON document in *json_out (free it with vkvit_free). The object holds:
  * "file", "file_size", "format_version", "name", "architecture" ("vit5" | "vil" | "resnet"), "flavour", the
  * architecture's hyperparameters (image_size, patch_size, grid, tokens, dim, depth, heads, ...; see
  * docs/model-format.md), "params", "flops" (per image) and "flops_breakdown", "num_classes", "labels" (every label,
  * [] when the file has none), "preprocess" {image_size, resize_shorter, interpolation, mean, std} and "tensors"
  * {count, F32, F16, BF16, data_bytes, list: [{name, dtype, shape}]}. Strings are valid UTF-8 (bytes of the file that
- * are not become U+FFFD). desc->label is unused. On failure *json_out is NULL. Errors: VKVIT_ERROR_INVALID_ARGUMENT
- * (NULL desc, path or json_out), and those of vkvit_model_create's file reading: VKVIT_ERROR_IO,
+ * are not become U+FFFD). On failure *json_out is NULL. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL desc or
+ * json_out, both or neither of path and data), and those of vkvit_model_create's file reading: VKVIT_ERROR_IO,
  * VKVIT_ERROR_BAD_MODEL_FILE, VKVIT_ERROR_UNSUPPORTED, VKVIT_ERROR_OUT_OF_HOST_MEMORY. Thread-safe. */
 VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char **json_out);
 

@@ -104,6 +104,9 @@ VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char *
     if (!desc || !json_out)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model: %s is NULL",
                             !desc ? "desc" : "json_out");
+    if (!desc->path == !desc->data) /* the loader's own sentence would name vkvit_model_create */
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model: %s of desc->path and desc->data "
+                            "is set; give exactly one", desc->path ? "each" : "neither");
     vkvit__model_file mf; /* from desc->path or desc->data, exactly as vkvit_model_create reads it */
     vkvit_result r = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (r != VKVIT_OK) return r;

@@ -823,7 +823,8 @@ vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, cons
         else if (o->kind != VKVIT_OUTPUT_NONE && (!o->buffer || o->offset % 4))
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.buffer must be a VkBuffer and "
                                "output.offset (%llu) a multiple of 4", fn, s->label, (unsigned long long)o->offset);
-        else if (desc->image_count + desc->pixels_count && (res = check_takes_images(s, fn)) == VKVIT_OK) {
+        else if ((desc->image_count || desc->pixels_count) && (res = check_takes_images(s, fn)) == VKVIT_OK) {
+            /* either count alone: their sum may wrap to 0 (vkvit__imgproc_check_inputs sums in 64 bits) */
             if (!s->img.ctx)
                 res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': host inputs need a session created with "
                                    "max_image_pixels > 0 (nothing is created at record time)", fn, s->label);

@@ -85,6 +85,10 @@ static void describe(void) {
     CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && json == NULL, "vkvit_describe_model(NULL): %d", r);
     r = vkvit_describe_model(&(vkvit_model_desc){.path = MODELS "vil_seed.vkvit"}, NULL);
     CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model(json_out NULL): %d", r);
+    r = vkvit_describe_model(&(vkvit_model_desc){0}, &json);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && json == NULL &&
+              strstr(vkvit_last_error(), "vkvit_describe_model: neither"),
+          "vkvit_describe_model(no path, no data): %d %s", r, vkvit_last_error());
     vkvit_free(NULL);
 }
 

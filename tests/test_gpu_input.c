@@ -403,7 +403,7 @@ static void record_ex_matches_set_images(host *h, vkvit_ctx *ctx, vkvit_model *m
 
     /* Refused descs: each check fails before anything is recorded. */
     frame_begin(&f);
-    refused cases[8];
+    refused cases[10];
     int n = 0;
     vkvit_host_image bad_slot = host_input(&im[0], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, B), bad_format = host_input(&im[0], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, 0);
     bad_format.format = VK_FORMAT_R8G8B8A8_SNORM;
@@ -424,6 +424,11 @@ static void record_ex_matches_set_images(host *h, vkvit_ctx *ctx, vkvit_model *m
     cases[n++] = (refused){"output offset 2", {.output = {.kind = VKVIT_OUTPUT_LOGITS, .buffer = f.out.buffer,
                                                                    .offset = 2}}, "multiple of 4"};
     cases[n++] = (refused){"images NULL", {.image_count = 1}, "NULL"};
+    /* counts whose 32-bit sum wraps to 0 are still checked (found by an API sweep: they were taken for "none") */
+    cases[n++] = (refused){"images NULL, counts wrapping to 0", {.image_count = UINT32_MAX, .pixels_count = 1},
+                           "NULL"};
+    cases[n++] = (refused){"counts wrapping to 0", {.images = twice, .image_count = 0x80000000u, .pixels = bufs,
+                                                    .pixels_count = 0x80000000u}, "4294967296 inputs for a batch"};
     for (int i = 0; i < n; i++) {
         vkvit_result r = vkvit_session_record_ex(s, f.cmd, &cases[i].rd);
         CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT, "%s: got %s", cases[i].what, vkvit_result_name(r));

@@ -619,8 +619,8 @@ vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_r
                             d->image_count && !d->images ? "images" : "pixels",
                             d->image_count && !d->images ? d->image_count : d->pixels_count);
     if ((uint64_t)d->image_count + d->pixels_count > ip->batch)
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: %u inputs for a batch of %u", fn,
-                            d->image_count + d->pixels_count, ip->batch);
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: %llu inputs for a batch of %u", fn,
+                            (unsigned long long)d->image_count + d->pixels_count, ip->batch);
     uint8_t *seen = calloc(ip->batch, 1);
     if (!seen) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
     vkvit_result res = VKVIT_OK;
@@ -677,7 +677,7 @@ uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, VkCommandBuffer cmd, 
                                        const vkvit__node_swap **swaps) {
     vkvit_ctx *ctx = ip->ctx;
     *swaps = ip->swaps;
-    if (!d || d->image_count + d->pixels_count == 0 || !ip->g) return 0;
+    if (!d || (d->image_count == 0 && d->pixels_count == 0) || !ip->g) return 0; /* checked: the sum <= batch */
     const uint32_t n = d->image_count + d->pixels_count;
     for (uint32_t i = 0; i < n; i++) {
         vkvit__resize_geometry geo;
