@@ -498,7 +498,7 @@ def test_bench():
     os.environ["VK_LAYER_ENABLES"] = "VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT"
     try:
         rc, out, err = run(["bench", "gemm", "--shape", "8x8x8", "--repeat", "1"])
-        check("vkvit bench: warning: Validation" in err, f"bench drops validation messages: {err[:300]!r}")
+        check("vkvit bench gemm: warning: Validation" in err, f"bench drops validation messages: {err[:300]!r}")
         rc, out, err = run(["run", "--model", f"{COND}.vkvit", "--input", f"{COND}.io.safetensors", "--output", "/dev/null"])
         check("vkvit run: warning: Validation" in err, f"run drops validation messages: {err[:300]!r}")
     finally:
