@@ -25,8 +25,10 @@
  *   Every function that can fail returns a vkvit_result: VKVIT_OK (0) or a negative category. The reason is one
  *   sentence in a thread-local buffer read with vkvit_last_error(): it names the function, the object label, the
  *   failing Vulkan call and its VkResult, and the numbers involved. The same sentence goes to the ctx's log
- *   callback when one is set. The library never prints, never exits and never aborts on bad input; an object
- *   whose creation fails is not created (*out is set to NULL).
+ *   callback, when one is set, as one VKVIT_LOG_ERROR message: for every failed call on a ctx, model or session
+ *   (a NULL one has no ctx to tell; vkvit_enumerate_devices, vkvit_describe_model and the tensor-file functions
+ *   have none). The library never prints, never exits and never aborts on bad input; an object whose creation
+ *   fails is not created (*out is set to NULL).
  *
  * OWNERSHIP AND LIFETIME
  *   The creator destroys. Children borrow their parent, which must outlive them: destroy sessions, then models,
@@ -425,7 +427,7 @@ typedef struct vkvit_profile_entry {
     double ms;
 } vkvit_profile_entry;
 
-/* Writes up to `cap` entries (in execution order) and the total count. */
+/* Writes up to `cap` entries (in execution order) and, on success only, the total count to *count. */
 VKVIT_API vkvit_result vkvit_session_profile(const vkvit_session *session, vkvit_profile_entry *out, uint32_t cap,
                                              uint32_t *count);
 

@@ -119,7 +119,7 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
                                         vkvit_gemm_bench_result *out) {
     if (out) memset(out, 0, sizeof *out);
     vkvit_result res = validate(ctx, desc, out);
-    if (res != VKVIT_OK) return res;
+    if (res != VKVIT_OK) return ctx ? vkvit__ctx_fail(ctx, res) : res;
     if (desc->precision == VKVIT_PRECISION_FP16_MATH) vkvit__coopmat_guard(ctx); /* as a session would */
     const uint32_t m = desc->m, n = desc->n, k = desc->k;
     const uint32_t repeat = desc->repeat ? desc->repeat : 10, runs = desc->warmup + repeat;
@@ -222,5 +222,5 @@ done:
     vkvit__buffer_destroy(ctx, &weights16);
     vkvit__graph_free(&g);
     if (res != VKVIT_OK && out) memset(out, 0, sizeof *out);
-    return res;
+    return res != VKVIT_OK && ctx ? vkvit__ctx_fail(ctx, res) : res;
 }

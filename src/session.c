@@ -471,6 +471,12 @@ vkvit_shape vkvit_session_output_shape(const vkvit_session *s) {
     return s ? shape_of(&s->graph.tensors[s->output]) : (vkvit_shape){0};
 }
 
+/* Every failed call on a session also reaches its ctx's log callback (include/vkvit.h ERRORS) as one ERROR line:
+ * the public functions below pass their result through here. A NULL session has no ctx to tell. */
+static vkvit_result logged(const vkvit_session *s, vkvit_result res) {
+    return res != VKVIT_OK && s ? vkvit__ctx_fail(s->ctx, res) : res;
+}
+
 static vkvit_result check_count(const vkvit_session *s, uint32_t t, size_t count, const char *fn) {
     uint64_t n = vkvit__numel(&s->graph.tensors[t]);
     if (count != n)
@@ -491,7 +497,7 @@ static vkvit_result check_idle(const vkvit_session *s, const char *fn) {
     return vkvit__vk_error(vr, "vkGetFenceStatus", fn, s->label);
 }
 
-vkvit_result vkvit_session_set_input(vkvit_session *s, const float *src, size_t count) {
+static vkvit_result set_input(vkvit_session *s, const float *src, size_t count) {
     if (!s || !src) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_set_input: NULL argument");
     vkvit_result res = check_count(s, s->input, count, "vkvit_session_set_input");
     if (res != VKVIT_OK) return res;
@@ -504,7 +510,11 @@ vkvit_result vkvit_session_set_input(vkvit_session *s, const float *src, size_t 
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_set_condition(vkvit_session *s, const float *src, size_t count) {
+vkvit_result vkvit_session_set_input(vkvit_session *s, const float *src, size_t count) {
+    return logged(s, set_input(s, src, count));
+}
+
+static vkvit_result set_condition(vkvit_session *s, const float *src, size_t count) {
     if (!s || !src) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_set_condition: NULL argument");
     if (s->condition == VKVIT_NONE)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
@@ -520,6 +530,10 @@ vkvit_result vkvit_session_set_condition(vkvit_session *s, const float *src, siz
     return VKVIT_OK;
 }
 
+vkvit_result vkvit_session_set_condition(vkvit_session *s, const float *src, size_t count) {
+    return logged(s, set_condition(s, src, count));
+}
+
 /* A model with an active condition mixer cannot run before its condition was set. */
 static vkvit_result check_condition(const vkvit_session *s, const char *fn) {
     if (s->condition != VKVIT_NONE && !s->condition_set)
@@ -529,7 +543,7 @@ static vkvit_result check_condition(const vkvit_session *s, const char *fn) {
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_run(vkvit_session *s) {
+static vkvit_result run(vkvit_session *s) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_run: session is NULL");
     if (check_condition(s, "vkvit_session_run") != VKVIT_OK) return VKVIT_ERROR_INVALID_ARGUMENT;
     vkvit_ctx *ctx = s->ctx;
@@ -542,12 +556,15 @@ vkvit_result vkvit_session_run(vkvit_session *s) {
     s->ran = true;
     return VKVIT_OK;
 fail:
-    vkvit__error_prefix(res, "vkvit_session_run '%s'", s->label);
-    return vkvit__ctx_fail(ctx, res);
+    return vkvit__error_prefix(res, "vkvit_session_run '%s'", s->label);
+}
+
+vkvit_result vkvit_session_run(vkvit_session *s) {
+    return logged(s, run(s));
 }
 
 vkvit_result vkvit_session_record(vkvit_session *s, VkCommandBuffer cmd) {
-    if (!s || !cmd) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_record: NULL argument");
+    if (!s || !cmd) return logged(s, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_record: NULL argument"));
     VkCommandBuffer own = s->cmd;
     s->cmd = cmd;
     record(s, NULL);
@@ -556,7 +573,7 @@ vkvit_result vkvit_session_record(vkvit_session *s, VkCommandBuffer cmd) {
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count) {
+static vkvit_result get_output(vkvit_session *s, float *dst, size_t count) {
     if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_output: NULL argument");
     vkvit_result res = check_count(s, s->output, count, "vkvit_session_get_output");
     if (res != VKVIT_OK) return res;
@@ -566,11 +583,15 @@ vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count
     return VKVIT_OK;
 }
 
+vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count) {
+    return logged(s, get_output(s, dst, count));
+}
+
 vkvit_shape vkvit_session_feature_shape(const vkvit_session *s) {
     return s && s->features != VKVIT_NONE ? shape_of(&s->graph.tensors[s->features]) : (vkvit_shape){0};
 }
 
-vkvit_result vkvit_session_get_features(vkvit_session *s, float *dst, size_t count) {
+static vkvit_result get_features(vkvit_session *s, float *dst, size_t count) {
     if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features: NULL argument");
     if (s->features == VKVIT_NONE)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features '%s': the session was created "
@@ -583,7 +604,11 @@ vkvit_result vkvit_session_get_features(vkvit_session *s, float *dst, size_t cou
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_get_stats(const vkvit_session *s, vkvit_session_stats *out) {
+vkvit_result vkvit_session_get_features(vkvit_session *s, float *dst, size_t count) {
+    return logged(s, get_features(s, dst, count));
+}
+
+static vkvit_result get_stats(const vkvit_session *s, vkvit_session_stats *out) {
     if (!s || !out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_stats: NULL argument");
     *out = (vkvit_session_stats){
         .arena_bytes = s->plan.arena_bytes,
@@ -607,9 +632,12 @@ vkvit_result vkvit_session_get_stats(const vkvit_session *s, vkvit_session_stats
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_profile(const vkvit_session *s, vkvit_profile_entry *out, uint32_t cap, uint32_t *count) {
+vkvit_result vkvit_session_get_stats(const vkvit_session *s, vkvit_session_stats *out) {
+    return logged(s, get_stats(s, out));
+}
+
+static vkvit_result read_profile(const vkvit_session *s, vkvit_profile_entry *out, uint32_t cap, uint32_t *count) {
     if (!s || !count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile: NULL argument");
-    *count = s->graph.n_nodes;
     if (!s->rec.profiled)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': created without profile = 1", s->label);
     if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': no run yet", s->label);
@@ -618,11 +646,16 @@ vkvit_result vkvit_session_profile(const vkvit_session *s, vkvit_profile_entry *
         uint64_t ticks[2] = {0, 0}; /* available: the run waited for its fence */
         VkResult vr = s->ctx->vk.vkGetQueryPoolResults(s->ctx->device, s->rec.timer.pool, 2 * i, 2, sizeof ticks, ticks,
                                                        sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-        if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkGetQueryPoolResults", __func__, s->label);
+        if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkGetQueryPoolResults", "vkvit_session_profile", s->label);
         double ms = (double)(ticks[1] - ticks[0]) * s->ctx->info.timestamp_period_ns * 1e-6;
         out[i] = (vkvit_profile_entry){s->graph.nodes[i].label, s->graph.nodes[i].kind, ms};
     }
+    *count = s->graph.n_nodes;
     return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_profile(const vkvit_session *s, vkvit_profile_entry *out, uint32_t cap, uint32_t *count) {
+    return logged(s, read_profile(s, out, cap, count));
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -657,14 +690,14 @@ static vkvit_result check_submit_desc(const vkvit_session *s, const vkvit_submit
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_submit(vkvit_session *s, const vkvit_submit_desc *desc) {
+static vkvit_result submit(vkvit_session *s, const vkvit_submit_desc *desc) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_submit: session is NULL");
     vkvit_submit_desc d = desc ? *desc : (vkvit_submit_desc){0};
     vkvit_ctx *ctx = s->ctx;
     vkvit_result res = check_submit_desc(s, &d);
     if (res == VKVIT_OK) res = check_condition(s, "vkvit_session_submit");
     if (res == VKVIT_OK) res = check_idle(s, "vkvit_session_submit");
-    if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
+    if (res != VKVIT_OK) return res;
 
     /* Fixed-size arrays on the stack: nothing is allocated per submission. */
     VkSemaphore wait_sems[VKVIT_MAX_SUBMIT_SEMAPHORES], signal_sems[VKVIT_MAX_SUBMIT_SEMAPHORES];
@@ -707,8 +740,11 @@ vkvit_result vkvit_session_submit(vkvit_session *s, const vkvit_submit_desc *des
     if (d.fence) VK_TRY(vkvit__queue_submit(ctx, queue, 0, NULL, d.fence));
     return VKVIT_OK;
 fail:
-    vkvit__error_prefix(res, "vkvit_session_submit '%s'", s->label);
-    return vkvit__ctx_fail(ctx, res);
+    return vkvit__error_prefix(res, "vkvit_session_submit '%s'", s->label);
+}
+
+vkvit_result vkvit_session_submit(vkvit_session *s, const vkvit_submit_desc *desc) {
+    return logged(s, submit(s, desc));
 }
 
 int vkvit_session_poll(const vkvit_session *s) {
@@ -716,14 +752,13 @@ int vkvit_session_poll(const vkvit_session *s) {
     VkResult vr = s->ctx->vk.vkGetFenceStatus(s->ctx->device, s->fence);
     if (vr == VK_SUCCESS) return 1;
     if (vr == VK_NOT_READY) return 0;
-    return vkvit__vk_error(vr, "vkGetFenceStatus", "vkvit_session_poll", s->label);
+    return logged(s, vkvit__vk_error(vr, "vkGetFenceStatus", "vkvit_session_poll", s->label));
 }
 
 vkvit_result vkvit_session_wait(vkvit_session *s) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_wait: session is NULL");
     VkResult vr = s->ctx->vk.vkWaitForFences(s->ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
-    if (vr != VK_SUCCESS)
-        return vkvit__ctx_fail(s->ctx, vkvit__vk_error(vr, "vkWaitForFences", "vkvit_session_wait", s->label));
+    if (vr != VK_SUCCESS) return logged(s, vkvit__vk_error(vr, "vkWaitForFences", "vkvit_session_wait", s->label));
     return VKVIT_OK;
 }
 
@@ -779,11 +814,11 @@ vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, con
         vkvit__record_rebind(s->ctx, &s->graph, &tg, &s->rec);
         res = rerecord(s);
     }
-    if (res != VKVIT_OK) return vkvit__ctx_fail(s->ctx, vkvit__error_prefix(res, "session '%s'", s->label));
+    if (res != VKVIT_OK) return logged(s, vkvit__error_prefix(res, "session '%s'", s->label));
     return VKVIT_OK;
 }
 
-vkvit_result vkvit_session_get_top_k(vkvit_session *s, uint32_t *classes, float *probabilities, size_t count) {
+static vkvit_result get_top_k(vkvit_session *s, uint32_t *classes, float *probabilities, size_t count) {
     const char *fn = "vkvit_session_get_top_k";
     if (!s || !classes || !probabilities) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
     if (s->topk == VKVIT_NONE)
@@ -801,6 +836,10 @@ vkvit_result vkvit_session_get_top_k(vkvit_session *s, uint32_t *classes, float 
     return VKVIT_OK;
 }
 
+vkvit_result vkvit_session_get_top_k(vkvit_session *s, uint32_t *classes, float *probabilities, size_t count) {
+    return logged(s, get_top_k(s, classes, probabilities, count));
+}
+
 uint64_t vkvit_session_output_bytes(const vkvit_session *s, vkvit_output_kind kind) {
     if (!s) return 0;
     if (kind == VKVIT_OUTPUT_LOGITS) return s->graph.tensors[s->output].bytes;
@@ -810,7 +849,7 @@ uint64_t vkvit_session_output_bytes(const vkvit_session *s, vkvit_output_kind ki
 
 vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *desc) {
     const char *fn = "vkvit_session_record_ex";
-    if (!s || !cmd) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    if (!s || !cmd) return logged(s, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn));
     vkvit_result res = VKVIT_OK;
     if (desc) {
         const vkvit_host_output *o = &desc->output;
@@ -832,7 +871,7 @@ vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, cons
                 res = vkvit__imgproc_check_inputs(&s->img, desc, fn);
         }
     }
-    if (res != VKVIT_OK) return vkvit__ctx_fail(s->ctx, vkvit__error_prefix(res, "session '%s'", s->label));
+    if (res != VKVIT_OK) return logged(s, vkvit__error_prefix(res, "session '%s'", s->label));
     VkCommandBuffer own = s->cmd;
     s->cmd = cmd;
     record(s, desc);

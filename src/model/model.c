@@ -433,7 +433,10 @@ void vkvit_model_destroy(vkvit_model *m) {
 }
 
 vkvit_result vkvit_model_get_info(const vkvit_model *m, vkvit_model_info *out) {
-    if (!m || !out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_get_info: NULL argument");
+    if (!m || !out) {
+        vkvit_result res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_get_info: NULL argument");
+        return m ? vkvit__ctx_fail(m->ctx, res) : res;
+    }
     memset(out, 0, sizeof *out);
     const vkvit__model_config *c = &m->cfg;
     out->architecture = vkvit__arch_name(c->arch);

@@ -539,7 +539,10 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
 uint32_t vkvit_ctx_queue_family(const vkvit_ctx *ctx) { return ctx ? ctx->queue_family : 0; }
 
 vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out) {
-    if (!ctx || !out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_device_info: NULL argument");
+    if (!ctx || !out) {
+        vkvit_result res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_device_info: NULL argument");
+        return ctx ? vkvit__ctx_fail(ctx, res) : res;
+    }
     *out = ctx->info;
     return VKVIT_OK;
 }

@@ -53,14 +53,14 @@ vkvit_result vkvit__vk_error(VkResult r, const char *call, const char *func, con
 
 /* Every call of the host's log callback goes through here: one at a time, since validation messages can arrive on
  * the threads that compile a session's pipelines (vkvit__kernels_create) and the callback need not be reentrant. */
-static void emit_log(vkvit_ctx *ctx, int level, const char *message) {
+static void emit_log(const vkvit_ctx *ctx, int level, const char *message) {
     if (!ctx || !ctx->log) return;
     if (ctx->log_lock) vkvit__mutex_lock(ctx->log_lock);
     ctx->log(ctx->log_user, level, message);
     if (ctx->log_lock) vkvit__mutex_unlock(ctx->log_lock);
 }
 
-vkvit_result vkvit__ctx_fail(vkvit_ctx *ctx, vkvit_result code) {
+vkvit_result vkvit__ctx_fail(const vkvit_ctx *ctx, vkvit_result code) {
     emit_log(ctx, VKVIT_LOG_ERROR, vkvit_last_error());
     return code;
 }

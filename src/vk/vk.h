@@ -173,7 +173,7 @@ struct vkvit_ctx {
 };
 
 /* Reports the current error sentence to the ctx's log callback (if any) and returns `code`. */
-vkvit_result vkvit__ctx_fail(vkvit_ctx *ctx, vkvit_result code);
+vkvit_result vkvit__ctx_fail(const vkvit_ctx *ctx, vkvit_result code);
 void vkvit__ctx_log(vkvit_ctx *ctx, int level, const char *fmt, ...) VKVIT_PRINTF(3, 4);
 
 /* Names a Vulkan object for debuggers (VK_EXT_debug_utils); a no-op without the extension. */
