@@ -78,6 +78,16 @@ static void adopt_rejects_incomplete_host(host *h) {
     CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT, "got %s", vkvit_result_name(r));
     CHECK(ctx == NULL, "*out must be NULL on failure");
     CHECK(strstr(vkvit_last_error(), "host.queue") != NULL, "message: %s", vkvit_last_error());
+
+    /* A family index the device does not have: refused with the count, nothing created or destroyed on the host's
+     * device (the ctx is torn down before vkvit loaded its function table). */
+    hd.queue = h->queue;
+    hd.queue_family_index = 1000;
+    ctx = (vkvit_ctx *)1;
+    r = vkvit_ctx_create(&(vkvit_ctx_desc){.host = &hd}, &ctx);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && ctx == NULL, "family 1000: got %s", vkvit_result_name(r));
+    CHECK(strstr(vkvit_last_error(), "host.queue_family_index 1000 is not a queue family") != NULL, "message: %s",
+          vkvit_last_error());
 }
 
 /* The CPU kernels' texel path stores 64-bit words, so an adopted CPU device keeps it only where the host enabled

@@ -413,6 +413,27 @@ static vkvit_result validate_host(const vkvit_host_device *h) {
     return VKVIT_OK;
 }
 
+/* The host's queue family must exist and compute; without timestamps on it, vkvit's timers are off
+ * (vkvit_device_info.timestamps: vkvit__query_device counted any compute family's). */
+static vkvit_result check_host_queue_family(vkvit_ctx *ctx, uint32_t family) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &n, NULL);
+    VkQueueFamilyProperties *qf = calloc(n ? n : 1, sizeof *qf);
+    if (!qf) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &n, qf);
+    vkvit_result res = VKVIT_OK;
+    if (family >= n)
+        res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.queue_family_index %u is not a queue "
+                           "family of device '%s', which has %u", family, ctx->info.name, n);
+    else if (!(qf[family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+        res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.queue_family_index %u of device '%s' "
+                           "has no VK_QUEUE_COMPUTE_BIT", family, ctx->info.name);
+    else if (qf[family].timestampValidBits == 0)
+        ctx->info.timestamps = 0;
+    free(qf);
+    return res;
+}
+
 vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     vkvit_result res = VKVIT_OK;
     vkvit__error_clear();
@@ -468,6 +489,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
                             layer_spec_version("VK_LAYER_KHRONOS_validation") < VK_MAKE_API_VERSION(0, 1, 3, 255);
     vkvit__query_device(ctx->physical_device, instance_api, off, &ctx->info, &ctx->quirks);
     ctx->info.validation = validation_on;
+    if (desc.host && (res = check_host_queue_family(ctx, desc.host->queue_family_index)) != VKVIT_OK) goto fail;
     if (ctx->info.api_version < VK_API_VERSION_1_1) {
         res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' supports Vulkan %u.%u; vkvit needs 1.1", ctx->info.name,
                            VK_API_VERSION_MAJOR(ctx->info.api_version), VK_API_VERSION_MINOR(ctx->info.api_version));
@@ -517,7 +539,8 @@ fail:
 
 void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     if (!ctx) return;
-    if (ctx->device) {
+    /* A host device refused before its function table was loaded carries nothing of vkvit's. */
+    if (ctx->device && ctx->vk.vkQueueWaitIdle) {
         if (ctx->queue) vkvit__queue_wait_idle(ctx);
         if (ctx->staging) {
             vkvit__buffer_destroy(ctx, ctx->staging);
