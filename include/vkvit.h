@@ -506,8 +506,10 @@ VKVIT_API vkvit_result vkvit_session_get_top_k(vkvit_session *session, uint32_t 
  * this session must have completed on the GPU (or never been submitted) before the next record_ex call. The host
  * keeps its images, views and buffers alive until the recorded work has completed. vkvit never changes an image
  * layout. Each input is pre-processed through the session's scratch buffer, sized at session creation for images
- * of up to vkvit_session_desc.max_image_pixels pixels: larger inputs are refused (VKVIT_ERROR_INVALID_ARGUMENT
- * naming the size needed). Slots without a host input keep what set_input / set_images last put there. */
+ * of up to vkvit_session_desc.max_image_pixels pixels (every such input fits; a larger one fits when its resize
+ * needs no more scratch, e.g. a wide picture whose shorter side is small). An input that does not fit is refused
+ * (VKVIT_ERROR_INVALID_ARGUMENT naming the max_image_pixels it needs). Slots without a host input keep what
+ * set_input / set_images last put there. */
 
 /* A host VkImage as the input of one batch slot. sRGB: an _SRGB view decodes to linear light on fetch; vkvit
  * re-encodes the value to sRGB (and rounds it back to its 8-bit code), because the model was trained on the stored,
@@ -577,8 +579,9 @@ typedef struct vkvit_record_desc {
  * (same requirements as vkvit_session_record, which is this call with desc NULL). Every argument is checked before
  * anything is recorded; on failure nothing was recorded. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL handle, a
  * slot out of range or used twice, a bad format, layout, size, offset or alignment, top-K output without top_k,
- * host inputs in a session created without max_image_pixels, an input larger than that), VKVIT_ERROR_BAD_IMAGE (a
- * zero or too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a 3-channel image). */
+ * host inputs in a session created without max_image_pixels, an input that does not fit its scratch buffer
+ * (above)), VKVIT_ERROR_BAD_IMAGE (a zero or too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a
+ * 3-channel image). */
 VKVIT_API vkvit_result vkvit_session_record_ex(vkvit_session *session, VkCommandBuffer cmd,
                                                const vkvit_record_desc *desc);
 
