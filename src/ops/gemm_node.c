@@ -4,35 +4,30 @@
 
 #include "ops/op_util.h"
 
-static uint64_t gcd64(uint64_t a, uint64_t b) {
-    while (b) {
-        uint64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
 /* A weight [N, K] larger than one storage-buffer descriptor can reach (maxStorageBufferRange: 128 MiB on lavapipe
  * and some mobile GPUs) runs as GEMMs over row blocks of it: block j computes output columns [n0, n0 + nc) from
- * weight rows [n0, n0 + nc) and bias / scale entries n0 + n, writing into the same D and residual at column n0.
- * Each block's byte offset stays a multiple of VKVIT_ARENA_ALIGN. Returns false when the weight cannot be split
- * (batched or strided GEMMs, or one row alone beyond the limit): the recorder then refuses it with a sentence. */
+ * weight rows [r0 + n0, r0 + n0 + nc) and bias / scale entries n0 + n, writing into the same D and residual at
+ * column n0. r0 = w_offset / K: the GEMM may use a row range of the weight (the mLSTM's proj_up halves). Each
+ * block binds a view from its first row's byte offset rounded down to VKVIT_ARENA_ALIGN, and starts w_offset
+ * elements into it. Returns false when the weight cannot be split (batched or strided GEMMs, a w_offset inside a
+ * row, or one row alone beyond the limit): the recorder then refuses it with a sentence. */
 static bool gemm_split_weight_rows(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op) {
     const vkvit__tensor w = vkvit__graph_get(g, op->w);
     const uint64_t range = g->ctx->limits.maxStorageBufferRange, elem = vkvit__elem_size(w.kind);
-    const uint64_t row_bytes = (uint64_t)op->K * elem;
-    if (w.bytes <= range || op->batch != 1 || op->w_offset != 0 || (op->w_stride && op->w_stride != op->K) ||
-        w.ndim != 2 || w.shape[0] != op->N || w.shape[1] != op->K)
+    const uint64_t row_bytes = (uint64_t)op->K * elem, r0 = op->w_offset / op->K;
+    if (w.bytes <= range || op->batch != 1 || op->w_offset % op->K || (op->w_stride && op->w_stride != op->K) ||
+        w.ndim != 2 || w.shape[1] != op->K || r0 + op->N > w.shape[0] || range <= VKVIT_ARENA_ALIGN)
         return false;
-    const uint64_t step = VKVIT_ARENA_ALIGN / gcd64(row_bytes, VKVIT_ARENA_ALIGN); /* rows per aligned offset */
-    const uint64_t rows = range / row_bytes / step * step;
+    const uint64_t rows = (range - VKVIT_ARENA_ALIGN) / row_bytes; /* room for the lead-in of an aligned start */
     if (rows == 0) return false;
     for (uint64_t n0 = 0; n0 < op->N && !g->error; n0 += rows) {
         const uint32_t nc = (uint32_t)VKVIT_MIN(rows, op->N - n0);
+        const uint64_t first = (r0 + n0) * row_bytes, start = first / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
+        const uint32_t lead = (uint32_t)((first - start) / elem); /* elements before the block's first row */
         vkvit__gemm_op part = *op;
         part.N = nc;
-        part.w = vkvit__graph_view(g, op->w, "rows", n0 * op->K, 2, (uint32_t[2]){nc, op->K});
+        part.w = vkvit__graph_view(g, op->w, "rows", start / elem, 1, (uint32_t[1]){lead + nc * op->K});
+        part.w_offset = lead;
         part.n_offset = op->n_offset + (uint32_t)n0; /* bias and scale stay whole: [N] floats always fit */
         part.d.offset += (uint32_t)n0;
         if (op->residual.t != VKVIT_NONE) part.residual.offset += (uint32_t)n0;
