@@ -4,9 +4,11 @@
 // mLSTM cell epilogue before proj_down (SPEC 7.1 / 7.2), elementwise over [rows, E]:
 //   hn  = (h - mean[b, c/4]) * rstd[b, c/4] * w[c] + bias[c]     SEED_GN: the seed's sequence-wide GroupNorm
 //       = h                                                      else: h already normalised (NX-AI per-token norm)
-//   out = (hn + skip[c] * a[row, c]) * silu(z[row, c])           z = up[row, E + c] (the second half of proj_up)
-// h[row, c] = h_buf[h_offset + row * h_stride + c] and a[row, c] likewise (h dense or qkv's q column block, a qkv's
-// a column block; offsets and strides % 4 == 0)
+//   out = (hn + skip[c] * a[row, c]) * silu(z[row, c])           z: proj_up's second half
+// h[row, c] = h_buf[h_offset + row * h_stride + c], and a, z and out likewise (h dense or qkv's q column block, a
+// qkv's a column block, z dense, out dense or over h; offsets and strides % 4 == 0). Over h, each element is read
+// before the same invocation writes it (the value written depends on it); a last partial step's recomputed row
+// may read what this invocation wrote, and writes nothing.
 // One invocation per row and 4 channels c = 4 c4 .. 4 c4 + 3 (E % 4 == 0; with the seed's 4-channel groups that
 // is one GroupNorm group): every operand is read and the output written as one vec4. Lanes run along c4,
 // workgroups along rows (y) and stride over them: on llvmpipe a workgroup costs a task switch, an integer
@@ -43,7 +45,7 @@ vec2 st2_r(uint i) {                                  // one fetch, then the hal
 #define bias4_r(i) texelFetch(tex_3, int(i))
 #define skip4_r(i) texelFetch(tex_4, int(i))
 #define a4_r(i) texelFetch(tex_5, int(i))
-#define up4_r(i) texelFetch(tex_6, int(i))
+#define z4_r(i) texelFetch(tex_6, int(i))
 #else
 layout(binding = 0, std430) readonly buffer H { vec4 data_h4[]; };       // rows of h_stride
 layout(binding = 1, std430) readonly buffer St { vec2 data_st2[]; };     // [B, E/4] x (mean, rstd) (SEED_GN)
@@ -51,20 +53,21 @@ layout(binding = 2, std430) readonly buffer W { vec4 data_w4[]; };       // [E] 
 layout(binding = 3, std430) readonly buffer Bi { vec4 data_bias4[]; };   // [E] (SEED_GN)
 layout(binding = 4, std430) readonly buffer Sk { vec4 data_skip4[]; };   // [E]
 layout(binding = 5, std430) readonly buffer A { vec4 data_a4[]; };       // rows of a_stride
-layout(binding = 6, std430) readonly buffer Up { vec4 data_up4[]; };     // [rows, 2E]
+layout(binding = 6, std430) readonly buffer Z { vec4 data_z4[]; };       // rows of z_stride
 #define h4_r(i) data_h4[i]
 #define st2_r(i) data_st2[i]
 #define w4_r(i) data_w4[i]
 #define bias4_r(i) data_bias4[i]
 #define skip4_r(i) data_skip4[i]
 #define a4_r(i) data_a4[i]
-#define up4_r(i) data_up4[i]
+#define z4_r(i) data_z4[i]
 #endif
-layout(binding = 7, std430) writeonly buffer D { vec4 data_d4[]; };      // [rows, E]
+layout(binding = 7, std430) writeonly buffer D { vec4 data_d4[]; };      // rows of d_stride; may be h itself
 
 layout(push_constant) uniform Push {
     uint rows, S, E, G;                               // G = 4 channels per group (the host's only value)
-    uint h_offset, h_stride, a_offset, a_stride;      // where h's and a's rows are (elements)
+    uint h_offset, h_stride, a_offset, a_stride;      // where h's, a's and z's rows are (elements)
+    uint z_offset, z_stride, d_offset, d_stride;      // and out's: over h (the same offset and stride) or dense
 } p;
 
 void main() {
@@ -84,9 +87,10 @@ void main() {
                     const vec2 stat = st2_r(row / p.S * E4 + c4);   // group c4 of the row's image: (mean, rstd)
                     hn = (hn - stat.x) * stat.y * w + bias;
                 }
-                const vec4 z = up4_r(row * 2 * E4 + E4 + c4);
+                const vec4 z = z4_r((p.z_offset + row * p.z_stride) / 4 + c4);
                 const vec4 a = a4_r((p.a_offset + row * p.a_stride) / 4 + c4);
-                if (r0 + i < p.rows) data_d4[row * E4 + c4] = (hn + skip * a) * (z / (1.0 + exp(-z)));
+                const vec4 o = (hn + skip * a) * (z / (1.0 + exp(-z)));
+                if (r0 + i < p.rows) data_d4[(p.d_offset + row * p.d_stride) / 4 + c4] = o;
             }
         }
     }

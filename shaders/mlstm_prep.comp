@@ -63,7 +63,7 @@ layout(constant_id = 0) const bool WINDOW = true;
 
 layout(push_constant) uniform Push {
     uint rows, S, E, K;                               // rows = B * S
-    uint up_stride;                                   // 2E
+    uint up_stride;                                   // 2E (proj_up whole) or E (its xm half)
     uint reverse;                                     // 1: the block processes the sequence back to front
     uint qkv_stride;                                  // 3E, or 2E with VT_OUT
     uint NH;                                          // memory heads (VT_OUT: DH = E / NH, a multiple of 4)

@@ -440,7 +440,7 @@ static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t
     vkvit__mlstm_aux aux = {VKVIT_NONE, {VKVIT_NONE, 0, 0, 0}};
     if (kind == 0) {
         yt = vkvit__graph_tensor(&r.g, VKVIT_TENSOR_ACTIVATION, "y", 2, x_shape);
-        vkvit__mlstm_cell(&r.g, &sm.model, &d, "w.", xt, B, S, reverse, yt, false, &aux);
+        vkvit__mlstm_cell(&r.g, &sm.model, &d, "w.", xt, NULL, B, S, reverse, yt, false, &aux);
         vt_graph_output(&r, aux.gates);
         vt_graph_output(&r, aux.h.t);
     } else {

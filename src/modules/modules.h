@@ -86,11 +86,13 @@ vkvit_result vkvit__vil_constants(const vkvit__model_file *mf, vkvit__constant *
 
 /* mLSTMCell on xn (dense [B*S, D], original token order) writing its output into y (dense [B*S, D]); with
  * `accumulate` the output is added to y's contents (the block's residual add, in the proj_down epilogue).
+ * xn_again (optional): the norm that wrote xn, run again (into a new tensor) for proj_up's second half, so that xn
+ * dies after the first half; NULL: the second half reads xn.
  * Weights "<wprefix>proj_up.weight", ... (state_dict names of the cell), and the folds "const.<wprefix>qk_fold",
  * "const.<wprefix>gate_fold" (vkvit__vil_constants). aux (optional) gets intermediates. */
 void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm_desc *d, const char *wprefix,
-                       uint32_t xn, uint32_t B, uint32_t S, bool reverse, uint32_t y, bool accumulate,
-                       vkvit__mlstm_aux *aux);
+                       uint32_t xn, const vkvit__norm_op *xn_again, uint32_t B, uint32_t S, bool reverse,
+                       uint32_t y, bool accumulate, vkvit__mlstm_aux *aux);
 
 /* mLSTMBlock: x += cell(norm1(x), reverse), x any tensor of B*S*D floats updated in place. Weights
  * "<wprefix>norm1.weight" and "<wprefix>mlstm.*". */

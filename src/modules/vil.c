@@ -8,7 +8,7 @@
  *   logits = head(norm(v))
  *
  * The cell, reading top to bottom like mLSTMCell.forward (tools/reference/mlstm.py):
- *   up    = xn · W_upᵀ                              [B*S, 2E]   GEMM; xm = up[:, :E], z = up[:, E:]
+ *   xm    = xn · W_up[:E]ᵀ                          [B*S, E]    GEMM (proj_up's first half)
  *   qkv   = (q', a, v): a = silu(conv1d(xm)), q' = headwise(a; q/k fold), v = headwise(xm)   shaders/mlstm_prep.comp
  *           (q' . a_s = q . k_s exactly in real arithmetic: vkvit__mlstm_fold; a serves as the keys and the skip);
  *           where the scan takes its quadratic form (CPU devices) qkv = (q', a) and v goes out transposed (vT)
@@ -16,7 +16,11 @@
  *           with vT: a · W_g'[:, :E]ᵀ + xm · W_xᵀ + (b_ig | b_fg), two GEMMs (W_x: the v part folded with v_proj)
  *   h     = mLSTM (SPEC 7.3 chunked scan, or the quadratic form on CPU devices) over q', k = a, v   [B*S, E]
  *   hn    = seed: GroupNorm(E/4) over 4 ch x S tokens (fused below) | NX-AI: per-token per-head LN, (1 + w)
- *   o     = (hn + skip ⊙ a) ⊙ silu(z)               [B*S, E]    shaders/mlstm_out.comp
+ *   z     = xn · W_up[E:]ᵀ                          [B*S, E]    GEMM (proj_up's second half), computed here and
+ *           not with xm: z would otherwise be live through the scan, at the cell's peak. In a block, xn is
+ *           recomputed for it (norm1 again: 5SD FLOPs) so that xn is not live there either (ViL-S: arena 4.33 ->
+ *           3.18 MiB at batch 1)
+ *   o     = (hn + skip ⊙ a) ⊙ silu(z)               [B*S, E]    shaders/mlstm_out.comp (NX-AI: over hn)
  *   y     = o · W_downᵀ (⊙ layerscale[:D], seed) (+ y: the block's residual add, in the GEMM epilogue) */
 #include "modules/modules.h"
 
@@ -104,13 +108,21 @@ vkvit_result vkvit__vil_constants(const vkvit__model_file *mf, vkvit__constant *
 }
 
 void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm_desc *d, const char *wprefix,
-                       uint32_t xn, uint32_t B, uint32_t S, bool reverse, uint32_t y, bool accumulate,
-                       vkvit__mlstm_aux *aux) {
+                       uint32_t xn, const vkvit__norm_op *xn_again, uint32_t B, uint32_t S, bool reverse,
+                       uint32_t y, bool accumulate, vkvit__mlstm_aux *aux) {
     const uint32_t D = d->dim, E = d->inner_dim, NH = d->num_heads, rows = B * S;
     if (aux) *aux = (vkvit__mlstm_aux){VKVIT_NONE, {VKVIT_NONE, 0, 0, 0}};
     if (g->error) return;
 
-    uint32_t up = vkvit__op_linear(g, "proj_up", xn, GEMM_WEIGHT("proj_up.weight"), VKVIT_NONE, VKVIT_ACT_NONE);
+    /* proj_up [2E, D] in two row halves: xm now, z just before it is used (the top comment) */
+    const uint32_t half_shape[2] = {rows, E};
+    vkvit__gemm_op proj_up = {
+        .a = vkvit__mat_dense(xn, rows, D), .w = GEMM_WEIGHT("proj_up.weight"), .bias = VKVIT_NONE,
+        .M = rows, .N = E, .K = D, .batch = 1, .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
+    };
+    const uint32_t up = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "proj_up", 2, half_shape); /* xm */
+    proj_up.d = vkvit__mat_dense(up, rows, E);
+    vkvit__op_gemm(g, "proj_up", &proj_up);
 
     /* Where the scan runs in its quadratic form (CPU devices), the prep writes v transposed for it, and no v rows */
     vkvit__mlstm_scan_op scan = {.gates = VKVIT_NONE, .B = B, .S = S, .E = E, .NH = NH, .reverse = reverse,
@@ -152,7 +164,7 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
         if (!v_transposed) continue;
         char xlabel[32];
         snprintf(xlabel, sizeof xlabel, "%s_xm", label);
-        op.a = (vkvit__mat){up, 0, 2 * E, rows * 2 * E}; /* xm */
+        op.a = vkvit__mat_dense(up, rows, E); /* xm */
         op.w_offset += 2 * E;
         op.bias = VKVIT_NONE;
         op.residual = d_gates;
@@ -164,8 +176,22 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
     scan.gates = gates;
     const vkvit__mat h = vkvit__op_mlstm_scan(g, "scan", &scan);
 
-    vkvit__mlstm_out_op out = {.h = h, .a = a, .up = up, .skip = WEIGHT("learnable_skip"), .gn_weight = VKVIT_NONE,
-                               .gn_bias = VKVIT_NONE, .B = B, .S = S, .E = E, .eps = 1e-5f};
+    uint32_t xn_z = xn;
+    if (xn_again) {
+        const uint32_t xn_shape[2] = {rows, D};
+        vkvit__norm_op again = *xn_again;
+        xn_z = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "norm1_again", 2, xn_shape);
+        again.out = vkvit__mat_dense(xn_z, rows, D);
+        vkvit__op_norm(g, "norm1_again", &again);
+    }
+    const uint32_t z = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "proj_up_z", 2, half_shape);
+    proj_up.a = vkvit__mat_dense(xn_z, rows, D);
+    proj_up.w_offset = E * D; /* weight rows E .. 2E-1 */
+    proj_up.d = vkvit__mat_dense(z, rows, E);
+    vkvit__op_gemm(g, "proj_up_z", &proj_up);
+
+    vkvit__mlstm_out_op out = {.h = h, .a = a, .z = vkvit__mat_dense(z, rows, E), .skip = WEIGHT("learnable_skip"),
+                               .gn_weight = VKVIT_NONE, .gn_bias = VKVIT_NONE, .B = B, .S = S, .E = E, .eps = 1e-5f};
     if (d->nxai) { /* MultiHeadLayerNorm: per token, per memory head over DH channels, scale 1 + w, no bias */
         uint32_t hn_shape[2] = {rows, E};
         uint32_t hn = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "outnorm", 2, hn_shape);
@@ -180,11 +206,15 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
         out.gn_weight = WEIGHT("outnorm.weight");
         out.gn_bias = WEIGHT("outnorm.bias");
     }
-    uint32_t o = vkvit__op_mlstm_out(g, "skip_gate", &out);
+    /* NX-AI: o over outnorm's copy of h (dense), which keeps o out of the peak at this node (ViL-S: 3.74 -> 3.18
+     * MiB). The seed's h is a column block of qkv: o over it would leave proj_down a strided A to read (proj_down
+     * ~10 % slower on llvmpipe), while this node is below the scan's peak anyway. */
+    out.out_over_h = d->nxai;
+    const vkvit__mat o = vkvit__op_mlstm_out(g, "skip_gate", &out);
 
     /* proj_down; the seed's layerscale has E entries of which the GEMM's per-column scale reads the first D. */
     vkvit__gemm_op down = {
-        .a = vkvit__mat_dense(o, rows, E), .w = GEMM_WEIGHT("proj_down.weight"), .bias = VKVIT_NONE,
+        .a = o, .w = GEMM_WEIGHT("proj_down.weight"), .bias = VKVIT_NONE,
         .d = vkvit__mat_dense(y, rows, D), .M = rows, .N = D, .K = E, .batch = 1,
         .scale = d->nxai ? VKVIT_NONE : WEIGHT("layerscale"),
         .residual = accumulate ? vkvit__mat_dense(y, rows, D) : (vkvit__mat){VKVIT_NONE, 0, 0, 0},
@@ -207,7 +237,7 @@ void vkvit__mlstm_block(vkvit__graph *g, const vkvit_model *m, const vkvit__mlst
     vkvit__op_norm(g, "norm1", &norm);
     char cell_prefix[128];
     snprintf(cell_prefix, sizeof cell_prefix, "%smlstm.", wprefix);
-    vkvit__mlstm_cell(g, m, d, cell_prefix, xn, B, S, reverse, x, true, NULL);
+    vkvit__mlstm_cell(g, m, d, cell_prefix, xn, &norm, B, S, reverse, x, true, NULL);
 }
 
 #undef WEIGHT

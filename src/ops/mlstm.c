@@ -27,6 +27,13 @@ vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, co
                           op->NH);
         return none;
     }
+    const vkvit__tensor up = vkvit__graph_get(g, op->up);
+    const uint32_t up_stride = up.shape[up.ndim - 1]; /* 2E: proj_up whole; E: its xm half alone */
+    if (up_stride < op->E || up_stride % 4 || vkvit__numel(&up) != (uint64_t)op->B * op->S * up_stride) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm prep '%s': up '%s' is not [%u, >= %u] with a row "
+                          "length that is a multiple of 4", name, up.name, op->B * op->S, op->E);
+        return none;
+    }
     const uint32_t rows = op->B * op->S, G = VKVIT_CEIL_DIV(op->S, 4), parts = op->v_transposed ? 2 : 3;
     if ((uint64_t)rows * parts * op->E > UINT32_MAX / 4 || (uint64_t)op->B * op->E * G > UINT32_MAX / 16) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "mlstm prep '%s': %u images of %u tokens x %u channels is too "
@@ -50,7 +57,7 @@ vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, co
      * 25 took half the time of runs of 4 with `vkvit bench`), one group elsewhere. Lanes along the E/4 projection
      * heads. */
     const uint32_t run = op->run ? op->run : g->ctx->caps.cpu_device ? VKVIT_MIN(VKVIT_CEIL_DIV(G, 2), 32u) : 1;
-    mlstm_prep_push p = {rows, op->S, op->E, op->K, 2 * op->E, op->reverse, out.qkv_stride, op->NH, run};
+    mlstm_prep_push p = {rows, op->S, op->E, op->K, up_stride, op->reverse, out.qkv_stride, op->NH, run};
     vkvit__node_binding b[7] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(out.qkv),
                                 wr(out.vt)};
     vkvit__graph_node(g, name, "mlstm_prep", &kd, b, kd.n_buffers, &p, sizeof p, groups_for(op->E / 4, 64),
@@ -327,17 +334,20 @@ VKVIT_PUSH_MIRROR(mlstm_gn_push, 6);
 typedef struct mlstm_out_push {
     uint32_t rows, S, E, G;
     uint32_t h_offset, h_stride, a_offset, a_stride;
+    uint32_t z_offset, z_stride, d_offset, d_stride;
 } mlstm_out_push;
-VKVIT_PUSH_MIRROR(mlstm_out_push, 8);
+VKVIT_PUSH_MIRROR(mlstm_out_push, 12);
 
-uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op) {
-    if (g->error) return VKVIT_NONE;
+vkvit__mat vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op) {
+    if (g->error) return NO_MAT;
     const uint32_t G = 4, rows = op->B * op->S; /* GroupNorm(E/4 groups): 4 channels per group */
     const bool seed_gn = op->gn_weight != VKVIT_NONE;
-    if (op->E % G || (op->a.offset | op->a.stride | op->h.offset | op->h.stride) % 4)
-        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u, or an offset or row stride "
-                                 "of h (%u, %u) or a (%u, %u) is not a multiple of 4", name, op->E, op->h.offset,
-                                 op->h.stride, op->a.offset, op->a.stride);
+    if (op->E % G || (op->a.offset | op->a.stride | op->h.offset | op->h.stride | op->z.offset | op->z.stride) % 4) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "mlstm out '%s': E = %u, or an offset or row stride of h "
+                          "(%u, %u), a (%u, %u) or z (%u, %u) is not a multiple of 4", name, op->E, op->h.offset,
+                          op->h.stride, op->a.offset, op->a.stride, op->z.offset, op->z.stride);
+        return NO_MAT;
+    }
     char label[64];
     uint32_t stats = VKVIT_NONE;
     if (seed_gn) {
@@ -364,19 +374,23 @@ uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mls
                           lane ? VKVIT_CEIL_DIV(op->E / G, wg) : op->E / G, op->B, 1);
     }
     uint32_t shape[2] = {rows, op->E};
-    uint32_t out = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
+    const vkvit__mat out = op->out_over_h ? op->h
+                                          : vkvit__mat_dense(vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2,
+                                                                                 shape), rows, op->E);
     const bool cpu = g->ctx->caps.cpu_device;
     const uint32_t wg = cpu ? 8 : 64;
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
                              .push_size = sizeof(mlstm_out_push), .n_spec = 3, .spec = {seed_gn, wg, cpu ? 4 : 1}};
     if (ops_texel_inputs(g->ctx, &kd, 7)) kd.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32_TEXEL; /* every input */
-    mlstm_out_push p = {rows, op->S, op->E, G, op->h.offset, op->h.stride, op->a.offset, op->a.stride};
+    mlstm_out_push p = {rows, op->S, op->E, G, op->h.offset, op->h.stride, op->a.offset, op->a.stride,
+                        op->z.offset, op->z.stride, out.offset, out.stride};
     vkvit__node_binding b[8] = {rd(op->h.t), rd(or_dummy(stats, op->h.t)), rd(or_dummy(op->gn_weight, op->skip)),
-                                rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a.t), rd(op->up), wr(out)};
+                                rd(or_dummy(op->gn_bias, op->skip)), rd(op->skip), rd(op->a.t), rd(op->z.t), wr(out.t)};
+    if (op->out_over_h) b[7].access |= VKVIT_READ;
     /* Lanes along the row's E/4 vec4s, workgroups along rows: on CPU devices one 8-lane workgroup spans the row
      * and takes 16 rows, 4 per step (llvmpipe pays per workgroup and per fetch, see the shader), elsewhere one row
      * each. */
     vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, cpu ? 1 : groups_for(op->E / 4, wg),
                       cpu ? groups_for(VKVIT_CEIL_DIV(rows, 4), 4) : groups_for(rows, 1), 1);
-    return g->error ? VKVIT_NONE : out;
+    return g->error ? NO_MAT : out;
 }

@@ -10,7 +10,7 @@
 #include "ops/mat.h"
 
 /* Causal depthwise conv1d (kernel K) + SiLU + the headwise 4x4 projections (shaders/mlstm_prep.comp):
- *   up [B*S, 2E] (xm = columns 0..E-1) -> a new qkv [B*S, 3E] = cat(q', a, v) with a = silu(conv(xm)) (the keys
+ *   up [B*S, U] (xm = columns 0..E-1; U = 2E for proj_up's whole output, E for its xm half alone) -> a new qkv [B*S, 3E] = cat(q', a, v) with a = silu(conv(xm)) (the keys
  *   and the skip branch), q' = HW(a; wqk) (the queries with the q/k fold: src/modules/modules.h
  *   vkvit__mlstm_fold) and v = HW(xm; wv), HW: out[4p+o] = sum_i W[p][o][i] in[4p+i].
  * v_transposed: qkv is [B*S, 2E] = cat(q', a) and v goes into a new vT [B*NH*DH, S_pad] instead (vT[b*NH+h][d][t],
@@ -66,16 +66,21 @@ bool vkvit__mlstm_scan_takes_vt(const vkvit__graph *g, const vkvit__mlstm_scan_o
 /* The cell's output before proj_down (shaders/mlstm_out.comp, plus shaders/mlstm_gn_stats.comp for the seed):
  *   seed (gn_weight != VKVIT_NONE): hn = GroupNorm(E/4 groups over 4 channels x all S tokens, eps)(h) * w + bias
  *   NX-AI (gn_weight == VKVIT_NONE): hn = h (the caller normalised it per token already)
- *   out = (hn + skip * a) * silu(up[:, E:])  -> a new [B*S, E]. */
+ *   out = (hn + skip * a) * silu(z)  -> a new [B*S, E], or over h (out_over_h), z the second half of proj_up's
+ *   output. Returns where out is ({VKVIT_NONE} after a failure). */
 typedef struct vkvit__mlstm_out_op {
-    vkvit__mat h, a;                        /* [B*S, E] each (h dense or qkv's q block, a qkv's a block; offsets
-                                             * and strides multiples of 4; batch_stride unused: rows run on) */
-    uint32_t up, skip;
+    vkvit__mat h, a, z;                     /* [B*S, E] each (h dense or qkv's q block, a qkv's a block, z dense;
+                                             * offsets and strides multiples of 4; batch_stride unused: rows run
+                                             * on) */
+    uint32_t skip;
     uint32_t gn_weight, gn_bias;            /* [E] each (seed), or VKVIT_NONE */
     uint32_t B, S, E;
     float eps;
+    bool out_over_h;                        /* the caller has no further use for h: write out over it (each element
+                                             * is read, then written, by one invocation; the GroupNorm statistics
+                                             * are a node of their own, before) */
 } vkvit__mlstm_out_op;
 
-uint32_t vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op);
+vkvit__mat vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__mlstm_out_op *op);
 
 #endif /* VKVIT_OPS_MLSTM_H */
