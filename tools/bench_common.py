@@ -139,6 +139,9 @@ def add_common_args(ap, default_repeat: int = 5):
                     help="path of the vkvit binary")
     ap.add_argument("--device", default=None, help="vkvit device (index or name substring)")
     ap.add_argument("--keep", default=None, help="write the model file here and keep it")
+    ap.add_argument("--max-arena-ratio", type=float, default=None,
+                    help="also fail (exit 2) when vkvit's activation arena exceeds this many times its largest "
+                    "activation (issue 15's memory target: 3)")
     ap.add_argument("--json", action="store_true")
 
 
@@ -155,7 +158,7 @@ def write_model(net, meta: dict, args, prefix: str):
 
 def finish(results: dict, args) -> int:
     """Prints the results (--json: the dict, else print_report) and returns the exit status: 0, or 2 when a
-    precision's logits exceeded its tolerance."""
+    precision's logits exceeded its tolerance or its arena --max-arena-ratio."""
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -207,12 +210,16 @@ def side_by_side(net, x, want, meta: dict, model_path: str, tmp: str, args) -> d
         got = vkvit_logits(args.vkvit, model_path, x, tmp, dev_args + ["--precision", p])
         err = ((got - want).abs().max() / want.abs().max()).item()
         ok = ok and err <= LOGIT_TOLERANCE.get(p, 5e-2)
+        arena_ratio = vb["arena_bytes"] / vb["largest_activation_bytes"]
+        ok = ok and (args.max_arena_ratio is None or arena_ratio <= args.max_arena_ratio)
         t, v = results["torch_fp32_ms"], summary(samples[f"vkvit {p}"])
         results["vkvit"][p] = {"ms": v, "ratio_over_torch_fp32_median": v["median"] / t["median"],
                                "ratio_over_torch_fp32_min": v["min"] / t["min"], "logits_max_rel_err": err,
                                "device": vb["device"], "gpu_ms_by_kind": vb["gpu_ms_by_kind"],
                                "host_cpu_ms": vb["host_cpu_ms"], "arena_bytes": vb["arena_bytes"],
-                               "sum_activation_bytes": vb["sum_activation_bytes"]}
+                               "sum_activation_bytes": vb["sum_activation_bytes"],
+                               "largest_activation_bytes": vb["largest_activation_bytes"], "arena_ratio": arena_ratio}
+    results["max_arena_ratio"] = args.max_arena_ratio
     results["ok"] = ok
     return results
 
@@ -236,6 +243,8 @@ def print_report(results: dict):
         print(f"    median {v['median']:9.2f} ms   min {v['min']:9.2f} ms   ratio vkvit / PyTorch fp32: median "
               f"{r['ratio_over_torch_fp32_median']:.2f}x, min {r['ratio_over_torch_fp32_min']:.2f}x")
         print("    GPU time by kind: " + ", ".join(f"{k} {ms:.1f} ms" for k, ms in r["gpu_ms_by_kind"].items()))
-        print(f"    arena {r['arena_bytes'] / 2**20:.2f} MiB vs sum of intermediates "
-              f"{r['sum_activation_bytes'] / 2**20:.2f} MiB; logits max rel err vs PyTorch fp32 "
-              f"{r['logits_max_rel_err']:.3g} (tolerance {LOGIT_TOLERANCE.get(p, 5e-2):g})")
+        limit = results.get("max_arena_ratio")
+        print(f"    arena {r['arena_bytes'] / 2**20:.2f} MiB = {r['arena_ratio']:.2f}x the largest activation" +
+              (f" (limit {limit:g}x)" if limit is not None else "") +
+              f", sum of intermediates {r['sum_activation_bytes'] / 2**20:.2f} MiB; logits max rel err vs PyTorch "
+              f"fp32 {r['logits_max_rel_err']:.3g} (tolerance {LOGIT_TOLERANCE.get(p, 5e-2):g})")

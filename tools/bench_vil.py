@@ -13,7 +13,7 @@ then
      each P of --precision: median of --repeat) and reports the median and the minimum over the rounds of each
      and their ratios (on cuda also bf16 autocast and, with --compile, torch.compile),
   3. runs `vkvit run` on the same input and compares the logits with PyTorch's fp32 logits (tolerances in
-     tools/bench_common.py; exit status 2 when one is exceeded).
+     tools/bench_common.py; exit status 2 when one is exceeded, or the arena exceeds --max-arena-ratio).
 Measure PyTorch at its best on a quiet machine: unset OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in this command only
 (see tools/bench_common.py); the report names the OpenBLAS kernel used. Needs Debian's python3-torch (run with
 /usr/bin/python3) and a built build/vkvit.

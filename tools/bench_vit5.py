@@ -12,7 +12,7 @@ model file, then
      vkvit_session_run) and reports the median and the minimum over the rounds of each, and their ratios; on cuda
      also eager bf16 autocast, and torch.compile (max-autotune) when --compile is given (timed after the rounds),
   2. runs `vkvit run` on the same input at each precision and compares the logits with PyTorch's fp32 logits
-     (tolerances in tools/bench_common.py; exit status 2 when one is exceeded).
+     (tolerances in tools/bench_common.py; exit status 2 when one is exceeded, or the arena exceeds --max-arena-ratio).
 On the CPU, measure PyTorch at its best on a quiet machine: unset OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE in this
 command only (tools/bench_common.py); the report names the OpenBLAS kernel used. Needs Debian's python3-torch (run
 it with /usr/bin/python3) and a built build/vkvit.
