@@ -10,9 +10,10 @@
 #include "ops/mat.h"
 
 /* Causal depthwise conv1d (kernel K) + SiLU + the headwise 4x4 projections (shaders/mlstm_prep.comp):
- *   up [B*S, U] (xm = columns 0..E-1; U = 2E for proj_up's whole output, E for its xm half alone) -> a new qkv [B*S, 3E] = cat(q', a, v) with a = silu(conv(xm)) (the keys
- *   and the skip branch), q' = HW(a; wqk) (the queries with the q/k fold: src/modules/modules.h
- *   vkvit__mlstm_fold) and v = HW(xm; wv), HW: out[4p+o] = sum_i W[p][o][i] in[4p+i].
+ *   up [B*S, U] (xm = columns 0..E-1; U = 2E for proj_up's whole output, E for its xm half alone) -> a new
+ *   qkv [B*S, 3E] = cat(q', a, v) with a = silu(conv(xm)) (the keys and the skip branch), q' = HW(a; wqk) (the
+ *   queries with the q/k fold: src/modules/modules.h vkvit__mlstm_fold) and v = HW(xm; wv),
+ *   HW: out[4p+o] = sum_i W[p][o][i] in[4p+i].
  * v_transposed: qkv is [B*S, 2E] = cat(q', a) and v goes into a new vT [B*NH*DH, S_pad] instead (vT[b*NH+h][d][t],
  *   S_pad = S rounded up to 4, zeros past S): the operand of the quadratic scan (vkvit__mlstm_scan_op.vt), which
  *   then needs no transpose of its own. Needs (E / NH) % 4 == 0.

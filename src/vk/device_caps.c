@@ -82,8 +82,9 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
     const VkResult r = vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, cm);
     for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
         if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
-            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-            cm[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV && cm[k].scope == VK_SCOPE_SUBGROUP_NV)
+            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_NV && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_NV && cm[k].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+            cm[k].scope == VK_SCOPE_SUBGROUP_NV)
             return true;
     return false;
 }
