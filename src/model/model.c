@@ -28,13 +28,25 @@ uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *
     return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT, w->name, w->offset, w->ndim, w->shape);
 }
 
+/* Elements of the fp16 copy of a weight (vkvit__model_prepare_f16), 0 for none: the GEMM operands, i.e. the 2-D
+ * weights and the 4-D "*.weight" tensors, convolution kernels [Cout, Cin, kh, kw] that the patch embeddings multiply
+ * with im2col rows as [Cout, Cin kh kw] (4-D position embeddings [1, H, W, C] are not called "*.weight"). */
+static uint64_t f16_copy_elems(const vkvit__weight *w) {
+    const size_t len = strlen(w->name);
+    const bool conv_kernel = w->ndim == 4 && len >= 7 && !strcmp(w->name + len - 7, ".weight");
+    if (w->ndim != 2 && !conv_kernel) return 0;
+    uint64_t n = 1;
+    for (uint32_t d = 0; d < w->ndim; d++) n *= w->shape[d];
+    return n;
+}
+
 uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name) {
     if (g->error) return VKVIT_NONE;
     if (!g->f16_weights) return vkvit__model_weight(g, m, name);
     const vkvit__weight *w = find_weight(m, name);
     if (!w)
         return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);
-    if (!m->has_f16 || w->ndim != 2)
+    if (!m->has_f16 || !f16_copy_elems(w))
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "model '%s': no fp16 copy of '%s'", m->label, name);
     return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT_F16, w->name, w->offset_f16, w->ndim, w->shape);
 }
@@ -353,9 +365,9 @@ vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
                                 : "model '%s': fp16 needs storageBuffer16BitAccess, which device '%s' does not offer "
                                   "(or the host did not enable)", m->label, ctx->info.name);
     vkvit_result res = VKVIT_OK;
-    uint32_t n2d = 0;
-    for (uint32_t i = 0; i < m->n_weights; i++) n2d += m->weights[i].ndim == 2;
-    placed_weight *order = malloc((n2d ? n2d : 1) * sizeof *order);
+    uint32_t n_copies = 0; /* weights with an fp16 copy (f16_copy_elems) */
+    for (uint32_t i = 0; i < m->n_weights; i++) n_copies += f16_copy_elems(&m->weights[i]) > 0;
+    placed_weight *order = malloc((n_copies ? n_copies : 1) * sizeof *order);
     float *f32 = NULL;
     uint16_t *f16 = NULL;
     if (!order) {
@@ -363,37 +375,37 @@ vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
                            m->label);
         goto done;
     }
-    n2d = 0;
+    n_copies = 0;
     for (uint32_t i = 0; i < m->n_weights; i++)
-        if (m->weights[i].ndim == 2) order[n2d++] = (placed_weight){m->weights[i].offset, i};
-    qsort(order, n2d, sizeof *order, cmp_offset);
-    /* fp16 copies of the 2-D weights (the GEMM operands), each at a VKVIT_ARENA_ALIGN boundary, in the fp32
-     * buffer's order: a window of neighbours there is one range here too. */
+        if (f16_copy_elems(&m->weights[i])) order[n_copies++] = (placed_weight){m->weights[i].offset, i};
+    qsort(order, n_copies, sizeof *order, cmp_offset);
+    /* fp16 copies of the GEMM operands (f16_copy_elems), each at a VKVIT_ARENA_ALIGN boundary, in the fp32 buffer's
+     * order: a window of neighbours there is one range here too. */
     uint64_t total = 0, largest = 0;
-    for (uint32_t k = 0; k < n2d; k++) {
+    for (uint32_t k = 0; k < n_copies; k++) {
         vkvit__weight *w = &m->weights[order[k].index];
-        const uint64_t n = (uint64_t)w->shape[0] * w->shape[1];
+        const uint64_t n = f16_copy_elems(w);
         w->offset_f16 = total;
         total += (n * 2 + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
         largest = VKVIT_MAX(largest, n);
     }
     const uint64_t window = VKVIT_MAX((uint64_t)F16_WINDOW_BYTES, largest * 4);
     f32 = malloc((size_t)window);
-    f16 = malloc((size_t)(window / 2 + n2d * VKVIT_ARENA_ALIGN)); /* the window's weights and their alignment gaps */
+    f16 = malloc((size_t)(window / 2 + n_copies * VKVIT_ARENA_ALIGN)); /* the window's weights and their alignment gaps */
     if (!f32 || !f16) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for the fp16 weights", m->label);
         goto done;
     }
     if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, "vkvit weights fp16", &m->buffer_f16)) != VKVIT_OK)
         goto done;
-    for (uint32_t first = 0, last; first < n2d; first = last) {
+    for (uint32_t first = 0, last; first < n_copies; first = last) {
         /* weights first .. last-1: one download of their fp32 span, one upload of their fp16 span */
         const vkvit__weight *head = &m->weights[order[first].index];
         const uint64_t from = head->offset, from_f16 = head->offset_f16;
         uint64_t to = from, to_f16 = from_f16;
-        for (last = first; last < n2d; last++) {
+        for (last = first; last < n_copies; last++) {
             const vkvit__weight *w = &m->weights[order[last].index];
-            const uint64_t n = (uint64_t)w->shape[0] * w->shape[1];
+            const uint64_t n = f16_copy_elems(w);
             if (last > first && w->offset + n * 4 - from > window) break;
             to = VKVIT_MAX(to, w->offset + n * 4);
             to_f16 = w->offset_f16 + (n * 2 + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
@@ -402,7 +414,7 @@ vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
         memset(f16, 0, (size_t)(to_f16 - from_f16)); /* the alignment gaps, the last one's included */
         for (uint32_t k = first; k < last; k++) {
             const vkvit__weight *w = &m->weights[order[k].index];
-            const uint64_t n = (uint64_t)w->shape[0] * w->shape[1];
+            const uint64_t n = f16_copy_elems(w);
             const float *src = f32 + (w->offset - from) / 4;
             if (vkvit__f32_to_f16_array(src, f16 + (w->offset_f16 - from_f16) / 2, (size_t)n)) continue;
             uint64_t j = 0;

@@ -10,7 +10,8 @@
 typedef struct vkvit__weight {
     const char *name;                       /* in the model's name arena */
     uint64_t offset;                        /* bytes into the weight buffer (VKVIT_ARENA_ALIGN aligned) */
-    uint64_t offset_f16;                    /* bytes into the fp16 buffer (2-D weights, once prepared) */
+    uint64_t offset_f16;                    /* bytes into the fp16 buffer (GEMM operands: 2-D weights and
+                                               convolution kernels, once prepared) */
     uint32_t ndim;
     uint32_t shape[VKVIT_MAX_DIMS];
 } vkvit__weight;
@@ -23,7 +24,8 @@ struct vkvit_model {
     uint32_t n_weights;
     char *names;
     vkvit__buffer buffer;
-    vkvit__buffer buffer_f16;               /* fp16 copies of the 2-D (GEMM) weights, made by the first fp16 session */
+    vkvit__buffer buffer_f16;               /* fp16 copies of the GEMM operands (2-D weights, convolution kernels),
+                                               made by the first fp16 session */
     bool has_f16;
     uint64_t params, flops;
 };
@@ -40,8 +42,8 @@ typedef struct vkvit__constant {
 uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *name);
 /* Same with printf-style name formatting, e.g. vkvit__model_weightf(g, m, "blocks.%u.mlp_norm.weight", i). */
 uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) VKVIT_PRINTF(3, 4);
-/* A weight used as a GEMM operand: from the fp16 buffer when the graph builds an fp16 session (g->f16_weights),
- * else the fp32 one. */
+/* A weight used as a GEMM operand (2-D, or a 4-D convolution kernel viewed as 2-D by its caller): from the fp16
+ * buffer when the graph builds an fp16 session (g->f16_weights), else the fp32 one. */
 uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name);
 uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) VKVIT_PRINTF(3, 4);
 
@@ -51,7 +53,8 @@ uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const 
 uint32_t vkvit__model_weight_rows_pair(vkvit__graph *g, const vkvit_model *m, const char *first, const char *second,
                                        const char *label);
 
-/* Creates the fp16 copies of the 2-D weights (once; later calls return at once). */
+/* Creates the fp16 copies of the GEMM operands: 2-D weights and 4-D convolution kernels (once; later calls return
+ * at once). */
 vkvit_result vkvit__model_prepare_f16(vkvit_model *m);
 
 /* True when the model has a weight called `name`. */

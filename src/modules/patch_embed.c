@@ -15,7 +15,7 @@ void vkvit__patch_embed(vkvit__graph *g, const vkvit_model *m, const vkvit__patc
     uint32_t cols = vkvit__op_patchify(g, "patch_embed.im2col", op->img, op->batch, op->height, op->width,
                                        op->in_chans, op->patch);
     snprintf(name, sizeof name, "%s.weight", op->prefix);
-    uint32_t w = vkvit__model_weight(g, m, name);
+    uint32_t w = vkvit__model_gemm_weight(g, m, name); /* fp16 in fp16 sessions (tensor cores in fp16-math ones) */
     uint32_t w2d_shape[2] = {op->dim, K};
     uint32_t w2d = vkvit__graph_view(g, w, "patch_embed.weight[2d]", 0, 2, w2d_shape);
     snprintf(name, sizeof name, "%s.bias", op->prefix);
