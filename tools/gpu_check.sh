@@ -116,13 +116,15 @@ elif [ "$dry" = 1 ]; then
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --shape 64x64x64 --repeat 2 --warmup 1 --json
 else
     run bench_gemm "$out/bench_gemm.jsonl" "$cli" bench gemm --json
-    # Tile tuning of the shared-memory kernel (fp32 and fp16-weight GEMMs on GPUs: one tile, 64x64x16 / 4x4, in
-    # src/ops/gemm.c so far): larger register tiles against it, alternated in one process (`bench gemm --versus`).
+    # Tile tuning of the shared-memory kernel (fp32 and fp16-weight GEMMs on GPUs; its tiles by shape in
+    # src/ops/gemm.c): larger register tiles against the 64x64x16 / 4x4 one, alternated in one process (`bench gemm
+    # --versus`). The full run only: measured on an H100 on 2026-11-27 (docs/gpu.md).
     i=0
     for t in bm=128,bn=128,bk=16,tm=8,tn=8 bm=64,bn=128,bk=16,tm=4,tn=8 bm=128,bn=64,bk=16,tm=8,tn=4; do
+        [ "$quick" = 1 ] && break
         i=$((i + 1))
         run "bench_gemm_tile $t" "$out/bench_gemm_tile_$i.jsonl" "$cli" bench gemm --json --rounds 4 \
-            --shape 4096x4096x4096 --shape 201x1536x384 --shape 12864x1152x384 --config kernel=shared \
+            --shape 4096x4096x4096 --shape 201x1536x384 --shape 12864x1152x384 --config kernel=shared,bm=64,bn=64 \
             --versus "kernel=shared,$t"
     done
     # fp16 arithmetic (cooperative matrices where in use: the "cooperative_matrix" field) at the 4096^3 too,
@@ -153,6 +155,8 @@ if has_part torch && [ -n "$py" ]; then
     if [ "$dry" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --shape 64x64x64 --rounds 1 --repeat 2 --warmup 1 --json
+        run "profile vit5_cifar10 b1" "$out/profile_vit5_cifar10_b1.txt" env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" \
+            "$py" tools/profile_nodes.py assets/models/vit5_cifar10.vkvit --runs 2
     elif [ "$quick" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --rounds 3 --shape 4096x4096x4096 --shape 201x384x1536 --shape 51456x1152x384 --json
@@ -167,11 +171,15 @@ if has_part torch && [ -n "$py" ]; then
         if [ -f "$out/vit5_s.vkvit" ]; then
             run "sustained vit5_s fp16-math" "$out/sustained_vit5_s_fp16-math.json" "$cli" bench --model \
                 "$out/vit5_s.vkvit" --precision fp16-math --duration 30 --json
-            # GPU time per node kind (timestamps) at batch 1 and 256: where the next kernel work should go
+            # GPU time per node kind (timestamps) at batch 1 and 256, and per node at batch 1: where the next
+            # kernel work should go
             for b in 1 256; do
                 run "bench vit5_s fp16-math b$b" "$out/bench_vit5_s_fp16-math_b$b.json" "$cli" bench --model \
                     "$out/vit5_s.vkvit" --precision fp16-math --batch "$b" --json
             done
+            run "profile vit5_s fp16-math b1" "$out/profile_vit5_s_fp16-math_b1.txt" \
+                env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" "$py" tools/profile_nodes.py "$out/vit5_s.vkvit" \
+                --precision fp16-math --runs 50
             run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" \
                 --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit"
             case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
@@ -195,6 +203,8 @@ if has_part torch && [ -n "$py" ]; then
         done
         if [ -f "$out/vit5_s.vkvit" ]; then
             for p in ${precisions//,/ }; do
+                run "profile vit5_s $p b1" "$out/profile_vit5_s_${p}_b1.txt" env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" \
+                    "$py" tools/profile_nodes.py "$out/vit5_s.vkvit" --precision "$p" --runs 50
                 run "sustained vit5_s $p" "$out/sustained_vit5_s_$p.json" "$cli" bench --model "$out/vit5_s.vkvit" \
                     --precision "$p" --duration 60 --json
             done
