@@ -73,7 +73,8 @@
  *     no other call on the ctx or its children, and no host use of its queue, at the same time. Do it on a loading
  *     screen, not in the frame loop.
  *   The log callback is called on the thread of the failing call, so concurrently when sessions are used from
- *   several threads.
+ *   several threads. Model and session creation spread their CPU work (weight conversion, pipeline compilation)
+ *   over up to 8 short-lived threads of vkvit's own, joined before the call returns; no other call creates any.
  *
  * PHILOSOPHY
  *   Readable first, fast second, no hidden allocation and no pipeline creation at run time.
