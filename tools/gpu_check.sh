@@ -155,8 +155,15 @@ if has_part torch && [ -n "$py" ]; then
     if [ "$dry" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --shape 64x64x64 --rounds 1 --repeat 2 --warmup 1 --json
-        run "profile vit5_cifar10 b1" "$out/profile_vit5_cifar10_b1.txt" env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" \
-            "$py" tools/profile_nodes.py assets/models/vit5_cifar10.vkvit --runs 2
+        # tools/profile_nodes.py loads the library into Python: not an AddressSanitizer build's (its runtime must
+        # come first in the process), which CI's sanitizer pass runs this dry run with
+        if ldd "$BUILD_DIR/libvkvit.so" 2> /dev/null | grep -q libasan; then
+            echo "gpu_check.sh: $BUILD_DIR/libvkvit.so is an AddressSanitizer build: profile_nodes.py skipped" \
+                > "$out/profile_vit5_cifar10_b1.txt"
+        else
+            run "profile vit5_cifar10 b1" "$out/profile_vit5_cifar10_b1.txt" env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" \
+                "$py" tools/profile_nodes.py assets/models/vit5_cifar10.vkvit --runs 2
+        fi
     elif [ "$quick" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --rounds 3 --shape 4096x4096x4096 --shape 201x384x1536 --shape 51456x1152x384 --json
