@@ -192,6 +192,7 @@ static vkvit_result fill_range(const weight_image *wi, uint8_t *out, uint64_t at
  * mapped file's page faults included): on the H200's machine ViT-5-S's 88 MB took 58-61 ms on one thread. */
 #define FILL_PIECE_BYTES (1u << 20)
 #define VKVIT_LOAD_THREADS 8
+_Static_assert(VKVIT_UPLOAD_WINDOW_BYTES % FILL_PIECE_BYTES == 0, "fill_window.bad has a flag for every piece");
 
 typedef struct fill_window {
     const weight_image *wi;
