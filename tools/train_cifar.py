@@ -32,9 +32,15 @@ per step for ViT-5 and 78 ms for ViL alone, 70 and 148 ms side by side; eight mi
 side, reached 80.4 % (ViT-5, 72 epochs) and 80.7 % (ViL, 34 epochs) with --time-budget-min 8. On a lent H100 the
 same day, with torch.compile (about a minute to compile, counted as training time) and close-ups, side by side
 (tools/gpu_train_cifar.sh --minutes 7.5): 34 ms per step for ViT-5 and 72 ms for ViL, 131 and 58 epochs, 83.78 %
-and 82.45 %. Two later runs continued those (--init-from) for 7 and 3.3 minutes: 88.10 % and 86.16 %, the bundled
-models (assets/models/README.md has the runs). The recipe's 200 epochs (19,400 steps) of ViT-5 would take 11
-minutes at that side-by-side speed.
+and 82.45 %. Two later runs continued those (--init-from) for 7 and 3.3 minutes: 88.10 % and 86.16 %. The recipe's
+200 epochs (19,400 steps) of ViT-5 would take 11 minutes at that side-by-side speed.
+
+Distillation (--teacher T.pt, --distill w): a convolutional teacher (tools/cifar_teacher.py, a ResNet-9) sees every
+augmented, mixed batch the student sees, and the loss becomes (1 - w) x the label loss + w x KL(teacher || student)
+(student_loss). On a lent H200 (2026-11-28), a 92.18 % teacher (40 epochs, 37 s) distilled into the models of the
+runs above for 6.6 minutes side by side (--lr 1e-3 --warmup-epochs 2) took ViT-5 from 88.10 to 91.18 % in 103
+epochs and ViL from 86.16 to 88.59 % in 52; 2.3 more minutes of ViT-5 alone gave 91.21 %: the bundled models
+(assets/models/README.md has the runs).
 
 Checkpoints (model, optimiser, EMA, step) are written atomically every --ckpt-every-min minutes and at each
 evaluation, so a run can be cut off at any point and resumed with the same command; the data order of an epoch
@@ -333,6 +339,21 @@ def lr_at(step, total, warmup, peak):
     return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
 
 
+def student_loss(logits, y, target, label_smoothing, soft=None, distill=0.0):
+    """The training loss of logits [B, classes]: cross-entropy against the labels y [B] (smoothed) when target is y,
+    else against the soft targets [B, classes] of MixUp / CutMix; with a teacher's probabilities soft [B, classes],
+    (1 - distill) x that + distill x KL(soft || softmax(logits)), averaged over the batch (DeiT's soft distillation
+    at temperature 1; its gradient on the logits is (1 - distill) (p - target) / B + distill (p - soft) / B)."""
+    log_p = F.log_softmax(logits.float(), dim=1)
+    if target is y:
+        loss = F.cross_entropy(logits.float(), y, label_smoothing=label_smoothing)
+    else:
+        loss = torch.sum(-target * log_p, dim=1).mean()
+    if soft is not None:
+        loss = (1 - distill) * loss + distill * F.kl_div(log_p, soft, reduction="batchmean")
+    return loss
+
+
 @torch.no_grad()
 def evaluate(net, x, y, device, batch=500):
     net.eval()
@@ -424,6 +445,12 @@ def parse_args(argv):
                    help="torch.compile the training steps on CUDA, eager if it fails (recipe cpu: 0, gpu: 1)")
     p.add_argument("--export-dtype", choices=("f32", "f16"), help="weights in the exported file (cpu: f32, gpu: f16)")
     p.add_argument("--label-smoothing", type=float, default=0.1, help="(default: %(default)s)")
+    p.add_argument("--teacher", metavar="TEACHER.pt",
+                   help="distil from this convolutional teacher (tools/cifar_teacher.py): it sees every augmented "
+                        "batch the student sees, and the loss becomes (1 - w) x the label loss + w x KL(teacher || "
+                        "student) with w = --distill")
+    p.add_argument("--distill", type=float, default=0.5,
+                   help="with --teacher: the weight w of the teacher's term (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads, 0 = all cores (default: 0)")
     p.add_argument("--device", default="cpu", help="torch device, e.g. cuda (default: %(default)s)")
@@ -533,6 +560,12 @@ def main(argv=None):
     log(f"{args.arch}: {n_params:,} parameters, {steps_per_epoch} steps/epoch, {args.epochs} epochs, "
         f"device {device} ({where}), PyTorch {torch.__version__}, AdamW {'fused' if fused else 'per tensor'}")
     use_fused_kernels(device, use_amp)
+    teacher = None
+    if args.teacher:
+        import cifar_teacher
+        teacher, teacher_acc = cifar_teacher.load(args.teacher, device)
+        log(f"distilling from {args.teacher} (ResNet-9, test accuracy {100 * teacher_acc:.2f} %), "
+            f"weight {args.distill}")
 
     def checkpoint(test_acc):
         save_checkpoint(ckpt_path, {"arch": args.arch, "config": config, "ema": ema,
@@ -552,13 +585,16 @@ def main(argv=None):
         with_ema(lambda: export(net, args.arch, config, out_path, acc, args.export_dtype))
         return acc
 
-    def forward_backward(model, x, y, target):
+    def teacher_probs(x):
+        """The teacher's class probabilities [B, classes] for the student's input x [B, H, W, 3] (normalised,
+        channels last: the NCHW view of it is the teacher's channels-last input)."""
+        with torch.no_grad(), autocast:
+            return F.softmax(teacher(x.permute(0, 3, 1, 2)).float(), dim=1)
+
+    def forward_backward(model, x, y, target, soft=None):
         with autocast:
             logits = model(x)
-        if target is y:
-            loss = F.cross_entropy(logits.float(), y, label_smoothing=args.label_smoothing)
-        else:                                                            # MixUp / CutMix soft targets
-            loss = torch.sum(-target * F.log_softmax(logits.float(), dim=1), dim=1).mean()
+        loss = student_loss(logits, y, target, args.label_smoothing, soft, args.distill)
         loss.backward()
         return loss
 
@@ -615,8 +651,9 @@ def main(argv=None):
         for g in opt.param_groups:
             g["lr"] = lr
         opt.zero_grad(set_to_none=True)
+        soft = teacher_probs(x) if teacher is not None else None
         try:
-            loss = forward_backward(step_net, x, y, target)
+            loss = forward_backward(step_net, x, y, target, soft)
         except Exception as e:
             if step_net is net:
                 raise
@@ -624,7 +661,7 @@ def main(argv=None):
             log(f"torch.compile failed at step {step} ({type(e).__name__}: {str(e)[:300]}); training eagerly")
             step_net = net
             opt.zero_grad(set_to_none=True)
-            loss = forward_backward(step_net, x, y, target)
+            loss = forward_backward(step_net, x, y, target, soft)
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
         if ema is not None:
