@@ -4,7 +4,8 @@
 # training time, so each run ends fully annealed whatever the machine's speed), side by side or one after the
 # other, and writes the exported models (fp16, each < 16 MiB), the training logs and a GPU utilisation log to OUT.
 #
-#   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] [--init-dir DIR] OUT
+#   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] [--init-dir DIR]
+#                            [--teacher-epochs N | --teacher FILE] [--finish-within T] OUT
 #
 # --minutes: training minutes per model (default 8; evaluation every 10 epochs and start-up come on top, about
 # 40 s). Side by side (default) both models share the GPU for M minutes; --sequential gives each the GPU alone,
@@ -12,12 +13,18 @@
 # lent machine copy it into the bundle folder, which travels: `cp ../shared/data/cifar10-jpg.tar.gz .gpu-bundle/`).
 # --init-dir: continue the models in DIR (DIR/<arch>_cifar10.vkvit, e.g. assets/models) with a new schedule instead
 # of starting from random weights (train_cifar.py --init-from), so that leases too short for the recipe add up.
+# --teacher-epochs N: first train the ResNet-9 teacher of tools/cifar_teacher.py for N epochs (OUT/teacher_resnet9.pt,
+# about 13 MB; 40 epochs took 37 s on an H200), then distil it into each model (train_cifar.py --teacher);
+# --teacher FILE distils from a teacher trained earlier. --finish-within T: shorten the training minutes so that
+# the whole command, decoding and teacher included, ends within T minutes (a lease's command limit).
 # Environment: PY (a Python with PyTorch, default python3), DEVICE (default cuda), SIZE (large; `demo` with
-# DEVICE=cpu is the dry run this machine can do), TRAIN_ARGS (more train_cifar.py options). Measured on an H200
-# (2026-11-26, eager): 8 minutes side by side gave ViT-5 72 epochs and ViL 34.
+# DEVICE=cpu is the dry run this machine can do), TRAIN_ARGS (more train_cifar.py options), TEACHER_ARGS (more
+# cifar_teacher.py options, e.g. `--train-limit 1024` for a dry run). Measured on an H200 (2026-11-26, eager):
+# 8 minutes side by side gave ViT-5 72 epochs and ViL 34.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 minutes=8 archs="vit5 vil" sequential=0 data=../shared/data/cifar10-jpg.tar.gz out= init_dir=
+teacher= teacher_epochs=0 finish_within=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --minutes) minutes=$2; shift 2 ;;
@@ -25,16 +32,21 @@ while [ $# -gt 0 ]; do
         --sequential) sequential=1; shift ;;
         --data) data=$2; shift 2 ;;
         --init-dir) init_dir=$2; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        --teacher) teacher=$2; shift 2 ;;
+        --teacher-epochs) teacher_epochs=$2; shift 2 ;;
+        --finish-within) finish_within=$2; shift 2 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         -*) echo "gpu_train_cifar.sh: unknown option $1" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
 done
 [ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR]" \
-                        "[--init-dir DIR] OUT" >&2
+                        "[--init-dir DIR] [--teacher-epochs N | --teacher FILE] [--finish-within T] OUT" >&2
                    exit 2; }
 [ -f "$data" ] || { echo "gpu_train_cifar.sh: $data not found (--data)" >&2; exit 2; }
+[ -z "$teacher" ] || [ -f "$teacher" ] || { echo "gpu_train_cifar.sh: $teacher not found (--teacher)" >&2; exit 2; }
 PY=${PY:-python3} DEVICE=${DEVICE:-cuda} SIZE=${SIZE:-large}
+t_start=$(date +%s)
 mkdir -p "$out"
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"; [ -n "${smi:-}" ] && kill "$smi" 2> /dev/null' EXIT
@@ -47,17 +59,34 @@ if command -v nvidia-smi > /dev/null; then
 fi
 "$PY" -c "import sys; sys.path[:0] = ['tools/reference', 'tools']
 import train_cifar; train_cifar.load_data(sys.argv[1], sys.argv[2])" "$data" "$cache" || exit 1
+if [ "$teacher_epochs" -gt 0 ]; then
+    teacher=$out/teacher_resnet9.pt
+    "$PY" tools/cifar_teacher.py --device "$DEVICE" --epochs "$teacher_epochs" --data "$data" --cache "$cache" \
+        ${TEACHER_ARGS:-} --out "$teacher" 2>&1 | tee "$out/train_teacher.log" || exit 1
+fi
 
+# --finish-within: what is left after decoding and the teacher (shared by the models with --sequential), less, for
+# each model, the hard stop's slack (below) and a minute for start-up, the last evaluation and the export.
+if [ "$finish_within" != 0 ]; then
+    runs=1
+    [ "$sequential" = 1 ] && runs=$(echo $archs | wc -w)
+    minutes=$(awk -v m="$minutes" -v t="$finish_within" -v used="$(( $(date +%s) - t_start ))" -v n="$runs" \
+              'BEGIN { left = (t - used / 60) / n - 1.7; printf "%.2f", (left < m ? left : m) }')
+    awk -v m="$minutes" 'BEGIN { exit !(m > 0.5) }' || {
+        echo "gpu_train_cifar.sh: only $minutes minutes left for training (--finish-within)" >&2; exit 1; }
+    echo "gpu_train_cifar.sh: $minutes training minutes per model"
+fi
 # The hard stop (--time-limit-min: evaluate, export, stop) sits 40 s past the budget: evaluations do not count as
 # training time, so a run whose budget is spent ends by itself just before it.
 limit=$(awk -v m="$minutes" 'BEGIN { print m + 0.7 }')
 train() {   # ARCH: trains, exports OUT/ARCH_large_cifar10.vkvit, logs to OUT/train_ARCH.log
-    local init=() from="$init_dir/$1_cifar10.vkvit"
+    local start=() from="$init_dir/$1_cifar10.vkvit"      # how the run starts: weights to continue, a teacher
+    [ -n "$teacher" ] && start+=(--teacher "$teacher")
     if [ -n "$init_dir" ]; then
         [ -f "$from" ] || { echo "gpu_train_cifar.sh: no $from" >&2; return 2; }
-        init=(--init-from "$from")
+        start+=(--init-from "$from")
     fi
-    "$PY" tools/train_cifar.py "${init[@]}" --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
+    "$PY" tools/train_cifar.py "${start[@]}" --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
         --data "$data" --out "$out/$1_large_cifar10.vkvit" --time-budget-min "$minutes" --time-limit-min "$limit" \
         ${TRAIN_ARGS:-} > "$out/train_$1.log" 2>&1
     local rc=$?
