@@ -802,6 +802,8 @@ typedef struct vkvit_gemm_tile {
                                                columns */
 #define VKVIT_GEMM_BENCH_GENERIC 4u         /* the generic shader (loops unrolled by the driver) where a build-time
                                                unrolled variant would run (texel reads, fp32, tn 8, vec4, pairs) */
+#define VKVIT_GEMM_BENCH_RUNNING_SUMS 8u    /* keep the running sums between K chunks even where K fits one chunk
+                                               (K <= bk), as for a longer K */
 
 /* Defaults (field = 0): repeat 10; warmup none; seed 0 is a seed like any other; the automatic kernel and tile. */
 typedef struct vkvit_gemm_bench_desc {
@@ -834,6 +836,8 @@ typedef struct vkvit_gemm_bench_result {
     int pair_stores;                        /* CPU kernel: D stored as 64-bit pairs of columns */
     int unrolled;                           /* CPU kernel: a build-time unrolled shader ran (never with
                                                VKVIT_GEMM_BENCH_GENERIC) */
+    int one_chunk;                          /* CPU kernel: K in one chunk, no running sums (never with
+                                               VKVIT_GEMM_BENCH_RUNNING_SUMS) */
 } vkvit_gemm_bench_result;
 
 /* Runs the benchmark described above on `ctx` (it submits and waits on the ctx's queue, so it needs the whole ctx,

@@ -99,6 +99,10 @@ layout(constant_id = 7) const uint KCH = 2;         // K chunk: KCH 32-k slices 
 layout(constant_id = 8) const uint CAUSAL = 0;
 layout(constant_id = 9) const bool PAIRS = false;
 #endif
+// ONE_CHUNK: K <= 32 * KCH (the host's vkvit__gemm_one_chunk), so the one chunk is both the first and the last: acc
+// is never read or written. Without it the row loop still read acc (per lane) and then selected zero over it
+// (attention's Q K^T, K = 64: 256x256x64 1.09x, ViT-5-S's attention GEMMs 14.4 -> 11.6 ms; 2026-11-28).
+layout(constant_id = 10) const bool ONE_CHUNK = false;
 
 layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)
 
@@ -320,7 +324,7 @@ void gemm_chunk(const bool VEC, const bool LAST, uint c0, uint a_off, uint m0, u
         [[unroll]] for (uint h = 0; h < KCH; h++)
             a_next[h] = load_a(VEC, a_off + (m0 + i_next) * p.stride_a, c0 + 8 * h + lane);
         // The row's first chunk starts from zero: chunk 0, or (CAUSAL 2) the chunk whose k range holds m.
-        const bool first = c0 == 0 || (CAUSAL == 2 && m0 + i >= 4 * c0);
+        const bool first = ONE_CHUNK || c0 == 0 || (CAUSAL == 2 && m0 + i >= 4 * c0);
         ACC_TYPE t[MAX_TN];
         [[unroll]] for (uint j = 0; j < TN; j++) t[j] = first ? 0.0 : acc[j][i];
         [[unroll]] for (uint h = 0; h < KCH; h++) {
@@ -357,15 +361,17 @@ void chunk_rows(uint m0, uint k0, uint k1, inout uint i_lo, inout uint i_hi) {
 void gemm_tile(const bool VEC, uint a_off, uint m0, uint m_count, uint n0, uint d_off, uint outer, uint inner,
                uint b_rows[MAX_TN], float col_bias[MAX_TN], float col_scale[MAX_TN]) {
     const uint k4_end = (p.K + 3) / 4, CH = 32 * KCH;
-    const uint c_last = (k4_end - 1) / (KC4 * KCH) * (KC4 * KCH);
+    const uint c_last = ONE_CHUNK ? 0 : (k4_end - 1) / (KC4 * KCH) * (KC4 * KCH);
     // The rows that need any of this tile's columns (CAUSAL 3, 4); the others are skipped, D left as it was.
     uint r_lo = 0, r_hi = m_count;
     if (CAUSAL == 3) r_lo = min(m_count, n0 > m0 ? n0 - m0 : 0);                  // rows m >= n0
     if (CAUSAL == 4) r_hi = min(m_count, n0 + 8 * TN > m0 ? n0 + 8 * TN - m0 : 0); // rows m <= n0 + 8 TN - 1
-    for (uint c0 = 0; c0 < c_last; c0 += KC4 * KCH) {
-        uint i_lo = r_lo, i_hi = r_hi;
-        chunk_rows(m0, 4 * c0, 4 * c0 + CH, i_lo, i_hi);
-        gemm_chunk(VEC, false, c0, a_off, m0, i_lo, i_hi, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+    if (!ONE_CHUNK) {
+        for (uint c0 = 0; c0 < c_last; c0 += KC4 * KCH) {
+            uint i_lo = r_lo, i_hi = r_hi;
+            chunk_rows(m0, 4 * c0, 4 * c0 + CH, i_lo, i_hi);
+            gemm_chunk(VEC, false, c0, a_off, m0, i_lo, i_hi, n0, d_off, outer, inner, b_rows, col_bias, col_scale);
+        }
     }
     uint i_lo = r_lo, i_hi = r_hi;
     chunk_rows(m0, 4 * c_last, p.K, i_lo, i_hi);

@@ -113,6 +113,7 @@ static void report_config(const vkvit__gemm_config *c, vkvit_gemm_bench_result *
     out->vec4_loads = cpu && c->vec4;
     out->pair_stores = cpu && c->texel && c->pairs;
     out->unrolled = vkvit__gemm_cpu_unrolled(c, VKVIT_GEMM_CAUSAL_NONE);
+    out->one_chunk = cpu && c->one_chunk;
 }
 
 VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc,

@@ -102,6 +102,11 @@ int main(void) {
         {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, VKVIT_GEMM_BENCH_GENERIC, 0},
         {130, 136, 201, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, 0, 0},
         {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, 0, VKVIT_PRECISION_FP16},
+        /* K in one chunk (attention's Q K^T): no running sums, unless asked for; 33..64 k in one 64-k chunk */
+        {201, 208, 64, VKVIT_GEMM_KERNEL_CPU, {0}, {0, 56, 64, 1, 7}, 0, 0},
+        {201, 208, 64, VKVIT_GEMM_KERNEL_CPU, {0}, {0, 56, 64, 1, 7}, VKVIT_GEMM_BENCH_RUNNING_SUMS, 0},
+        {70, 64, 40, VKVIT_GEMM_KERNEL_CPU, {.bk = 64}, {0, 64, 64, 1, 8}, 0, 0},
+        {70, 64, 40, VKVIT_GEMM_KERNEL_CPU, {.bk = 32}, {0, 64, 32, 1, 8}, 0, 0},
     };
     /* The library's reading of VKVIT_DISABLE_UNROLLED ("0" or empty: not disabled), as `vkvit info` shows it. */
     const bool unrolled_built =
@@ -138,6 +143,8 @@ int main(void) {
                               precision == VKVIT_PRECISION_FP32 && t->tn == 8 &&
                               !(tuned[i].flags & VKVIT_GEMM_BENCH_GENERIC);
         CHECK(res.unrolled == unrolled, "tuned case %zu: unrolled %d, expected %d", i, res.unrolled, unrolled);
+        const bool one_chunk = cpu && tuned[i].k <= t->bk && !(tuned[i].flags & VKVIT_GEMM_BENCH_RUNNING_SUMS);
+        CHECK(res.one_chunk == one_chunk, "tuned case %zu: one chunk %d, expected %d", i, res.one_chunk, one_chunk);
     }
     /* The automatic choice reports itself too: never AUTO, and a CPU tile of 8 lanes. */
     {
@@ -162,7 +169,7 @@ int main(void) {
         {{.m = 4, .n = 4, .k = 4, .warmup = 129}, "warmup 129"},
         {{.m = 4, .n = 4, .k = 4, .precision = (vkvit_precision)7}, "precision 7"},
         {{.m = 4, .n = 4, .k = 4, .kernel = (vkvit_gemm_kernel)7}, "kernel 7"},
-        {{.m = 4, .n = 4, .k = 4, .flags = 8}, "unknown bits 0x8"},
+        {{.m = 4, .n = 4, .k = 4, .flags = 16}, "unknown bits 0x10"},
         {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bm = 257}}, "bm 1..256"},
         {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.tn = 33}}, "tn 1..32"},
         {{.m = 4, .n = 4, .k = 4, .kernel = VKVIT_GEMM_KERNEL_CPU, .tile = {.bk = 48}}, "bk 32 or 64"},

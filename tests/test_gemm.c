@@ -242,6 +242,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     };
     cfg.vec4 = vkvit__gemm_push_vec4(&push, c->batch); /* the CPU variant's vec4 or scalar-load path, as a node */
     cfg.pairs = vkvit__gemm_push_pairs(&push, c->batch, spare_column); /* texel variant: 64-bit pair stores */
+    cfg.one_chunk = vkvit__gemm_one_chunk(&cfg, &push);                /* CPU variant: no running sums */
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual,
                                .causal = causal};
     /* The build-time unrolled variants run exactly where their fixed constants hold (fp32 texel kernel, tn 8, vec4

@@ -160,7 +160,8 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
     if ((unsigned)t->kernel > VKVIT_GEMM_KERNEL_COOPMAT)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm kernel %d: not AUTO, CPU, SHARED or COOPMAT",
                             (int)t->kernel);
-    const uint32_t known = VKVIT_GEMM_BENCH_SCALAR_LOADS | VKVIT_GEMM_BENCH_SINGLE_STORES | VKVIT_GEMM_BENCH_GENERIC;
+    const uint32_t known = VKVIT_GEMM_BENCH_SCALAR_LOADS | VKVIT_GEMM_BENCH_SINGLE_STORES | VKVIT_GEMM_BENCH_GENERIC |
+                           VKVIT_GEMM_BENCH_RUNNING_SUMS;
     if (t->flags & ~known)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x: unknown bits 0x%x", t->flags,
                             t->flags & ~known);
@@ -256,7 +257,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32),
-         * 8 CAUSAL, 9 PAIRS (texel variants only); workgroup = one subgroup of 8. */
+         * 8 CAUSAL, 9 PAIRS (texel variants only), 10 ONE_CHUNK; workgroup = one subgroup of 8. */
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn ||
             (cfg->bk != 32 && cfg->bk != 64))
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%ux%u (tn %u)",
@@ -281,9 +282,9 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         if ((uint32_t)ep->causal > VKVIT_GEMM_CAUSAL_D_UPPER)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown causal mode %u", label ? label : "?",
                                 (unsigned)ep->causal);
-        const uint32_t spec[10] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
-                                   cfg->bk / 32, (uint32_t)ep->causal, cfg->texel && cfg->pairs};
-        d.n_spec = 10;
+        const uint32_t spec[11] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
+                                   cfg->bk / 32, (uint32_t)ep->causal, cfg->texel && cfg->pairs, cfg->one_chunk};
+        d.n_spec = 11;
         memcpy(d.spec, spec, sizeof spec);
     } else {
         /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL.
@@ -330,6 +331,10 @@ bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch) {
     return (bits & 3u) == 0;
 }
 
+bool vkvit__gemm_one_chunk(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push) {
+    return cfg->variant == VKVIT_GEMM_CPU && push->K <= cfg->bk;
+}
+
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]) {
     groups[0] = VKVIT_CEIL_DIV(push->N, cfg->bn);
     groups[1] = VKVIT_CEIL_DIV(push->M, cfg->bm);
@@ -338,6 +343,7 @@ void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *p
 
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch) {
+    VKVIT_ASSERT(!cfg->one_chunk || vkvit__gemm_one_chunk(cfg, push));
     uint32_t g[3];
     vkvit__gemm_groups(cfg, push, batch, g);
     vkvit__cmd_dispatch(ctx, cmd, k, set, push, g[0], g[1], g[2]);

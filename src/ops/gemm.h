@@ -63,6 +63,8 @@ typedef struct vkvit__gemm_config {
                                                         for the generic one (caps.gemm_cpu_unrolled); it does where
                                                         one exists (vkvit__gemm_kernel_desc: fp32, tn 8, vec4,
                                                         pairs, no causal skipping) */
+    bool one_chunk;                                  /* CPU variant: K fits one K chunk (vkvit__gemm_one_chunk of the
+                                                        push it runs with): no running sums between chunks */
 } vkvit__gemm_config;
 
 /* fp16 arithmetic (f16_math): A is rounded to fp16 as it is loaded, every product a_k * b_k is an fp16 FMA (packed
@@ -156,6 +158,9 @@ bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch);
  * ends at column N, which may be overwritten: D's row stride and every batch's D start even. The CPU texel
  * variant's 64-bit stores (cfg.pairs) require it. */
 bool vkvit__gemm_push_pairs(const vkvit__gemm_push *push, uint32_t batch, bool spare_column);
+/* Whether the CPU variant at this tile covers the push's K in one K chunk (K <= bk), so that its kernel can skip the
+ * running sums (cfg.one_chunk); a kernel built so must only run with such a K (vkvit__gemm_record checks). */
+bool vkvit__gemm_one_chunk(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push);
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]);
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
                         VkDescriptorSet set, const vkvit__gemm_push *push, uint32_t batch);

@@ -88,10 +88,12 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     };
     cfg.vec4 = vkvit__gemm_push_vec4(&p, op->batch);
     cfg.pairs = vkvit__gemm_push_pairs(&p, op->batch, op->d_spare_column);
+    cfg.one_chunk = vkvit__gemm_one_chunk(&cfg, &p);
     if (op->tuning) {
         cfg.vec4 &= !(op->tuning->flags & VKVIT_GEMM_BENCH_SCALAR_LOADS);
         cfg.pairs &= !(op->tuning->flags & VKVIT_GEMM_BENCH_SINGLE_STORES);
         cfg.unrolled &= !(op->tuning->flags & VKVIT_GEMM_BENCH_GENERIC);
+        cfg.one_chunk &= !(op->tuning->flags & VKVIT_GEMM_BENCH_RUNNING_SUMS);
         op->tuning->chosen = cfg;
     }
     vkvit__kernel_desc kd;

@@ -51,8 +51,9 @@ void vkvit_cli_bench_gemm_usage(FILE *f) {
                "                  (default: auto). CONF is 'auto' or comma-separated items: kernel=auto|cpu|shared|\n"
                "                  coopmat, bm=N, bn=N, bk=N, tm=N, tn=N (0: automatic), scalar-loads (CPU kernel:\n"
                "                  no vec4 loads), single-stores (CPU kernel: no 64-bit pair stores of D), generic\n"
-               "                  (CPU kernel: the generic shader, not a build-time unrolled variant). The tile\n"
-               "                  rules of each kernel are in include/vkvit.h (vkvit_gemm_tile).\n"
+               "                  (CPU kernel: the generic shader, not a build-time unrolled variant), running-sums\n"
+               "                  (CPU kernel: the running sums between K chunks even where K fits one chunk).\n"
+               "                  The tile rules of each kernel are in include/vkvit.h (vkvit_gemm_tile).\n"
                "  --versus CONF   time the --config (A) and CONF (B) alternately, --rounds rounds of --repeat runs\n"
                "                  each (A B, then B A, ...), and print both medians over the rounds and the median\n"
                "                  of the per-round ratios B / A with its 25th-75th percentile range\n"
@@ -104,7 +105,8 @@ static int conf_error(const char *fmt, ...) {
  * fails the command with the library's sentence. Returns 0 after a usage error naming the item. */
 static int parse_config(const char *option, const char *text, gemm_config *out) {
     static const char *const grammar = "'auto' or comma-separated items: kernel=auto|cpu|shared|coopmat, bm=N, "
-                                       "bn=N, bk=N, tm=N, tn=N, scalar-loads, single-stores, generic";
+                                       "bn=N, bk=N, tm=N, tn=N, scalar-loads, single-stores, generic, "
+                                       "running-sums";
     *out = (gemm_config){.text = text};
     char buf[256];
     const size_t len = strlen(text);
@@ -132,6 +134,8 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
             out->flags |= VKVIT_GEMM_BENCH_SINGLE_STORES;
         } else if (!eq && !strcmp(item, "generic")) {
             out->flags |= VKVIT_GEMM_BENCH_GENERIC;
+        } else if (!eq && !strcmp(item, "running-sums")) {
+            out->flags |= VKVIT_GEMM_BENCH_RUNNING_SUMS;
         } else if (eq && !strcmp(item, "kernel")) {
             int k = -1;
             for (int i = 0; i < (int)CLI_ARRAY_LEN(kernel_names); i++)
@@ -150,7 +154,8 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
     return 1;
 }
 
-/* The kernel that ran: "cpu 256x64x64/1x8 texel vec4 pairs", "shared 64x64x16/4x4", "coopmat 64x64x32". */
+/* The kernel that ran: "cpu 256x64x64/1x8 texel vec4 pairs", "cpu 256x56x64/1x7 texel vec4 pairs one-chunk",
+ * "shared 64x64x16/4x4", "coopmat 64x64x32". */
 static void describe_kernel(const vkvit_gemm_bench_result *r, char *buf, size_t cap) {
     const vkvit_gemm_tile *t = &r->tile;
     const char *name = (unsigned)r->kernel < CLI_ARRAY_LEN(kernel_names) ? kernel_names[r->kernel] : "?";
@@ -158,8 +163,8 @@ static void describe_kernel(const vkvit_gemm_bench_result *r, char *buf, size_t 
     if (n >= 0 && (size_t)n < cap && r->kernel != VKVIT_GEMM_KERNEL_COOPMAT)
         n += snprintf(buf + n, cap - n, "/%ux%u", t->tm, t->tn);
     if (n >= 0 && (size_t)n < cap && r->kernel == VKVIT_GEMM_KERNEL_CPU)
-        snprintf(buf + n, cap - n, "%s%s%s%s", r->texel_reads ? " texel" : "", r->vec4_loads ? " vec4" : " scalar",
-                 r->pair_stores ? " pairs" : "", r->unrolled ? " unrolled" : "");
+        snprintf(buf + n, cap - n, "%s%s%s%s%s", r->texel_reads ? " texel" : "", r->vec4_loads ? " vec4" : " scalar",
+                 r->pair_stores ? " pairs" : "", r->unrolled ? " unrolled" : "", r->one_chunk ? " one-chunk" : "");
 }
 
 static void add_kernel_json(cJSON *o, const gemm_config *cfg, const vkvit_gemm_bench_result *r) {
@@ -178,6 +183,7 @@ static void add_kernel_json(cJSON *o, const gemm_config *cfg, const vkvit_gemm_b
     cJSON_AddBoolToObject(o, "vec4_loads", r->vec4_loads);
     cJSON_AddBoolToObject(o, "pair_stores", r->pair_stores);
     cJSON_AddBoolToObject(o, "unrolled", r->unrolled);
+    cJSON_AddBoolToObject(o, "one_chunk", r->one_chunk);
 }
 
 /* Times one shape in one configuration. A result outside the reference's tolerance fails the command: a fast
