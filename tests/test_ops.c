@@ -21,6 +21,9 @@
  *                           fused and =gemm); the table is also checked against the golden rope_cos / rope_sin
  *   vit5_block_*            vkvit__vit5_block on a hand-made vkvit_model (config + weight table from the golden);
  *                           both attention paths
+ *   patchify (no golden)    vkvit__op_patchify (the patch embedding's im2col) on random images of odd shapes
+ *                           (batches, 1-4 channels, patch 1-5, sizes that are not multiples of the patch) against a
+ *                           plain-C loop: a copy, so exactly equal
  *
  * Error measure: max |got - want| / max |want| per output tensor (vt_max_rel_err). Tolerance 1e-5 for all fp32
  * cases (the goldens are float64 results rounded to fp32). */
@@ -615,6 +618,47 @@ static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
  * Driver
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* vkvit__op_patchify against a plain-C im2col (shaders/patchify.comp):
+ *   out[b Hp Wp + py Wp + px][c P P + ky P + kx] = img[b][py P + ky][px P + kx][c],  Hp = H / P, Wp = W / P. */
+static void case_patchify_shapes(vkvit_ctx *ctx) {
+    static const struct { uint32_t B, H, W, Cin, P; } shapes[] = {
+        {1, 32, 32, 3, 4}, {2, 12, 8, 3, 4}, {3, 10, 7, 1, 3}, {1, 5, 9, 4, 1}, {2, 11, 13, 2, 5}, {1, 48, 16, 3, 16},
+    };
+    for (size_t s = 0; s < VKVIT_ARRAY_LEN(shapes); s++) {
+        const uint32_t B = shapes[s].B, H = shapes[s].H, W = shapes[s].W, Cin = shapes[s].Cin, P = shapes[s].P;
+        const uint32_t Hp = H / P, Wp = W / P, K = Cin * P * P, rows = B * Hp * Wp;
+        const size_t n_img = (size_t)B * H * W * Cin;
+        float *img = malloc(n_img * sizeof *img), *want = malloc((size_t)rows * K * sizeof *want);
+        if (!img || !want) exit(1);
+        vt_fill_rand(img, n_img);
+        for (uint32_t b = 0; b < B; b++)
+            for (uint32_t py = 0; py < Hp; py++)
+                for (uint32_t px = 0; px < Wp; px++)
+                    for (uint32_t c = 0; c < Cin; c++)
+                        for (uint32_t ky = 0; ky < P; ky++)
+                            for (uint32_t kx = 0; kx < P; kx++)
+                                want[((size_t)(b * Hp + py) * Wp + px) * K + (c * P + ky) * P + kx] =
+                                    img[(((size_t)b * H + py * P + ky) * W + px * P + kx) * Cin + c];
+        vt_graph r;
+        vt_graph_begin(&r, ctx);
+        const uint32_t shape[4] = {B, H, W, Cin};
+        const uint32_t t_img = vt_graph_input(&r, "img", img, 4, shape);
+        const uint32_t cols = vkvit__op_patchify(&r.g, "im2col", t_img, B, H, W, Cin, P);
+        vt_graph_output(&r, cols);
+        MUST(vt_graph_run(&r));
+        float *got = vt_graph_download(&r, cols);
+        size_t wrong = 0;
+        for (size_t i = 0; i < (size_t)rows * K; i++) wrong += memcmp(&got[i], &want[i], sizeof got[i]) != 0;
+        CHECK(wrong == 0, "patchify B=%u H=%u W=%u Cin=%u P=%u: %zu of %zu outputs differ from the C loop", B, H, W,
+              Cin, P, wrong, (size_t)rows * K);
+        n_cases++;
+        free(got);
+        vt_graph_end(&r);
+        free(img);
+        free(want);
+    }
+}
+
 static const char *const patterns[] = {
     "rmsnorm_*", "layernorm_*", "multihead_layernorm_*", "layerscale_*", "grn_*",
     "linear_*",  "mlp_*",       "vit5_attention_*",      "vit5_block_*",
@@ -647,6 +691,7 @@ int main(void) {
         }
         vt_golden_list_free(paths, n);
     }
+    case_patchify_shapes(ctx);
     printf("%d golden comparisons, %d skipped; %u graphs, %u pipelines (%u distinct) created in %.1f s, runs %.1f s\n",
            n_cases, n_skipped, vt_graph_stats.graphs, vt_graph_stats.kernels, vt_graph_stats.unique, vt_graph_stats.prepare_s, vt_graph_stats.run_s);
     if (getenv("VT_GRAPH_VERBOSE")) /* the distinct pipelines: the floor of llvmpipe compile time on a cold cache */

@@ -27,7 +27,7 @@ uint32_t vkvit__op_patchify(vkvit__graph *g, const char *name, uint32_t img, uin
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_PATCHIFY_F32_F32, .n_buffers = 2, .push_size = sizeof(patchify_push)};
     patchify_push p = {B, H, W, Cin, P, Hp, Wp, (uint32_t)total};
     vkvit__node_binding b[2] = {rd(img), wr(cols)};
-    vkvit__graph_node(g, name, "patchify", &kd, b, 2, &p, sizeof p, groups_for(total, 256), 1, 1);
+    vkvit__graph_node(g, name, "patchify", &kd, b, 2, &p, sizeof p, groups_for(total / P, 256), 1, 1); /* runs of P */
     return cols;
 }
 
