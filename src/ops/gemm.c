@@ -6,14 +6,19 @@
 
 /* CPU variant (llvmpipe, see shaders/gemm_cpu.comp): each workgroup is one 8-lane subgroup computing bm rows x
  * (8 * tn) columns; a lane's tn columns of a bk-wide K chunk of B stay on its stack and feed every row, each A vec4 is
- * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M), so it stays at 256
- * and is halved only when there would be a single workgroup for the 2+ CPU threads. tn <= 8, by a cost model
+ * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M): 256, so that one tile
+ * covers a ViT's 197-201 tokens, and 128 from M = 512 on (batches of images) where K has 6 or more 64-k chunks: the
+ * running sums of a tile, which each chunk but the last writes and each but the first reads, are then 32 KiB
+ * instead of 64 and stay nearer L1 (2026-11-28, Zen 4, `vkvit bench gemm --versus bm=128`, 16 rounds: 1.07-1.12x at
+ * 804 and 1608 rows of ViT-5-S's shapes, K 384 and 1536; 0.99x at 402 rows, 0.81x at 201, whose second tile would
+ * hold 73; no gain seen at K = 192). A single column tile splits its rows in four for the 2+ CPU threads. tn <= 8, by
+ * a cost model
  * (gemm_pick_cpu): wider tiles spill the broadcast A values and the accumulators out of the registers (measured
  * with `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). bk is 64
  * (the running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
  * 201 tokens: K 204 -> 224, not 256). */
 static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    vkvit__gemm_config c = {.bm = 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_CPU};
+    vkvit__gemm_config c = {.bm = M >= 512 && K >= 384 ? 128 : 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_CPU};
     if (VKVIT_CEIL_DIV(K, 32) * 32 < VKVIT_CEIL_DIV(K, 64) * 64) c.bk = 32;
     /* The tn <= 8 of least cost, the widest on a tie. A tile row costs about tn + 2 column products per k: the A
      * fetch, its shuffles and the ordering dependency (gemm_cpu.comp) weigh about two. N 201 -> 7 (4 tiles of 56
