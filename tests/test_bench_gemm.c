@@ -107,6 +107,7 @@ int main(void) {
         {201, 208, 64, VKVIT_GEMM_KERNEL_CPU, {0}, {0, 56, 64, 1, 7}, VKVIT_GEMM_BENCH_RUNNING_SUMS, 0},
         {70, 64, 40, VKVIT_GEMM_KERNEL_CPU, {.bk = 64}, {0, 64, 64, 1, 8}, 0, 0},
         {70, 64, 40, VKVIT_GEMM_KERNEL_CPU, {.bk = 32}, {0, 64, 32, 1, 8}, 0, 0},
+        {70, 64, 32, VKVIT_GEMM_KERNEL_CPU, {.bk = 32}, {0, 64, 32, 1, 8}, 0, 0},     /* the 32-k unrolled variant */
     };
     /* The library's reading of VKVIT_DISABLE_UNROLLED ("0" or empty: not disabled), as `vkvit info` shows it. */
     const bool unrolled_built =

@@ -469,6 +469,7 @@ int main(int argc, char **argv) {
         {{300, 200, 64, 1, true, 1, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_LOWER},
         {{300, 40, 66, 1, false, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_UPPER},
         {{100, 300, 36, 1, true, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_D_LOWER}, /* tiles with no row */
+        {{90, 40, 60, 1, true, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_A_UPPER}, /* one K chunk, M > K */
     };
     /* The variant this device would use first, then the others. */
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;

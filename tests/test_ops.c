@@ -22,7 +22,7 @@
  *   vit5_block_*            vkvit__vit5_block on a hand-made vkvit_model (config + weight table from the golden);
  *                           both attention paths
  *   patchify (no golden)    vkvit__op_patchify (the patch embedding's im2col) on random images of odd shapes
- *                           (batches, 1-4 channels, patch 1-5, sizes that are not multiples of the patch) against a
+ *                           (batches, 1-4 channels, patch 1-16, sizes that are not multiples of the patch) against a
  *                           plain-C loop: a copy, so exactly equal
  *
  * Error measure: max |got - want| / max |want| per output tensor (vt_max_rel_err). Tolerance 1e-5 for all fp32

@@ -159,7 +159,8 @@ bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch);
  * variant's 64-bit stores (cfg.pairs) require it. */
 bool vkvit__gemm_push_pairs(const vkvit__gemm_push *push, uint32_t batch, bool spare_column);
 /* Whether the CPU variant at this tile covers the push's K in one K chunk (K <= bk), so that its kernel can skip the
- * running sums (cfg.one_chunk); a kernel built so must only run with such a K (vkvit__gemm_record checks). */
+ * running sums (cfg.one_chunk); a kernel built so must only run with such a K. Graph nodes set it from the push they
+ * record (gemm_node.c); vkvit__gemm_record, the tests' and tools' path, asserts it. */
 bool vkvit__gemm_one_chunk(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push);
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]);
 void vkvit__gemm_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kernel *k, const vkvit__gemm_config *cfg,
