@@ -31,6 +31,20 @@ def run(args, timeout=900):
     return p.returncode, p.stdout, p.stderr
 
 
+def training_tools():
+    """For the tests of tools/train_cifar.py and its helpers: exits 77 (skipped) where PyTorch is not importable, puts
+    tools/ and tools/reference/ first on sys.path and leaves the training scripts an argv of their own (their
+    argparse runs at import)."""
+    import sys
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
+        sys.exit(77)
+    sys.path[:0] = [os.path.join(ROOT, "tools"), os.path.join(ROOT, "tools", "reference")]
+    sys.argv = sys.argv[:1]
+
+
 def summary():
     """Prints the counts; the exit status of the test (0 all passed, 1 something failed)."""
     print(f"{_passed[0]} passed, {len(_failures)} failed")

@@ -14,19 +14,13 @@ import os
 import sys
 import tempfile
 
-try:
-    import torch
-except ImportError:
-    print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
-    sys.exit(77)
+from cli_checks import check, summary, training_tools  # the shared check counter
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [os.path.join(REPO, "tools"), os.path.join(REPO, "tools", "reference")]
-sys.argv = sys.argv[:1]
+training_tools()  # exit 77 without PyTorch; tools/ on sys.path
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 import cifar_teacher  # noqa: E402
 import train_cifar  # noqa: E402
-from cli_checks import check, summary  # noqa: E402  (the shared check counter)
-import torch.nn.functional as F  # noqa: E402
 
 torch.manual_seed(0)
 

@@ -12,17 +12,13 @@ import io
 import os
 import sys
 
-try:
-    import torch
-except ImportError:
-    print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
-    sys.exit(77)
+from cli_checks import check, summary, training_tools  # the shared check counter
+
+training_tools()  # exit 77 without PyTorch; tools/ on sys.path
+import torch  # noqa: E402
+import train_cifar  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [os.path.join(REPO, "tools"), os.path.join(REPO, "tools", "reference")]
-sys.argv = sys.argv[:1]
-import train_cifar  # noqa: E402
-from cli_checks import check, summary  # noqa: E402  (the shared check counter)
 
 MODELS = {arch: os.path.join(REPO, "assets", "models", f"{arch}_cifar10.vkvit") for arch in ("vit5", "vil")}
 
