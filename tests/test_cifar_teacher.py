@@ -5,6 +5,8 @@
     leaves every other pixel and every channel outside it as it was, and repeats for the same generator seed;
   - the ResNet-9 maps [B, 3, 32, 32] to [B, 10]; a saved teacher (fp16 weights) loads back in eval mode with
     logits equal to the network's own with its weights rounded to fp16, and a file of another kind is refused;
+  - an ensemble of saved teachers gives the mean of their probabilities (one teacher: its softmax), and
+    train_cifar.py takes --teacher more than once;
   - student_loss: distill 0 is the label loss alone (hard labels and soft targets), distill 1 is KL(teacher ||
     student) computed by hand, and the gradient on the logits is (1 - w)(p - target) / B + w (p - soft) / B.
 Exit 77 without PyTorch."""
@@ -68,6 +70,25 @@ with tempfile.TemporaryDirectory() as tmp:
         diff = float((loaded(inp) - rounded(inp)).abs().max())
     check(not loaded.training and acc == 0.5 and diff == 0.0,
           f"a saved teacher loads back in eval mode, accuracy {acc}, logits max |diff| {diff} from fp16 weights")
+    # an ensemble: the mean of its members' probabilities (train_cifar.py --teacher A --teacher B)
+    net_b = cifar_teacher.ResNet9()
+    net_b.eval()
+    path_b = os.path.join(tmp, "teacher_b.pt")
+    cifar_teacher.save(net_b, path_b, 0.25, 3)
+    ensemble, accs = cifar_teacher.load_ensemble([path, path_b], torch.device("cpu"))
+    loaded_b, _ = cifar_teacher.load(path_b, torch.device("cpu"))
+    with torch.no_grad():
+        probs = ensemble(inp)
+        by_hand = (F.softmax(loaded(inp), 1) + F.softmax(loaded_b(inp), 1)) / 2
+        alone = cifar_teacher.load_ensemble([path], torch.device("cpu"))[0](inp)
+    check(accs == [0.5, 0.25] and not ensemble.training, f"load_ensemble: each member's accuracy {accs}, eval mode")
+    check(torch.allclose(probs, by_hand, atol=1e-6) and torch.allclose(probs.sum(1), torch.ones(4)),
+          f"an ensemble's output is the mean of its members' probabilities (max |diff| "
+          f"{float((probs - by_hand).abs().max()):.2e})")
+    check(torch.allclose(alone, F.softmax(loaded(inp), 1), atol=1e-6), "an ensemble of one: the teacher's softmax")
+    check(cifar_teacher.evaluate(ensemble, inp, probs.argmax(1)) == 1.0, "evaluate takes an ensemble")
+    args = train_cifar.parse_args(["--arch", "vit5", "--teacher", path, "--teacher", path_b])
+    check(args.teacher == [path, path_b], f"train_cifar.py --teacher twice: both teachers ({args.teacher})")
     other = os.path.join(tmp, "other.pt")
     torch.save({"arch": "vgg", "state": {}}, other)
     try:

@@ -5,7 +5,7 @@
 # other, and writes the exported models (fp16, each < 16 MiB), the training logs and a GPU utilisation log to OUT.
 #
 #   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] [--init-dir DIR]
-#                            [--teacher-epochs N | --teacher FILE] [--finish-within T] OUT
+#                            [--teacher-epochs N [--teachers K] | --teacher FILE...] [--finish-within T] OUT
 #
 # --minutes: training minutes per model (default 8; evaluation every 10 epochs and start-up come on top, about
 # 40 s). Side by side (default) both models share the GPU for M minutes; --sequential gives each the GPU alone,
@@ -15,7 +15,8 @@
 # of starting from random weights (train_cifar.py --init-from), so that leases too short for the recipe add up.
 # --teacher-epochs N: first train the ResNet-9 teacher of tools/cifar_teacher.py for N epochs (OUT/teacher_resnet9.pt,
 # about 13 MB; 40 epochs took 37 s on an H200), then distil it into each model (train_cifar.py --teacher);
-# --teacher FILE distils from a teacher trained earlier. --finish-within T: shorten the training minutes so that
+# --teachers K trains K of them side by side (seeds 0..K-1, OUT/teacher_resnet9_sS.pt) and distils their mean
+# probabilities; --teacher FILE (repeatable) distils from teachers trained earlier. --finish-within T: shorten the training minutes so that
 # the whole command, decoding and teacher included, ends within T minutes (a lease's command limit).
 # Environment: PY (a Python with PyTorch, default python3), DEVICE (default cuda), SIZE (large; `demo` with
 # DEVICE=cpu is the dry run this machine can do), TRAIN_ARGS (more train_cifar.py options), TEACHER_ARGS (more
@@ -24,7 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 minutes=8 archs="vit5 vil" sequential=0 data=../shared/data/cifar10-jpg.tar.gz out= init_dir=
-teacher= teacher_epochs=0 finish_within=0
+teachers=() teacher_epochs=0 teacher_count=1 finish_within=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --minutes) minutes=$2; shift 2 ;;
@@ -32,19 +33,23 @@ while [ $# -gt 0 ]; do
         --sequential) sequential=1; shift ;;
         --data) data=$2; shift 2 ;;
         --init-dir) init_dir=$2; shift 2 ;;
-        --teacher) teacher=$2; shift 2 ;;
+        --teacher) teachers+=("$2"); shift 2 ;;
+        --teachers) teacher_count=$2; shift 2 ;;
         --teacher-epochs) teacher_epochs=$2; shift 2 ;;
         --finish-within) finish_within=$2; shift 2 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         -*) echo "gpu_train_cifar.sh: unknown option $1" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac
 done
 [ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR]" \
-                        "[--init-dir DIR] [--teacher-epochs N | --teacher FILE] [--finish-within T] OUT" >&2
+                        "[--init-dir DIR] [--teacher-epochs N [--teachers K] | --teacher FILE...] [--finish-within T] OUT" >&2
                    exit 2; }
 [ -f "$data" ] || { echo "gpu_train_cifar.sh: $data not found (--data)" >&2; exit 2; }
-[ -z "$teacher" ] || [ -f "$teacher" ] || { echo "gpu_train_cifar.sh: $teacher not found (--teacher)" >&2; exit 2; }
+for t in "${teachers[@]}"; do
+    [ -f "$t" ] || { echo "gpu_train_cifar.sh: $t not found (--teacher)" >&2; exit 2; }
+done
+[ "$teacher_count" -ge 1 ] 2> /dev/null || { echo "gpu_train_cifar.sh: --teachers wants a count >= 1" >&2; exit 2; }
 PY=${PY:-python3} DEVICE=${DEVICE:-cuda} SIZE=${SIZE:-large}
 t_start=$(date +%s)
 mkdir -p "$out"
@@ -59,10 +64,17 @@ if command -v nvidia-smi > /dev/null; then
 fi
 "$PY" -c "import sys; sys.path[:0] = ['tools/reference', 'tools']
 import train_cifar; train_cifar.load_data(sys.argv[1], sys.argv[2])" "$data" "$cache" || exit 1
-if [ "$teacher_epochs" -gt 0 ]; then
-    teacher=$out/teacher_resnet9.pt
-    "$PY" tools/cifar_teacher.py --device "$DEVICE" --epochs "$teacher_epochs" --data "$data" --cache "$cache" \
-        ${TEACHER_ARGS:-} --out "$teacher" 2>&1 | tee "$out/train_teacher.log" || exit 1
+if [ "$teacher_epochs" -gt 0 ]; then     # K teachers side by side: a ResNet-9 alone leaves an H200 half idle
+    teachers=() pids=
+    for seed in $(seq 0 $((teacher_count - 1))); do
+        name=teacher_resnet9; [ "$teacher_count" -gt 1 ] && name=teacher_resnet9_s$seed
+        teachers+=("$out/$name.pt")
+        "$PY" tools/cifar_teacher.py --device "$DEVICE" --epochs "$teacher_epochs" --seed "$seed" --data "$data" \
+            --cache "$cache" ${TEACHER_ARGS:-} --out "$out/$name.pt" > "$out/train_$name.log" 2>&1 &
+        pids="$pids $!"
+    done
+    for p in $pids; do wait "$p" || { cat "$out"/train_teacher*.log; exit 1; }; done
+    cat "$out"/train_teacher*.log
 fi
 
 # --finish-within: what is left after decoding and the teacher (shared by the models with --sequential), less, for
@@ -81,7 +93,7 @@ fi
 limit=$(awk -v m="$minutes" 'BEGIN { print m + 0.7 }')
 train() {   # ARCH: trains, exports OUT/ARCH_large_cifar10.vkvit, logs to OUT/train_ARCH.log
     local start=() from="$init_dir/$1_cifar10.vkvit"      # how the run starts: weights to continue, a teacher
-    [ -n "$teacher" ] && start+=(--teacher "$teacher")
+    for t in "${teachers[@]}"; do start+=(--teacher "$t"); done
     if [ -n "$init_dir" ]; then
         [ -f "$from" ] || { echo "gpu_train_cifar.sh: no $from" >&2; return 2; }
         start+=(--init-from "$from")

@@ -445,10 +445,10 @@ def parse_args(argv):
                    help="torch.compile the training steps on CUDA, eager if it fails (recipe cpu: 0, gpu: 1)")
     p.add_argument("--export-dtype", choices=("f32", "f16"), help="weights in the exported file (cpu: f32, gpu: f16)")
     p.add_argument("--label-smoothing", type=float, default=0.1, help="(default: %(default)s)")
-    p.add_argument("--teacher", metavar="TEACHER.pt",
+    p.add_argument("--teacher", metavar="TEACHER.pt", action="append",
                    help="distil from this convolutional teacher (tools/cifar_teacher.py): it sees every augmented "
                         "batch the student sees, and the loss becomes (1 - w) x the label loss + w x KL(teacher || "
-                        "student) with w = --distill")
+                        "student) with w = --distill. Given more than once: the teachers' mean probabilities")
     p.add_argument("--distill", type=float, default=0.5,
                    help="with --teacher: the weight w of the teacher's term (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
@@ -563,8 +563,12 @@ def main(argv=None):
     teacher = None
     if args.teacher:
         import cifar_teacher
-        teacher, teacher_acc = cifar_teacher.load(args.teacher, device)
-        log(f"distilling from {args.teacher} (ResNet-9, test accuracy {100 * teacher_acc:.2f} %), "
+        teacher, accs = cifar_teacher.load_ensemble(args.teacher, device)
+        with torch.no_grad(), autocast:   # the ensemble's own test accuracy, on the students' test images
+            correct = sum(int((teacher(normalise(xte[i:i + 500], device).permute(0, 3, 1, 2)).argmax(1).cpu()
+                               == torch.from_numpy(yte[i:i + 500])).sum()) for i in range(0, len(xte), 500))
+        log(f"distilling from {len(accs)} ResNet-9 teacher(s) {', '.join(args.teacher)} (test accuracy "
+            f"{', '.join(f'{100 * a:.2f} %' for a in accs)}; their mean probabilities {100 * correct / len(xte):.2f} %), "
             f"weight {args.distill}")
 
     def checkpoint(test_acc):
@@ -589,7 +593,7 @@ def main(argv=None):
         """The teacher's class probabilities [B, classes] for the student's input x [B, H, W, 3] (normalised,
         channels last: the NCHW view of it is the teacher's channels-last input)."""
         with torch.no_grad(), autocast:
-            return F.softmax(teacher(x.permute(0, 3, 1, 2)).float(), dim=1)
+            return teacher(x.permute(0, 3, 1, 2))
 
     def forward_backward(model, x, y, target, soft=None):
         with autocast:
