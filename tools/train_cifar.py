@@ -39,8 +39,9 @@ Distillation (--teacher T.pt, --distill w): a convolutional teacher (tools/cifar
 augmented, mixed batch the student sees, and the loss becomes (1 - w) x the label loss + w x KL(teacher || student)
 (student_loss). On a lent H200 (2026-11-28), a 92.18 % teacher (40 epochs, 37 s) distilled into the models of the
 runs above for 6.6 minutes side by side (--lr 1e-3 --warmup-epochs 2) took ViT-5 from 88.10 to 91.18 % in 103
-epochs and ViL from 86.16 to 88.59 % in 52; 2.3 more minutes of ViT-5 alone gave 91.21 %: the bundled models
-(assets/models/README.md has the runs).
+epochs and ViL from 86.16 to 88.59 % in 52; 2.3 more minutes of ViT-5 alone gave 91.21 %. Three teachers at
+once (--teacher given three times: their mean probabilities, 92.65 %) then took ViT-5 to 92.01 % in 78 epochs and
+ViL to 88.75 % in 39, side by side for 5.7 minutes: the bundled models (assets/models/README.md has the runs).
 
 Checkpoints (model, optimiser, EMA, step) are written atomically every --ckpt-every-min minutes and at each
 evaluation, so a run can be cut off at any point and resumed with the same command; the data order of an epoch
