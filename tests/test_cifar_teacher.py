@@ -5,6 +5,7 @@
     leaves every other pixel and every channel outside it as it was, and repeats for the same generator seed;
   - the ResNet-9 maps [B, 3, 32, 32] to [B, 10]; a saved teacher (fp16 weights) loads back in eval mode with
     logits equal to the network's own with its weights rounded to fp16, and a file of another kind is refused;
+  - a teacher of another --width loads back at that width;
   - an ensemble of saved teachers gives the mean of their probabilities (one teacher: its softmax), and
     train_cifar.py takes --teacher more than once;
   - student_loss: distill 0 is the label loss alone (hard labels and soft targets), distill 1 is KL(teacher ||
@@ -89,6 +90,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check(cifar_teacher.evaluate(ensemble, inp, probs.argmax(1)) == 1.0, "evaluate takes an ensemble")
     args = train_cifar.parse_args(["--arch", "vit5", "--teacher", path, "--teacher", path_b])
     check(args.teacher == [path, path_b], f"train_cifar.py --teacher twice: both teachers ({args.teacher})")
+    # --width: a wider (here narrower) teacher keeps its width through the file
+    narrow = cifar_teacher.ResNet9(width=0.25)
+    narrow.eval()
+    n_params = sum(p.numel() for p in narrow.parameters())
+    path_n = os.path.join(tmp, "teacher_narrow.pt")
+    cifar_teacher.save(narrow, path_n, 0.1, 1)
+    loaded_n, _ = cifar_teacher.load(path_n, torch.device("cpu"))
+    with torch.no_grad():
+        same = tuple(loaded_n(inp).shape) == (4, 10)
+    check(same and loaded_n.width == 0.25 and sum(p.numel() for p in loaded_n.parameters()) == n_params
+          and n_params < 500_000, f"a width-0.25 teacher ({n_params} parameters) loads back at its width")
     other = os.path.join(tmp, "other.pt")
     torch.save({"arch": "vgg", "state": {}}, other)
     try:

@@ -20,8 +20,9 @@ over the first 5 epochs and falling linearly to 0, batch 512, label smoothing 0.
 cutout, bf16 autocast and channels-last on CUDA; the whole training set on the device, augmented there
 (tools/cifar_augment.py). Input: the same normalised images as the students, channels first [B, 3, 32, 32].
 
-The saved file is a dict {"arch": "resnet9", "state": fp16 state dict, "test_acc": float, "epochs": int} of about
-13 MB; `load(path, device)` gives the network back in eval mode.
+The saved file is a dict {"arch": "resnet9", "width": float, "state": fp16 state dict, "test_acc": float, "epochs":
+int} of about 13 MB at width 1 (a file without "width" is width 1); `load(path, device)` gives the network back in
+eval mode.
 
 Several teachers (trained with different --seed) make a stronger one: `load_ensemble(paths, device)` gives an
 `Ensemble` whose output is the mean of their class probabilities (train_cifar.py --teacher A.pt --teacher B.pt ...).
@@ -63,15 +64,19 @@ class Residual(nn.Module):
 
 
 class ResNet9(nn.Module):
-    def __init__(self, num_classes=10):
+    """width: a multiplier of every layer's channels (64, 128, 256, 512 at 1; --width); FLOPs grow as its square."""
+
+    def __init__(self, num_classes=10, width=1.0):
         super().__init__()
+        c1, c2, c3, c4 = (max(1, round(c * width)) for c in (64, 128, 256, 512))
+        self.width = width
         self.net = nn.Sequential(
-            conv_bn(3, 64),
-            conv_bn(64, 128), nn.MaxPool2d(2), Residual(128),
-            conv_bn(128, 256), nn.MaxPool2d(2),
-            conv_bn(256, 512), nn.MaxPool2d(2), Residual(512),
+            conv_bn(3, c1),
+            conv_bn(c1, c2), nn.MaxPool2d(2), Residual(c2),
+            conv_bn(c2, c3), nn.MaxPool2d(2),
+            conv_bn(c3, c4), nn.MaxPool2d(2), Residual(c4),
             nn.AdaptiveMaxPool2d(1), nn.Flatten(),
-            nn.Linear(512, num_classes, bias=False))
+            nn.Linear(c4, num_classes, bias=False))
 
     def forward(self, x):                     # x: normalised [B, 3, 32, 32] -> logits [B, classes]
         return self.net(x) * 0.125
@@ -92,7 +97,7 @@ def load(path, device):
     state = torch.load(path, map_location=device, weights_only=False)   # our own file: a dict of tensors and ints
     if state.get("arch") != "resnet9":
         sys.exit(f"cifar_teacher: {path} is not a resnet9 teacher")
-    net = ResNet9().to(device)
+    net = ResNet9(width=state.get("width", 1.0)).to(device)
     net.load_state_dict({k: v.float() for k, v in state["state"].items()})
     net.eval()
     if device.type == "cuda":
@@ -141,7 +146,8 @@ def amp_context(device):
     return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
 
 
-def train(xtr, ytr, xte, yte, device, epochs=40, batch=512, peak_lr=0.4, warmup_epochs=5, seed=0, log=print):
+def train(xtr, ytr, xte, yte, device, epochs=40, batch=512, peak_lr=0.4, warmup_epochs=5, seed=0, width=1.0,
+          log=print):
     """Trains a ResNet9 on uint8 [N, 32, 32, 3] images and returns (net in eval mode, test accuracy)."""
     import cifar_augment
     from train_cifar import CIFAR_MEAN, CIFAR_STD
@@ -158,7 +164,7 @@ def train(xtr, ytr, xte, yte, device, epochs=40, batch=512, peak_lr=0.4, warmup_
     xtr_dev, ytr_dev = prepare(xtr), torch.from_numpy(ytr).to(device)
     xte_dev = ((prepare(xte) - mean) / std).contiguous(memory_format=fmt)
     yte_dev = torch.from_numpy(yte).to(device)
-    net = ResNet9().to(device).to(memory_format=fmt)
+    net = ResNet9(width=width).to(device).to(memory_format=fmt)
     decay = [p for p in net.parameters() if p.ndim > 1]
     no_decay = [p for p in net.parameters() if p.ndim <= 1]
     opt = torch.optim.SGD([{"params": decay, "weight_decay": 5e-4}, {"params": no_decay, "weight_decay": 0.0}],
@@ -194,7 +200,7 @@ def train(xtr, ytr, xte, yte, device, epochs=40, batch=512, peak_lr=0.4, warmup_
 
 def save(net, path, test_acc, epochs):
     from train_cifar import save_checkpoint                     # written atomically, like the students' checkpoints
-    save_checkpoint(path, {"arch": "resnet9", "test_acc": test_acc, "epochs": epochs,
+    save_checkpoint(path, {"arch": "resnet9", "width": net.width, "test_acc": test_acc, "epochs": epochs,
                            "state": {k: v.detach().half().cpu() for k, v in net.state_dict().items()}})
 
 
@@ -209,10 +215,15 @@ def main(argv=None):
     p.add_argument("--train-limit", type=int, default=0,
                    help="train on N random images only, and evaluate on N / 5 (a quick check; 0 = all)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--width", type=float, default=1.0,
+                   help="channel multiplier (default: %(default)s; 2 = 128-1024 channels, 4x the FLOPs and 26 M "
+                        "parameters, a 52 MB file)")
     p.add_argument("--out", required=True, help="the teacher file to write")
     args = p.parse_args(argv)
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
+    if not 0 < args.width <= 8:
+        p.error("--width must be in (0, 8]")
     xtr, ytr, xte, yte = train_cifar.load_data(args.data, args.cache)
     if args.train_limit:          # a random subset: the arrays are sorted by class
         rng = np.random.default_rng(args.seed)
@@ -220,10 +231,11 @@ def main(argv=None):
         te = rng.choice(len(xte), max(1, args.train_limit // 5), replace=False)
         xtr, ytr, xte, yte = xtr[tr], ytr[tr], xte[te], yte[te]
     device = torch.device(args.device)
-    train_cifar.log(f"teacher: ResNet-9, {args.epochs} epochs on {len(xtr)} images, device {device} "
+    train_cifar.log(f"teacher: ResNet-9 (width x{args.width:g}), {args.epochs} epochs on {len(xtr)} images, "
+                    f"device {device} "
                     f"({torch.cuda.get_device_name(device) if device.type == 'cuda' else 'cpu'}), "
                     f"PyTorch {torch.__version__}")
-    net, acc = train(xtr, ytr, xte, yte, device, epochs=args.epochs, seed=args.seed,
+    net, acc = train(xtr, ytr, xte, yte, device, epochs=args.epochs, seed=args.seed, width=args.width,
                      batch=min(512, len(xtr)), log=train_cifar.log)
     save(net, args.out, acc, args.epochs)
     train_cifar.log(f"teacher: wrote {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB), "

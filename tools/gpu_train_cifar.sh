@@ -15,9 +15,10 @@
 # of starting from random weights (train_cifar.py --init-from), so that leases too short for the recipe add up.
 # --teacher-epochs N: first train the ResNet-9 teacher of tools/cifar_teacher.py for N epochs (OUT/teacher_resnet9.pt,
 # about 13 MB; 40 epochs took 37 s on an H200), then distil it into each model (train_cifar.py --teacher);
-# --teachers K trains K of them side by side (seeds 0..K-1, OUT/teacher_resnet9_sS.pt) and distils their mean
-# probabilities; --teacher FILE (repeatable) distils from teachers trained earlier. --finish-within T: shorten the training minutes so that
-# the whole command, decoding and teacher included, ends within T minutes (a lease's command limit).
+# --teachers K trains K of them side by side (seeds 0..K-1, OUT/teacher_resnet9_sS.pt; 3 took 86 s) and distils
+# their mean probabilities; TEACHER_ARGS="--width 1.5" makes them wider. --teacher FILE (repeatable) distils from
+# teachers trained earlier. --finish-within T: shorten the training minutes so that the whole command, decoding and
+# teachers included, ends within T minutes (a lease's command limit).
 # Environment: PY (a Python with PyTorch, default python3), DEVICE (default cuda), SIZE (large; `demo` with
 # DEVICE=cpu is the dry run this machine can do), TRAIN_ARGS (more train_cifar.py options), TEACHER_ARGS (more
 # cifar_teacher.py options, e.g. `--train-limit 1024` for a dry run). Measured on an H200 (2026-11-26, eager):
@@ -43,7 +44,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR]" \
-                        "[--init-dir DIR] [--teacher-epochs N [--teachers K] | --teacher FILE...] [--finish-within T] OUT" >&2
+                        "[--init-dir DIR] [--teacher-epochs N [--teachers K] | --teacher FILE...]" \
+                        "[--finish-within T] OUT" >&2
                    exit 2; }
 [ -f "$data" ] || { echo "gpu_train_cifar.sh: $data not found (--data)" >&2; exit 2; }
 for t in "${teachers[@]}"; do

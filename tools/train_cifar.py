@@ -569,8 +569,8 @@ def main(argv=None):
             correct = sum(int((teacher(normalise(xte[i:i + 500], device).permute(0, 3, 1, 2)).argmax(1).cpu()
                                == torch.from_numpy(yte[i:i + 500])).sum()) for i in range(0, len(xte), 500))
         log(f"distilling from {len(accs)} ResNet-9 teacher(s) {', '.join(args.teacher)} (test accuracy "
-            f"{', '.join(f'{100 * a:.2f} %' for a in accs)}; their mean probabilities {100 * correct / len(xte):.2f} %), "
-            f"weight {args.distill}")
+            f"{', '.join(f'{100 * a:.2f} %' for a in accs)}; their mean probabilities "
+            f"{100 * correct / len(xte):.2f} %), weight {args.distill}")
 
     def checkpoint(test_acc):
         save_checkpoint(ckpt_path, {"arch": args.arch, "config": config, "ema": ema,
