@@ -6,6 +6,7 @@
   - the ResNet-9 maps [B, 3, 32, 32] to [B, 10]; a saved teacher (fp16 weights) loads back in eval mode with
     logits equal to the network's own with its weights rounded to fp16, and a file of another kind is refused;
   - a teacher of another --width loads back at that width;
+  - tools/gpu_train_cifar.sh refuses --teachers without --teacher-epochs, a count below 1 and a missing --teacher;
   - an ensemble of saved teachers gives the mean of their probabilities (one teacher: its softmax), and
     train_cifar.py takes --teacher more than once;
   - student_loss: distill 0 is the label loss alone (hard labels and soft targets), distill 1 is KL(teacher ||
@@ -14,6 +15,7 @@ Exit 77 without PyTorch."""
 import contextlib
 import io
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -131,5 +133,16 @@ p = F.softmax(logits, 1)
 expected = ((1 - w) * (p - target) + w * (p - soft)) / B
 check(torch.allclose(leaf.grad, expected, atol=1e-6),
       f"gradient on the logits (max |diff| {float((leaf.grad - expected).abs().max()):.2e})")
+
+# tools/gpu_train_cifar.sh refuses a teacher count it cannot honour before it decodes or trains anything
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "gpu_train_cifar.sh")
+with tempfile.TemporaryDirectory() as tmp:
+    for args, words in ((["--teachers", "3"], "needs --teacher-epochs"),
+                        (["--teachers", "0", "--teacher-epochs", "2"], "count >= 1"),
+                        (["--teacher", os.path.join(tmp, "missing.pt")], "not found")):
+        r = subprocess.run(["bash", script, "--data", script, *args, os.path.join(tmp, "out")],  # any file as --data
+                           capture_output=True, text=True)
+        check(r.returncode == 2 and words in r.stderr and not os.path.exists(os.path.join(tmp, "out")),
+              f"gpu_train_cifar.sh {' '.join(args)}: exit {r.returncode}, {r.stderr.strip()!r}")
 
 sys.exit(summary())

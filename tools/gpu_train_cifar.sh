@@ -52,6 +52,8 @@ for t in "${teachers[@]}"; do
     [ -f "$t" ] || { echo "gpu_train_cifar.sh: $t not found (--teacher)" >&2; exit 2; }
 done
 [ "$teacher_count" -ge 1 ] 2> /dev/null || { echo "gpu_train_cifar.sh: --teachers wants a count >= 1" >&2; exit 2; }
+[ "$teacher_count" = 1 ] || [ "$teacher_epochs" -gt 0 ] ||
+    { echo "gpu_train_cifar.sh: --teachers K trains K teachers: it needs --teacher-epochs N" >&2; exit 2; }
 PY=${PY:-python3} DEVICE=${DEVICE:-cuda} SIZE=${SIZE:-large}
 t_start=$(date +%s)
 mkdir -p "$out"
@@ -75,7 +77,7 @@ if [ "$teacher_epochs" -gt 0 ]; then     # K teachers side by side: a ResNet-9 a
             --cache "$cache" ${TEACHER_ARGS:-} --out "$out/$name.pt" > "$out/train_$name.log" 2>&1 &
         pids="$pids $!"
     done
-    for p in $pids; do wait "$p" || { cat "$out"/train_teacher*.log; exit 1; }; done
+    for p in $pids; do wait "$p" || { cat "$out"/train_teacher*.log; kill $pids 2> /dev/null; exit 1; }; done
     cat "$out"/train_teacher*.log
 fi
 
