@@ -565,12 +565,12 @@ def main(argv=None):
     if args.teacher:
         import cifar_teacher
         teacher, accs = cifar_teacher.load_ensemble(args.teacher, device)
-        with torch.no_grad(), autocast:   # the ensemble's own test accuracy, on the students' test images
-            correct = sum(int((teacher(normalise(xte[i:i + 500], device).permute(0, 3, 1, 2)).argmax(1).cpu()
-                               == torch.from_numpy(yte[i:i + 500])).sum()) for i in range(0, len(xte), 500))
+        # the ensemble's own test accuracy, on the students' test images (the teacher's NCHW view of them)
+        together = cifar_teacher.evaluate(teacher, normalise(xte, device).permute(0, 3, 1, 2),
+                                          torch.from_numpy(yte).to(device))
         log(f"distilling from {len(accs)} ResNet-9 teacher(s) {', '.join(args.teacher)} (test accuracy "
-            f"{', '.join(f'{100 * a:.2f} %' for a in accs)}; their mean probabilities "
-            f"{100 * correct / len(xte):.2f} %), weight {args.distill}")
+            f"{', '.join(f'{100 * a:.2f} %' for a in accs)}; their mean probabilities {100 * together:.2f} %), "
+            f"weight {args.distill}")
 
     def checkpoint(test_acc):
         save_checkpoint(ckpt_path, {"arch": args.arch, "config": config, "ema": ema,
