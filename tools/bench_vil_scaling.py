@@ -26,7 +26,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +34,7 @@ sys.path.insert(0, os.path.join(HERE, "reference"))
 
 import torch  # noqa: E402
 
+import bench_common  # noqa: E402
 import vkvit_file  # noqa: E402
 from mlstm import VisionLSTM, mlstm_parallel_official, mlstm_parallel_seed  # noqa: E402
 
@@ -110,7 +110,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
 
     rows = []
-    tmp = tempfile.mkdtemp(prefix="vkvit-vil-scaling-")
+    tmp = bench_common.temp_folder("vkvit-vil-scaling-")     # removed at exit, with its models
     for S in args.lengths:
         net, meta = build(S, args.dim, args.depth, args.flavour, seed=S)
         model_path = os.path.join(tmp, f"vil_s{S}.vkvit")
