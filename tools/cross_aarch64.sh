@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
         *) echo "cross_aarch64: unknown argument $1" >&2; exit 2 ;;
     esac
 done
+BUILD=$(realpath -m "$BUILD")                       # the checks below cd into it
 
 if [ "$INSTALL" = 1 ]; then
     SUDO=""
@@ -55,7 +56,8 @@ for f in "$BUILD/libvkvit.so" "$BUILD/libvkvit.a" "$BUILD/vkvit" "$BUILD/embed_f
     if [ "${f%.a}" != "$f" ]; then
         # An archive: check its first object.
         obj=$(cd "$BUILD" && aarch64-linux-gnu-ar t "$f" | head -n 1)
-        desc=$(cd "$(mktemp -d)" && aarch64-linux-gnu-ar x "$f" "$obj" && file -b "$obj")
+        mkdir -p "$BUILD/ar-check"                    # inside the build folder: nothing left in /tmp
+        desc=$(cd "$BUILD/ar-check" && aarch64-linux-gnu-ar x "$f" "$obj" && file -b "$obj")
     else
         desc=$(file -bL "$f")
     fi
