@@ -70,6 +70,102 @@ static size_t make_bmp(uint8_t *buf, int32_t w, int32_t h, size_t pixel_bytes) {
     return 54 + pixel_bytes;
 }
 
+/* A 1x1 8-bit grey PNG whose IDAT inflates to `extra` bytes more than its 2 bytes of rows: one fixed-Huffman deflate
+ * block of a literal 0 and copies of 258 bytes from 1 back (13 bits each: 258 bytes for 1.6), a zlib bomb. */
+typedef struct {
+    uint8_t *p;
+    size_t bytes;
+    unsigned bit;
+} bit_writer;
+static void put_bits_lsb(bit_writer *w, uint32_t v, unsigned n) { /* deflate's header fields: low bit first */
+    for (unsigned i = 0; i < n; i++, w->bit++) {
+        if (w->bit == 8) w->bit = 0, w->bytes++;
+        if (w->bit == 0) w->p[w->bytes] = 0;
+        w->p[w->bytes] |= (uint8_t)(((v >> i) & 1u) << w->bit);
+    }
+}
+static void put_code(bit_writer *w, uint32_t code, unsigned n) { /* Huffman codes: high bit first */
+    for (unsigned i = n; i-- > 0;) put_bits_lsb(w, code >> i, 1);
+}
+static size_t make_png_bomb(uint8_t *buf, size_t copies) {
+    uint8_t ihdr[13] = {0};
+    put_be32(ihdr, 1), put_be32(ihdr + 4, 1), ihdr[8] = 8; /* 1x1, 8-bit grey */
+    memcpy(buf, k_png_signature, 8);
+    size_t at = png_chunk(buf, 8, "IHDR", ihdr, 13, 0);
+    uint8_t *z = buf + at + 8; /* the IDAT payload, written in place */
+    z[0] = 0x78, z[1] = 0x01;
+    bit_writer w = {z + 2, 0, 0};
+    put_bits_lsb(&w, 1, 1), put_bits_lsb(&w, 1, 2);    /* last block, fixed Huffman codes */
+    put_code(&w, 0x30, 8);                                /* literal 0 */
+    for (size_t i = 0; i < copies; i++) put_code(&w, 0xC5, 8), put_code(&w, 0, 5); /* length 258, distance 1 */
+    put_code(&w, 0, 7);                                   /* end of block */
+    size_t zn = 2 + w.bytes + 1;
+    const uint32_t out = (uint32_t)(1 + 258 * copies);  /* all zeros: adler32 a = 1, b = length */
+    put_be32(z + zn, (out % 65521u) << 16 | 1u);
+    zn += 4;
+    uint8_t *payload = malloc(zn); /* png_chunk copies its payload: move it out of the way first */
+    memcpy(payload, z, zn);
+    at = png_chunk(buf, at, "IDAT", payload, (uint32_t)zn, 0);
+    free(payload);
+    return png_chunk(buf, at, "IEND", NULL, 0, 0);
+}
+
+/* JPEG segments: marker m and its payload. */
+static size_t jpeg_seg(uint8_t *buf, size_t at, uint8_t m, const uint8_t *p, size_t n) {
+    buf[at] = 0xFF, buf[at + 1] = m, buf[at + 2] = (uint8_t)((n + 2) >> 8), buf[at + 3] = (uint8_t)(n + 2);
+    memcpy(buf + at + 4, p, n);
+    return at + 4 + n;
+}
+
+/* An 8x8 baseline JPEG of `comps` components (ids 1..comps), every block's coefficients 0 (grey 128): quantisation
+ * table 0 (unless no_dqt), DC and AC Huffman tables 0 of one 1-bit code each (DC difference 0, end of block),
+ * `scans` scans of component 1 (the others in the first scan, unless skip_others), each holding the bits of its
+ * blocks, then EOI (unless cut). Scan s uses DC table dc_table. */
+static size_t make_jpeg(uint8_t *buf, int comps, int scans, int no_dqt, int skip_others, int dc_table, int cut) {
+    size_t at = 2;
+    buf[0] = 0xFF, buf[1] = 0xD8;
+    uint8_t dqt[65] = {0};
+    for (int i = 1; i < 65; i++) dqt[i] = 1;
+    if (!no_dqt) at = jpeg_seg(buf, at, 0xDB, dqt, sizeof dqt);
+    uint8_t sof[6 + 12] = {8, 0, 8, 0, 8, (uint8_t)comps};
+    for (int c = 0; c < comps; c++) sof[6 + 3 * c] = (uint8_t)(c + 1), sof[7 + 3 * c] = 0x11, sof[8 + 3 * c] = 0;
+    at = jpeg_seg(buf, at, 0xC0, sof, 6 + 3 * (size_t)comps);
+    uint8_t dht[2 * 18] = {0x00, 1}; /* DC 0: one code of length 1 for symbol 0; AC 0: the same (end of block) */
+    dht[18] = 0x10, dht[19] = 1;
+    at = jpeg_seg(buf, at, 0xC4, dht, sizeof dht);
+    for (int s = 0; s < scans; s++) {
+        const int ns = s == 0 && !skip_others ? comps : 1;
+        uint8_t sos[1 + 8 + 3] = {(uint8_t)ns};
+        for (int k = 0; k < ns; k++) sos[1 + 2 * k] = (uint8_t)(k + 1), sos[2 + 2 * k] = (uint8_t)(dc_table << 4);
+        sos[1 + 2 * ns] = 0, sos[2 + 2 * ns] = 63, sos[3 + 2 * ns] = 0;
+        at = jpeg_seg(buf, at, 0xDA, sos, 4 + 2 * (size_t)ns);
+        buf[at++] = ns == 1 ? 0x3F : 0x00; /* 2 bits per block ("0" DC, "0" end of block), padded with 1s */
+        if (ns == 3) buf[at++] = 0x0F;
+    }
+    if (!cut) buf[at++] = 0xFF, buf[at++] = 0xD9;
+    return at;
+}
+
+/* An 8-bit palette BMP of w x 1 pixels with the given indices and `colours` palette entries (colour i is
+ * B G R = 10 i + 1, 10 i + 2, 10 i + 3); offset_adjust moves the pixel data's stated offset. */
+static size_t make_bmp8(uint8_t *buf, const uint8_t *index, int w, int colours, int offset_adjust) {
+    const size_t stride = ((size_t)w + 3) / 4 * 4, offset = 54 + 4 * (size_t)colours;
+    memset(buf, 0, offset + stride);
+    buf[0] = 'B', buf[1] = 'M';
+    put_le32(buf + 2, (uint32_t)(offset + stride));
+    put_le32(buf + 10, (uint32_t)((int)offset + offset_adjust));
+    put_le32(buf + 14, 40);
+    put_le32(buf + 18, (uint32_t)w);
+    put_le32(buf + 22, 1);
+    buf[26] = 1;
+    buf[28] = 8;
+    put_le32(buf + 46, (uint32_t)colours);
+    for (int i = 0; i < colours; i++)
+        for (int c = 0; c < 3; c++) buf[54 + 4 * i + c] = (uint8_t)(10 * i + c + 1);
+    memcpy(buf + offset, index, (size_t)w);
+    return offset + stride;
+}
+
 static void expect_refused(const uint8_t *data, size_t size, const char *name, const char *needle) {
     cli_image img;
     vkvit_result r = cli_image_decode(data, size, name, &img);
@@ -239,6 +335,77 @@ int main(int argc, char **argv) {
         CHECK(jpeg_orientation(k, jn) == 1, "EXIF: wrong byte order mark");
         for (size_t cut = 0; cut < jn; cut++) (void)jpeg_orientation(j, cut); /* every truncation: no overread */
         CHECK(tiff_orientation(j + 12, 7) == 1, "EXIF: 7-byte TIFF header");
+    }
+
+    /* What fuzzing stb_image 2.27 found (2026-11-28), each refused before stb decodes a pixel. */
+    {
+        /* A valid minimal JPEG decodes (to grey 128), with up to JPEG_MAX_SCANS scans. */
+        n = make_jpeg(buf, 1, 1, 0, 0, 0, 0);
+        r = cli_image_decode(buf, n, "grey.jpg", &img);
+        CHECK(r == VKVIT_OK && img.width == 8 && img.height == 8 && img.pixels[0] >= 127 && img.pixels[0] <= 129 &&
+                  img.pixels[3] == 255,
+              "grey.jpg: %s (first pixel %u)", r ? cli_last_error() : "decoded", r ? 0u : img.pixels[0]);
+        cli_image_free(&img);
+        n = make_jpeg(buf, 3, 1, 0, 0, 0, 0);
+        r = cli_image_decode(buf, n, "grey3.jpg", &img);
+        CHECK(r == VKVIT_OK && img.width == 8, "grey3.jpg (3 components): %s", r ? cli_last_error() : "decoded");
+        cli_image_free(&img);
+        n = make_jpeg(buf, 1, (int)JPEG_MAX_SCANS, 0, 0, 0, 0);
+        r = cli_image_decode(buf, n, "scans100.jpg", &img);
+        CHECK(r == VKVIT_OK, "scans100.jpg: %s", r ? cli_last_error() : "decoded");
+        cli_image_free(&img);
+        n = make_jpeg(buf, 1, (int)JPEG_MAX_SCANS + 1, 0, 0, 0, 0);
+        expect_refused(buf, n, "scans101.jpg", "more than 100 scans");
+        /* Tables nobody defined, a component no scan decodes, no scan at all, a cut in the scan data. */
+        n = make_jpeg(buf, 1, 1, 1, 0, 0, 0);
+        expect_refused(buf, n, "nodqt.jpg", "uses a quantisation table that no segment before it defines");
+        n = make_jpeg(buf, 1, 1, 0, 0, 1, 0);
+        expect_refused(buf, n, "dc1.jpg", "uses a DC Huffman table that no segment before it defines");
+        n = make_jpeg(buf, 3, 1, 0, 1, 0, 0);
+        expect_refused(buf, n, "onecomp.jpg", "no scan decodes its component 2");
+        n = make_jpeg(buf, 1, 0, 0, 0, 0, 0);
+        expect_refused(buf, n, "noscan.jpg", "ends before its first scan");
+        n = make_jpeg(buf, 1, 1, 0, 0, 0, 1);
+        expect_refused(buf, n, "cutscan.jpg", "truncated JPEG");
+        n = make_jpeg(buf, 1, 1, 0, 0, 0, 0);
+        buf[2 + 4 + 65 + 1] = 0xC9; /* the SOF marker after SOI and DQT: arithmetic coding */
+        expect_refused(buf, n, "arith.jpg", "a JPEG of a kind vkvit does not decode (frame marker 0xC9)");
+        /* A DHT table of 300 codes (stb writes past its arrays while reading the header). */
+        uint8_t dht[17 + 300] = {0x00};
+        dht[15] = 150, dht[16] = 150;
+        n = jpeg_seg(buf, 2, 0xC4, dht, sizeof dht);
+        buf[0] = 0xFF, buf[1] = 0xD8, buf[n] = 0xFF, buf[n + 1] = 0xD9;
+        expect_refused(buf, n + 2, "dht300.jpg", "a Huffman table of 300 codes");
+
+        /* BMP: a compression field stb reads as negative; a palette image without palette; an index past it. */
+        n = make_bmp(buf, 3, 2, 2 * 12);
+        put_le32(buf + 30, 0x8A464649u);
+        expect_refused(buf, n, "negcomp.bmp", "compression type 2319861321");
+        const uint8_t idx_ok[4] = {0, 1, 1, 0}, idx_bad[4] = {0, 1, 5, 0};
+        n = make_bmp8(buf, idx_ok, 4, 2, 0);
+        r = cli_image_decode(buf, n, "pal2.bmp", &img);
+        CHECK(r == VKVIT_OK && img.width == 4 && img.pixels[0] == 3 && img.pixels[1] == 2 && img.pixels[2] == 1 &&
+                  img.pixels[4] == 13 && img.pixels[6] == 11,
+              "pal2.bmp: %s", r ? cli_last_error() : "wrong colours");
+        cli_image_free(&img);
+        n = make_bmp8(buf, idx_bad, 4, 2, 0);
+        expect_refused(buf, n, "pal2bad.bmp", "uses colour 5, past the 2 palette colours");
+        n = make_bmp8(buf, idx_ok, 4, 2, -8);
+        expect_refused(buf, n, "nopal.bmp", "leaves no palette");
+        n = make_bmp8(buf, idx_ok, 4, 2, -62); /* offset 0: stb counts -13 colours and reads none */
+        expect_refused(buf, n, "offset0.bmp", "starts at byte 0, which leaves no palette");
+
+        /* A 1x1 PNG whose data inflates to 17 MB (131 KB of file): stb's output buffer would grow to it. */
+        const size_t copies = 66000;
+        uint8_t *bomb = malloc(copies * 13 / 8 + 256);
+        n = make_png_bomb(bomb, copies);
+        expect_refused(bomb, n, "bomb.png", "would take more than 16 MiB");
+        n = make_png_bomb(bomb, 100); /* 25 KB of extra zeros: within the budget, and the pixel is 0 */
+        r = cli_image_decode(bomb, n, "smallbomb.png", &img);
+        CHECK(r == VKVIT_OK && img.width == 1 && img.pixels[0] == 0 && img.pixels[3] == 255, "smallbomb.png: %s",
+              r ? cli_last_error() : "wrong pixel");
+        cli_image_free(&img);
+        free(bomb);
     }
 
     printf("%d passed, %d failed\n", vt_passed, vt_failed);

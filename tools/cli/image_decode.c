@@ -26,6 +26,69 @@
 
 #include <webp/decode.h> /* libwebp-dev */
 
+/* stb_image's memory (STBI_MALLOC, STBI_REALLOC_SIZED, STBI_FREE), for two things fuzzing found in Debian 12's
+ * stb_image 2.27 (2026-11-28: libFuzzer with ASan, UBSan and MSan on cli_image_decode):
+ *   - it uses memory it never wrote: its JPEG decoder state (Huffman and quantisation tables a file never
+ *     defined), a progressive JPEG's coefficients and the samples of a component no scan covers come from malloc
+ *     uncleared, so stale heap bytes could steer table lookups and come out as pixels. Every block is zeroed here
+ *     (calloc, and the growth of a realloc);
+ *   - its zlib inflater grows its output as long as the data lasts: a 1.9 MB PNG of 1x1 pixels inflated to 2 GiB.
+ *     Each stb call gets a budget of bytes (stb_budget_begin) that the sum of its allocations and growths may not
+ *     pass; past it stb sees a failed allocation and fails the decode.
+ * The pixels stb returns are an ordinary malloc block either way (cli_image_free frees them with free()). */
+static _Thread_local struct {
+    uint64_t left;                          /* bytes stb may still allocate in this call (UINT64_MAX: no budget) */
+    int exceeded;                           /* an allocation was refused for the budget */
+} g_stb_budget = {UINT64_MAX, 0};
+
+static void *stb_budget_malloc(size_t n) {
+    if (n > g_stb_budget.left) {
+        g_stb_budget.exceeded = 1;
+        return NULL;
+    }
+    g_stb_budget.left -= n;
+    return calloc(1, n ? n : 1);
+}
+
+static void *stb_budget_realloc(void *p, size_t old, size_t n) {
+    const size_t grow = n > old ? n - old : 0;
+    if (grow > g_stb_budget.left) {
+        g_stb_budget.exceeded = 1;
+        return NULL;
+    }
+    g_stb_budget.left -= grow;
+    uint8_t *q = realloc(p, n ? n : 1);
+    if (q && grow) memset(q + old, 0, grow);
+    return q;
+}
+
+/* Starts an stb call that may allocate `bytes` in all. */
+static void stb_budget_begin(uint64_t bytes) {
+    g_stb_budget.left = bytes;
+    g_stb_budget.exceeded = 0;
+}
+
+/* Ends it; returns whether an allocation was refused for the budget. */
+static int stb_budget_end(void) {
+    const int exceeded = g_stb_budget.exceeded;
+    g_stb_budget.left = UINT64_MAX;
+    g_stb_budget.exceeded = 0;
+    return exceeded;
+}
+
+/* What stb may allocate in all (freed blocks count too) to decode a w x h image: 64 bytes per pixel and 16 MiB.
+ * The largest legitimate need is an interlaced 16-bit RGBA PNG stored uncompressed: its IDAT data gathered in a
+ * buffer that doubles as it grows (up to 16 bytes per pixel), the inflated rows (8), the interlace passes (8), the
+ * 16-bit image (8) and that image in 8 bits (4): 44 per pixel. A JPEG needs about 13 (every component's samples, a
+ * progressive file's 16-bit coefficients, the RGBA8 result), a GIF 9. The 16 MiB cover the decoders' own state (a
+ * JPEG's is 18 KiB) and the header pass, which decodes no pixels. */
+#define STB_BYTES_PER_PIXEL 64u
+#define STB_BYTES_FIXED ((uint64_t)16 << 20)
+
+#define STBI_MALLOC(n) stb_budget_malloc(n)
+#define STBI_REALLOC_SIZED(p, old, n) stb_budget_realloc((p), (old), (n))
+#define STBI_FREE(p) free(p)
+
 /* stb_image, compiled here and nowhere else in the CLI. STB_IMAGE_STATIC keeps its symbols private to this file,
  * so it cannot clash with another copy linked into a host program. STBI_NO_STDIO: every file goes through
  * cli_image_load's capped reader, never through stb's fopen. */
@@ -110,8 +173,11 @@ static uint32_t le32(const uint8_t *p) {
 }
 
 /* stb_image reads past the end of a short BMP as zeros. An uncompressed BMP (BI_RGB / BI_BITFIELDS) must hold its
- * whole pixel array: offset + row stride (padded to 4 bytes) * rows. Headers this check cannot read are left to
- * the decoder. */
+ * whole pixel array: offset + row stride (padded to 4 bytes) * rows. stb reads the compression field as a signed
+ * int and takes a negative one for uncompressed, so anything but those two is refused here (stb refuses the others
+ * itself). A palette image (1, 4 or 8 bits) must have a palette of 1 to 256 colours between its header and its
+ * pixel data, and no pixel may index past it: stb would take the colour from its palette array's unwritten part
+ * (found by fuzzing, 2026-11-28). Headers this check cannot read are left to the decoder. */
 static vkvit_result check_bmp_complete(const uint8_t *data, size_t size, const char *name) {
     if (size < 30) return VKVIT_OK;
     uint32_t offset = le32(data + 10), header = le32(data + 14);
@@ -129,30 +195,151 @@ static vkvit_result check_bmp_complete(const uint8_t *data, size_t size, const c
     } else {
         return VKVIT_OK;
     }
-    if ((compression != 0 && compression != 3) || w == 0 || h == 0 || bpp == 0 || bpp > 32) return VKVIT_OK;
-    uint64_t need = offset + (w * bpp + 31) / 32 * 4 * h; /* w, h < 2^31, bpp <= 32: no overflow */
+    if (compression != 0 && compression != 3)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a BMP of compression type %llu; vkvit decodes uncompressed "
+                         "BMPs (types 0 and 3)", name, (unsigned long long)compression);
+    if (w == 0 || h == 0 || bpp == 0 || bpp > 32) return VKVIT_OK;
+    const uint64_t stride = (w * bpp + 31) / 32 * 4;
+    uint64_t need = offset + stride * h; /* w, h < 2^31, bpp <= 32: no overflow */
     if (need > size)
         return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated BMP: %llux%llu pixels at %llu bits need %llu "
                          "bytes, the file has %zu", name, (unsigned long long)w, (unsigned long long)h,
                          (unsigned long long)bpp, (unsigned long long)need, size);
+    if (bpp != 1 && bpp != 4 && bpp != 8) return VKVIT_OK;
+    /* The palette colours stb reads: what lies between the headers and the pixels, 4 bytes a colour; after an OS/2
+     * header (12 bytes, 3 a colour) stb 2.27 reads 4 colours fewer than there are (it subtracts 24 for the header,
+     * not 12), so those files may only use the others. Its int arithmetic, mirrored. */
+    const int64_t off = (int32_t)offset;
+    const int64_t colours = header == 12 ? (off - 14 - 24) / 3 : (off - 14 - (int64_t)header) / 4;
+    if (colours < 1 || colours > 256)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt BMP: its pixel data starts at byte %lld, which "
+                         "leaves no palette of 1 to 256 colours for its %llu-bit pixels", name, (long long)off,
+                         (unsigned long long)bpp);
+    if (colours < (1 << bpp)) { /* every index must name one of them */
+        for (uint64_t y = 0; y < h; y++) {
+            const uint8_t *row = data + offset + y * stride;
+            for (uint64_t x = 0; x < w; x++) {
+                const unsigned v = bpp == 8 ? row[x] : bpp == 4 ? (row[x / 2] >> (x % 2 ? 0 : 4)) & 15u
+                                                             : (row[x / 8] >> (7 - x % 8)) & 1u;
+                if (v >= colours)
+                    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': %s BMP: a pixel uses colour %u, past the %lld "
+                                     "palette colours %s", name, header == 12 ? "an OS/2" : "corrupt", v,
+                                     (long long)colours, header == 12 ? "the decoder (stb_image) reads" : "it has");
+            }
+        }
+    }
     return VKVIT_OK;
 }
 
-/* stb_image decodes a JPEG that stops in the middle of its entropy-coded data without complaint (the missing
- * rows come out grey); PIL and libjpeg call it truncated. A complete JPEG has an end-of-image marker (FF D9) after
- * its last start-of-scan (FF DA); inside entropy-coded data 0xFF is always followed by 0x00 or a restart marker,
- * so an FF D9 there is the real end. */
-static vkvit_result check_jpeg_complete(const uint8_t *data, size_t size, const char *name) {
-    size_t last_sos = 0, last_eoi = 0;
-    for (size_t i = 0; i + 1 < size; i++) {
-        if (data[i] != 0xFF) continue;
-        if (data[i + 1] == 0xDA) last_sos = i + 1;
-        if (data[i + 1] == 0xD9) last_eoi = i + 1;
+/* A JPEG's markers, walked as stb_image reads them (other bytes before a marker skipped, fill bytes allowed), for
+ * what stb_image 2.27 does not check (found by fuzzing it, 2026-11-28):
+ *   - a DHT table of more than 256 codes: stb writes past the end of its code arrays while it reads the header;
+ *   - a scan that uses a Huffman or quantisation table that no DHT / DQT before it defined, a frame component no
+ *     scan decodes (a progressive file: no first DC scan), or no scan at all: stb would decode them from memory it
+ *     never wrote;
+ *   - more than JPEG_MAX_SCANS scans: stb decodes every block of the image again for each (a 10 KB file of 1000
+ *     empty scans over 5792 x 5792 pixels took 27 s);
+ * and a file that stops inside its entropy-coded data, which stb decodes without complaint (the missing rows come
+ * out grey; PIL and libjpeg call it truncated): a complete JPEG has its end-of-image marker after its last scan.
+ * Inside entropy-coded data 0xFF is followed by 0x00 or a restart marker, so any other marker ends the data.
+ * A header this walk cannot follow is refused (stb would refuse it too, or read past what the file holds). */
+#define JPEG_MAX_SCANS 100u                 /* libjpeg's progressive scripts use 6-10; mozjpeg's under 20 */
+
+static int jpeg_is_sof(uint8_t m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
+
+static vkvit_result check_jpeg(const uint8_t *data, size_t size, const char *name) {
+    uint8_t huff_defined[2] = {0, 0};       /* bit t: Huffman table t of class DC (0) / AC (1) defined */
+    uint8_t quant_defined = 0;              /* bit t: quantisation table t defined */
+    int progressive = 0, have_frame = 0;
+    uint8_t n_comp = 0, comp_id[4] = {0}, comp_tq[4] = {0}, comp_decoded = 0; /* bit c: component c decoded */
+    unsigned scans = 0;
+    size_t pos = 2;
+    for (;;) {
+        while (pos < size && data[pos] != 0xFF) pos++; /* to the next marker */
+        while (pos < size && data[pos] == 0xFF) pos++; /* fill bytes */
+        if (pos >= size) goto truncated;
+        const uint8_t m = data[pos++];
+        if (m == 0xD9) break;                                           /* end of image */
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD8)) continue;           /* markers without a length */
+        if (size - pos < 2) goto truncated;
+        const size_t len = (size_t)data[pos] << 8 | data[pos + 1];
+        if (len < 2) goto corrupt;
+        if (len > size - pos) goto truncated;
+        const uint8_t *s = data + pos + 2;
+        const size_t n = len - 2;
+        pos += len;
+        if (m == 0xC4) {                                                /* DHT: tables of 17 + codes bytes */
+            for (size_t i = 0; i < n;) {
+                if (n - i < 17) goto corrupt;
+                const unsigned tc = s[i] >> 4, th = s[i] & 15u;
+                unsigned codes = 0;
+                for (int k = 1; k <= 16; k++) codes += s[i + k];
+                if (codes > 256)
+                    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt JPEG: a Huffman table of %u codes (at "
+                                     "most 256)", name, codes);
+                if (tc > 1 || th > 3 || codes > n - i - 17) goto corrupt;
+                huff_defined[tc] |= (uint8_t)(1u << th);
+                i += 17 + codes;
+            }
+        } else if (m == 0xDB) {                                         /* DQT: tables of 1 + 64 or 128 bytes */
+            for (size_t i = 0; i < n;) {
+                const unsigned pq = s[i] >> 4, tq = s[i] & 15u;
+                if (pq > 1 || tq > 3 || n - i < 1 + 64 * (pq + 1)) goto corrupt;
+                quant_defined |= (uint8_t)(1u << tq);
+                i += 1 + 64 * (pq + 1);
+            }
+        } else if (jpeg_is_sof(m) && !have_frame) {                     /* the frame: components and their tables */
+            if (m > 0xC2) /* lossless, hierarchical or arithmetic-coded: stb_image decodes none of them */
+                return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a JPEG of a kind vkvit does not decode (frame marker "
+                                 "0x%02X); it decodes baseline and progressive Huffman-coded JPEGs", name, m);
+            if (n < 6 || s[5] == 0 || s[5] > 4 || n < 6 + 3u * s[5]) goto corrupt;
+            have_frame = 1;
+            progressive = m == 0xC2;
+            n_comp = s[5];
+            for (unsigned c = 0; c < n_comp; c++) comp_id[c] = s[6 + 3 * c], comp_tq[c] = s[8 + 3 * c];
+        } else if (m == 0xDA) {                                         /* a scan, then its entropy-coded data */
+            if (!have_frame || n < 1 || s[0] == 0 || s[0] > 4 || n < 4 + 2u * s[0]) goto corrupt;
+            const unsigned ns = s[0], ss = s[1 + 2 * ns], ah = s[3 + 2 * ns] >> 4;
+            if (++scans > JPEG_MAX_SCANS)
+                return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a JPEG of more than %u scans; vkvit decodes at most "
+                                 "%u (each scan decodes the whole image again)", name, JPEG_MAX_SCANS,
+                                 JPEG_MAX_SCANS);
+            for (unsigned k = 0; k < ns; k++) {
+                unsigned c = 0;
+                while (c < n_comp && comp_id[c] != s[1 + 2 * k]) c++;
+                if (c == n_comp) goto corrupt;
+                const unsigned td = s[2 + 2 * k] >> 4, ta = s[2 + 2 * k] & 15u;
+                /* Sequential scans decode DC and AC; a progressive scan DC (first pass: ss 0, ah 0), DC refinement
+                 * bits (no table) or AC bands (ss > 0). */
+                const int needs_dc = !progressive || (ss == 0 && ah == 0), needs_ac = !progressive || ss > 0;
+                const char *missing = comp_tq[c] > 3 || !(quant_defined >> comp_tq[c] & 1u) ? "quantisation"
+                                      : needs_dc && (td > 3 || !(huff_defined[0] >> td & 1u)) ? "DC Huffman"
+                                      : needs_ac && (ta > 3 || !(huff_defined[1] >> ta & 1u)) ? "AC Huffman"
+                                                                                               : NULL;
+                if (missing)
+                    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt JPEG: scan %u uses a %s table that no "
+                                     "segment before it defines", name, scans, missing);
+                if (needs_dc) comp_decoded |= (uint8_t)(1u << c);
+            }
+            while (pos < size && !(data[pos] == 0xFF && pos + 1 < size && data[pos + 1] != 0x00 &&
+                                   (data[pos + 1] < 0xD0 || data[pos + 1] > 0xD7)))
+                pos++;
+        }
     }
-    if (last_eoi == 0 || last_eoi < last_sos)
-        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated JPEG: the file (%zu bytes) ends before its "
-                         "end-of-image marker", name, size);
+    if (!have_frame) return VKVIT_OK;                                   /* stb says what is missing */
+    if (scans == 0) /* stb would return the frame's samples undecoded */
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt JPEG: it ends before its first scan", name);
+    for (unsigned c = 0; c < n_comp; c++)
+        if (!(comp_decoded >> c & 1u))
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt JPEG: no scan decodes its component %u", name,
+                             comp_id[c]);
     return VKVIT_OK;
+truncated:
+    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated JPEG: the file (%zu bytes) ends before its "
+                     "end-of-image marker", name, size);
+corrupt:
+    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a JPEG file but its header is corrupt or unsupported",
+                     name);
 }
 
 /* stb_image also fills a short GIF's missing pixels with nothing and returns it. Walks the blocks up to the end of
@@ -444,13 +631,18 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
         (r = check_png_crcs(data, size, name)) != VKVIT_OK)
         return r;
     const int jpeg = size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF;
-    if (jpeg && (r = check_jpeg_complete(data, size, name)) != VKVIT_OK) return r;
+    if (jpeg && (r = check_jpeg(data, size, name)) != VKVIT_OK) return r;
     if (size >= 2 && data[0] == 'B' && data[1] == 'M' && (r = check_bmp_complete(data, size, name)) != VKVIT_OK)
         return r;
 
     /* stb reads the header of every format (still no pixel memory), then the pixels. */
     int w = 0, h = 0, n = 0;
-    if (!stbi_info_from_memory(data, (int)size, &w, &h, &n)) {
+    stb_budget_begin(STB_BYTES_FIXED);
+    const int info_ok = stbi_info_from_memory(data, (int)size, &w, &h, &n);
+    if (stb_budget_end())
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': reading its header would take more than %llu MiB; a "
+                         "corrupt or crafted file", name, (unsigned long long)(STB_BYTES_FIXED >> 20));
+    if (!info_ok) {
         const char *format = sniff_format(data, size);
         if (format)
             return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
@@ -465,7 +657,15 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
 
     /* Any bit depth and colour type -> RGBA8 (stb converts 16-bit samples to 8-bit and expands grey/palette). */
     int dw = 0, dh = 0, dn = 0;
+    const uint64_t budget = STB_BYTES_FIXED + (uint64_t)STB_BYTES_PER_PIXEL * (uint64_t)w * (uint64_t)h;
+    stb_budget_begin(budget);
     uint8_t *pixels = stbi_load_from_memory(data, (int)size, &dw, &dh, &dn, 4);
+    if (stb_budget_end()) { /* a refused allocation fails the decode; stb frees what it had */
+        stbi_image_free(pixels);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': decoding its %dx%d pixels would take more than %llu MiB "
+                         "(its compressed data expands far beyond the image): a corrupt or crafted file", name, w, h,
+                         (unsigned long long)(budget >> 20));
+    }
     if (!pixels) {
         const char *why = stbi_failure_reason() ? stbi_failure_reason() : "unknown error";
         if (!strcmp(why, "Out of memory"))

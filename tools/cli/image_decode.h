@@ -8,8 +8,9 @@
  *
  * Everything about the file is untrusted: a missing file, a directory, a FIFO or device (refused without blocking),
  * a file above CLI_IMAGE_MAX_FILE_BYTES, a header claiming 0 or more than VKVIT_MAX_IMAGE_SIDE pixels on a side or
- * more pixels than `max_pixels`, a PNG whose critical chunk fails its CRC, and any decoder error each get one
- * sentence (cli_last_error(), naming the path) and a result code, never a crash. stb_image is compiled into
+ * more pixels than `max_pixels`, a PNG whose critical chunk fails its CRC, a JPEG or BMP stb_image would decode from
+ * memory it never wrote or with unbounded work, data that inflates far beyond its image, and any decoder error each
+ * get one sentence (cli_last_error(), naming the path) and a result code, never a crash. stb_image is compiled into
  * image_decode.c only, with static linkage. */
 #ifndef VKVIT_CLI_IMAGE_DECODE_H
 #define VKVIT_CLI_IMAGE_DECODE_H
