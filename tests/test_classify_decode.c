@@ -315,25 +315,25 @@ int main(int argc, char **argv) {
         uint8_t j[64] = {0xFF, 0xD8, 0xFF, 0xE1, 0, 36, 'E', 'x', 'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0,
                          1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xDA};
         const size_t jn = 42;
-        CHECK(jpeg_orientation(j, jn) == 6, "EXIF: orientation %d, want 6", jpeg_orientation(j, jn));
+        CHECK(jpeg_orientation(j, jn, 2) == 6, "EXIF: orientation %d, want 6", jpeg_orientation(j, jn, 2));
         uint8_t k[64];
         memcpy(k, j, sizeof k);
         k[16] = 0xF0; /* IFD0 offset past the segment */
-        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: IFD offset out of range");
+        CHECK(jpeg_orientation(k, jn, 2) == 1, "EXIF: IFD offset out of range");
         memcpy(k, j, sizeof k);
         k[20] = 0xFF, k[21] = 0xFF; /* 65535 entries in a 36-byte segment */
         k[22] = 0; /* and the first is not the tag */
-        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: entry count out of range");
+        CHECK(jpeg_orientation(k, jn, 2) == 1, "EXIF: entry count out of range");
         memcpy(k, j, sizeof k);
         k[30] = 9; /* orientation 9 is not a value */
-        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: orientation 9 ignored");
+        CHECK(jpeg_orientation(k, jn, 2) == 1, "EXIF: orientation 9 ignored");
         memcpy(k, j, sizeof k);
         k[5] = 200; /* segment longer than the file */
-        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: segment length past the end");
+        CHECK(jpeg_orientation(k, jn, 2) == 1, "EXIF: segment length past the end");
         memcpy(k, j, sizeof k);
         k[12] = 'M', k[13] = 'M'; /* big-endian: 42 reads as 0x2A00, not a TIFF header */
-        CHECK(jpeg_orientation(k, jn) == 1, "EXIF: wrong byte order mark");
-        for (size_t cut = 0; cut < jn; cut++) (void)jpeg_orientation(j, cut); /* every truncation: no overread */
+        CHECK(jpeg_orientation(k, jn, 2) == 1, "EXIF: wrong byte order mark");
+        for (size_t cut = 0; cut < jn; cut++) (void)jpeg_orientation(j, cut, 2); /* every truncation: no overread */
         CHECK(tiff_orientation(j + 12, 7) == 1, "EXIF: 7-byte TIFF header");
     }
 
@@ -376,6 +376,9 @@ int main(int argc, char **argv) {
         n = jpeg_seg(buf, 2, 0xC4, dht, sizeof dht);
         buf[0] = 0xFF, buf[1] = 0xD8, buf[n] = 0xFF, buf[n + 1] = 0xD9;
         expect_refused(buf, n + 2, "dht300.jpg", "a Huffman table of 300 codes");
+        memmove(buf + 3, buf, n + 2); /* stb finds the start-of-image marker behind 0xFF fill bytes too */
+        buf[0] = buf[1] = buf[2] = 0xFF;
+        expect_refused(buf, n + 5, "filldht300.jpg", "a Huffman table of 300 codes");
 
         /* BMP: a compression field stb reads as negative; a palette image without palette; an index past it. */
         n = make_bmp(buf, 3, 2, 2 * 12);

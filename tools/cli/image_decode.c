@@ -245,15 +245,24 @@ static vkvit_result check_bmp_complete(const uint8_t *data, size_t size, const c
  * A header this walk cannot follow is refused (stb would refuse it too, or read past what the file holds). */
 #define JPEG_MAX_SCANS 100u                 /* libjpeg's progressive scripts use 6-10; mozjpeg's under 20 */
 
+/* Where a JPEG's segments start: after its start-of-image marker, which stb_image (like libjpeg) finds behind any
+ * number of 0xFF fill bytes; 0 when the file does not start so (then stb does not take it for a JPEG either). */
+static size_t jpeg_start(const uint8_t *data, size_t size) {
+    if (size == 0 || data[0] != 0xFF) return 0;
+    size_t pos = 1;
+    while (pos < size && data[pos] == 0xFF) pos++;
+    return pos < size && data[pos] == 0xD8 ? pos + 1 : 0;
+}
+
 static int jpeg_is_sof(uint8_t m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
 
-static vkvit_result check_jpeg(const uint8_t *data, size_t size, const char *name) {
+static vkvit_result check_jpeg(const uint8_t *data, size_t size, size_t start, const char *name) {
     uint8_t huff_defined[2] = {0, 0};       /* bit t: Huffman table t of class DC (0) / AC (1) defined */
     uint8_t quant_defined = 0;              /* bit t: quantisation table t defined */
     int progressive = 0, have_frame = 0;
     uint8_t n_comp = 0, comp_id[4] = {0}, comp_tq[4] = {0}, comp_decoded = 0; /* bit c: component c decoded */
     unsigned scans = 0;
-    size_t pos = 2;
+    size_t pos = start;
     for (;;) {
         while (pos < size && data[pos] != 0xFF) pos++; /* to the next marker */
         while (pos < size && data[pos] == 0xFF) pos++; /* fill bytes */
@@ -397,7 +406,7 @@ static vkvit_result check_tga_complete(const uint8_t *data, size_t size, const c
  * stbi_info tries every format and reports only "unknown type". */
 static const char *sniff_format(const uint8_t *data, size_t size) {
     if (size >= sizeof k_png_signature && !memcmp(data, k_png_signature, sizeof k_png_signature)) return "PNG";
-    if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return "JPEG";
+    if (jpeg_start(data, size)) return "JPEG";
     if (size >= 2 && data[0] == 'B' && data[1] == 'M') return "BMP";
     if (size >= 4 && !memcmp(data, "GIF8", 4)) return "GIF";
     return NULL;
@@ -524,9 +533,9 @@ static int tiff_orientation(const uint8_t *t, size_t n) {
     return 1;
 }
 
-/* Walks a JPEG's marker segments up to its first scan; the first APP1 Exif segment holds the orientation. */
-static int jpeg_orientation(const uint8_t *data, size_t size) {
-    size_t pos = 2;
+/* Walks a JPEG's marker segments (from `pos`, after its SOI) up to its first scan; the first APP1 Exif segment holds
+ * the orientation. */
+static int jpeg_orientation(const uint8_t *data, size_t size, size_t pos) {
     while (pos + 4 <= size) {
         if (data[pos] != 0xFF) return 1;
         uint8_t m = data[pos + 1];
@@ -630,8 +639,8 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     if (size >= sizeof k_png_signature && !memcmp(data, k_png_signature, sizeof k_png_signature) &&
         (r = check_png_crcs(data, size, name)) != VKVIT_OK)
         return r;
-    const int jpeg = size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF;
-    if (jpeg && (r = check_jpeg(data, size, name)) != VKVIT_OK) return r;
+    const size_t jpeg = jpeg_start(data, size); /* 0, or where its segments start */
+    if (jpeg && (r = check_jpeg(data, size, jpeg, name)) != VKVIT_OK) return r;
     if (size >= 2 && data[0] == 'B' && data[1] == 'M' && (r = check_bmp_complete(data, size, name)) != VKVIT_OK)
         return r;
 
@@ -683,7 +692,7 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     out->height = (uint32_t)h;
     out->channels_in_file = (uint32_t)dn;
     const int png = size >= sizeof k_png_signature && !memcmp(data, k_png_signature, sizeof k_png_signature);
-    const int orientation = jpeg ? jpeg_orientation(data, size) : png ? png_orientation(data, size) : 1;
+    const int orientation = jpeg ? jpeg_orientation(data, size, jpeg) : png ? png_orientation(data, size) : 1;
     if ((r = apply_orientation(out, orientation, name)) != VKVIT_OK) {
         cli_image_free(out);
         return r;
