@@ -16,6 +16,7 @@
 
 static char g_error[1024];
 
+vkvit_result cli_error(vkvit_result code, const char *fmt, ...); /* tools/cli/cli.h's */
 vkvit_result cli_error(vkvit_result code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -45,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const size_t n = (size_t)img.width * img.height * 4;
         volatile uint32_t sum = img.pixels[n - 1];
         for (size_t i = 0; i < n; i += 61) sum += img.pixels[i];
+        (void)sum;
         cli_image_free(&img);
     } else if (img.pixels || img.width || img.height) {
         fprintf(stderr, "contract broken: a refused image left its output set (%s)\n", g_error);
