@@ -5,6 +5,7 @@
 #
 #   tools/run_fuzz.sh SECONDS [extra libFuzzer flags, e.g. -jobs=2 -workers=2]
 #
+# SECONDS 0 runs every seed once and stops (a replay: deterministic, what CI runs for the image target).
 # Environment: VKVIT_FUZZ_TARGET picks the target: model (default: the model-file reader, tests/fuzz/
 # fuzz_model_file.c, seeds tests/fuzz/corpus/ from tests/fuzz/make_corpus.py) or image (the CLI's image decoder with
 # stb_image and libwebp, tests/fuzz/fuzz_image.c, seeds tests/fuzz/image_corpus/ from
@@ -57,8 +58,9 @@ image)
 esac
 
 # New inputs go to $out/corpus; the committed seeds are read only (libFuzzer writes to the first dir).
+if [ "$seconds" = 0 ]; then limit="-runs=0"; else limit="-max_total_time=$seconds"; fi
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 "$out/$binary" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 \
+    $limit -timeout=10 -rss_limit_mb=2048 -max_len=$max_len -print_final_stats=1 \
     -dict="$root/tests/fuzz/$dict" -artifact_prefix="$out/" "$@" \
     "$out/corpus" "$root/tests/fuzz/$seeds"
