@@ -376,6 +376,15 @@ int main(int argc, char **argv) {
         n = jpeg_seg(buf, 2, 0xC4, dht, sizeof dht);
         buf[0] = 0xFF, buf[1] = 0xD8, buf[n] = 0xFF, buf[n + 1] = 0xD9;
         expect_refused(buf, n + 2, "dht300.jpg", "a Huffman table of 300 codes");
+        /* FF FF 00 inside a scan's data is a stuffed 0xFF to stb, not a marker 0 whose "length" (here 0x0143) would
+         * hide the table after it (the fuzzer's second bypass). */
+        n = make_jpeg(buf, 1, 1, 0, 0, 0, 1);
+        buf[n++] = 0xFF, buf[n++] = 0xFF, buf[n++] = 0x00, buf[n++] = 0x01, buf[n++] = 0x43;
+        n = jpeg_seg(buf, n, 0xC4, dht, sizeof dht);
+        buf[n++] = 0xFF, buf[n++] = 0xD9;
+        expect_refused(buf, n, "stuffeddht300.jpg", "a Huffman table of 300 codes");
+        n = jpeg_seg(buf, 2, 0xC4, dht, sizeof dht);
+        buf[0] = 0xFF, buf[1] = 0xD8, buf[n] = 0xFF, buf[n + 1] = 0xD9;
         memmove(buf + 3, buf, n + 2); /* stb finds the start-of-image marker behind 0xFF fill bytes too */
         buf[0] = buf[1] = buf[2] = 0xFF;
         expect_refused(buf, n + 5, "filldht300.jpg", "a Huffman table of 300 codes");

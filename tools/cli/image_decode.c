@@ -269,6 +269,7 @@ static vkvit_result check_jpeg(const uint8_t *data, size_t size, size_t start, c
         if (pos >= size) goto truncated;
         const uint8_t m = data[pos++];
         if (m == 0xD9) break;                                           /* end of image */
+        if (m == 0x00) goto corrupt;                                    /* stb fails on it ("unknown marker") */
         if (m == 0x01 || (m >= 0xD0 && m <= 0xD8)) continue;           /* markers without a length */
         if (size - pos < 2) goto truncated;
         const size_t len = (size_t)data[pos] << 8 | data[pos + 1];
@@ -330,9 +331,21 @@ static vkvit_result check_jpeg(const uint8_t *data, size_t size, size_t start, c
                                      "segment before it defines", name, scans, missing);
                 if (needs_dc) comp_decoded |= (uint8_t)(1u << c);
             }
-            while (pos < size && !(data[pos] == 0xFF && pos + 1 < size && data[pos + 1] != 0x00 &&
-                                   (data[pos + 1] < 0xD0 || data[pos + 1] > 0xD7)))
-                pos++;
+            /* The entropy-coded data, up to the next marker. stb's bit reader takes 0xFF, any fill bytes, then 0x00 as
+             * a stuffed 0xFF (so FF FF 00 is data, not a marker); restart markers belong to the data too. */
+            while (pos < size) {
+                if (data[pos] != 0xFF) {
+                    pos++;
+                    continue;
+                }
+                size_t q = pos + 1;
+                while (q < size && data[q] == 0xFF) q++;
+                if (q < size && (data[q] == 0x00 || (data[q] >= 0xD0 && data[q] <= 0xD7))) {
+                    pos = q + 1;
+                    continue;
+                }
+                break; /* a marker (its fill bytes are skipped above), or the end of the file */
+            }
         }
     }
     if (!have_frame) return VKVIT_OK;                                   /* stb says what is missing */
