@@ -13,7 +13,8 @@ class_0..9; a copy relabelled with the CIFAR-10 class names for eval):
     exit 2 while the others are still evaluated;
   - without --model, a copy of the binary in <prefix>/bin finds <prefix>/share/vkvit/models/vit5_cifar10.vkvit.
 With the bundled model (assets/models/vit5_cifar10.vkvit; skipped while it does not exist):
-  - `vkvit classify assets/images/cat.png` (no --model) prints `cat` first, in fp32 and fp16;
+  - `vkvit classify assets/images/cat.png` (no --model) prints `cat` first, in fp32 and fp16, and the table the
+    README shows as its first command's output (classes in order, probabilities within 0.05 %);
   - `vkvit eval --data tests/data/cifar10-subset` is within tolerance_images of the PyTorch reference's correct
     count stored in tests/data/cifar10-subset/expected.json (written by tools/eval_agreement.py --write-expected
     for the same model file: its SHA-256 must match).
@@ -210,6 +211,32 @@ def sha256(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def table_rows(text):
+    """(rank, class, probability %) of each row of a `vkvit classify` table."""
+    rows = []
+    for line in text.splitlines():
+        m = re.search(r"\s(\d+)\s+(\S+)\s+([\d.]+) %$", line)
+        if m:
+            rows.append((int(m.group(1)), m.group(2), float(m.group(3))))
+    return rows
+
+
+def check_readme_sample():
+    """The README's sample output of its first command is what the bundled model prints: the same classes in the
+    same order and each probability within 0.05 % (another device may round the last digit otherwise)."""
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    m = re.search(r"The first command prints.*?```\n(.*?)```", readme, re.S)
+    if m is None:
+        check(False, "README.md: no sample output after 'The first command prints'")
+        return
+    rc, out, err = run(["classify", os.path.join("assets", "images", "cat.png")])
+    want, got = table_rows(m.group(1)), table_rows(out)
+    same = len(want) == len(got) == 5 and all(
+        w[:2] == g[:2] and abs(w[2] - g[2]) <= 0.05 for w, g in zip(want, got))
+    check(rc == 0 and same, f"README.md's sample output of `vkvit classify assets/images/cat.png` is stale: it "
+          f"shows {want}, the bundled model prints {got}; paste the current output into README.md")
+
+
 def test_bundled():
     cat = os.path.join("assets", "images", "cat.png")
     for precision in ("fp32", "fp16"):
@@ -219,6 +246,7 @@ def test_bundled():
         check(rc == 0 and len(first) >= 4 and first[0] == cat and first[2] == "cat" and "warning" not in err,
               f"classify {cat} --precision {precision} (bundled model): exit {rc}\n{out}\n{err}")
     print(out, end="")
+    check_readme_sample()
     for name in ("dog.jpg", "bird.bmp"):
         rc, out, err = run(["classify", os.path.join("assets", "images", name), "--top", "1"])
         print(out.splitlines()[-1] if out else err)
