@@ -720,8 +720,8 @@ typedef struct vkvit_tensor_info {
 } vkvit_tensor_info;
 
 /* Parses the safetensors file data[0 .. size) into a table of its tensors. The bytes are borrowed, not copied: they
- * must stay unchanged and outlive the tensor file (any alignment). `label` names the file in error sentences (NULL:
- * "tensor file"). On failure *out is NULL. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL data with size > 0, NULL out),
+ * must stay unchanged and outlive the tensor file (any alignment). `label` names the file in error sentences, which
+ * begin "tensor file '<label>': " (NULL: "tensor file: "). On failure *out is NULL. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL data with size > 0, NULL out),
  * VKVIT_ERROR_BAD_MODEL_FILE (the sentence names the rule and the tensor or field that broke it, as for a model
  * file), VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
 VKVIT_API vkvit_result vkvit_tensor_file_create(const void *data, size_t size, const char *label,

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "model/safetensors.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,13 @@ VKVIT_API vkvit_result vkvit_tensor_file_create(const void *data, size_t size, c
     vkvit_tensor_file *f = calloc(1, sizeof *f);
     if (!f) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_tensor_file_create: out of host memory");
     static const uint8_t empty[1];
-    vkvit_result r = vkvit__safetensors_parse(data ? data : empty, size, label ? label : "tensor file", &f->st);
+    /* The reader's sentences begin "tensor file '<label>': " (a model file's, "model '<path>': "). */
+    char subject[320];
+    if (label)
+        snprintf(subject, sizeof subject, "tensor file '%.300s%s'", label, strlen(label) > 300 ? "..." : "");
+    else
+        snprintf(subject, sizeof subject, "tensor file");
+    vkvit_result r = vkvit__safetensors_parse(data ? data : empty, size, subject, &f->st);
     if (r != VKVIT_OK) {
         free(f);
         return r;

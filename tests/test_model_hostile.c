@@ -72,8 +72,10 @@ static void model_rejects_bytes_after_the_header_object(void) {
     uint8_t *img = raw_image(4, "{}  ", 0, &size); /* a NUL inside the header */
     img[10] = 0;
     vkvit__safetensors st;
-    expect_error(vkvit__safetensors_parse(img, size, LABEL, &st), VKVIT_ERROR_BAD_MODEL_FILE, "other than whitespace",
-                 LABEL);
+    char subject[64];                                    /* as the model reader names the file */
+    snprintf(subject, sizeof subject, "model '%s'", LABEL);
+    expect_error(vkvit__safetensors_parse(img, size, subject, &st), VKVIT_ERROR_BAD_MODEL_FILE,
+                 "other than whitespace", LABEL);
     free(img);
 }
 

@@ -41,6 +41,10 @@ static void expect_refused(const uint8_t *img, size_t size, vkvit_result want, c
     vkvit_result r = vkvit_tensor_file_create(img, size, "crafted.safetensors", &f);
     CHECK(r == want && f == NULL && (!needle || strstr(vkvit_last_error(), needle)), "%s: %s, '%s'", what,
           vkvit_result_name(r), vkvit_last_error());
+    /* The sentence names a tensor file, not a model (the reader is the model reader's). */
+    static const char prefix[] = "tensor file 'crafted.safetensors': ";
+    if (want == VKVIT_ERROR_BAD_MODEL_FILE)
+        CHECK(!strncmp(vkvit_last_error(), prefix, sizeof prefix - 1), "%s: '%s'", what, vkvit_last_error());
     if (r == VKVIT_OK) vkvit_tensor_file_destroy(f);
 }
 
@@ -107,6 +111,12 @@ int main(void) {
     CHECK(vkvit_tensor_file_count(NULL) == 0, "count of NULL");
     CHECK(vkvit_tensor_file_create(img, size, NULL, NULL) == VKVIT_ERROR_INVALID_ARGUMENT, "NULL out");
     expect_refused(NULL, 16, VKVIT_ERROR_INVALID_ARGUMENT, "data is NULL", "NULL data");
+    {
+        vkvit_tensor_file *unnamed = NULL;          /* no label: "tensor file: ..." */
+        const vkvit_result r3 = vkvit_tensor_file_create(img, 3, NULL, &unnamed);
+        CHECK(r3 == VKVIT_ERROR_BAD_MODEL_FILE && !unnamed && !strncmp(vkvit_last_error(), "tensor file: the file", 21),
+              "no label: %s, '%s'", vkvit_result_name(r3), vkvit_last_error());
+    }
 
     /* Every truncation of the good file is refused (the data section or the header is short). */
     for (size_t n = 0; n < size; n++) expect_refused(img, n, VKVIT_ERROR_BAD_MODEL_FILE, NULL, "truncated");

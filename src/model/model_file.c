@@ -141,15 +141,22 @@ vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const cha
     mf->data = data;
     mf->size = size;
 
-    vkvit_result r = vkvit__safetensors_parse(data, size, label, &mf->st);
+    char *subject = malloc(n + 8);              /* "model '<label>'": how the reader's sentences begin */
+    if (!subject) {
+        vkvit__model_file_close(mf);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a label for '%s'", label);
+    }
+    snprintf(subject, n + 8, "model '%s'", label);
+    vkvit_result r = vkvit__safetensors_parse(data, size, subject, &mf->st);
     if (r == VKVIT_OK) {
         const char *json = vkvit__safetensors_meta(&mf->st, "vkvit");
         if (!json)
             r = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE,
                              "model '%s': __metadata__ has no 'vkvit' entry (not a vkvit model file)", label);
-        else if ((r = vkvit__json_check(json, strlen(json), false, label)) == VKVIT_OK)
+        else if ((r = vkvit__json_check(json, strlen(json), false, subject)) == VKVIT_OK)
             r = vkvit__model_config_parse(json, strlen(json), label, &mf->cfg);
     }
+    free(subject);
     if (r == VKVIT_OK) r = check_tensors(mf);
     if (r != VKVIT_OK) vkvit__model_file_close(mf);
     return r;

@@ -14,6 +14,7 @@
 /* 2^53: the integers below it are exact in a double; JSON integers from it up cannot be trusted. */
 #define JSON_INT_LIMIT 9007199254740992.0
 
+/* `label` is the subject of every sentence: "model 'vit5.vkvit'", "tensor file 'in.safetensors'". */
 static vkvit_result fail(const char *label, const char *fmt, ...) VKVIT_PRINTF(2, 3);
 static vkvit_result fail(const char *label, const char *fmt, ...) {
     char msg[768];
@@ -21,7 +22,7 @@ static vkvit_result fail(const char *label, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': %s", label, msg);
+    return vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "%s: %s", label, msg);
 }
 
 static uint64_t read_le64(const uint8_t *p) {
@@ -384,7 +385,7 @@ static bool jobject(jcheck *j, jrole role) {
             const char **k = realloc((void *)j->keys, cap * sizeof *k);
             if (!k) {
                 if (j->res == VKVIT_OK)
-                    j->res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu keys",
+                    j->res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: cannot allocate %zu keys",
                                           j->label, cap);
                 return false;
             }
@@ -497,7 +498,7 @@ vkvit_result vkvit__json_check(const char *text, size_t len, bool header, const 
     jcheck j = {.text = text, .at = text, .end = text + len, .label = label, .header = header, .res = VKVIT_OK};
     j.arena = malloc(len + 1);
     if (!j.arena)
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu bytes to check the JSON",
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: cannot allocate %zu bytes to check the JSON",
                             label, len + 1);
     if (jvalue(&j, JR_ANY)) {
         jspace(&j);
@@ -638,7 +639,7 @@ static vkvit_result parse_header(const cJSON *root, vkvit__safetensors *st, cons
     st->meta = calloc(n_meta ? n_meta : 1, sizeof *st->meta);
     st->strings = malloc(n_chars ? n_chars : 1);
     if (!st->tensors || !st->meta || !st->strings)
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate the tensor table (%zu tensors)",
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: cannot allocate the tensor table (%zu tensors)",
                             label, n_tensors);
     char *at = st->strings;
 
@@ -678,7 +679,7 @@ static vkvit_result parse_header(const cJSON *root, vkvit__safetensors *st, cons
     if (st->n_tensors > 1) {
         const vkvit__st_tensor **by_off = malloc(st->n_tensors * sizeof *by_off);
         if (!by_off)
-            return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %u tensor pointers",
+            return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: cannot allocate %u tensor pointers",
                                 label, st->n_tensors);
         uint32_t n = 0;
         for (uint32_t i = 0; i < st->n_tensors; i++)
@@ -718,7 +719,7 @@ vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const ch
     /* cJSON gets its own NUL-terminated copy, so no reading past the header can reach tensor bytes. */
     char *text = malloc(hn + 1);
     if (!text)
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu bytes for the header",
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: cannot allocate %zu bytes for the header",
                             label, hn + 1);
     memcpy(text, data + 8, hn);
     text[hn] = '\0';

@@ -63,7 +63,8 @@ typedef struct vkvit__safetensors {
     char *strings;                          /* the arena every name / key / value points into */
 } vkvit__safetensors;
 
-/* Parses the image data[0 .. size). `label` names the file in error sentences ("model '<label>': ..."). On success
+/* Parses the image data[0 .. size). `label` is the subject of the error sentences, which begin "<label>: " (the
+ * model reader's "model 'vit5.vkvit'", vkvit_tensor_file_create's "tensor file 'in.safetensors'"). On success
  * *out holds the table (release it with vkvit__safetensors_free); on failure *out is zeroed and nothing is held.
  * Errors: VKVIT_ERROR_BAD_MODEL_FILE, VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
 vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const char *label, vkvit__safetensors *out);
@@ -75,7 +76,8 @@ vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const ch
  * NaN / Infinity) and at most 32 characters long; arrays and objects nested at most 64 deep; only whitespace after
  * the value. `header` = the safetensors header (sentences say "the header", and the elements of a tensor entry's
  * shape and data_offsets must be written as integers); else the vkvit entry. VKVIT_OK or _BAD_MODEL_FILE (or
- * _OUT_OF_HOST_MEMORY) with one sentence. Allocates at most len + 1 bytes plus one pointer per open key. */
+ * _OUT_OF_HOST_MEMORY) with one sentence that begins "<label>: ". Allocates at most len + 1 bytes plus one pointer
+ * per open key. */
 vkvit_result vkvit__json_check(const char *text, size_t len, bool header, const char *label);
 
 /* Frees the table and the arena (not the image). Accepts a zeroed struct; leaves *st zeroed. */
