@@ -132,6 +132,12 @@ def test_help_texts():
         for doc in re.findall(r"docs/[\w.-]+\.md", out):
             check(os.path.exists(os.path.join(ROOT, doc)), f"{' '.join(args)} cites {doc}, which does not exist")
     check("docs/model-format.md" in texts["inspect --help"], "inspect --help does not cite docs/model-format.md")
+    # Every command that runs on a device takes --device (bench gemm lacked it); a name no device has is exit 3.
+    for cmd in ("classify", "eval", "run", "bench", "bench gemm"):
+        check("--device DEV" in texts[cmd + " --help"], f"{cmd} --help does not list --device DEV")
+    rc, out, err = run(["bench", "gemm", "--device", "no-such-device-anywhere", "--shape", "8x8x8"])
+    check(rc == 3 and out == "" and len(err.splitlines()) == 1 and "no-such-device-anywhere" in err,
+          f"bench gemm --device no-such-device-anywhere: exit {rc}, stdout {out!r}, stderr {err!r}")
     # 19: --version is in the usage text and in docs/cli.md, and works; VKVIT_ATTENTION is documented.
     check("--version" in texts["--help"], f"vkvit --help does not list --version:\n{texts['--help']}")
     rc, out, _ = run(["--version"])

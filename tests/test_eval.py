@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`vkvit eval` mechanics (issue 16 items 7 and 16): the bundled CIFAR-10 model on a few copied CIFAR images.
 
-  - a --predictions path that cannot be created (missing folder, a directory) fails at once: exit 2, one stderr
+  - a --predictions path that cannot be created (missing folder, a directory) fails at once: exit 4, one stderr
     line naming it, no image evaluated (a bad image in the data would print its own line if it were); an existing
     file keeps its content when the run fails, and the model or an image as --predictions is refused (exit 1);
     a report that cannot be written (stdout /dev/full) is exit 4;
@@ -82,7 +82,7 @@ def main():
         for bad in ("/nonexistent/vkvit/p.tsv", tmp):
             rc, out, err = run(["eval", "--data", data, "--predictions", bad])
             lines = err.strip().splitlines()
-            check(rc == 2 and len(lines) == 1 and bad in lines[0] and out == "",
+            check(rc == 4 and len(lines) == 1 and bad in lines[0] and out == "",
                   f"--predictions {bad}: exit {rc}, stdout {out!r}, stderr {err!r}")
         os.remove(os.path.join(data, "cat", "zz_corrupt.png"))
         # A predictions file that eval could not write is not left behind when the run fails early.

@@ -2,7 +2,7 @@
  * around each run, the result checked against a plain-C reference).
  *
  *   vkvit bench gemm [--shape MxNxK]... [--precision P] [--repeat N] [--warmup N] [--config CONF]
- *                    [--versus CONF [--rounds N]] [--json]
+ *                    [--versus CONF [--rounds N]] [--device DEV] [--json]
  *
  * --config times another kernel, tile or CPU-kernel path than the device's own (kernel tuning; sessions always run
  * the automatic choice). --versus times two configurations alternately within this one process, round by round
@@ -59,6 +59,8 @@ void vkvit_cli_bench_gemm_usage(FILE *f) {
                "                  of the per-round ratios B / A with its 25th-75th percentile range\n"
                "  --rounds N      rounds of --versus, in pairs (A B, B A): even, default 8, at most 100; --versus\n"
                "                  also needs --warmup of at least 1 (drivers compile a pipeline at its first run)\n"
+               "  --device DEV    Vulkan device index or name substring (default: $VKVIT_DEVICE, else the first\n"
+               "                  discrete, integrated, virtual, then CPU device)\n"
                "  --json          one JSON object per shape (default: a table)\n"
                "  -h, --help      this text\n\n"
                "examples:\n"
@@ -226,9 +228,34 @@ static cJSON *shape_doc(vkvit_ctx *ctx, shape s, vkvit_precision precision) {
     return doc;
 }
 
+/* The table's header, printed with its first row, so that a configuration the library refuses fails with its
+ * sentence alone. */
+typedef struct table_header {
+    int due;                                /* not printed yet (never with --json) */
+    const char *device;
+    vkvit_precision precision;
+    const gemm_config *a, *b;               /* b: the --versus configuration, else NULL */
+    uint32_t rounds, repeat;
+} table_header;
+
+static void put_header(table_header *h) {
+    if (!h->due) return;
+    h->due = 0;
+    printf("device: ");
+    cli_put_clean(stdout, h->device, 256);
+    if (h->b)
+        printf(", %s GEMM; A '%s' against B '%s', %u rounds of %u runs each, alternated (A B, B A, ...)\n"
+               "%-22s %10s %10s %8s  %11s  %s\n", cli_precision_name(h->precision), h->a->text, h->b->text,
+               h->rounds, h->repeat, "shape (MxNxK)", "A GFLOP/s", "B GFLOP/s", "B / A", "p25-p75",
+               "kernels A | B");
+    else
+        printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s  %s\n", cli_precision_name(h->precision), "shape (MxNxK)",
+               "p50 ms", "p90 ms", "p99 ms", "max ms", "stddev", "GFLOP/s", "kernel");
+}
+
 /* One shape, one configuration: a table row or a JSON object. */
 static vkvit_result bench_one(vkvit_ctx *ctx, shape s, vkvit_precision precision, uint32_t warmup, uint32_t repeat,
-                              const gemm_config *cfg, int json, int *rc) {
+                              const gemm_config *cfg, int json, table_header *header, int *rc) {
     cli_stats st;
     vkvit_gemm_bench_result br;
     vkvit_result r = time_gemm(ctx, s, precision, warmup, repeat, cfg, &st, &br);
@@ -238,6 +265,7 @@ static vkvit_result bench_one(vkvit_ctx *ctx, shape s, vkvit_precision precision
     snprintf(name, sizeof name, "%ux%ux%u", s.M, s.N, s.K);
     describe_kernel(&br, kernel, sizeof kernel);
     if (!json) {
+        put_header(header);
         printf("%-22s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f  %s\n", name, st.p50, st.p90, st.p99, st.max, st.stddev,
                gflops, kernel);
         return VKVIT_OK;
@@ -259,7 +287,8 @@ static vkvit_result bench_one(vkvit_ctx *ctx, shape s, vkvit_precision precision
  * a round favours neither), GFLOP/s at each call's median. Reports both medians over the rounds and the median of
  * the per-round ratios B / A with its 25th and 75th percentiles. */
 static vkvit_result bench_versus(vkvit_ctx *ctx, shape s, vkvit_precision precision, uint32_t warmup, uint32_t repeat,
-                                 const gemm_config *a, const gemm_config *b, uint32_t rounds, int json, int *rc) {
+                                 const gemm_config *a, const gemm_config *b, uint32_t rounds, int json,
+                                 table_header *header, int *rc) {
     double ga[MAX_ROUNDS], gb[MAX_ROUNDS], ratio[MAX_ROUNDS];
     vkvit_gemm_bench_result ra, rb;
     for (uint32_t i = 0; i < rounds; i++) {
@@ -284,6 +313,7 @@ static vkvit_result bench_versus(vkvit_ctx *ctx, shape s, vkvit_precision precis
     describe_kernel(&ra, ka, sizeof ka);
     describe_kernel(&rb, kb, sizeof kb);
     if (!json) {
+        put_header(header);
         printf("%-22s %10.2f %10.2f %8.3f  %5.3f-%5.3f  %s | %s\n", name, med_a, med_b, med_ratio, p25, p75, ka, kb);
         return VKVIT_OK;
     }
@@ -312,7 +342,8 @@ static vkvit_result bench_versus(vkvit_ctx *ctx, shape s, vkvit_precision precis
     return VKVIT_OK;
 }
 
-enum { OPT_SHAPE = 256, OPT_REPEAT, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_CONFIG, OPT_VERSUS, OPT_ROUNDS };
+enum { OPT_SHAPE = 256, OPT_REPEAT, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_CONFIG, OPT_VERSUS, OPT_ROUNDS,
+       OPT_DEVICE };
 
 int vkvit_cli_bench_gemm(int argc, char **argv) {
     static const struct option longopts[] = {
@@ -320,12 +351,14 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"json", no_argument, NULL, OPT_JSON},
         {"precision", required_argument, NULL, OPT_PRECISION}, {"config", required_argument, NULL, OPT_CONFIG},
         {"versus", required_argument, NULL, OPT_VERSUS}, {"rounds", required_argument, NULL, OPT_ROUNDS},
-        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+        {"device", required_argument, NULL, OPT_DEVICE}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     vkvit_precision precision = VKVIT_PRECISION_FP32;
     shape shapes[32];
     int n_shapes = 0, json = 0, versus = 0, rounds_given = 0;
     uint32_t repeat = 10, warmup = 2, rounds = 8;
     gemm_config config = {.text = "auto"}, other = {.text = "auto"};
+    const char *device = NULL;
     cli_opts o;
     cli_opts_init(&o, "bench gemm", argc, argv, "h", longopts);
     for (int c; (c = cli_opts_next(&o)) != -1;) {
@@ -338,6 +371,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         case OPT_ROUNDS: if (!cli_opt_u32(&o, 1, MAX_ROUNDS, &rounds)) return CLI_USAGE; rounds_given = 1; break;
         case OPT_CONFIG: if (!parse_config("--config", o.arg, &config)) return CLI_USAGE; break;
         case OPT_VERSUS: if (!parse_config("--versus", o.arg, &other)) return CLI_USAGE; versus = 1; break;
+        case OPT_DEVICE: device = o.arg; break;
         case OPT_SHAPE:
             if (n_shapes == (int)CLI_ARRAY_LEN(shapes))
                 return cli_usage_error("bench gemm", "at most %zu --shape options", CLI_ARRAY_LEN(shapes));
@@ -364,7 +398,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         n_shapes = (int)CLI_ARRAY_LEN(defaults);
     }
     vkvit_ctx *ctx = NULL;
-    vkvit_ctx_desc cd = {.log = cli_log_stderr, .log_user = "vkvit bench gemm"};
+    vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit bench gemm"};
     vkvit_result r = vkvit_ctx_create(&cd, &ctx);
     if (r != VKVIT_OK) {
         cli_print_error("bench gemm", cli_last_error());
@@ -372,23 +406,12 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
     }
     vkvit_device_info dev;
     vkvit_ctx_device_info(ctx, &dev);
-    if (!json) {
-        printf("device: ");
-        cli_put_clean(stdout, dev.name, 256);
-        if (versus) {
-            printf(", %s GEMM; A '%s' against B '%s', %u rounds of %u runs each, alternated (A B, B A, ...)\n"
-                   "%-22s %10s %10s %8s  %11s  %s\n", cli_precision_name(precision), config.text, other.text, rounds,
-                   repeat, "shape (MxNxK)", "A GFLOP/s", "B GFLOP/s", "B / A", "p25-p75", "kernels A | B");
-        } else {
-            printf(", %s GEMM\n%-22s %9s %9s %9s %9s %9s %10s  %s\n", cli_precision_name(precision),
-                   "shape (MxNxK)", "p50 ms", "p90 ms", "p99 ms", "max ms", "stddev", "GFLOP/s", "kernel");
-        }
-        cli_flush_stdout(); /* before any error sentence on stderr */
-    }
+    table_header header = {.due = !json, .device = dev.name, .precision = precision, .a = &config,
+                           .b = versus ? &other : NULL, .rounds = rounds, .repeat = repeat};
     int rc = CLI_OK;
     for (int i = 0; i < n_shapes && rc == CLI_OK && !cli_stdout_failed(); i++) {
-        r = versus ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &rc)
-                   : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &rc);
+        r = versus ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &header, &rc)
+                   : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &header, &rc);
         if (r != VKVIT_OK) {
             cli_print_error("bench gemm", cli_last_error());
             rc = vkvit_cli_exit_code(r);

@@ -48,9 +48,9 @@ static void eval_usage(FILE *f) {
                "                       first discrete, integrated, virtual, then CPU device)\n"
                "  -h, --help           this text\n\n"
                "exit codes: 0 success; 1 usage error; 2 bad input: DIR missing or without images, a class folder\n"
-               "that is not a label, a bad model file, a --predictions FILE that cannot be created, or unreadable\n"
-               "images (one line on stderr each; the rest are still evaluated and reported); 3 no Vulkan device;\n"
-               "4 runtime failure\n",
+               "that is not a label, a bad model file, or unreadable images (one line on stderr each; the rest are\n"
+               "still evaluated and reported); 3 no Vulkan device; 4 runtime failure, or a --predictions FILE\n"
+               "that cannot be created or written\n",
             CLI_BUNDLED_MODEL, EVAL_DEFAULT_BATCH, EVAL_MAX_BATCH);
 }
 
@@ -349,14 +349,14 @@ int vkvit_cli_eval(int argc, char **argv) {
         struct stat st;
         if (stat(pred_path, &st) == 0 && S_ISDIR(st.st_mode)) {
             fprintf(stderr, "vkvit eval: --predictions '%s' is a directory, not a file\n", pred_path);
-            return CLI_BAD_INPUT;
+            return CLI_FAILURE; /* an output that cannot be written: exit 4, as for run --output */
         }
         if (cli_same_file(pred_path, model_path))
             return cli_usage_error("eval", "--predictions '%s' is the model file; give another path", pred_path);
         if (cli_out_open(&pred, pred_path) != VKVIT_OK) {
             fprintf(stderr, "vkvit eval: cannot create the --predictions file: %s\n", cli_last_error());
             cli_out_abort(&pred);
-            return CLI_BAD_INPUT;
+            return CLI_FAILURE;
         }
     }
 
