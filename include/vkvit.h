@@ -32,7 +32,9 @@
  *
  * OWNERSHIP AND LIFETIME
  *   The creator destroys. Children borrow their parent, which must outlive them: destroy sessions, then models,
- *   then the ctx. vkvit_session_destroy waits for the session's own submissions (vkvit_session_run / _submit); work
+ *   then the ctx. Destroying a model whose sessions are alive, or a ctx whose models are, is a caller bug that
+ *   vkvit catches: it logs one VKVIT_LOG_ERROR and frees nothing (the object stays usable and is leaked unless
+ *   destroyed again in the right order). vkvit_session_destroy waits for the session's own submissions (vkvit_session_run / _submit); work
  *   the host recorded with vkvit_session_record(_ex) into its own command buffers is the host's to wait for before
  *   it destroys the session. Every function returns having kept no reference to its arguments; only commands
  *   recorded into a host command buffer refer to the host's images and buffers, until they complete.
@@ -129,7 +131,7 @@ typedef enum vkvit_result {
 VKVIT_API const char *vkvit_result_name(vkvit_result result);
 
 /* The sentence that explains the last failure on this thread ("" if none). Valid until the next vkvit call on the
- * same thread. */
+ * same thread: copy it before passing it to another vkvit call (as a label, say; a create call clears it first). */
 VKVIT_API const char *vkvit_last_error(void);
 
 typedef void (*vkvit_log_fn)(void *user, int level, const char *message);
@@ -428,7 +430,10 @@ typedef struct vkvit_profile_entry {
     double ms;
 } vkvit_profile_entry;
 
-/* Writes up to `cap` entries (in execution order) and, on success only, the total count to *count. */
+/* Writes up to `cap` entries (in execution order) and, on success only, the total count to *count. The times are
+ * those of the last vkvit_session_run, or of the last vkvit_session_submit once it has completed (in flight:
+ * VKVIT_ERROR_INVALID_ARGUMENT); after a vkvit_session_record(_ex) into a host command buffer, whose completion vkvit
+ * cannot see, it refuses (VKVIT_ERROR_INVALID_ARGUMENT) until the next run or submit. */
 VKVIT_API vkvit_result vkvit_session_profile(const vkvit_session *session, vkvit_profile_entry *out, uint32_t cap,
                                              uint32_t *count);
 

@@ -33,7 +33,11 @@ const char *vkvit_last_error(void) { return g_error; }
 void vkvit__error_clear(void) { g_error[0] = '\0'; }
 
 vkvit_result vkvit__verror(vkvit_result code, const char *fmt, va_list ap) {
-    vsnprintf(g_error, sizeof g_error, fmt, ap);
+    /* Formatted aside first: an argument may be the previous sentence itself (a caller passing vkvit_last_error()
+     * back as a label), and vsnprintf into the buffer it reads from is undefined. */
+    char sentence[ERROR_CAP];
+    vsnprintf(sentence, sizeof sentence, fmt, ap);
+    memcpy(g_error, sentence, sizeof g_error);
     return code;
 }
 

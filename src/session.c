@@ -44,6 +44,8 @@ struct vkvit_session {
     uint32_t condition;                     /* graph tensor, VKVIT_NONE when the model takes no condition */
     bool condition_set;                     /* vkvit_session_set_condition succeeded at least once */
     bool ran;
+    bool timed;                             /* the timestamps are the last own run's (run / submit), not a host
+                                               recording's, whose submission vkvit cannot see complete */
     bool profile;                           /* desc.profile (a re-prepared recording keeps it) */
     /* Images and top-K (src/ops): the pre-processing nodes of set_images / record_ex, and the top-K output. */
     vkvit__imgproc img;                     /* img.ctx NULL until created (create_imgproc) */
@@ -349,6 +351,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     vkvit_session *s = calloc(1, sizeof *s);
     if (!s) return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_session_create: out of memory"));
     s->model = model;
+    atomic_fetch_add(&model->sessions, 1); /* vkvit_session_destroy (on every path from here) gives it back */
     s->ctx = ctx;
     s->batch = desc.batch;
     snprintf(s->label, sizeof s->label, "%s", desc.label ? desc.label : "vkvit session");
@@ -444,6 +447,7 @@ fail:
 void vkvit_session_destroy(vkvit_session *s) {
     if (!s) return;
     vkvit_ctx *ctx = s->ctx;
+    atomic_fetch_sub(&s->model->sessions, 1);
     if (s->fence) {
         ctx->vk.vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
         ctx->vk.vkDestroyFence(ctx->device, s->fence, NULL);
@@ -554,6 +558,7 @@ static vkvit_result run(vkvit_session *s) {
     VK_TRY(vkvit__queue_submit(ctx, ctx->queue, 1, &submit, s->fence));
     VK_TRY(ctx->vk.vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX));
     s->ran = true;
+    s->timed = true;
     return VKVIT_OK;
 fail:
     return vkvit__error_prefix(res, "vkvit_session_run '%s'", s->label);
@@ -570,6 +575,7 @@ vkvit_result vkvit_session_record(vkvit_session *s, VkCommandBuffer cmd) {
     record(s, NULL);
     s->cmd = own;
     s->ran = true; /* the caller waits for its own submission before reading the output */
+    s->timed = false;
     return VKVIT_OK;
 }
 
@@ -640,7 +646,12 @@ static vkvit_result read_profile(const vkvit_session *s, vkvit_profile_entry *ou
     if (!s || !count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile: NULL argument");
     if (!s->rec.profiled)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': created without profile = 1", s->label);
-    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': no run yet", s->label);
+    if (!s->timed)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': no run yet of its own (it reads "
+                            "the timestamps of the last vkvit_session_run or _submit, not of a host recording)",
+                            s->label);
+    vkvit_result res = check_idle(s, "vkvit_session_profile");
+    if (res != VKVIT_OK) return res;
     uint32_t n = VKVIT_MIN(cap, s->graph.n_nodes);
     for (uint32_t i = 0; i < n && out; i++) {
         uint64_t ticks[2] = {0, 0}; /* available: the run waited for its fence */
@@ -736,6 +747,7 @@ static vkvit_result submit(vkvit_session *s, const vkvit_submit_desc *desc) {
     VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
     VK_TRY(vkvit__queue_submit(ctx, queue, 1, &submit, s->fence));
     s->ran = true; /* in flight from here on, whatever happens to the host's fence below */
+    s->timed = true;  /* complete once the session is idle: vkvit_session_profile checks */
     /* The host's fence: an empty submission signals it once everything before it on the queue has finished. */
     if (d.fence) VK_TRY(vkvit__queue_submit(ctx, queue, 0, NULL, d.fence));
     return VKVIT_OK;
@@ -805,6 +817,8 @@ vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, con
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
     vkvit_result res = check_takes_images(s, fn);
     if (res == VKVIT_OK) res = check_idle(s, fn);
+    /* the cheap argument checks before the first call adds the pre-processing (pipelines, a warm-up: ~0.7 s) */
+    if (res == VKVIT_OK) res = vkvit__imgproc_check_args(s->batch, first_slot, images, count, fn);
     if (res == VKVIT_OK && !s->img.ctx) res = add_imgproc(s);
     bool rebind = false;
     if (res == VKVIT_OK) res = vkvit__imgproc_set_images(&s->img, first_slot, images, count, fn, &rebind);
@@ -862,20 +876,29 @@ vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, cons
         else if (o->kind != VKVIT_OUTPUT_NONE && (!o->buffer || o->offset % 4))
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.buffer must be a VkBuffer and "
                                "output.offset (%llu) a multiple of 4", fn, s->label, (unsigned long long)o->offset);
+        else if (o->kind != VKVIT_OUTPUT_NONE &&
+                 !vkvit__host_buffer_holds(s->ctx, o->buffer, o->offset, vkvit_session_output_bytes(s, o->kind)))
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.offset %llu + %llu bytes of output run "
+                               "past the end of output.buffer", fn, s->label, (unsigned long long)o->offset,
+                               (unsigned long long)vkvit_session_output_bytes(s, o->kind));
         else if ((desc->image_count || desc->pixels_count) && (res = check_takes_images(s, fn)) == VKVIT_OK) {
             /* either count alone: their sum may wrap to 0 (vkvit__imgproc_check_inputs sums in 64 bits) */
             if (!s->img.ctx)
                 res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': host inputs need a session created with "
                                    "max_image_pixels > 0 (nothing is created at record time)", fn, s->label);
-            else
-                res = vkvit__imgproc_check_inputs(&s->img, desc, fn);
+            else {
+                char where[320];                    /* its sentences begin "<where>: " */
+                snprintf(where, sizeof where, "%s '%.256s'", fn, s->label);
+                res = vkvit__imgproc_check_inputs(&s->img, desc, where);
+            }
         }
     }
-    if (res != VKVIT_OK) return logged(s, vkvit__error_prefix(res, "session '%s'", s->label));
+    if (res != VKVIT_OK) return logged(s, res);
     VkCommandBuffer own = s->cmd;
     s->cmd = cmd;
     record(s, desc);
     s->cmd = own;
     if (!desc || desc->output.kind == VKVIT_OUTPUT_NONE) s->ran = true; /* the caller waits before reading */
+    s->timed = false;
     return VKVIT_OK;
 }

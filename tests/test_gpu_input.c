@@ -403,7 +403,7 @@ static void record_ex_matches_set_images(host *h, vkvit_ctx *ctx, vkvit_model *m
 
     /* Refused descs: each check fails before anything is recorded. */
     frame_begin(&f);
-    refused cases[10];
+    refused cases[14];
     int n = 0;
     vkvit_host_image bad_slot = host_input(&im[0], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, B), bad_format = host_input(&im[0], VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, 0);
     bad_format.format = VK_FORMAT_R8G8B8A8_SNORM;
@@ -414,6 +414,11 @@ static void record_ex_matches_set_images(host *h, vkvit_ctx *ctx, vkvit_model *m
                                  host_input(&im[1], VK_IMAGE_LAYOUT_GENERAL, 1)};
     vkvit_host_pixels odd = bufs[1];
     odd.offset = 2;
+    /* offsets no buffer has: past its end, and near 2^64 where offset + range wraps (found by an API sweep: they
+     * reached a descriptor) */
+    vkvit_host_pixels past_end = bufs[1], wrapping = bufs[1];
+    past_end.offset = 1u << 30;
+    wrapping.offset = UINT64_MAX - 3;
     cases[n++] = (refused){"slot out of range", {.images = &bad_slot, .image_count = 1}, "outside the batch"};
     cases[n++] = (refused){"SNORM format", {.images = &bad_format, .image_count = 1}, "format"};
     cases[n++] = (refused){"TRANSFER_DST layout", {.images = &bad_layout, .image_count = 1}, "layout"};
@@ -423,6 +428,13 @@ static void record_ex_matches_set_images(host *h, vkvit_ctx *ctx, vkvit_model *m
     cases[n++] = (refused){"pixels offset 2", {.pixels = &odd, .pixels_count = 1}, "multiples of 4"};
     cases[n++] = (refused){"output offset 2", {.output = {.kind = VKVIT_OUTPUT_LOGITS, .buffer = f.out.buffer,
                                                                    .offset = 2}}, "multiple of 4"};
+    cases[n++] = (refused){"pixels past the buffer's end", {.pixels = &past_end, .pixels_count = 1}, "past the end"};
+    cases[n++] = (refused){"pixels offset 2^64 - 4", {.pixels = &wrapping, .pixels_count = 1}, "past the end"};
+    cases[n++] = (refused){"output past the buffer's end", {.output = {.kind = VKVIT_OUTPUT_LOGITS,
+                                                                       .buffer = f.out.buffer, .offset = 1u << 30}},
+                           "past the end"};
+    cases[n++] = (refused){"output offset 2^64 - 4", {.output = {.kind = VKVIT_OUTPUT_LOGITS, .buffer = f.out.buffer,
+                                                                 .offset = UINT64_MAX - 3}}, "past the end"};
     cases[n++] = (refused){"images NULL", {.image_count = 1}, "NULL"};
     /* counts whose 32-bit sum wraps to 0 are still checked (found by an API sweep: they were taken for "none") */
     cases[n++] = (refused){"images NULL, counts wrapping to 0", {.image_count = UINT32_MAX, .pixels_count = 1},
@@ -434,6 +446,9 @@ static void record_ex_matches_set_images(host *h, vkvit_ctx *ctx, vkvit_model *m
         CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT, "%s: got %s", cases[i].what, vkvit_result_name(r));
         CHECK(strstr(vkvit_last_error(), cases[i].word) != NULL, "%s: message '%s' lacks '%s'", cases[i].what,
               vkvit_last_error(), cases[i].word);
+        CHECK(!strncmp(vkvit_last_error(), "vkvit_session_record_ex '", 25) &&
+                  !strstr(vkvit_last_error() + 1, "vkvit_session_record_ex"),
+              "%s: the sentence should name the call once, first: '%s'", cases[i].what, vkvit_last_error());
     }
     vkvit_session *plain = NULL;
     MUST(vkvit_session_create(model, NULL, &plain));

@@ -300,6 +300,19 @@ static void lazy_session(vkvit_ctx *ctx) {
     vkvit_device_info dev;
     vkvit_ctx_device_info(ctx, &dev);
     const int warmups = dev.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 0;
+    /* Arguments refused before the pre-processing is added: no nodes, no submission (found by an API sweep: each
+     * refusal cost a pipeline build and a warm-up, ~0.7 s). */
+    atomic_store(&submissions, 0);
+    vkvit_result r = vkvit_session_set_images(s, 0, NULL, 1);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "images is NULL"), "NULL images: %s",
+          vkvit_result_name(r));
+    r = vkvit_session_set_images(s, LB - 1, ims, 2);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "outside the batch"),
+          "slots past the batch: %s", vkvit_result_name(r));
+    MUST(vkvit_session_get_stats(s, &st1));
+    CHECK(st1.nodes == st0.nodes && atomic_load(&submissions) == 0,
+          "refused set_images calls added %u nodes and made %d submissions", st1.nodes - st0.nodes,
+          atomic_load(&submissions));
     atomic_store(&submissions, 0);
     MUST(vkvit_session_set_images(s, 0, ims, LB));
     const int subs_set = atomic_load(&submissions);

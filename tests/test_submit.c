@@ -11,6 +11,10 @@
  *                             work signals A, vkvit waits A and signals B, the host's next work waits B) and a host
  *                             fence; a timeline value is refused with a sentence.
  *   submit_rejects_bad_desc   NULL semaphores, too many, counts without arrays.
+ *   profile_after_record      vkvit_session_profile reads the times of the session's own run or completed submit;
+ *                             after a recording into the host's command buffer (submitted or not: vkvit cannot
+ *                             see it complete) it refuses with a sentence instead of waiting on queries that may
+ *                             never be written, and while a submit is in flight it refuses without blocking.
  *   nothing allocated         vkvit__ctx_counters (every device allocation and Vulkan object src/vk creates) are the
  *                             same before and after all frames: run, submit, record, record_ex (a host pixel buffer
  *                             in, host logits buffer out, checked against set_images + run on the same pixels, max
@@ -317,6 +321,60 @@ static void submit_binary_fallback(host *h, const eu_golden *g) {
     vkvit_ctx_destroy(ctx);
 }
 
+static void profile_after_record(host *base, const eu_golden *g) {
+    host h;
+    host_timeline_device(base, &h);
+    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                            .timelineSemaphore = VK_TRUE};
+    VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+    vkvit_ctx *ctx = host_adopt_with(&h, &enabled, "profile host");
+    vkvit_model *model = NULL;
+    vkvit_session *s = NULL;
+    MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = EU_MODEL ".vkvit"}, &model));
+    MUST(vkvit_session_create(model, &(vkvit_session_desc){.batch = g->batch, .profile = 1}, &s));
+    vkvit_profile_entry prof[4];
+    uint32_t n = 0;
+    vkvit_result r = vkvit_session_profile(s, prof, 4, &n);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "no run yet"), "profile before any run: %s",
+          vkvit_result_name(r));
+    MUST(vkvit_session_set_input(s, g->input, g->n_in));
+    MUST(vkvit_session_run(s));
+    MUST(vkvit_session_profile(s, prof, 4, &n));
+    CHECK(n > 4 && prof[0].ms >= 0.0, "profile after a run: %u entries, first %.3f ms", n, prof[0].ms);
+
+    /* Recorded into the host's command buffer and never submitted: the queries are reset and unwritten. */
+    VkCommandPool pool;
+    VkCommandBuffer cmd = host_cmd(&h, &pool);
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    h.vk.vkBeginCommandBuffer(cmd, &bi);
+    MUST(vkvit_session_record(s, cmd));
+    h.vk.vkEndCommandBuffer(cmd);
+    r = vkvit_session_profile(s, prof, 4, &n);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "host recording"),
+          "profile after a host recording: %s: %s", vkvit_result_name(r), vkvit_last_error());
+
+    /* A submit waiting on an unsignalled timeline value is in flight: refused at once, then read once complete. */
+    VkSemaphore timeline = host_semaphore(&h, true, 0);
+    vkvit_semaphore_wait w = {.semaphore = timeline, .value = 1};
+    MUST(vkvit_session_submit(s, &(vkvit_submit_desc){.waits = &w, .wait_count = 1}));
+    r = vkvit_session_profile(s, prof, 4, &n);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "in flight"),
+          "profile while a submit is in flight: %s: %s", vkvit_result_name(r), vkvit_last_error());
+    VkSemaphoreSignalInfo sig = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = timeline, .value = 1};
+    CHECK(h.vk.vkSignalSemaphore(h.device, &sig) == VK_SUCCESS, "vkSignalSemaphore");
+    MUST(vkvit_session_wait(s));
+    MUST(vkvit_session_profile(s, prof, 4, &n));
+    printf("profile: %u nodes after a run and after a completed submit; refused after a host recording and in "
+           "flight\n", n);
+
+    h.vk.vkDestroySemaphore(h.device, timeline, NULL);
+    h.vk.vkDestroyCommandPool(h.device, pool, NULL);
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(model);
+    vkvit_ctx_destroy(ctx);
+    h.vk.vkDestroyDevice(h.device, NULL);
+}
+
 int main(void) {
     host h;
     host_create(&h);
@@ -324,6 +382,7 @@ int main(void) {
     eu_golden_load(&g);
     submit_timeline(&h, &g);
     submit_binary_fallback(&h, &g);
+    profile_after_record(&h, &g);
     CHECK(host_device_works(&h), "the host device no longer works after vkvit_ctx_destroy");
     eu_golden_free(&g);
     host_destroy(&h);

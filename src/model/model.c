@@ -255,6 +255,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
         goto fail;
     }
     m->ctx = ctx;
+    atomic_fetch_add(&ctx->borrowers, 1); /* vkvit_model_destroy (on every path from here) gives it back */
     snprintf(m->label, sizeof m->label, "%s", desc->label ? desc->label : mf.label);
     m->params = vkvit__model_param_count(&mf.cfg);
     m->flops = vkvit__model_flops(&mf.cfg);
@@ -496,6 +497,13 @@ done:
 
 void vkvit_model_destroy(vkvit_model *m) {
     if (!m) return;
+    const unsigned sessions = atomic_load(&m->sessions);
+    if (sessions) { /* they read its weights: freeing them would turn the caller's order bug into a use-after-free */
+        vkvit__ctx_log(m->ctx, VKVIT_LOG_ERROR, "vkvit_model_destroy '%s': %u session(s) of this model are alive; "
+                       "destroy them first. The model is left alive (leaked)", m->label, sessions);
+        return;
+    }
+    if (m->ctx) atomic_fetch_sub(&m->ctx->borrowers, 1);
     if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer);
     if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer_f16);
     vkvit__model_config_free(&m->cfg);

@@ -28,6 +28,8 @@ struct vkvit_model {
                                                made by the first fp16 session */
     bool has_f16;
     uint64_t params, flops;
+    atomic_uint sessions;                   /* sessions created on this model and not yet destroyed: while any
+                                               lives, vkvit_model_destroy logs an error and frees nothing */
 };
 
 /* A constant tensor an architecture adds at model creation (owned data, freed by the model loader). */

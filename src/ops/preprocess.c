@@ -488,15 +488,21 @@ static uint64_t window_of(const vkvit__imgproc *ip, uint32_t k) {
     return s->offset + s->bytes <= range ? 0 : s->offset / align * align;
 }
 
-vkvit_result vkvit__imgproc_set_images(vkvit__imgproc *ip, uint32_t first_slot, const vkvit_image *images,
-                                       uint32_t count, const char *fn, bool *rebind) {
-    vkvit_result res = VKVIT_OK;
-    *rebind = false;
+vkvit_result vkvit__imgproc_check_args(uint32_t batch, uint32_t first_slot, const vkvit_image *images, uint32_t count,
+                                       const char *fn) {
     if (!images || count == 0)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: %s", fn, images ? "count is 0" : "images is NULL");
-    if ((uint64_t)first_slot + count > ip->batch)
+    if ((uint64_t)first_slot + count > batch)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: slots %u .. %llu are outside the batch of %u", fn,
-                            first_slot, (unsigned long long)first_slot + count - 1, ip->batch);
+                            first_slot, (unsigned long long)first_slot + count - 1, batch);
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__imgproc_set_images(vkvit__imgproc *ip, uint32_t first_slot, const vkvit_image *images,
+                                       uint32_t count, const char *fn, bool *rebind) {
+    *rebind = false;
+    vkvit_result res = vkvit__imgproc_check_args(ip->batch, first_slot, images, count, fn);
+    if (res != VKVIT_OK) return res;
     /* Check everything first; then grow the buffers once. */
     uint64_t need_scratch = 4, *need = malloc((size_t)count * sizeof *need);
     if (!need) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory", fn);
@@ -660,6 +666,10 @@ vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_r
                 res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u] spans %llu bytes, above the device's "
                                    "maxStorageBufferRange of %u", fn, i, (unsigned long long)bind_range,
                                    ip->ctx->limits.maxStorageBufferRange);
+            else if (!vkvit__host_buffer_holds(ip->ctx, px->buffer, bind_offset, bind_range))
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]: offset %llu + %llu bytes of pixels run "
+                                   "past the end of the buffer", fn, i, (unsigned long long)px->offset,
+                                   (unsigned long long)(bind_range - (px->offset - bind_offset)));
         }
     }
     free(seen);

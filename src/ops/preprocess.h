@@ -115,6 +115,11 @@ void vkvit__imgproc_add_nodes(vkvit__imgproc *ip, vkvit__graph *g, uint32_t inpu
 /* Fills the target's external buffers the nodes bind. */
 void vkvit__imgproc_target(const vkvit__imgproc *ip, vkvit__record_target *tg);
 
+/* The checks of vkvit_session_set_images' arguments that need no pre-processing nodes: images not NULL, count > 0,
+ * slots first_slot .. first_slot + count - 1 inside the batch. */
+vkvit_result vkvit__imgproc_check_args(uint32_t batch, uint32_t first_slot, const vkvit_image *images, uint32_t count,
+                                       const char *fn);
+
 /* vkvit_session_set_images' work: checks every image, places the pixels in the upload buffer (growing it or the
  * scratch buffer if needed: the documented exception) and writes the slots' parameters. Nothing is submitted: the
  * next run pre-processes. *rebind is set when a buffer was replaced or a slot's upload window moved: the caller

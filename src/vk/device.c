@@ -539,6 +539,12 @@ fail:
 
 void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     if (!ctx) return;
+    const unsigned borrowers = atomic_load(&ctx->borrowers);
+    if (borrowers) { /* freeing what they use would turn the caller's order bug into a use-after-free */
+        vkvit__ctx_log(ctx, VKVIT_LOG_ERROR, "vkvit_ctx_destroy '%s': %u model(s) created on it are alive; destroy "
+                       "them (after their sessions) first. The ctx is left alive (leaked)", ctx->label, borrowers);
+        return;
+    }
     /* A host device refused before its function table was loaded carries nothing of vkvit's. */
     if (ctx->device && ctx->vk.vkQueueWaitIdle) {
         if (ctx->queue) vkvit__queue_wait_idle(ctx);

@@ -177,6 +177,12 @@ void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf) {
     memset(buf, 0, sizeof *buf);
 }
 
+bool vkvit__host_buffer_holds(const vkvit_ctx *ctx, VkBuffer buffer, uint64_t offset, uint64_t bytes) {
+    VkMemoryRequirements req;
+    ctx->vk.vkGetBufferMemoryRequirements(ctx->device, buffer, &req);
+    return offset <= req.size && bytes <= req.size - offset;
+}
+
 static vkvit_result check_range(const vkvit__buffer *buf, VkDeviceSize offset, VkDeviceSize size, const char *what) {
     if (offset > buf->size || size > buf->size - offset)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: range [%llu, +%llu) is outside the %llu-byte buffer", what,

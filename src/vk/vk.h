@@ -170,6 +170,9 @@ struct vkvit_ctx {
 
     vkvit_log_fn log;
     void *log_user;
+
+    atomic_uint borrowers;                  /* objects created on this ctx and not yet destroyed (models): while any
+                                               lives, vkvit_ctx_destroy logs an error and frees nothing */
 };
 
 /* Reports the current error sentence to the ctx's log callback (if any) and returns `code`. */
@@ -215,6 +218,11 @@ typedef struct vkvit__buffer {
 vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
                                   vkvit__buffer *out);
 void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf);
+
+/* Whether [offset, offset + bytes) can lie inside a buffer the host made: within its memory requirements' size
+ * (never smaller than the buffer, so no valid range fails) and without wrapping. A sanity bound on host offsets
+ * before they reach a descriptor, not a proof that the host's buffer is large enough. */
+bool vkvit__host_buffer_holds(const vkvit_ctx *ctx, VkBuffer buffer, uint64_t offset, uint64_t bytes);
 
 /* Host <-> buffer copies. They synchronise with all earlier work on the ctx queue (they wait for it), so they are
  * for setup, tests and the CLI, never for a per-frame path. */
