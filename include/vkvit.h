@@ -31,13 +31,14 @@
  *   fails is not created (*out is set to NULL).
  *
  * OWNERSHIP AND LIFETIME
- *   The creator destroys. Children borrow their parent, which must outlive them: destroy sessions, then models,
- *   then the ctx. Destroying a model whose sessions are alive, or a ctx whose models are, is a caller bug that
- *   vkvit catches: it logs one VKVIT_LOG_ERROR and frees nothing (the object stays usable and is leaked unless
- *   destroyed again in the right order). vkvit_session_destroy waits for the session's own submissions (vkvit_session_run / _submit); work
- *   the host recorded with vkvit_session_record(_ex) into its own command buffers is the host's to wait for before
- *   it destroys the session. Every function returns having kept no reference to its arguments; only commands
- *   recorded into a host command buffer refer to the host's images and buffers, until they complete.
+ *   The creator destroys. Children borrow their parent, which must outlive them: destroy sessions, then models, then
+ *   the ctx. Destroying a model whose sessions are alive, or a ctx whose models are, is a caller bug that vkvit
+ *   catches: it frees nothing (the object stays usable, and is leaked unless destroyed again in the right order), sets
+ *   vkvit_last_error() and sends the sentence to the log callback as one VKVIT_LOG_ERROR. vkvit_session_destroy waits
+ *   for the session's own submissions (vkvit_session_run / _submit); work the host recorded with
+ *   vkvit_session_record(_ex) into its own command buffers is the host's to wait for before it destroys the session.
+ *   Every function returns having kept no reference to its arguments; only commands recorded into a host command buffer
+ *   refer to the host's images and buffers, until they complete.
  *
  * EMBEDDING (adopt mode: vkvit_ctx_desc.host; docs/embedding.md has the walkthrough)
  *   Before it creates its VkDevice, the host asks vkvit_required_device_extensions() and enables those the device
@@ -540,7 +541,9 @@ typedef struct vkvit_host_image {
 
 /* 8-bit pixels in a host VkBuffer as the input of one batch slot (alpha ignored). The buffer holds at least
  * offset + (height - 1) * row_bytes + width * 4 bytes; that range (from offset rounded down to the device's
- * minStorageBufferOffsetAlignment) must not exceed maxStorageBufferRange. */
+ * minStorageBufferOffsetAlignment) must not exceed maxStorageBufferRange. vkvit refuses a range past the buffer's
+ * memory requirements (vkGetBufferMemoryRequirements: at least its size, rounded up to an alignment), so a range
+ * that ends inside that rounding is the host's to get right. */
 typedef struct vkvit_host_pixels {
     VkBuffer buffer;                        /* required: created with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT */
     VkDeviceSize offset;                    /* of the first pixel; a multiple of 4 */
@@ -566,7 +569,8 @@ typedef struct vkvit_host_output {
     vkvit_output_kind kind;
     VkBuffer buffer;                        /* created with VK_BUFFER_USAGE_TRANSFER_DST_BIT; vkvit_session_output_bytes
                                                bytes from `offset` */
-    VkDeviceSize offset;                    /* a multiple of 4 */
+    VkDeviceSize offset;                    /* a multiple of 4; the range past the buffer's memory requirements is
+                                               refused (as for vkvit_host_pixels) */
     VkPipelineStageFlags dst_stage;         /* the host's next read (e.g. VK_PIPELINE_STAGE_HOST_BIT, COMPUTE_SHADER);
                                                0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT */
     VkAccessFlags dst_access;               /* its access (e.g. VK_ACCESS_HOST_READ_BIT); 0 = VK_ACCESS_MEMORY_READ_BIT */
@@ -726,9 +730,9 @@ typedef struct vkvit_tensor_info {
 
 /* Parses the safetensors file data[0 .. size) into a table of its tensors. The bytes are borrowed, not copied: they
  * must stay unchanged and outlive the tensor file (any alignment). `label` names the file in error sentences, which
- * begin "tensor file '<label>': " (NULL: "tensor file: "). On failure *out is NULL. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL data with size > 0, NULL out),
- * VKVIT_ERROR_BAD_MODEL_FILE (the sentence names the rule and the tensor or field that broke it, as for a model
- * file), VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
+ * begin "tensor file '<label>': " (NULL: "tensor file: "). On failure *out is NULL. Errors:
+ * VKVIT_ERROR_INVALID_ARGUMENT (NULL data with size > 0, NULL out), VKVIT_ERROR_BAD_MODEL_FILE (the sentence names the
+ * rule and the tensor or field that broke it, as for a model file), VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
 VKVIT_API vkvit_result vkvit_tensor_file_create(const void *data, size_t size, const char *label,
                                                 vkvit_tensor_file **out);
 /* NULL is a no-op. The caller's bytes are left alone. */

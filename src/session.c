@@ -447,7 +447,7 @@ fail:
 void vkvit_session_destroy(vkvit_session *s) {
     if (!s) return;
     vkvit_ctx *ctx = s->ctx;
-    atomic_fetch_sub(&s->model->sessions, 1);
+    vkvit_model *model = s->model;
     if (s->fence) {
         ctx->vk.vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
         ctx->vk.vkDestroyFence(ctx->device, s->fence, NULL);
@@ -461,6 +461,7 @@ void vkvit_session_destroy(vkvit_session *s) {
     vkvit__buffer_destroy(ctx, &s->cond_staging);
     vkvit__graph_free(&s->graph);
     free(s);
+    atomic_fetch_sub(&model->sessions, 1); /* last: the model outlives everything above */
 }
 
 vkvit_shape vkvit_session_input_shape(const vkvit_session *s) {
@@ -646,10 +647,12 @@ static vkvit_result read_profile(const vkvit_session *s, vkvit_profile_entry *ou
     if (!s || !count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile: NULL argument");
     if (!s->rec.profiled)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': created without profile = 1", s->label);
+    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': no run yet", s->label);
     if (!s->timed)
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': no run yet of its own (it reads "
-                            "the timestamps of the last vkvit_session_run or _submit, not of a host recording)",
-                            s->label);
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_profile '%s': no times since the session was "
+                            "last recorded into a host command buffer (vkvit_session_record / _record_ex, whose work "
+                            "vkvit cannot see complete) or recorded again by its first set_images; run or submit "
+                            "first", s->label);
     vkvit_result res = check_idle(s, "vkvit_session_profile");
     if (res != VKVIT_OK) return res;
     uint32_t n = VKVIT_MIN(cap, s->graph.n_nodes);
@@ -806,6 +809,7 @@ static vkvit_result add_imgproc(vkvit_session *s) {
     }
     vkvit__record_free(s->ctx, &s->rec);
     s->rec = rec;
+    s->timed = false; /* a new timer pool, written by the next run */
     if ((res = rerecord(s)) != VKVIT_OK) return res;
     /* The recording has new pipelines (pre-processing and the network again): compile them now on CPU devices. */
     return s->ctx->caps.cpu_device ? vkvit__record_warmup(s->ctx, g, &tg, &s->rec, 0) : VKVIT_OK;
@@ -815,21 +819,22 @@ vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, con
                                       uint32_t count) {
     const char *fn = "vkvit_session_set_images";
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
+    char where[320];                                /* how the pre-processing's sentences begin */
+    snprintf(where, sizeof where, "%s '%.256s'", fn, s->label);
     vkvit_result res = check_takes_images(s, fn);
     if (res == VKVIT_OK) res = check_idle(s, fn);
     /* the cheap argument checks before the first call adds the pre-processing (pipelines, a warm-up: ~0.7 s) */
-    if (res == VKVIT_OK) res = vkvit__imgproc_check_args(s->batch, first_slot, images, count, fn);
-    if (res == VKVIT_OK && !s->img.ctx) res = add_imgproc(s);
+    if (res == VKVIT_OK) res = vkvit__imgproc_check_args(s->batch, first_slot, images, count, where);
+    if (res == VKVIT_OK && !s->img.ctx && (res = add_imgproc(s)) != VKVIT_OK) vkvit__error_prefix(res, "%s", where);
     bool rebind = false;
-    if (res == VKVIT_OK) res = vkvit__imgproc_set_images(&s->img, first_slot, images, count, fn, &rebind);
+    if (res == VKVIT_OK) res = vkvit__imgproc_set_images(&s->img, first_slot, images, count, where, &rebind);
     if (res == VKVIT_OK && rebind) {
         /* A buffer the nodes bind was replaced (the documented growth): point the sets at it, record again. */
         vkvit__record_target tg = target_of(s);
         vkvit__record_rebind(s->ctx, &s->graph, &tg, &s->rec);
-        res = rerecord(s);
+        if ((res = rerecord(s)) != VKVIT_OK) vkvit__error_prefix(res, "%s", where);
     }
-    if (res != VKVIT_OK) return logged(s, vkvit__error_prefix(res, "session '%s'", s->label));
-    return VKVIT_OK;
+    return res != VKVIT_OK ? logged(s, res) : VKVIT_OK;
 }
 
 static vkvit_result get_top_k(vkvit_session *s, uint32_t *classes, float *probabilities, size_t count) {

@@ -122,11 +122,13 @@ int main(void) {
      * children keep working instead of reading freed memory (an API sweep found the use-after-free under ASan). */
     MUST(vkvit_session_create(model, &(vkvit_session_desc){.label = "orphan"}, &s));
     vkvit_model_destroy(model);
-    CHECK(g_log.errors == 1 && strstr(g_log.last, "session(s) of this model are alive"),
+    CHECK(g_log.errors == 1 && strstr(g_log.last, "session(s) of this model are alive") &&
+              !strcmp(g_log.last, vkvit_last_error()),
           "model destroyed before its session: %d ERROR messages, last '%s'", g_log.errors, g_log.last);
     g_log.errors = 0;
     vkvit_ctx_destroy(ctx);
-    CHECK(g_log.errors == 1 && strstr(g_log.last, "model(s) created on it are alive"),
+    CHECK(g_log.errors == 1 && strstr(g_log.last, "model(s) created on it are alive") &&
+              !strcmp(g_log.last, vkvit_last_error()),
           "ctx destroyed before its model: %d ERROR messages, last '%s'", g_log.errors, g_log.last);
     g_log.errors = 0;
     vkvit_session_stats st;

@@ -300,6 +300,19 @@ static void lazy_session(vkvit_ctx *ctx) {
     vkvit_device_info dev;
     vkvit_ctx_device_info(ctx, &dev);
     const int warmups = dev.device_type == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 0;
+    /* A run before the pre-processing exists: its times can be read, and not after the first set_images, which
+     * records the session again with a new timer pool (vkvit_session_profile would wait on unwritten queries). */
+    {
+        const size_t n_in = (size_t)LB * SIDE * SIDE * 3;
+        float *zeros = calloc(n_in, sizeof *zeros);
+        MUST(vkvit_session_set_input(s, zeros, n_in));
+        free(zeros);
+    }
+    MUST(vkvit_session_run(s));
+    vkvit_profile_entry before_images[4];
+    uint32_t n_before = 0;
+    MUST(vkvit_session_profile(s, before_images, 4, &n_before));
+    CHECK(n_before == st0.nodes, "profile before set_images: %u entries for %u nodes", n_before, st0.nodes);
     /* Arguments refused before the pre-processing is added: no nodes, no submission (found by an API sweep: each
      * refusal cost a pipeline build and a warm-up, ~0.7 s). */
     atomic_store(&submissions, 0);
@@ -316,6 +329,9 @@ static void lazy_session(vkvit_ctx *ctx) {
     atomic_store(&submissions, 0);
     MUST(vkvit_session_set_images(s, 0, ims, LB));
     const int subs_set = atomic_load(&submissions);
+    vkvit_result rp = vkvit_session_profile(s, before_images, 4, &n_before);
+    CHECK(rp == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "recorded again"),
+          "profile after the first set_images, before a run: %s: %s", vkvit_result_name(rp), vkvit_last_error());
     CHECK(subs_set == warmups, "lazy session: the first set_images made %d submissions, want %d", subs_set, warmups);
     atomic_store(&submissions, 0);
     MUST(vkvit_session_run(s));

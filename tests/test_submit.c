@@ -350,7 +350,7 @@ static void profile_after_record(host *base, const eu_golden *g) {
     MUST(vkvit_session_record(s, cmd));
     h.vk.vkEndCommandBuffer(cmd);
     r = vkvit_session_profile(s, prof, 4, &n);
-    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "host recording"),
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "host command buffer"),
           "profile after a host recording: %s: %s", vkvit_result_name(r), vkvit_last_error());
 
     /* A submit waiting on an unsignalled timeline value is in flight: refused at once, then read once complete. */

@@ -499,17 +499,19 @@ void vkvit_model_destroy(vkvit_model *m) {
     if (!m) return;
     const unsigned sessions = atomic_load(&m->sessions);
     if (sessions) { /* they read its weights: freeing them would turn the caller's order bug into a use-after-free */
-        vkvit__ctx_log(m->ctx, VKVIT_LOG_ERROR, "vkvit_model_destroy '%s': %u session(s) of this model are alive; "
-                       "destroy them first. The model is left alive (leaked)", m->label, sessions);
+        vkvit__ctx_fail(m->ctx, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_destroy '%s': %u session(s) "
+                                             "of this model are alive; destroy them first (the model is left alive "
+                                             "and leaked)", m->label, sessions));
         return;
     }
-    if (m->ctx) atomic_fetch_sub(&m->ctx->borrowers, 1);
-    if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer);
-    if (m->ctx) vkvit__buffer_destroy(m->ctx, &m->buffer_f16);
+    vkvit_ctx *ctx = m->ctx;
+    if (ctx) vkvit__buffer_destroy(ctx, &m->buffer);
+    if (ctx) vkvit__buffer_destroy(ctx, &m->buffer_f16);
     vkvit__model_config_free(&m->cfg);
     free(m->weights);
     free(m->names);
     free(m);
+    if (ctx) atomic_fetch_sub(&ctx->borrowers, 1); /* last: the ctx outlives everything above */
 }
 
 vkvit_result vkvit_model_get_info(const vkvit_model *m, vkvit_model_info *out) {

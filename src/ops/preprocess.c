@@ -667,8 +667,8 @@ vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_r
                                    "maxStorageBufferRange of %u", fn, i, (unsigned long long)bind_range,
                                    ip->ctx->limits.maxStorageBufferRange);
             else if (!vkvit__host_buffer_holds(ip->ctx, px->buffer, bind_offset, bind_range))
-                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]: offset %llu + %llu bytes of pixels run "
-                                   "past the end of the buffer", fn, i, (unsigned long long)px->offset,
+                res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]: offset %llu + %llu bytes of pixels "
+                                   "run past the end of the buffer", fn, i, (unsigned long long)px->offset,
                                    (unsigned long long)(bind_range - (px->offset - bind_offset)));
         }
     }

@@ -541,8 +541,9 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     if (!ctx) return;
     const unsigned borrowers = atomic_load(&ctx->borrowers);
     if (borrowers) { /* freeing what they use would turn the caller's order bug into a use-after-free */
-        vkvit__ctx_log(ctx, VKVIT_LOG_ERROR, "vkvit_ctx_destroy '%s': %u model(s) created on it are alive; destroy "
-                       "them (after their sessions) first. The ctx is left alive (leaked)", ctx->label, borrowers);
+        vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_destroy '%s': %u model(s) created "
+                                          "on it are alive; destroy them (after their sessions) first (the ctx is "
+                                          "left alive and leaked)", ctx->label, borrowers));
         return;
     }
     /* A host device refused before its function table was loaded carries nothing of vkvit's. */

@@ -410,8 +410,9 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
                            .b = versus ? &other : NULL, .rounds = rounds, .repeat = repeat};
     int rc = CLI_OK;
     for (int i = 0; i < n_shapes && rc == CLI_OK && !cli_stdout_failed(); i++) {
-        r = versus ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &header, &rc)
-                   : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &header, &rc);
+        r = versus
+                ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &header, &rc)
+                : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &header, &rc);
         if (r != VKVIT_OK) {
             cli_print_error("bench gemm", cli_last_error());
             rc = vkvit_cli_exit_code(r);
