@@ -117,13 +117,18 @@ static void ex_frame_destroy(vkvit_ctx *ctx, ex_frame *x) {
     vkvit__buffer_destroy(ctx, &x->logits);
 }
 
-static void submit_timeline(host *base, const eu_golden *g) {
-    host h;
-    host_timeline_device(base, &h);
+/* A second host device on the same GPU with the timelineSemaphore feature enabled, adopted by a new ctx. */
+static vkvit_ctx *adopt_timeline_host(const host *base, host *h, const char *label) {
+    host_timeline_device(base, h);
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                             .timelineSemaphore = VK_TRUE};
     VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
-    vkvit_ctx *ctx = host_adopt_with(&h, &enabled, "timeline host");
+    return host_adopt_with(h, &enabled, label);
+}
+
+static void submit_timeline(host *base, const eu_golden *g) {
+    host h;
+    vkvit_ctx *ctx = adopt_timeline_host(base, &h, "timeline host");
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
     CHECK(info.timeline_semaphore == 1, "the host enabled timelineSemaphore but the ctx reports %d",
@@ -323,11 +328,7 @@ static void submit_binary_fallback(host *h, const eu_golden *g) {
 
 static void profile_after_record(host *base, const eu_golden *g) {
     host h;
-    host_timeline_device(base, &h);
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                            .timelineSemaphore = VK_TRUE};
-    VkPhysicalDeviceFeatures2 enabled = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
-    vkvit_ctx *ctx = host_adopt_with(&h, &enabled, "profile host");
+    vkvit_ctx *ctx = adopt_timeline_host(base, &h, "profile host");
     vkvit_model *model = NULL;
     vkvit_session *s = NULL;
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = EU_MODEL ".vkvit"}, &model));
