@@ -27,12 +27,18 @@ VKVIT_API vkvit_result vkvit_tensor_file_create(const void *data, size_t size, c
     if (!f) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_tensor_file_create: out of host memory");
     static const uint8_t empty[1];
     /* The reader's sentences begin "tensor file '<label>': " (a model file's, "model '<path>': "). */
-    char subject[320];
+    const size_t cap = (label ? strlen(label) : 0) + sizeof "tensor file ''";
+    char *subject = malloc(cap);
+    if (!subject) {
+        free(f);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_tensor_file_create: out of host memory");
+    }
     if (label)
-        snprintf(subject, sizeof subject, "tensor file '%.300s%s'", label, strlen(label) > 300 ? "..." : "");
+        snprintf(subject, cap, "tensor file '%s'", label);
     else
-        snprintf(subject, sizeof subject, "tensor file");
+        snprintf(subject, cap, "tensor file");
     vkvit_result r = vkvit__safetensors_parse(data ? data : empty, size, subject, &f->st);
+    free(subject);
     if (r != VKVIT_OK) {
         free(f);
         return r;
