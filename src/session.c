@@ -482,6 +482,17 @@ static vkvit_result logged(const vkvit_session *s, vkvit_result res) {
     return res != VKVIT_OK && s ? vkvit__ctx_fail(s->ctx, res) : res;
 }
 
+/* "fn 'label'": how a session call's sentences begin, for the helpers that take only `fn` (src/ops/preprocess.c). */
+typedef struct call_subject {
+    char text[sizeof "vkvit_session_record_ex ''" + sizeof ((vkvit_session *)0)->label];
+} call_subject;
+
+static call_subject subject_of(const vkvit_session *s, const char *fn) {
+    call_subject c;
+    snprintf(c.text, sizeof c.text, "%s '%s'", fn, s->label);
+    return c;
+}
+
 static vkvit_result check_count(const vkvit_session *s, uint32_t t, size_t count, const char *fn) {
     uint64_t n = vkvit__numel(&s->graph.tensors[t]);
     if (count != n)
@@ -819,8 +830,8 @@ vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, con
                                       uint32_t count) {
     const char *fn = "vkvit_session_set_images";
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
-    char where[320];                                /* how the pre-processing's sentences begin */
-    snprintf(where, sizeof where, "%s '%.256s'", fn, s->label);
+    const call_subject sub = subject_of(s, fn);
+    const char *where = sub.text;
     vkvit_result res = check_takes_images(s, fn);
     if (res == VKVIT_OK) res = check_idle(s, fn);
     /* the cheap argument checks before the first call adds the pre-processing (pipelines, a warm-up: ~0.7 s) */
@@ -892,9 +903,7 @@ vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, cons
                 res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': host inputs need a session created with "
                                    "max_image_pixels > 0 (nothing is created at record time)", fn, s->label);
             else {
-                char where[320];                    /* its sentences begin "<where>: " */
-                snprintf(where, sizeof where, "%s '%.256s'", fn, s->label);
-                res = vkvit__imgproc_check_inputs(&s->img, desc, where);
+                res = vkvit__imgproc_check_inputs(&s->img, desc, subject_of(s, fn).text);
             }
         }
     }
