@@ -277,9 +277,14 @@ void gemm_store_row(ACC_TYPE t[MAX_TN], uint m, uint n0, uint d_off, uint outer,
                                                min(na, p.N - 1));
             const float eb = gemm_epilogue_col(t[2 * q + 1], col_bias[2 * q + 1], col_scale[2 * q + 1], outer, inner,
                                                m, min(nb, p.N - 1));
+            // Every lane shuffles both blocks and then selects: a shuffle inside `lane < 4 ? .. : ..` would run with
+            // half the lanes inactive and read the other half, which is undefined (it gave NaN on llvmpipe, varying
+            // with the host's ISA and with semantics-preserving spirv-opt passes; docs/kernels.md).
             const uint src_lo = (2 * lane) & 7u, src_hi = (2 * lane + 1) & 7u;
-            const float lo = lane < 4 ? subgroupShuffle(ea, src_lo) : subgroupShuffle(eb, src_lo);
-            const float hi = lane < 4 ? subgroupShuffle(ea, src_hi) : subgroupShuffle(eb, src_hi);
+            const vec2 pair_lo = subgroupShuffle(vec2(ea, eb), src_lo);
+            const vec2 pair_hi = subgroupShuffle(vec2(ea, eb), src_hi);
+            const float lo = lane < 4 ? pair_lo.x : pair_lo.y;
+            const float hi = lane < 4 ? pair_hi.x : pair_hi.y;
             const uint n = n0 + 16 * q + 2 * lane;  // even: n + 1 < N, or n + 1 = N, the spare column
             if (n < p.N)
                 data_d2[(d_off + m * p.stride_d + n) / 2] =

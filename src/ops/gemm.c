@@ -185,19 +185,23 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
             cfg->f16_math = f16_math;
         }
     }
-    if (cfg->variant == VKVIT_GEMM_CPU && !ctx->caps.cpu_device &&
-        (!ctx->caps.subgroup_shuffle || ctx->caps.subgroup_size < 8))
-        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the cpu gemm kernel shuffles values within subgroups of 8 lanes; "
-                            "this device has %s", !ctx->caps.subgroup_shuffle ? "no subgroup shuffles in compute"
-                                                                                : "smaller subgroups");
+    if (cfg->variant == VKVIT_GEMM_CPU && !vkvit__gemm_cpu_kernel_fits(ctx))
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the cpu gemm kernel shuffles values within subgroups of exactly "
+                            "%u lanes; this device has %s (subgroups of %u)", VKVIT_GEMM_CPU_LANES,
+                            !ctx->caps.subgroup_shuffle ? "no subgroup shuffles in compute" : "other subgroups",
+                            ctx->caps.subgroup_size);
     if (t->flags && cfg->variant != VKVIT_GEMM_CPU)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x switch off paths of the cpu kernel; the %s "
                             "kernel has none", t->flags, vkvit__gemm_variant_name(cfg->variant));
     return tune_tile(ctx, &t->tile, cfg);
 }
 
+bool vkvit__gemm_cpu_kernel_fits(const vkvit_ctx *ctx) {
+    return ctx->caps.subgroup_shuffle && ctx->caps.subgroup_size == VKVIT_GEMM_CPU_LANES;
+}
+
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    const bool cpu = ctx->caps.cpu_device;
+    const bool cpu = ctx->caps.cpu_device && vkvit__gemm_cpu_kernel_fits(ctx);
     return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED, M, N, K);
 }
 

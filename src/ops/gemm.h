@@ -139,6 +139,14 @@ typedef struct vkvit__gemm_epilogue {
  * pair stores and no causal skipping. */
 bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal);
 
+/* shaders/gemm_cpu.comp is one workgroup of 8 invocations that must be one whole subgroup: lane l shuffles from
+ * lanes 0..7 and owns columns l + 8 j. */
+#define VKVIT_GEMM_CPU_LANES 8u
+/* Whether the CPU kernel can run on this device: subgroup shuffles in compute and a default subgroup size of exactly
+ * VKVIT_GEMM_CPU_LANES (lavapipe with LP_NATIVE_VECTOR_WIDTH=128 has 4, =512 has 16, ARM hosts 4). Where it cannot,
+ * CPU devices take the shared-memory kernel instead (vkvit__gemm_pick). */
+bool vkvit__gemm_cpu_kernel_fits(const vkvit_ctx *ctx);
+
 /* Bindings: 0 A, 1 B, 2 bias, 3 D, 4 scale, 5 residual (any buffer for a disabled term; the residual may be D). */
 #define VKVIT_GEMM_BINDINGS 6
 

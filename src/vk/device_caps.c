@@ -146,6 +146,13 @@ static void describe_quirks(uint32_t quirks, const vkvit_device_info *info, vkvi
     size_t n = 0;
 #define ADD(s) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", s)
     if (quirks & VKVIT_QUIRK_CPU_DEVICE) ADD("cpu-device (large register tiles, fp32 kernels)");
+    /* shaders/gemm_cpu.comp is written for one subgroup of exactly 8 lanes (src/ops/gemm.h VKVIT_GEMM_CPU_LANES) */
+    if ((quirks & VKVIT_QUIRK_CPU_DEVICE) && info->subgroup_size != 8) {
+        char line[160];
+        snprintf(line, sizeof line, "cpu-gemm-off (subgroups of %u, the CPU GEMM needs 8: GEMMs take the "
+                 "shared-memory kernel)", info->subgroup_size);
+        ADD(line);
+    }
     if (quirks & VKVIT_QUIRK_NO_F16_ARITHMETIC) ADD("no-fp16-arithmetic");
     if (off.f16) ADD("fp16 disabled by request");
     if (off.subgroup) ADD("subgroup reductions disabled by request (VKVIT_DISABLE_SUBGROUP)");
