@@ -28,8 +28,10 @@ FINDING THE LIBRARY
 ERRORS
     Every failure raises a subclass of vkvit.Error, one per vkvit_result code (NoDeviceError, BadModelFileError,
     InvalidArgumentError, ...), carrying the library's sentence (vkvit_last_error) as its message and the code in
-    .code / .name. Arguments the binding checks itself (dtype, shape, contiguity, a closed object) raise
-    InvalidArgumentError or ClosedError before anything reaches the library; LibraryNotFoundError means
+    .code / .name. Arguments the binding checks itself (dtype, shape, contiguity, a closed object, an integer
+    outside its C type's range, which ctypes would silently truncate, a string or path with a NUL character, at
+    which C would cut it) raise InvalidArgumentError or ClosedError before anything reaches the library; the
+    sentence names the parameter and its range. LibraryNotFoundError means
     libvkvit.so itself could not be loaded. InvalidArgumentError is also a ValueError, ClosedError a ValueError,
     FileError and LibraryNotFoundError OSErrors, OutOfHostMemoryError a MemoryError.
 
@@ -47,10 +49,14 @@ THREADS AND THE GIL
     internally synchronised; the binding enforces the C THREADING rules with locks:
       - each Session has a lock: one call at a time per session (run() = set_input + run + get_output is atomic);
       - each Context has a readers/writer lock: session calls share it, while creating or destroying a model or
-        session, device queries and close() take it exclusively (the C library needs the whole ctx for those);
+        session, device queries and close() take it exclusively (the C library needs the whole ctx for those).
+        It is fair: a waiting writer stops new readers, the readers queued behind a writer go before the next
+        one, and writers go in arrival order, so neither a thread looping run() nor one looping
+        Session(m).close() can starve the other, or close();
       - runs and set_images of different sessions of one Context are serialised on the Context's queue lock
         (Vulkan requires one submitter per VkQueue at a time);
-      - Context creation and destruction take a process-wide lock (they load process-wide Vulkan entry points).
+      - Context creation and destruction take a process-wide lock (they load process-wide Vulkan entry points);
+      - a log callback runs once the call that logged has let go of these locks, so it may call into vkvit.
     For parallel inference use one Context per thread (or per process, as tools/bulk_classify.py does).
 
 IN-MEMORY MODELS
@@ -68,6 +74,7 @@ ENVIRONMENT (read by the library)
 from __future__ import annotations
 
 import atexit
+import collections
 import ctypes
 import json
 import os
@@ -235,6 +242,50 @@ def _plain(v):
     return list(v) if isinstance(v, ctypes.Array) else v
 
 
+# ------------------------------------------------------------------------------------------------------------
+# Arguments handed to C: checked here, because ctypes passes on what does not fit without a word
+# ------------------------------------------------------------------------------------------------------------
+
+_UINT32_MAX = 2**32 - 1
+_UINT64_MAX = 2**64 - 1
+
+
+def _c_integer(value: Any, what: str, low: int, high: int) -> int:
+    """`value` as a Python int for an integer the binding hands to C, whose C type (or rule) allows [low, high].
+    ctypes keeps only the low bits of an int that does not fit its C type (2**64 + k arrives as k, -1 as the
+    largest value), so anything outside the range is refused here; so are bools and non-integers."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidArgumentError(f"{what} must be an int in [{low}, {high}], got {value!r}")
+    v = int(value)
+    if not low <= v <= high:
+        raise InvalidArgumentError(f"{what} must be an int in [{low}, {high}], got {v}")
+    return v
+
+
+def _refuse_nul(b: bytes, what: str) -> bytes:
+    """C strings end at the first NUL: a string with one inside would reach the library cut short (a path would
+    name another file), so it is refused instead."""
+    at = b.find(b"\0")
+    if at >= 0:
+        raise InvalidArgumentError(f"{what} contains a NUL character (at byte {at}), which C would take for the "
+                                   "end of the string")
+    return b
+
+
+def _c_string(value: Any, what: str) -> bytes:
+    """A str argument (a label, a device name) as the NUL-free UTF-8 bytes C reads. Surrogate escapes (text that
+    came from undecodable bytes, e.g. a file name) go back to those bytes rather than failing."""
+    if not isinstance(value, str):
+        raise InvalidArgumentError(f"{what} must be a str, got {type(value).__name__}")
+    return _refuse_nul(value.encode("utf-8", "surrogateescape"), what)
+
+
+def _c_path(path: Any, what: str) -> bytes:
+    """A path (str, bytes or os.PathLike) as the bytes the file system knows it by (os.fsencode: a name that is
+    not UTF-8 arrives exactly as it is on disk), NUL-free."""
+    return _refuse_nul(os.fsencode(path), what)
+
+
 def devices() -> List[dict]:
     """Every Vulkan device (vkvit_enumerate_devices) as dicts of vkvit_device_info's fields, without a Context."""
     lib = _lib_or_raise()
@@ -251,43 +302,153 @@ def devices() -> List[dict]:
 # Locks and the object tree
 # ------------------------------------------------------------------------------------------------------------
 
-_process_lock = threading.Lock()            # vkvit_ctx_create / _destroy / enumerate: one thread in the process
+# Log callbacks run outside the binding's locks. The library calls the log on the thread of the failing call, in
+# the middle of that call, while this thread holds the locks the call needed (the ctx exclusively for a failing
+# Model(), the ctx shared and the session's lock for a failing run). A callback that called back into vkvit there
+# would wait for a lock its own thread holds, forever, and a re-entrant lock would be no better: it would let the
+# callback into the C library in the middle of a call on the same ctx, which the C THREADING rules forbid. So a
+# message that arrives while its thread holds a binding lock is queued, and delivered, on the same thread, as
+# soon as that thread lets go of its last one: after the C call returned, before its error is raised.
+_log_delivery = threading.local()           # .held: binding locks this thread holds; .queue: (log, level, text)
+
+
+def _lock_taken() -> None:
+    _log_delivery.held = getattr(_log_delivery, "held", 0) + 1
+
+
+def _lock_released() -> None:
+    """Called after a binding lock was released: delivers the queued messages when it was this thread's last."""
+    _log_delivery.held -= 1
+    if _log_delivery.held:
+        return
+    queue = getattr(_log_delivery, "queue", None)
+    while queue:
+        log, level, text = queue.popleft()  # popped one by one: a callback's own calls may deliver the rest
+        log(level, text)
+
+
+def _deliver_log(log: Any, level: int, text: str) -> None:
+    if getattr(_log_delivery, "held", 0):
+        queue = getattr(_log_delivery, "queue", None)
+        if queue is None:
+            queue = _log_delivery.queue = collections.deque()
+        queue.append((log, level, text))
+    else:
+        log(level, text)
+
+
+class _Lock:
+    """A plain mutex that counts for the log delivery above (so a message logged under it waits for its
+    release)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        _lock_taken()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+        _lock_released()
+
+
+_process_lock = _Lock()                     # vkvit_ctx_create / _destroy / enumerate: one thread in the process
 
 
 class _RWLock:
-    """Readers/writer lock. Shared: session calls. Exclusive: whole-ctx calls (create/destroy children, close)."""
+    """Readers/writer lock. Shared: session calls. Exclusive: whole-ctx calls (create/destroy children, close).
+
+    Fair in both directions, because either side can loop: a thread calling run() in a loop must not keep close()
+    out, nor a thread creating and closing sessions in a loop keep every run() out. A writer that arrives stops
+    new readers from entering, so it waits only for the readers already in. When a writer releases the lock, the
+    readers that queued behind it go in before the next writer (a "read phase"); writers go in the order they
+    arrived (tickets). So every wait is bounded by the work queued ahead of it: a waiting writer by the readers
+    in and the writers ahead, a waiting reader by the writers ahead of it when it came. No timeouts: a slow run is
+    not a failure, and giving up would only turn the wait into a spurious error."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self._readers = 0
-        self._writer: Optional[int] = None
+        self._readers = 0                   # threads holding it shared
+        self._writer: Optional[int] = None  # the thread holding it exclusively
+        self._write_tickets = 0             # handed out to writers in arrival order ...
+        self._write_turn = 0                # ... and the ticket that may go in now (== _write_tickets: no writer)
+        self._read_phase = 0                # + 1 each time a writer hands over to the readers queued behind it
+        self._readers_waiting = 0
+        self._readers_admitted = 0          # of those, the ones a release let in: they go before the next writer
+        self._abandoned_tickets: set = set()  # of writers whose wait was interrupted (KeyboardInterrupt)
 
     def acquire_shared(self) -> None:
         with self._cond:
-            while self._writer is not None:
-                self._cond.wait()
-            self._readers += 1
+            if self._writer is None and self._write_tickets == self._write_turn:   # no writer in or waiting
+                self._readers += 1
+            else:
+                phase = self._read_phase
+                self._readers_waiting += 1
+                try:
+                    while self._read_phase == phase:
+                        self._cond.wait()
+                except BaseException:       # interrupted: leave the queue as if never in it
+                    self._readers_waiting -= 1
+                    if self._read_phase != phase:
+                        self._readers_admitted -= 1
+                    self._cond.notify_all()
+                    raise
+                self._readers_waiting -= 1
+                self._readers_admitted -= 1
+                self._readers += 1
+        _lock_taken()
 
     def release_shared(self) -> None:
         with self._cond:
             self._readers -= 1
             if self._readers == 0:
                 self._cond.notify_all()
+        _lock_released()
 
     def acquire_exclusive(self, blocking: bool = True) -> bool:
         me = threading.get_ident()
         with self._cond:
-            while self._writer is not None or self._readers > 0:
-                if not blocking:
+            if not blocking:
+                # Only when nobody is in or waiting: a finaliser must not jump the queue either.
+                if (self._writer is not None or self._readers or self._readers_admitted
+                        or self._write_tickets != self._write_turn):
                     return False
-                self._cond.wait()
+                ticket = self._write_tickets
+                self._write_tickets += 1
+            else:
+                ticket = self._write_tickets
+                self._write_tickets += 1
+                try:
+                    while (self._write_turn != ticket or self._writer is not None or self._readers
+                           or self._readers_admitted):
+                        self._cond.wait()
+                except BaseException:       # interrupted: the writers behind must not wait for this ticket
+                    if self._write_turn == ticket:
+                        self._next_turn()
+                    else:
+                        self._abandoned_tickets.add(ticket)
+                    self._cond.notify_all()
+                    raise
             self._writer = me
-            return True
+        _lock_taken()
+        return True
+
+    def _next_turn(self) -> None:
+        self._write_turn += 1
+        while self._write_turn in self._abandoned_tickets:
+            self._abandoned_tickets.discard(self._write_turn)
+            self._write_turn += 1
 
     def release_exclusive(self) -> None:
         with self._cond:
             self._writer = None
+            self._next_turn()
+            if self._readers_waiting:       # every reader waiting now queued behind a writer: their turn
+                self._read_phase += 1
+                self._readers_admitted = self._readers_waiting
             self._cond.notify_all()
+        _lock_released()
 
 
 class _Node:
@@ -423,7 +584,8 @@ class Context:
     pipeline_cache_dir  None: $VKVIT_CACHE_DIR, else $XDG_CACHE_HOME/vkvit, else ~/.cache/vkvit; "" disables it.
     disable_f16         never use fp16 storage/arithmetic.
     log                 None, or a callable(level: int, message: str) (0 error, 1 warning, 2 info), called on the
-                        thread of the failing call (with the GIL).
+                        thread of the failing call (with the GIL) once that call has let go of the binding's locks
+                        (before its error is raised), so it may call into vkvit, even this context.
 
     Raises NoLoaderError / NoDeviceError (no Vulkan), UnsupportedError, VulkanError. Use as a context manager or
     call close(); closing closes every model and session of the context first.
@@ -437,22 +599,28 @@ class Context:
         desc = _lib.vkvit_ctx_desc()
         self._keep = []                     # byte strings and the log trampoline, alive as long as the ctx
         if label is not None:
-            desc.label = self._bytes(label)
+            desc.label = self._keep_bytes(_c_string(label, "Context: label"))
+        if isinstance(device, (int, np.integer)):
+            # bool too, refused there: True would otherwise become the name substring "True"
+            device = str(_c_integer(device, "Context: device index", 0, _UINT32_MAX))
         if device is not None:
-            desc.device = self._bytes(str(device))
+            desc.device = self._keep_bytes(_c_string(device, "Context: device"))
         desc.validation = 0 if validation is None else (1 if validation else -1)
         if pipeline_cache_dir is not None:
-            desc.pipeline_cache_dir = self._bytes(os.fspath(pipeline_cache_dir))
+            desc.pipeline_cache_dir = self._keep_bytes(_c_path(pipeline_cache_dir, "Context: pipeline_cache_dir"))
         desc.disable_f16 = 1 if disable_f16 else 0
         if log is not None:
             if not callable(log):
                 raise InvalidArgumentError("Context: log must be callable(level, message)")
 
-            def trampoline(_user: Any, level: int, message: bytes, _log: Any = log) -> None:
+            def call_log(level: int, text: str, _log: Any = log) -> None:
                 try:
-                    _log(int(level), message.decode("utf-8", "replace") if message else "")
-                except Exception:  # an exception cannot cross into C
+                    _log(level, text)
+                except Exception:  # an exception cannot cross into C, nor out of a lock's release
                     pass
+
+            def trampoline(_user: Any, level: int, message: bytes) -> None:
+                _deliver_log(call_log, int(level), message.decode("utf-8", "replace") if message else "")
 
             cb = _lib.LOG_FN(trampoline)
             self._keep.append(cb)
@@ -465,8 +633,7 @@ class Context:
         self._node = _CtxNode(handle.value)
         _live_contexts.add(self._node)
 
-    def _bytes(self, s: str) -> bytes:
-        b = s.encode("utf-8")
+    def _keep_bytes(self, b: bytes) -> bytes:
         self._keep.append(b)
         return b
 
@@ -530,7 +697,7 @@ class Context:
 # Model
 # ------------------------------------------------------------------------------------------------------------
 
-PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+PathOrBytes = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes, bytearray, memoryview]
 
 
 class Model:
@@ -538,8 +705,10 @@ class Model:
 
     Model(ctx, source, label=None)
 
-    source  a path to a vkvit model file, or the file's contents (bytes, bytearray, memoryview). The file is
-            hostile input to the library: a corrupt one raises BadModelFileError with a sentence, never crashes.
+    source  a path to a vkvit model file (a str, or an os.PathLike answering str or bytes; passed to C as
+            os.fsencode spells it, so a name that is not UTF-8 opens too; InvalidArgumentError for one with a NUL),
+            or the file's contents (bytes, bytearray, memoryview). The file is hostile input to the library: a
+            corrupt one raises BadModelFileError with a sentence, never crashes.
 
     The model keeps `ctx` alive. Attributes: architecture, flavour, name, image_size (H, W), num_classes, labels
     (list of str, empty when the file has none), parameters, flops (per image), weight_bytes, preprocessing (dict).
@@ -552,15 +721,15 @@ class Model:
         self._node: Optional[_Node] = None
         self.context = ctx
         ctx_node = ctx._alive()
-        self._source_path: Optional[str] = None
+        self._source_path: Optional[bytes] = None      # as the file system spells it (os.fsencode)
         self._source_bytes: Optional[bytes] = None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._source_bytes = bytes(source)
         elif isinstance(source, (str, os.PathLike)):
-            self._source_path = os.fspath(source)
+            self._source_path = _c_path(source, "Model: the path")
         else:
             raise InvalidArgumentError(f"Model: source must be a path or bytes, got {type(source).__name__}")
-        label_b = label.encode("utf-8") if label is not None else None
+        label_b = _c_string(label, "Model: label") if label is not None else None
         with _Exclusive(ctx_node, lib):
             ctx._alive()
             handle = self._create(ctx_node.handle, label_b)
@@ -571,7 +740,7 @@ class Model:
         lib = self._lib
         handle = ctypes.c_void_p()
         if self._source_path is not None:
-            desc = _lib.vkvit_model_desc(path=self._source_path.encode("utf-8"), label=label_b)
+            desc = _lib.vkvit_model_desc(path=self._source_path, label=label_b)
             _check(lib, lib.vkvit_model_create(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)),
                    "vkvit_model_create")
             return handle.value
@@ -596,7 +765,7 @@ class Model:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            desc = _lib.vkvit_model_desc(path=tmp.encode("utf-8"), label=label_b or b"<bytes>")
+            desc = _lib.vkvit_model_desc(path=os.fsencode(tmp), label=label_b or b"<bytes>")
             _check(lib, lib.vkvit_model_create(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)),
                    "vkvit_model_create")
             return handle.value
@@ -638,6 +807,9 @@ class Model:
 
     def label(self, index: int) -> str:
         """The label of class `index` (its number as a string when the file has no labels)."""
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+            # a negative index would quietly count from the end of the list
+            raise InvalidArgumentError(f"Model.label: index must be a non-negative int, got {index!r}")
         return self.labels[index] if index < len(self.labels) else str(index)
 
     def describe(self) -> dict:
@@ -670,16 +842,16 @@ class Model:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(self._source_bytes or b"")
-            doc = self._describe_path(tmp)
+            doc = self._describe_path(os.fsencode(tmp))
         finally:
             os.unlink(tmp)
         if isinstance(doc, dict) and "file" in doc:
             doc["file"] = None                  # not the temporary copy's name: the model came from memory
         return doc
 
-    def _describe_path(self, path: str) -> Any:
+    def _describe_path(self, path: bytes) -> Any:
         lib = self._lib
-        desc = _lib.vkvit_model_desc(path=path.encode("utf-8"))
+        desc = _lib.vkvit_model_desc(path=path)
         out = ctypes.c_void_p()
         _check(lib, lib.vkvit_describe_model(ctypes.byref(desc), ctypes.byref(out)), "vkvit_describe_model")
         try:
@@ -748,24 +920,22 @@ class Session:
             raise InvalidArgumentError("Session: model must be a vkvit.Model")
         self._lib = lib = model._lib
         self._node: Optional[_Node] = None
-        self._lock = threading.Lock()
+        self._lock = _Lock()
         self.model = model
         if precision not in _PRECISIONS:
             raise InvalidArgumentError(f"Session: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
-        for name, v in (("batch", batch), ("top_k", top_k), ("max_image_pixels", max_image_pixels)):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
-                raise InvalidArgumentError(f"Session: {name} must be a non-negative int, got {v!r}")
-        if batch < 1 or batch > 0xFFFFFFFF:
-            raise InvalidArgumentError(f"Session: batch must be >= 1, got {batch}")
-        if top_k > 0xFFFFFFFF:
-            raise InvalidArgumentError(f"Session: top_k {top_k} is out of range")
+        # The C types' ranges (uint32_t batch and top_k, uint64_t max_image_pixels); the library applies its own
+        # limits within them (top_k <= 32 and num_classes, ...) and says so in its sentence.
+        batch = _c_integer(batch, "Session: batch", 1, _UINT32_MAX)
+        top_k = _c_integer(top_k, "Session: top_k", 0, _UINT32_MAX)
+        max_image_pixels = _c_integer(max_image_pixels, "Session: max_image_pixels", 0, _UINT64_MAX)
         if features and not lib.has_features:
             raise UnsupportedError("Session: the loaded libvkvit has no pooled-feature output")
-        desc = _lib.vkvit_session_desc(batch=int(batch), precision=_PRECISIONS[precision], profile=1 if profile else 0,
-                                       top_k=int(top_k), max_image_pixels=int(max_image_pixels),
+        desc = _lib.vkvit_session_desc(batch=batch, precision=_PRECISIONS[precision], profile=1 if profile else 0,
+                                       top_k=top_k, max_image_pixels=max_image_pixels,
                                        features=1 if features else 0)
-        if label is not None:
-            desc.label = label.encode("utf-8")
+        label_b = _c_string(label, "Session: label") if label is not None else None
+        desc.label = label_b
         model_node = model._alive()
         handle = ctypes.c_void_p()
         with _Exclusive(model_node.ctx, lib):
@@ -811,7 +981,9 @@ class Session:
                     r = fn(node.handle, *args)
             else:
                 r = fn(node.handle, *args)
-        _check(self._lib, r, what)
+            # Read the sentence before the lock's release delivers the logged messages: a log callback's own
+            # vkvit calls would overwrite the thread's vkvit_last_error.
+            _check(self._lib, r, what)
 
     @staticmethod
     def _check_array(a: Any, shape: Tuple[int, ...], what: str) -> np.ndarray:
@@ -904,8 +1076,7 @@ class Session:
             images = [images]                   # one picture rather than a list of them
         images = list(images)
         classes = self.output_shape[1] if len(self.output_shape) > 1 else 0
-        if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or not 1 <= top_k <= classes:
-            raise InvalidArgumentError(f"Session.classify: top_k must be in [1, {classes}], got {top_k!r}")
+        top_k = _c_integer(top_k, "Session.classify: top_k", 1, classes)
         if self.condition_shape is not None and not self._condition_set:
             self._alive()
             raise InvalidArgumentError("Session.classify: this model takes a condition; call set_condition first")
