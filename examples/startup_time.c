@@ -5,7 +5,7 @@
  *
  * Run it twice with the same --cache-dir: the first run starts cold (no pipeline cache file; vkvit_ctx_destroy
  * writes one), the second warm (vkvit_ctx_create loads it into the VkPipelineCache every pipeline is created
- * through). tools/startup_bench.sh does that for a list of models and prints the table in docs/embedding.md.
+ * through). lab/startup_bench.sh does that for a list of models and prints the table in docs/embedding.md.
  * Prints one line of key=value pairs (milliseconds of wall time). --log prints vkvit's INFO log to stderr: where
  * ctx, model and session creation spend their time (instance, device, pipeline cache, weight upload, pipelines). */
 #include "vkvit.h"

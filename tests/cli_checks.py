@@ -32,8 +32,8 @@ def run(args, timeout=900):
 
 
 def training_tools():
-    """For the tests of tools/train_cifar.py and its helpers: exits 77 (skipped) where PyTorch is not importable, puts
-    tools/ and tools/reference/ first on sys.path and leaves the training scripts an argv of their own (their
+    """For the tests of lab/train_cifar.py and its helpers: exits 77 (skipped) where PyTorch is not importable, puts
+    lab/, tools/ and tools/reference/ first on sys.path and leaves the training scripts an argv of their own (their
     argparse runs at import)."""
     import sys
     try:
@@ -41,7 +41,7 @@ def training_tools():
     except ImportError:
         print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
         sys.exit(77)
-    sys.path[:0] = [os.path.join(ROOT, "tools"), os.path.join(ROOT, "tools", "reference")]
+    sys.path[:0] = [os.path.join(ROOT, "lab"), os.path.join(ROOT, "tools"), os.path.join(ROOT, "tools", "reference")]
     sys.argv = sys.argv[:1]
 
 

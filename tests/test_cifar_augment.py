@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/cifar_augment.py, the on-device augmentations of tools/train_cifar.py --recipe gpu, on the CPU:
+"""lab/cifar_augment.py, the on-device augmentations of lab/train_cifar.py --recipe gpu, on the CPU:
 
   - crop_flip shifts each image by whole pixels (up to 4) and flips it or not: the interior of every output equals
     the input shifted (and flipped) exactly;
@@ -20,7 +20,7 @@ except ImportError:
     print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
     sys.exit(77)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab"))
 import cifar_augment as ca  # noqa: E402
 from cli_checks import check, summary  # noqa: E402  (the shared check counter)
 

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""tools/cifar_teacher.py and the distillation loss of tools/train_cifar.py --teacher (issue 18), on the CPU:
+"""lab/cifar_teacher.py and the distillation loss of lab/train_cifar.py --teacher (issue 18), on the CPU:
 
   - cutout blanks one square of at most 8x8 pixels per image (exactly 8x8 where it lies inside), at a random place,
     leaves every other pixel and every channel outside it as it was, and repeats for the same generator seed;
   - the ResNet-9 maps [B, 3, 32, 32] to [B, 10]; a saved teacher (fp16 weights) loads back in eval mode with
     logits equal to the network's own with its weights rounded to fp16, and a file of another kind is refused;
   - a teacher of another --width loads back at that width;
-  - tools/gpu_train_cifar.sh refuses --teachers without --teacher-epochs, a count below 1 and a missing --teacher;
+  - lab/gpu_train_cifar.sh refuses --teachers without --teacher-epochs, a count below 1 and a missing --teacher;
   - an ensemble of saved teachers gives the mean of their probabilities (one teacher: its softmax), and
     train_cifar.py takes --teacher more than once;
   - student_loss: distill 0 is the label loss alone (hard labels and soft targets), distill 1 is KL(teacher ||
@@ -21,7 +21,7 @@ import tempfile
 
 from cli_checks import check, summary, training_tools  # the shared check counter
 
-training_tools()  # exit 77 without PyTorch; tools/ on sys.path
+training_tools()  # exit 77 without PyTorch; lab/ and tools/ on sys.path
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import cifar_teacher  # noqa: E402
@@ -134,8 +134,8 @@ expected = ((1 - w) * (p - target) + w * (p - soft)) / B
 check(torch.allclose(leaf.grad, expected, atol=1e-6),
       f"gradient on the logits (max |diff| {float((leaf.grad - expected).abs().max()):.2e})")
 
-# tools/gpu_train_cifar.sh refuses a teacher count it cannot honour before it decodes or trains anything
-script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "gpu_train_cifar.sh")
+# lab/gpu_train_cifar.sh refuses a teacher count it cannot honour before it decodes or trains anything
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab", "gpu_train_cifar.sh")
 with tempfile.TemporaryDirectory() as tmp:
     for args, words in ((["--teachers", "3"], "needs --teacher-epochs"),
                         (["--teachers", "0", "--teacher-epochs", "2"], "count >= 1"),

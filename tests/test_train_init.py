@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/train_cifar.py --init-from (continuing an exported model with a new schedule, issue 18), on the CPU:
+"""lab/train_cifar.py --init-from (continuing an exported model with a new schedule, issue 18), on the CPU:
 
   - each bundled model loads into the network of its --arch at --size large with every tensor bit-exact (fp16 in
     the file, fp32 in the network: the widening is exact), and that network's logits match PyTorch run on the
@@ -14,7 +14,7 @@ import sys
 
 from cli_checks import check, summary, training_tools  # the shared check counter
 
-training_tools()  # exit 77 without PyTorch; tools/ on sys.path
+training_tools()  # exit 77 without PyTorch; lab/ and tools/ on sys.path
 import torch  # noqa: E402
 import train_cifar  # noqa: E402
 

@@ -155,14 +155,14 @@ if has_part torch && [ -n "$py" ]; then
     if [ "$dry" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --shape 64x64x64 --rounds 1 --repeat 2 --warmup 1 --json
-        # tools/profile_nodes.py loads the library into Python: not an AddressSanitizer build's (its runtime must
+        # lab/profile_nodes.py loads the library into Python: not an AddressSanitizer build's (its runtime must
         # come first in the process), which CI's sanitizer pass runs this dry run with
         if ldd "$BUILD_DIR/libvkvit.so" 2> /dev/null | grep -q libasan; then
             echo "gpu_check.sh: $BUILD_DIR/libvkvit.so is an AddressSanitizer build: profile_nodes.py skipped" \
                 > "$out/profile_vit5_cifar10_b1.txt"
         else
             run "profile vit5_cifar10 b1" "$out/profile_vit5_cifar10_b1.txt" env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" \
-                "$py" tools/profile_nodes.py assets/models/vit5_cifar10.vkvit --runs 2
+                "$py" lab/profile_nodes.py assets/models/vit5_cifar10.vkvit --runs 2
         fi
     elif [ "$quick" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
@@ -185,12 +185,12 @@ if has_part torch && [ -n "$py" ]; then
                     "$out/vit5_s.vkvit" --precision fp16-math --batch "$b" --json
             done
             run "profile vit5_s fp16-math b1" "$out/profile_vit5_s_fp16-math_b1.txt" \
-                env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" "$py" tools/profile_nodes.py "$out/vit5_s.vkvit" \
+                env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" "$py" lab/profile_nodes.py "$out/vit5_s.vkvit" \
                 --precision fp16-math --runs 50
-            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" \
+            run "startup vit5_s" "$out/startup_vit5_s.md" lab/startup_bench.sh --bin "$BUILD_DIR" \
                 --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit"
             case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
-                run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" tools/startup_bench.sh \
+                run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" lab/startup_bench.sh \
                     --bin "$BUILD_DIR" --precision fp16-math --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit" ;;
             esac
             rm -f "$out/vit5_s.vkvit"
@@ -211,14 +211,14 @@ if has_part torch && [ -n "$py" ]; then
         if [ -f "$out/vit5_s.vkvit" ]; then
             for p in ${precisions//,/ }; do
                 run "profile vit5_s $p b1" "$out/profile_vit5_s_${p}_b1.txt" env VKVIT_LIBRARY="$BUILD_DIR/libvkvit.so" \
-                    "$py" tools/profile_nodes.py "$out/vit5_s.vkvit" --precision "$p" --runs 50
+                    "$py" lab/profile_nodes.py "$out/vit5_s.vkvit" --precision "$p" --runs 50
                 run "sustained vit5_s $p" "$out/sustained_vit5_s_$p.json" "$cli" bench --model "$out/vit5_s.vkvit" \
                     --precision "$p" --duration 60 --json
             done
-            run "startup vit5_s" "$out/startup_vit5_s.md" tools/startup_bench.sh --bin "$BUILD_DIR" \
+            run "startup vit5_s" "$out/startup_vit5_s.md" lab/startup_bench.sh --bin "$BUILD_DIR" \
                 --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit"
             case ",$precisions," in *,fp16-math,*)   # the tensor-core path's start-up (its self-check included)
-                run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" tools/startup_bench.sh \
+                run "startup vit5_s fp16-math" "$out/startup_vit5_s_fp16-math.md" lab/startup_bench.sh \
                     --bin "$BUILD_DIR" --precision fp16-math --phases "$out/startup_phases.txt" "$out/vit5_s.vkvit" ;;
             esac
             rm -f "$out/vit5_s.vkvit"
@@ -377,7 +377,7 @@ if any(sustained.values()):
                                           if isinstance(v, dict)})) for k, v in sustained.items()]
     md += ["```"]
 if startup:
-    md += ["", "## Start-up (tools/startup_bench.sh)", "", startup.rstrip()]
+    md += ["", "## Start-up (lab/startup_bench.sh)", "", startup.rstrip()]
 if startup_phases:
     md += ["", "Where the time goes (`startup_time --log`, each run):", "", "```", startup_phases.rstrip(), "```"]
 md += ["", "## vkvit info", "", "```", info.rstrip(), "```", ""]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a model's GPU time goes, node by node: the GPU timestamps of a profiled session (vkvit_session_profile).
 
-    tools/profile_nodes.py MODEL [--precision fp16-math] [--batch 1] [--runs 20] [--json]
+    lab/profile_nodes.py MODEL [--precision fp16-math] [--batch 1] [--runs 20] [--json]
 
 Runs MODEL on random input --runs times (after 3 warm-up runs) in a session created with profile=True. Nodes of
 the same kind at the same place in every block ("blocks.7.attn.qkv" -> "attn.qkv") are summed per run; each line

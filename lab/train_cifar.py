@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Train the bundled CIFAR-10 demo models (ViT-5 nvsubq and ViL seed) and export them as vkvit files.
 
-    /usr/bin/python3 tools/train_cifar.py --arch vit5 --epochs 30            # trains, resumable, then exports
-    /usr/bin/python3 tools/train_cifar.py --arch vit5 --epochs 30 --time-limit-min 50   # stop cleanly after 50 min
-    /usr/bin/python3 tools/train_cifar.py --arch vit5 --epochs 30            # ... run again: resumes where it stopped
-    /usr/bin/python3 tools/train_cifar.py --arch vit5 --export-only          # re-export the last checkpoint
-    /usr/bin/python3 tools/train_cifar.py --arch vit5 --device cuda          # same recipe on a GPU machine
-    /usr/bin/python3 tools/train_cifar.py --arch vit5 --time-budget-min 120  # schedule over wall-clock time
-    python3 tools/train_cifar.py --arch vit5 --recipe gpu --device cuda      # the GPU recipe (issue 18), below
+    /usr/bin/python3 lab/train_cifar.py --arch vit5 --epochs 30            # trains, resumable, then exports
+    /usr/bin/python3 lab/train_cifar.py --arch vit5 --epochs 30 --time-limit-min 50   # stop cleanly after 50 min
+    /usr/bin/python3 lab/train_cifar.py --arch vit5 --epochs 30            # ... run again: resumes where it stopped
+    /usr/bin/python3 lab/train_cifar.py --arch vit5 --export-only          # re-export the last checkpoint
+    /usr/bin/python3 lab/train_cifar.py --arch vit5 --device cuda          # same recipe on a GPU machine
+    /usr/bin/python3 lab/train_cifar.py --arch vit5 --time-budget-min 120  # schedule over wall-clock time
+    python3 lab/train_cifar.py --arch vit5 --recipe gpu --device cuda      # the GPU recipe (issue 18), below
 
 The networks are the reference modules of tools/reference/ (the same code that writes the goldens), so the
 state_dict names ARE the vkvit tensor names (docs/model-format.md) and export is a plain copy.
@@ -20,7 +20,7 @@ linear warm-up then cosine decay, label smoothing 0.1, random crop with 4-pixel 
 Recipe `gpu` (--recipe gpu; each of its defaults below can still be overridden): the large models (ViT-5 width 192,
 depth 12, 3 heads: 5.3 M parameters; ViL width 192, depth 12: 2.9 M), 200 epochs of 512 images, peak learning rate
 2e-3 after 5 warm-up epochs, the whole training set on the device and every augmentation there
-(tools/cifar_augment.py: close-ups of 50-100 % of the side for half the images, 4-pixel crops and flips,
+(lab/cifar_augment.py: close-ups of 50-100 % of the side for half the images, 4-pixel crops and flips,
 TrivialAugment-wide, MixUp / CutMix with label smoothing; no step reads anything back to the host), bf16 autocast on
 CUDA, torch.compile'd steps (eager if compiling fails), fused AdamW, an EMA of the weights (decay 0.9998, bounded by
 the run's length) that is what gets evaluated and exported every 10 epochs, and fp16 weights in the exported file
@@ -31,11 +31,11 @@ Measured on a lent H200 (2026-11-26, PyTorch 2.11, eager, before close-ups and t
 per step for ViT-5 and 78 ms for ViL alone, 70 and 148 ms side by side; eight minutes of training each, side by
 side, reached 80.4 % (ViT-5, 72 epochs) and 80.7 % (ViL, 34 epochs) with --time-budget-min 8. On a lent H100 the
 same day, with torch.compile (about a minute to compile, counted as training time) and close-ups, side by side
-(tools/gpu_train_cifar.sh --minutes 7.5): 34 ms per step for ViT-5 and 72 ms for ViL, 131 and 58 epochs, 83.78 %
+(lab/gpu_train_cifar.sh --minutes 7.5): 34 ms per step for ViT-5 and 72 ms for ViL, 131 and 58 epochs, 83.78 %
 and 82.45 %. Two later runs continued those (--init-from) for 7 and 3.3 minutes: 88.10 % and 86.16 %. The recipe's
 200 epochs (19,400 steps) of ViT-5 would take 11 minutes at that side-by-side speed.
 
-Distillation (--teacher T.pt, --distill w): a convolutional teacher (tools/cifar_teacher.py, a ResNet-9) sees every
+Distillation (--teacher T.pt, --distill w): a convolutional teacher (lab/cifar_teacher.py, a ResNet-9) sees every
 augmented, mixed batch the student sees, and the loss becomes (1 - w) x the label loss + w x KL(teacher || student)
 (student_loss). On a lent H200 (2026-11-28), a 92.18 % teacher (40 epochs, 37 s) distilled into the models of the
 runs above for 6.6 minutes side by side (--lr 1e-3 --warmup-epochs 2) took ViT-5 from 88.10 to 91.18 % in 103
@@ -64,8 +64,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(HERE, "reference"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "reference"))
 sys.path.insert(1, HERE)
+sys.path.insert(1, os.path.join(HERE, "..", "tools"))
 
 # OpenBLAS's own thread pool spins; next to torch's threads on a busy 2-core machine it made a ViL step 10x slower.
 # One BLAS thread per torch thread (set before torch loads OpenBLAS).
@@ -447,7 +448,7 @@ def parse_args(argv):
     p.add_argument("--export-dtype", choices=("f32", "f16"), help="weights in the exported file (cpu: f32, gpu: f16)")
     p.add_argument("--label-smoothing", type=float, default=0.1, help="(default: %(default)s)")
     p.add_argument("--teacher", metavar="TEACHER.pt", action="append",
-                   help="distil from this convolutional teacher (tools/cifar_teacher.py): it sees every augmented "
+                   help="distil from this convolutional teacher (lab/cifar_teacher.py): it sees every augmented "
                         "batch the student sees, and the loss becomes (1 - w) x the label loss + w x KL(teacher || "
                         "student) with w = --distill. Given more than once: the teachers' mean probabilities")
     p.add_argument("--distill", type=float, default=0.5,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU machine's side of tools/gpu_bundle.sh (copied into the bundle as run.sh): unpacks the build tree, the
+# The GPU machine's side of lab/gpu_bundle.sh (copied into the bundle as run.sh): unpacks the build tree, the
 # Vulkan loader and the validation layer next to itself, points the environment at them and at the GPU driver's
 # manifest, and runs tools/gpu_check.sh with the given arguments. Nothing is installed; / is not touched except to
 # link the checkout at the path the build was made in, when it is elsewhere here (CTest's files name that path).
@@ -8,7 +8,7 @@
 #                                              --pack: afterwards, OUTDIR holds only report.md, report.json and
 #                                              gpu_check.tar.gz with everything (a lent machine returns few files)
 #   BUNDLE/run.sh --exec COMMAND [ARGS...]     COMMAND in the same environment instead (BUILD_DIR and PYTHON set),
-#                                              e.g. tools/bench_ab.py with an older CLI carried in the bundle
+#                                              e.g. lab/bench_ab.py with an older CLI carried in the bundle
 #
 # Environment: PYTHON (a Python with PyTorch for the *_py tests and the side-by-side part; default: the first of
 # python3 and /usr/bin/python3 that imports torch), VK_DRIVER_FILES (default: the NVIDIA manifest where one is).

@@ -1,7 +1,7 @@
 /* What one x86 core can do for the CPU GEMM's inner loop, as a ceiling for `vkvit bench gemm` on lavapipe
  * (README, "Where the rest goes"). Single-threaded; multiply by the cores lavapipe uses (LP_NUM_THREADS).
  *
- *   cc -O2 -mavx2 -mfma -o /tmp/cpu_ceiling tools/cpu_ceiling.c && /tmp/cpu_ceiling
+ *   cc -O2 -mavx2 -mfma -o /tmp/cpu_ceiling lab/cpu_ceiling.c && /tmp/cpu_ceiling
  *
  * Patterns, alternated over 7 rounds (medians, GFLOP/s of one core, 2 FLOP per multiply-add and lane):
  *   fma-registers  10 independent 8-lane FMA chains: the core's FMA peak

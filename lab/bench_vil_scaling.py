@@ -2,9 +2,9 @@
 """Vision-LSTM scaling: time per image at sequence lengths 256, 1024 and 4096 on one device, vkvit's chunked mLSTM
 scan (SPEC 7.3, linear in S) next to the seed's quadratic PyTorch form (SPEC 7.1).
 
-    /usr/bin/python3 tools/bench_vil_scaling.py                      # ViL-T width, depth 2, seed numerics
-    /usr/bin/python3 tools/bench_vil_scaling.py --depth 4 --flavour nxai --json
-    /usr/bin/python3 tools/bench_vil_scaling.py --lengths 256 1024 --vkvit build-vil/vkvit
+    /usr/bin/python3 lab/bench_vil_scaling.py                      # ViL-T width, depth 2, seed numerics
+    /usr/bin/python3 lab/bench_vil_scaling.py --depth 4 --flavour nxai --json
+    /usr/bin/python3 lab/bench_vil_scaling.py --lengths 256 1024 --vkvit build-vil/vkvit
 
 For each S the image stays 128 x 128 and the patch shrinks (8, 4, 2 -> 16x16, 32x32, 64x64 tokens), so the patch
 embedding costs the same everywhere and only the sequence grows. One random-weight VisionLSTM
@@ -30,7 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "reference"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "reference"))
 
 import torch  # noqa: E402
 

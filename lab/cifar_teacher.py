@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""A convolutional teacher for distilling the bundled CIFAR-10 models (tools/train_cifar.py --teacher).
+"""A convolutional teacher for distilling the bundled CIFAR-10 models (lab/train_cifar.py --teacher).
 
-    python3 tools/cifar_teacher.py --device cuda --epochs 40 --out teacher.pt     # trains, evaluates, saves
+    python3 lab/cifar_teacher.py --device cuda --epochs 40 --out teacher.pt     # trains, evaluates, saves
 
 Small vision transformers trained from scratch on 50,000 images learn slowly what a convolution has built in
 (locality, translation invariance); DeiT (Touvron et al. 2021) showed that a convnet teacher closes much of that gap.
@@ -18,7 +18,7 @@ about 94 % on CIFAR-10 in 24 epochs of a few seconds each on a GPU (here, on the
 Training (Page's recipe): SGD with Nesterov momentum 0.9, weight decay 5e-4, a learning rate rising linearly to 0.4
 over the first 5 epochs and falling linearly to 0, batch 512, label smoothing 0.2, 4-pixel crops, flips and an 8x8
 cutout, bf16 autocast and channels-last on CUDA; the whole training set on the device, augmented there
-(tools/cifar_augment.py). Input: the same normalised images as the students, channels first [B, 3, 32, 32].
+(lab/cifar_augment.py). Input: the same normalised images as the students, channels first [B, 3, 32, 32].
 
 The saved file is a dict {"arch": "resnet9", "width": float, "state": fp16 state dict, "test_acc": float, "epochs":
 int} of about 13 MB at width 1 (a file without "width" is width 1); `load(path, device)` gives the network back in
@@ -40,8 +40,9 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "reference"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "reference"))
 sys.path.insert(1, HERE)
+sys.path.insert(1, os.path.join(HERE, "..", "tools"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Issue 18's training run on a lent GPU machine, in one command: decodes the CIFAR-10 tarball once, trains the
-# GPU recipe of tools/train_cifar.py for each model with a wall-clock budget (the cosine schedule runs over the
+# GPU recipe of lab/train_cifar.py for each model with a wall-clock budget (the cosine schedule runs over the
 # training time, so each run ends fully annealed whatever the machine's speed), side by side or one after the
 # other, and writes the exported models (fp16, each < 16 MiB), the training logs and a GPU utilisation log to OUT.
 #
-#   tools/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] [--init-dir DIR]
+#   lab/gpu_train_cifar.sh [--minutes M] [--arch "vit5 vil"] [--sequential] [--data TAR] [--init-dir DIR]
 #                            [--teacher-epochs N [--teachers K] | --teacher FILE...] [--finish-within T] OUT
 #
 # --minutes: training minutes per model (default 8; evaluation every 10 epochs and start-up come on top, about
@@ -13,7 +13,7 @@
 # lent machine copy it into the bundle folder, which travels: `cp ../shared/data/cifar10-jpg.tar.gz .gpu-bundle/`).
 # --init-dir: continue the models in DIR (DIR/<arch>_cifar10.vkvit, e.g. assets/models) with a new schedule instead
 # of starting from random weights (train_cifar.py --init-from), so that leases too short for the recipe add up.
-# --teacher-epochs N: first train the ResNet-9 teacher of tools/cifar_teacher.py for N epochs (OUT/teacher_resnet9.pt,
+# --teacher-epochs N: first train the ResNet-9 teacher of lab/cifar_teacher.py for N epochs (OUT/teacher_resnet9.pt,
 # about 13 MB; 40 epochs took 37 s on an H200), then distil it into each model (train_cifar.py --teacher);
 # --teachers K trains K of them side by side (seeds 0..K-1, OUT/teacher_resnet9_sS.pt; 3 took 86 s) and distils
 # their mean probabilities; TEACHER_ARGS="--width 1.5" makes them wider. --teacher FILE (repeatable) distils from
@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
         *) out=$1; shift ;;
     esac
 done
-[ -n "$out" ] || { echo "usage: tools/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR]" \
+[ -n "$out" ] || { echo "usage: lab/gpu_train_cifar.sh [--minutes M] [--arch LIST] [--sequential] [--data TAR]" \
                         "[--init-dir DIR] [--teacher-epochs N [--teachers K] | --teacher FILE...]" \
                         "[--finish-within T] OUT" >&2
                    exit 2; }
@@ -66,14 +66,14 @@ if command -v nvidia-smi > /dev/null; then
         > "$out/gpu_util.csv" 2>&1 &
     smi=$!
 fi
-"$PY" -c "import sys; sys.path[:0] = ['tools/reference', 'tools']
+"$PY" -c "import sys; sys.path[:0] = ['tools/reference', 'tools', 'lab']
 import train_cifar; train_cifar.load_data(sys.argv[1], sys.argv[2])" "$data" "$cache" || exit 1
 if [ "$teacher_epochs" -gt 0 ]; then     # K teachers side by side: a ResNet-9 alone leaves an H200 half idle
     teachers=() pids=
     for seed in $(seq 0 $((teacher_count - 1))); do
         name=teacher_resnet9; [ "$teacher_count" -gt 1 ] && name=teacher_resnet9_s$seed
         teachers+=("$out/$name.pt")
-        "$PY" tools/cifar_teacher.py --device "$DEVICE" --epochs "$teacher_epochs" --seed "$seed" --data "$data" \
+        "$PY" lab/cifar_teacher.py --device "$DEVICE" --epochs "$teacher_epochs" --seed "$seed" --data "$data" \
             --cache "$cache" ${TEACHER_ARGS:-} --out "$out/$name.pt" > "$out/train_$name.log" 2>&1 &
         pids="$pids $!"
     done
@@ -102,7 +102,7 @@ train() {   # ARCH: trains, exports OUT/ARCH_large_cifar10.vkvit, logs to OUT/tr
         [ -f "$from" ] || { echo "gpu_train_cifar.sh: no $from" >&2; return 2; }
         start+=(--init-from "$from")
     fi
-    "$PY" tools/train_cifar.py "${start[@]}" --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
+    "$PY" lab/train_cifar.py "${start[@]}" --arch "$1" --recipe gpu --device "$DEVICE" --size "$SIZE" --cache "$cache" \
         --data "$data" --out "$out/$1_large_cifar10.vkvit" --time-budget-min "$minutes" --time-limit-min "$limit" \
         ${TRAIN_ARGS:-} > "$out/train_$1.log" 2>&1
     local rc=$?

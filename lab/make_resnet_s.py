@@ -3,7 +3,7 @@
 224 x 224, patch 16, width 384, depth 12, attention with 6 heads of 64, RoPE, qk-norm and biases, GELU MLP 1536
 (9.16 GFLOP per image, the size of ViT-5-S), so that the generic attention can be timed against ViT-5's:
 
-    /usr/bin/python3 tools/make_resnet_s.py /tmp/resnet_s.vkvit
+    /usr/bin/python3 lab/make_resnet_s.py /tmp/resnet_s.vkvit
     ./build/vkvit bench --model /tmp/resnet_s.vkvit --repeat 10     # GPU time by node kind: attn_prep, attn_gemm, ...
 """
 
@@ -12,7 +12,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "reference"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, os.path.join(HERE, "..", "tools", "reference"))
 
 import torch  # noqa: E402
 import vkvit_file  # noqa: E402

@@ -1,4 +1,4 @@
-"""Batched CIFAR-10 augmentations on the training device (tools/train_cifar.py --recipe gpu).
+"""Batched CIFAR-10 augmentations on the training device (lab/train_cifar.py --recipe gpu).
 
 Every function takes float images [B, 3, H, W] in [0, 1] (channels first, before normalisation) and a
 torch.Generator on the same device, so a step's augmentation depends only on the seed it was given (resumable runs

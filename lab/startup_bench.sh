@@ -3,7 +3,7 @@
 # fresh vkvit cache dir and a fresh Mesa shader cache dir) and then with the cache the cold run wrote ("warm"),
 # for each model file given (default: the golden models). Prints a Markdown table (docs/embedding.md).
 #
-#   tools/startup_bench.sh [--bin DIR] [--runs N] [--precision P] [--phases FILE] [MODEL.vkvit ...]
+#   lab/startup_bench.sh [--bin DIR] [--runs N] [--precision P] [--phases FILE] [MODEL.vkvit ...]
 #
 # --bin: the build directory holding startup_time (default build). --runs: warm runs per model, the median is
 # reported (default 3). --precision: the sessions' precision (fp32, fp16, fp16-math; default fp32). --phases: append

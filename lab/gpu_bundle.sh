@@ -4,17 +4,17 @@
 # .gpu-bundle); copy the checkout with DIR to the GPU machine and run DIR/run.sh there (it links the checkout at
 # this machine's path when it lands elsewhere: CTest's files name absolute paths).
 #
-#   tools/gpu_bundle.sh DIR      writes DIR/build.tar.xz (the build tree without objects), DIR/debs/*.deb
+#   lab/gpu_bundle.sh DIR      writes DIR/build.tar.xz (the build tree without objects), DIR/debs/*.deb
 #                                (libvulkan1, vulkan-validationlayers and GLVND's libglvnd0, libglx0, libegl1,
 #                                libgl1, libgles2, libopengl0: `apt-get download`),
 #                                DIR/lib/ (the shared libraries of the CLI and tests beyond glibc, e.g. libcjson,
 #                                libwebp) and
-#                                DIR/run.sh (tools/gpu_bundle_run.sh)
+#                                DIR/run.sh (lab/gpu_bundle_run.sh)
 #
 # Environment: BUILD_DIR (default build). About 6 MB in all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# = 1 ] || { echo "usage: tools/gpu_bundle.sh DIR" >&2; exit 2; }
+[ $# = 1 ] || { echo "usage: lab/gpu_bundle.sh DIR" >&2; exit 2; }
 out=$1
 BUILD_DIR=${BUILD_DIR:-build}
 [ -x "$BUILD_DIR/vkvit" ] && [ -f "$BUILD_DIR/CTestTestfile.cmake" ] || {
@@ -49,7 +49,7 @@ done | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
     esac
 done
 
-cp tools/gpu_bundle_run.sh "$out/run.sh"
+cp lab/gpu_bundle_run.sh "$out/run.sh"
 printf '%s\n' "$build_abs" > "$out/build_dir.txt"
 printf '%s\n' "$(pwd -P)" > "$out/source_dir.txt"
 echo "gpu_bundle.sh: $(du -sh "$out" | cut -f1) in $out; there: $out/run.sh [gpu_check.sh options] OUTDIR"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Two vkvit builds side by side: which one is faster, on a machine whose speed drifts between runs.
 
-    python3 tools/bench_ab.py OLD/vkvit NEW/vkvit --model M.vkvit [--rounds 8] [--batch N] [--precision P]
-    python3 tools/bench_ab.py OLD/vkvit NEW/vkvit --gemm [--shape MxNxK ...] [--rounds 8]
+    python3 lab/bench_ab.py OLD/vkvit NEW/vkvit --model M.vkvit [--rounds 8] [--batch N] [--precision P]
+    python3 lab/bench_ab.py OLD/vkvit NEW/vkvit --gemm [--shape MxNxK ...] [--rounds 8]
 
 A previous build to compare with: `git worktree add /tmp/old REV && cmake -S /tmp/old -B /tmp/old/build
 -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/old/build -j2`.
