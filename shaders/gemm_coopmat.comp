@@ -128,18 +128,7 @@ layout(binding = 1, std430) readonly buffer B { float16_t data_b[]; };
 layout(binding = 1, std430) readonly buffer B8 { uvec4 data_b8[]; };
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 
-layout(push_constant) uniform Push {
-    uint M, N, K;
-    uint stride_a, stride_b, stride_d;              // row strides in elements
-    uint batch_stride_a, batch_stride_b, batch_stride_d;
-    uint a_offset, d_offset;                        // element offsets of A and D in their buffers
-    uint r_offset, r_stride, r_batch_stride;        // the residual matrix (epilogue)
-    uint n_inner;                                   // two-level batch: z = outer * n_inner + inner (0 = 1)
-    uint inner_stride_a, inner_stride_b, inner_stride_d, r_inner_stride;
-    uint b_offset;                                  // element offset of B in its buffer
-    uint n_offset;                                  // column offset into bias and scale (a weight's row block)
-    uint zero;                                      // always 0 (gemm_cpu.comp's ordering dependency; unused here)
-} p;
+#include "gemm_push.glsl"
 
 #include "gemm_epilogue.glsl"
 

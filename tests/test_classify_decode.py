@@ -67,7 +67,7 @@ def main():
     if os.path.isdir(PNGSUITE):
         files += sorted(f for f in glob.glob(os.path.join(PNGSUITE, "*.png")) if not os.path.basename(f).startswith("x"))
     else:
-        print(f"note: {PNGSUITE} not found; PngSuite images not compared")
+        print(f"note: {PNGSUITE} not found; PngSuite images not compared (the test ends as skipped, not passed)")
     failed, worst_jpeg = [], (0.0, 0)
     with tempfile.TemporaryDirectory(prefix="vkvit_test_decode_") as tmp:
         # GIF and TGA variants written by PIL from the example cat (no such files ship with the project).
@@ -112,7 +112,9 @@ def main():
         print("FAIL", line)
     print(f"{len(files)} images compared with PIL, {len(failed)} failed; worst JPEG: mean abs diff "
           f"{worst_jpeg[0]:.3f}, max {worst_jpeg[1]}")
-    return 1 if failed else 0
+    if failed:
+        return 1
+    return 0 if os.path.isdir(PNGSUITE) else 77  # without PngSuite the test checked less than it promises
 
 
 if __name__ == "__main__":

@@ -44,9 +44,17 @@ static void ctx_rejects_device_index_out_of_range(void) {
     CHECK(r == VKVIT_ERROR_NO_DEVICE && ctx == NULL, "a 2^64 + 1 index wrapped to a device: %s", vkvit_result_name(r));
 }
 
+/* vkvit_ctx_destroy(NULL) does nothing: it returns, twice over, and leaves the thread's last error as it was. */
 static void ctx_destroy_null_is_noop(void) {
+    vkvit_ctx *ctx = NULL;
+    CHECK(vkvit_ctx_create(&(vkvit_ctx_desc){.device = "no such device name", .pipeline_cache_dir = ""}, &ctx) ==
+              VKVIT_ERROR_NO_DEVICE, "a ctx on a device that does not exist: %s", vkvit_last_error());
+    char before[512];
+    snprintf(before, sizeof before, "%s", vkvit_last_error());
     vkvit_ctx_destroy(NULL);
-    CHECK(1, "unreachable");
+    vkvit_ctx_destroy(NULL);
+    CHECK(before[0] && strcmp(before, vkvit_last_error()) == 0, "vkvit_ctx_destroy(NULL) changed the last error "
+          "from '%s' to '%s'", before, vkvit_last_error());
 }
 
 /* Creates a ctx on `dir`, builds one GEMM pipeline, destroys the ctx (which saves the cache). */

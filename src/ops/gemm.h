@@ -19,7 +19,8 @@
 /* Batch index z (grid z) is split in two levels, z = outer * n_inner + inner, and every operand X in {A, B, D,
  * residual} starts at  X_offset + outer * batch_stride_x + inner * inner_stride_x.  n_inner 0 or 1 is a plain batch
  * (inner = 0, outer = z: offset z * batch_stride_x). Two levels address e.g. per-(image, head) GEMMs whose output
- * goes to head column blocks of one [B*T, C] matrix (outer = image, inner = head). */
+ * goes to head column blocks of one [B*T, C] matrix (outer = image, inner = head). The mirror of shaders/gemm_push.glsl,
+ * the one push block of the three GEMM shaders. */
 typedef struct vkvit__gemm_push {
     uint32_t M, N, K;
     uint32_t stride_a, stride_b, stride_d;           /* row strides in elements */
