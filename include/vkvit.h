@@ -281,10 +281,11 @@ typedef struct vkvit_model_desc {
 /* Reads and validates the model (hostile input: every length, offset, dtype, shape and hyperparameter is checked)
  * and uploads its weights (converted to fp32) into one device buffer. `ctx` must outlive the model. A file is
  * opened without blocking and must be a regular file (a FIFO, device or directory is refused at once with
- * VKVIT_ERROR_IO); it is mapped where the OS has mmap, else read, and released before this returns. Bytes in memory
- * get the same checks, and the same sentences as a file with those bytes (named by label). Errors: VKVIT_ERROR_IO,
- * _BAD_MODEL_FILE (with a sentence naming the tensor or field), _UNSUPPORTED, _INVALID_ARGUMENT (both or neither of
- * path and data; above 4 GiB), _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _VULKAN. */
+ * VKVIT_ERROR_IO); it is read (pread, never mapped) and closed before this returns. A file that another process
+ * shrinks meanwhile fails with VKVIT_ERROR_IO ("... the file shrank while vkvit read it ..."), never a SIGBUS. Bytes
+ * in memory get the same checks, and the same sentences as a file with those bytes (named by label). Errors:
+ * VKVIT_ERROR_IO, _BAD_MODEL_FILE (with a sentence naming the tensor or field), _UNSUPPORTED, _INVALID_ARGUMENT
+ * (both or neither of path and data; above 4 GiB), _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _VULKAN. */
 VKVIT_API vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out);
 VKVIT_API void vkvit_model_destroy(vkvit_model *model);
 

@@ -54,21 +54,27 @@ static inline bool vkvit__add_size(size_t a, size_t b, size_t *out) {
  * the path. Refuses files larger than max_bytes (VKVIT_ERROR_INVALID_ARGUMENT). */
 vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data, size_t *size);
 
-/* A read-only view of a whole file: mapped where the OS has mmap (POSIX), else read into memory. Implemented in
- * src/vk/platform.c, the one file with operating-system calls. Another process that shrinks the file while it is
- * mapped can make reads of the lost pages fault (SIGBUS); vkvit reads model files only inside vkvit_model_create. */
-typedef struct vkvit__file_view {
-    const uint8_t *data;                    /* never NULL after success (an empty file gives a static byte) */
-    size_t size;
-    bool mapped;                            /* munmap on release; else free (when size > 0) */
-} vkvit__file_view;
+/* A regular file open for reading, of `size` bytes when it was opened. Model files are read with pread(), never
+ * mapped: another process that shrinks a mapped file turns every later read of the lost pages into SIGBUS, which
+ * kills the host process (a library must not install a signal handler behind the application's back), whereas a
+ * short read is an error with a sentence. Implemented in src/vk/platform.c, the one file with operating-system
+ * calls. A zeroed struct is a closed file. */
+typedef struct vkvit__file {
+    int fd;
+    bool is_open;
+    uint64_t size;
+} vkvit__file;
 
-/* Opens `path` without blocking (O_NONBLOCK | O_CLOEXEC), refuses anything but a regular file (a FIFO, device,
- * directory or socket gets VKVIT_ERROR_IO and a sentence at once), then maps or reads it. Files above max_bytes:
+/* Opens `path` without blocking (O_NONBLOCK | O_CLOEXEC) and refuses anything but a regular file (a FIFO, device,
+ * directory or socket gets VKVIT_ERROR_IO and a sentence at once). Files above max_bytes:
  * VKVIT_ERROR_INVALID_ARGUMENT. */
-vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_view *view);
-/* Releases the view; accepts a zeroed one. */
-void vkvit__unmap_file(vkvit__file_view *view);
+vkvit_result vkvit__file_open(const char *path, size_t max_bytes, vkvit__file *f);
+/* Reads exactly n bytes at byte `offset` into dst (pread: any thread, concurrently; short reads and EINTR
+ * retried). A file that ends before them (it shrank since it was opened: "the file shrank while vkvit read it:
+ * ...") or a read error is VKVIT_ERROR_IO; the caller prefixes the sentence with the file's name. */
+vkvit_result vkvit__file_read_at(const vkvit__file *f, uint64_t offset, void *dst, size_t n);
+/* Closes the file; accepts a zeroed (closed) one and leaves it zeroed. */
+void vkvit__file_close(vkvit__file *f);
 
 /* Host memory of vkvit's own for a CPU device's buffers (src/vk/memory.c imports it with
  * VK_EXT_external_memory_host): `size` bytes (a multiple of VKVIT_HUGE_PAGE_BYTES) of zeroed anonymous memory at a

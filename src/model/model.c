@@ -159,7 +159,8 @@ typedef struct weight_image {
 
 /* Converts and checks the device tensors' elements in bytes [at, at + bytes) of the weight buffer into `out`, zeros
  * between them (offsets and edges are multiples of 4). A non-finite value fails: with its sentence (check_finite)
- * when `report`, else silently (worker threads: the caller reports). */
+ * when `report`, else silently (worker threads: the caller reports). A file that can no longer be read (it shrank)
+ * fails with its sentence on this thread either way. */
 static vkvit_result fill_range(const weight_image *wi, uint8_t *out, uint64_t at, uint64_t bytes, bool report) {
     memset(out, 0, (size_t)bytes);
     const uint32_t n_file = wi->mf->st.n_tensors;
@@ -171,10 +172,9 @@ static vkvit_result fill_range(const weight_image *wi, uint8_t *out, uint64_t at
         const uint64_t e0 = w->offset >= at ? 0 : (at - w->offset) / 4;
         const uint64_t e1 = end <= at + bytes ? wi->numels[i] : (at + bytes - w->offset) / 4;
         float *dst = (float *)(out + (w->offset + e0 * 4 - at));
-        if (i < n_file) {
-            const vkvit__st_tensor *t = &wi->mf->st.tensors[i];
-            vkvit__st_convert_f32(t->dtype, wi->mf->data + t->offset + e0 * vkvit__st_dtype_size(t->dtype),
-                                  (size_t)(e1 - e0), dst);
+        if (i < n_file) { /* from the caller's bytes, or read from the file (a file that shrank fails here) */
+            vkvit_result res = vkvit__model_file_read_f32(wi->mf, &wi->mf->st.tensors[i], e0, (size_t)(e1 - e0), dst);
+            if (res != VKVIT_OK) return res;
         } else {
             memcpy(dst, wi->consts[i - n_file].data + e0, (size_t)(e1 - e0) * 4);
         }
@@ -188,8 +188,8 @@ static vkvit_result fill_range(const weight_image *wi, uint8_t *out, uint64_t at
     return VKVIT_OK;
 }
 
-/* fill_weights splits each window into pieces of this size, converted on up to VKVIT_LOAD_THREADS threads (the
- * mapped file's page faults included): on the H200's machine ViT-5-S's 88 MB took 58-61 ms on one thread. */
+/* fill_weights splits each window into pieces of this size, read from the file (pread) and converted on up to
+ * VKVIT_LOAD_THREADS threads: on the H200's machine ViT-5-S's 88 MB took 58-61 ms on one thread. */
 #define FILL_PIECE_BYTES (1u << 20)
 #define VKVIT_LOAD_THREADS 8
 _Static_assert(VKVIT_UPLOAD_WINDOW_BYTES % FILL_PIECE_BYTES == 0, "fill_window.bad has a flag for every piece");
@@ -220,7 +220,11 @@ static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t by
     for (uint32_t p = 0; p < pieces; p++) /* the first bad piece again, on this thread, for its sentence */
         if (f.bad[p]) {
             const uint64_t off = (uint64_t)p * FILL_PIECE_BYTES;
-            return fill_range(wi, f.window + off, at + off, VKVIT_MIN((uint64_t)FILL_PIECE_BYTES, bytes - off), true);
+            vkvit_result res = fill_range(wi, f.window + off, at + off, VKVIT_MIN((uint64_t)FILL_PIECE_BYTES,
+                                                                                   bytes - off), true);
+            /* a file rewritten between the two reads: the piece was not copied, so this load cannot succeed */
+            return res != VKVIT_OK ? res : vkvit__error(VKVIT_ERROR_IO, "model '%s': the file changed while vkvit "
+                                                        "read it", wi->mf->label);
         }
     return VKVIT_OK;
 }
@@ -232,7 +236,7 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     if (!ctx || !desc)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: ctx and desc are required");
     const uint64_t t0 = vkvit__now_ns();
-    vkvit__model_file mf; /* desc->path (mapped) or desc->data (borrowed until the end of this call) */
+    vkvit__model_file mf; /* desc->path (read with pread) or desc->data (borrowed until the end of this call) */
     vkvit_result res = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
     if (!vkvit__arch_ops_of(mf.cfg.arch)->build) { /* a row without a network (none today) */

@@ -132,22 +132,20 @@ static vkvit_result check_tensors(const vkvit__model_file *mf) {
     return c.res;
 }
 
-vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const char *label, vkvit__model_file *mf) {
-    memset(mf, 0, sizeof *mf);
+/* Parses the image whose first head_bytes are at `head` (all of it for a memory image) into *mf, whose label,
+ * data, head and file the caller has set. */
+static vkvit_result parse_image(vkvit__model_file *mf, const uint8_t *head, size_t head_bytes, size_t size,
+                                const char *label) {
     size_t n = strlen(label) + 1;
     mf->label = malloc(n);
     if (!mf->label) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a label for '%s'", label);
     memcpy(mf->label, label, n);
-    mf->data = data;
     mf->size = size;
 
     char *subject = malloc(n + 8);              /* "model '<label>'": how the reader's sentences begin */
-    if (!subject) {
-        vkvit__model_file_close(mf);
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a label for '%s'", label);
-    }
+    if (!subject) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a label for '%s'", label);
     snprintf(subject, n + 8, "model '%s'", label);
-    vkvit_result r = vkvit__safetensors_parse(data, size, subject, &mf->st);
+    vkvit_result r = vkvit__safetensors_parse_head(head, head_bytes, size, subject, &mf->st);
     if (r == VKVIT_OK) {
         const char *json = vkvit__safetensors_meta(&mf->st, "vkvit");
         if (!json)
@@ -158,23 +156,45 @@ vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const cha
     }
     free(subject);
     if (r == VKVIT_OK) r = check_tensors(mf);
+    return r;
+}
+
+vkvit_result vkvit__model_file_parse(const uint8_t *data, size_t size, const char *label, vkvit__model_file *mf) {
+    memset(mf, 0, sizeof *mf);
+    mf->data = data;
+    vkvit_result r = parse_image(mf, data, size, size, label);
     if (r != VKVIT_OK) vkvit__model_file_close(mf);
     return r;
 }
 
 vkvit_result vkvit__model_file_open(const char *path, vkvit__model_file *mf) {
     memset(mf, 0, sizeof *mf);
-    vkvit__file_view file;
     size_t max = (uint64_t)SIZE_MAX < VKVIT_MODEL_MAX_FILE ? SIZE_MAX : (size_t)VKVIT_MODEL_MAX_FILE;
-    vkvit_result r = vkvit__map_file(path, max, &file);
+    vkvit_result r = vkvit__file_open(path, max, &mf->file);
     if (r != VKVIT_OK) return r;
-    r = vkvit__model_file_parse(file.data, file.size, path, mf);
-    if (r != VKVIT_OK) {
-        vkvit__unmap_file(&file);
-        return r;
+    /* The length and the JSON header: what the parser reads (the tensors are read when they are converted). */
+    const size_t size = (size_t)mf->file.size;
+    uint8_t first8[8] = {0};
+    if ((r = vkvit__file_read_at(&mf->file, 0, first8, VKVIT_MIN(size, sizeof first8))) != VKVIT_OK) {
+        r = vkvit__error_prefix(r, "model '%s'", path);
+        goto fail;
     }
-    mf->file = file;
+    const size_t head_bytes = vkvit__safetensors_head_bytes(first8, size);
+    mf->head = malloc(head_bytes ? head_bytes : 1);
+    if (!mf->head) {
+        r = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %zu bytes for the header",
+                         path, head_bytes);
+        goto fail;
+    }
+    if ((r = vkvit__file_read_at(&mf->file, 0, mf->head, head_bytes)) != VKVIT_OK) {
+        r = vkvit__error_prefix(r, "model '%s'", path);
+        goto fail;
+    }
+    if ((r = parse_image(mf, mf->head, head_bytes, size, path)) != VKVIT_OK) goto fail;
     return VKVIT_OK;
+fail:
+    vkvit__model_file_close(mf);
+    return r;
 }
 
 vkvit_result vkvit__model_file_load(const char *path, const void *data, size_t size, const char *label,
@@ -198,7 +218,8 @@ void vkvit__model_file_close(vkvit__model_file *mf) {
     if (!mf) return;
     vkvit__safetensors_free(&mf->st);
     vkvit__model_config_free(&mf->cfg);
-    vkvit__unmap_file(&mf->file);
+    vkvit__file_close(&mf->file);
+    free(mf->head);
     free(mf->label);
     memset(mf, 0, sizeof *mf);
 }
@@ -213,7 +234,38 @@ vkvit_result vkvit__model_file_tensor_f32(const vkvit__model_file *mf, const vkv
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                             "model '%s': tensor '%s' has %llu elements but the buffer holds %zu floats", mf->label,
                             t->name, (unsigned long long)t->numel, count);
-    VKVIT_ASSERT(t->offset + t->size <= mf->size);
-    vkvit__st_convert_f32(t->dtype, mf->data + t->offset, count, dst);
+    return vkvit__model_file_read_f32(mf, t, 0, count, dst);
+}
+
+vkvit_result vkvit__model_file_read_f32(const vkvit__model_file *mf, const vkvit__st_tensor *t, uint64_t first,
+                                        size_t count, float *dst) {
+    const size_t esize = vkvit__st_dtype_size(t->dtype);
+    VKVIT_ASSERT(first <= t->numel && count <= t->numel - first);
+    const uint64_t at = t->offset + first * esize;
+    VKVIT_ASSERT(at + (uint64_t)count * esize <= mf->size);
+    if (mf->data) { /* the caller's image */
+        vkvit__st_convert_f32(t->dtype, mf->data + at, count, dst);
+        return VKVIT_OK;
+    }
+    /* The file, read into dst itself: fp32 as it is, a 2-byte dtype into the upper half of dst's bytes and widened
+     * in place, front to back (element i is read before dst[i] is written, and dst[i] ends where element i + 1 of
+     * the source begins at the latest). */
+    uint8_t *bytes = (uint8_t *)dst, *src = t->dtype == VKVIT_ST_F32 ? bytes : bytes + 2 * count;
+    vkvit_result r = vkvit__file_read_at(&mf->file, at, src, count * esize);
+    if (r != VKVIT_OK) return vkvit__error_prefix(r, "model '%s': tensor '%s'", mf->label, t->name);
+    switch (t->dtype) {
+    case VKVIT_ST_F32:
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+        vkvit__st_convert_f32(VKVIT_ST_F32, src, count, dst); /* little-endian bytes, in place */
+#endif
+        break;
+    case VKVIT_ST_F16:
+        for (size_t i = 0; i < count; i++) dst[i] = vkvit__f16_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
+        break;
+    case VKVIT_ST_BF16:
+        for (size_t i = 0; i < count; i++) dst[i] = vkvit__bf16_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
+        break;
+    case VKVIT_ST_DTYPE_COUNT: break;
+    }
     return VKVIT_OK;
 }

@@ -20,18 +20,22 @@
 
 typedef struct vkvit__model_file {
     char *label;                            /* owned copy of the path (or the label given to _parse) */
-    vkvit__file_view file;                  /* the mapped file when _open read it; zero when _parse borrowed it */
-    const uint8_t *data;                    /* the image */
-    size_t size;
-    vkvit__safetensors st;                  /* tensor table (sorted by name), borrowing `data` */
+    vkvit__file file;                       /* _open: the open file, whose tensors are read with pread (never
+                                               mapped: common.h, vkvit__file); closed when _parse borrowed an image */
+    uint8_t *head;                          /* _open: the file's first bytes, its length and JSON header (owned) */
+    const uint8_t *data;                    /* _parse: the caller's whole image; NULL for a file */
+    size_t size;                            /* the image's bytes (a file's when it was opened) */
+    vkvit__safetensors st;                  /* tensor table (sorted by name) */
     vkvit__model_config cfg;
 } vkvit__model_file;
 
-/* Maps `path` (a regular file of at most 4 GiB) and validates it completely. On failure *mf is zeroed and owns
- * nothing. Errors: VKVIT_ERROR_IO, _INVALID_ARGUMENT (too large), _BAD_MODEL_FILE, _UNSUPPORTED, _OUT_OF_HOST_MEMORY. */
+/* Opens `path` (a regular file of at most 4 GiB), reads its header and validates it completely; the tensors are
+ * read later, by vkvit__model_file_read_f32. On failure *mf is zeroed and owns nothing. Errors: VKVIT_ERROR_IO
+ * (also a file that shrinks while it is read), _INVALID_ARGUMENT (too large), _BAD_MODEL_FILE, _UNSUPPORTED,
+ * _OUT_OF_HOST_MEMORY. */
 vkvit_result vkvit__model_file_open(const char *path, vkvit__model_file *mf);
 
-/* The entry vkvit_model_create uses (and the fuzzer, so it covers the public path): exactly one of `path` (mapped
+/* The entry vkvit_model_create uses (and the fuzzer, so it covers the public path): exactly one of `path` (opened
  * as by _open) and `data` (size bytes in the caller's memory, borrowed until _close; at most 4 GiB) must be given.
  * `label` names a memory image in sentences (NULL: "model in memory"); a file is named by its path. A memory image gets exactly the
  * checks and sentences a file with the same bytes and label gets. Errors: those of _open, and
@@ -52,6 +56,13 @@ const vkvit__st_tensor *vkvit__model_file_tensor(const vkvit__model_file *mf, co
  * (else VKVIT_ERROR_INVALID_ARGUMENT). Any alignment of the file data is fine. */
 vkvit_result vkvit__model_file_tensor_f32(const vkvit__model_file *mf, const vkvit__st_tensor *t, float *dst,
                                           size_t count);
+
+/* Elements [first, first + count) of tensor t (from this file; within it) as fp32 into dst: converted from the
+ * caller's image, or read from the file straight into dst (pread; a 2-byte dtype into dst's upper half, widened in
+ * place), so no host copy of the file is made. Safe on several threads at once. Errors: VKVIT_ERROR_IO (the file
+ * shrank since it was opened: "model '<path>': the file shrank while vkvit read it: ..."). */
+vkvit_result vkvit__model_file_read_f32(const vkvit__model_file *mf, const vkvit__st_tensor *t, uint64_t first,
+                                        size_t count, float *dst);
 
 /* ---------------------------------------------------------------------------------------------------------------
  * The tensor table of docs/model-format.md, generated from a config by its architecture's row (src/arch/<name>.c;

@@ -703,8 +703,23 @@ static vkvit_result parse_header(const cJSON *root, vkvit__safetensors *st, cons
     return VKVIT_OK;
 }
 
+size_t vkvit__safetensors_head_bytes(const uint8_t *first8, size_t size) {
+    if (size < 8) return size;
+    const uint64_t n = read_le64(first8);
+    return n >= 2 && n <= VKVIT_ST_MAX_HEADER && n <= size - 8 ? 8 + (size_t)n : 8;
+}
+
 vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const char *label, vkvit__safetensors *out) {
+    vkvit_result r = vkvit__safetensors_parse_head(data, size, size, label, out);
+    if (r == VKVIT_OK) out->data = data;
+    return r;
+}
+
+vkvit_result vkvit__safetensors_parse_head(const uint8_t *head, size_t head_bytes, size_t size, const char *label,
+                                           vkvit__safetensors *out) {
     memset(out, 0, sizeof *out);
+    const uint8_t *data = head; /* only bytes [0, head_bytes) are read */
+    VKVIT_ASSERT(head_bytes <= size && head_bytes >= vkvit__safetensors_head_bytes(head, size));
     if (size < 8) return fail(label, "the file is %zu bytes long, too short for the 8-byte header length", size);
     uint64_t n = read_le64(data);
     if (n < 2) return fail(label, "the header length %llu is below the minimum of 2 bytes", (unsigned long long)n);
@@ -744,7 +759,6 @@ vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const ch
         }
     }
     if (r == VKVIT_OK) {
-        out->data = data;
         out->size = size;
         out->header_size = hn;
         out->data_offset = 8 + hn;

@@ -52,7 +52,8 @@ typedef struct vkvit__st_meta {
 } vkvit__st_meta;
 
 typedef struct vkvit__safetensors {
-    const uint8_t *data;                    /* the borrowed file image */
+    const uint8_t *data;                    /* the borrowed file image (vkvit__safetensors_parse); NULL after
+                                               _parse_head, whose caller reads the tensors from the file */
     size_t size;
     size_t header_size;                     /* N */
     size_t data_offset;                     /* 8 + N: the start of the data section */
@@ -68,6 +69,16 @@ typedef struct vkvit__safetensors {
  * *out holds the table (release it with vkvit__safetensors_free); on failure *out is zeroed and nothing is held.
  * Errors: VKVIT_ERROR_BAD_MODEL_FILE, VKVIT_ERROR_OUT_OF_HOST_MEMORY. */
 vkvit_result vkvit__safetensors_parse(const uint8_t *data, size_t size, const char *label, vkvit__safetensors *out);
+
+/* The same checks and sentences for an image of `size` bytes of which only the first head_bytes are at hand: at
+ * least vkvit__safetensors_head_bytes of them (the length and the JSON header; the tensors' data is never read).
+ * out->data is NULL. The model reader reads a file's header so, then its tensors with pread. */
+vkvit_result vkvit__safetensors_parse_head(const uint8_t *head, size_t head_bytes, size_t size, const char *label,
+                                           vkvit__safetensors *out);
+/* How many of an image's first bytes _parse_head needs, from its first min(size, 8) bytes at first8: 8 + the
+ * header length when that length passes the checks of the first three rules above, else min(size, 8) (the
+ * sentence needs no more). */
+size_t vkvit__safetensors_head_bytes(const uint8_t *first8, size_t size);
 
 /* Strict JSON (RFC 8259 as Python's json module reads it) plus vkvit's rules, on text[0 .. len), before cJSON
  * (which is lenient) sees it: well-formed UTF-8 inside strings; no raw control character in a string; valid escapes,

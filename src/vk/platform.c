@@ -17,7 +17,7 @@
 
 #include <fcntl.h>
 #if defined(__unix__) || defined(__APPLE__)
-#include <sys/mman.h>
+#include <sys/mman.h> /* anonymous mappings only (vkvit__huge_alloc): files are read, never mapped */
 #define VKVIT_HAVE_MMAP 1
 #endif
 
@@ -140,43 +140,43 @@ vkvit_result vkvit__read_file(const char *path, size_t max_bytes, uint8_t **data
     return r;
 }
 
-vkvit_result vkvit__map_file(const char *path, size_t max_bytes, vkvit__file_view *view) {
-    memset(view, 0, sizeof *view);
+vkvit_result vkvit__file_open(const char *path, size_t max_bytes, vkvit__file *f) {
+    memset(f, 0, sizeof *f);
     int fd;
     size_t n;
     vkvit_result r = open_regular(path, max_bytes, &fd, &n);
     if (r != VKVIT_OK) return r;
-    static const uint8_t empty[1];
-    if (n == 0) {
-        close(fd);
-        view->data = empty;
-        return VKVIT_OK;
-    }
-#ifdef VKVIT_HAVE_MMAP
-    void *p = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p != MAP_FAILED) {
-        close(fd); /* the mapping keeps the file */
-        view->data = p;
-        view->size = n;
-        view->mapped = true;
-        return VKVIT_OK;
-    }
-    /* Some file systems cannot be mapped: read the file instead. */
-#endif
-    uint8_t *buf = NULL;
-    if ((r = read_and_close(fd, path, n, &buf)) != VKVIT_OK) return r;
-    view->data = buf;
-    view->size = n;
+    f->fd = fd;
+    f->size = n;
+    f->is_open = true;
     return VKVIT_OK;
 }
 
-void vkvit__unmap_file(vkvit__file_view *view) {
-    if (!view || !view->data) return;
-#ifdef VKVIT_HAVE_MMAP
-    if (view->mapped) munmap((void *)view->data, view->size);
-#endif
-    if (!view->mapped && view->size) free((void *)view->data);
-    memset(view, 0, sizeof *view);
+vkvit_result vkvit__file_read_at(const vkvit__file *f, uint64_t offset, void *dst, size_t n) {
+    uint8_t *out = dst;
+    size_t got = 0;
+    while (got < n) {
+        const size_t want = n - got > ((size_t)1 << 30) ? ((size_t)1 << 30) : n - got;
+        const ssize_t r = pread(f->fd, out + got, want, (off_t)(offset + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return vkvit__error(VKVIT_ERROR_IO, "cannot read %zu bytes at byte %llu: %s", n,
+                                       (unsigned long long)offset, strerror(errno));
+        if (r == 0) { /* end of file before the bytes the file had when it was opened */
+            struct stat st;
+            const long long now = fstat(f->fd, &st) == 0 ? (long long)st.st_size : -1;
+            return vkvit__error(VKVIT_ERROR_IO, "the file shrank while vkvit read it: it was %llu bytes when opened "
+                                "and now ends at byte %lld, before the %zu bytes at byte %llu",
+                                (unsigned long long)f->size, now, n, (unsigned long long)offset);
+        }
+        got += (size_t)r;
+    }
+    return VKVIT_OK;
+}
+
+void vkvit__file_close(vkvit__file *f) {
+    if (!f) return;
+    if (f->is_open) close(f->fd);
+    memset(f, 0, sizeof *f);
 }
 
 vkvit_result vkvit__write_file_atomic(const char *path, const void *data, size_t size) {
