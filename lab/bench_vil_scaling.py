@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Vision-LSTM scaling: time per image at sequence lengths 256, 1024 and 4096 on one device, vkvit's chunked mLSTM
-scan (SPEC 7.3, linear in S) next to the seed's quadratic PyTorch form (SPEC 7.1).
+scan (docs/math.md 7.3, linear in S) next to the seed's quadratic PyTorch form (docs/math.md 7.1).
 
     /usr/bin/python3 lab/bench_vil_scaling.py                      # ViL-T width, depth 2, seed numerics
     /usr/bin/python3 lab/bench_vil_scaling.py --depth 4 --flavour nxai --json

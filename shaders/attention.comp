@@ -5,7 +5,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 // ---------------------------------------------------------------------------------------------------------------
-// Flash-style multi-head attention core, fp32 (SPEC 1.3 steps 2-5 for ViT-5, SPEC 3.2 for the generic Attention):
+// Flash-style multi-head attention core, fp32 (docs/math.md 1.3 steps 2-5 for ViT-5, 3.2 for the generic Attention):
 //
 //     o[b][i][h*DK + d] = sum_j softmax_j( scale * q~_i . k~_j ) v_j[d]        i < Tq, j < Tkv (j <= i if CAUSAL)
 //
@@ -15,10 +15,10 @@
 //   MODE 1 (generic):        x^ = RoPE(x)                                          (RoPE FIRST)
 //                            x~ = x^ / max(||x^||, eps)                            (QK_NORM, parameter-free L2)
 // RoPE:  y[c] = x[c] * cos(a_c) + sgn(c) * x[partner(c)] * sin(a_c),  a_c = table angle `c >> 1` of the token
-//   ROPE 1 split_half (nvsubq, SPEC 1.4): the head is ROPE_AXES parts of da = DK/ROPE_AXES channels; inside a part
-//          channel cl < da/2 pairs with cl + da/2 (sign -), cl >= da/2 with cl - da/2 (sign +). The two channels of
-//          a pair use DIFFERENT angles (the upstream quirk: not a rotation); reproduced as is.
-//   ROPE 2 adjacent (paper, SPEC 6.1): 2i pairs with 2i+1 (sign - on 2i), both use angle i: a true rotation.
+//   ROPE 1 split_half (nvsubq, docs/math.md 1.4): the head is ROPE_AXES parts of da = DK/ROPE_AXES channels; inside
+//          a part channel cl < da/2 pairs with cl + da/2 (sign -), cl >= da/2 with cl - da/2 (sign +). The two
+//          channels of a pair use DIFFERENT angles (the upstream quirk: not a rotation); reproduced as is.
+//   ROPE 2 adjacent (paper, docs/math.md 6.1): 2i pairs with 2i+1 (sign - on 2i), both use angle i: a true rotation.
 // Because RoPE is linear and both norms are one scalar per (token, head), the kernel forms y = RoPE(x * w)
 // (w = 1 in MODE 1) and multiplies the row by its norm factor afterwards: rsqrt(mean(x^2) + eps) of the RAW x in
 // MODE 0, 1 / max(||y||, eps) of the ROTATED y in MODE 1. Equal to the reference up to rounding.

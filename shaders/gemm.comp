@@ -9,16 +9,16 @@
 // inner product loop reads contiguous rows, and each invocation accumulates a TM x TN register tile.
 // Any M, N, K: loads outside the matrix read 0, stores outside are skipped.
 // Workgroup: (BM/TM) * (BN/TN) invocations; grid: (ceil(N/BN), ceil(M/BM), batch). The batch index z is split as
-// z = outer * n_inner + inner, each level with its own element strides (kernels.h, vkvit__gemm_push).
+// z = outer * n_inner + inner, each level with its own element strides (src/ops/gemm.h, vkvit__gemm_push).
 // ---------------------------------------------------------------------------------------------------------------
 // B_F16: the B operand (the weights) is stored as fp16 (GL_EXT_shader_16bit_storage: storage and conversion only,
 // no fp16 arithmetic, so only storageBuffer16BitAccess is required); accumulation stays fp32.
 // F16_MATH (implies B_F16; needs shaderFloat16 + storageBuffer16BitAccess): fp16 arithmetic. A is converted to fp16
 // when it is staged, the tiles hold (k, k+1) pairs as f16vec2, and each invocation keeps an f16vec2 partial sum per
 // output (products of even k in .x, odd k in .y: one packed FMA per pair) over F16_CHUNK = 16 consecutive k, then
-// adds both halves into its fp32 accumulator. Why 16 (see kernels.h, VKVIT_GEMM_F16_CHUNK): each fp16 half sums
-// 8 products, so the fp16 rounding error per output is at most ~(8 + 2) * 2^-11 * sum_k |a_k b_k| whatever K is
-// (K = 1536 summed in fp16 alone would allow 770 * 2^-11: no correct digit), and a partial sum cannot overflow
+// adds both halves into its fp32 accumulator. Why 16 (see src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK): each fp16 half
+// sums 8 products, so the fp16 rounding error per output is at most ~(8 + 2) * 2^-11 * sum_k |a_k b_k| whatever K
+// is (K = 1536 summed in fp16 alone would allow 770 * 2^-11: no correct digit), and a partial sum cannot overflow
 // unless a product does. The epilogue (bias, GELU, LayerScale, residual) runs on the fp32 sum.
 #if defined(F16_MATH) && F16_MATH
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -56,7 +56,8 @@ layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 
 #include "gemm_epilogue.glsl"
 
-// Sized for the largest tiles any variant uses (BK*BM and BK*BN floats: kernels.c checks bk * max(bm, bn) <= 2048).
+// Sized for the largest tiles any variant uses (BK*BM and BK*BN floats: src/ops/gemm.c checks
+// bk * max(bm, bn) <= 2048).
 #if defined(F16_MATH) && F16_MATH
 shared f16vec2 sh_a[8 * 128];                       // [BK/2][BM]: A(m, k0 + 2kp), A(m, k0 + 2kp + 1) in fp16
 shared f16vec2 sh_b[8 * 128];                       // [BK/2][BN]

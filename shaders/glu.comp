@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// Gated MLP activations between layer1 and layer2 (SPEC 4.1): a [rows, 2*Hd] -> h [rows, Hd], per row
+// Gated MLP activations between layer1 and layer2 (docs/math.md 4.1): a [rows, 2*Hd] -> h [rows, Hd], per row
 //   MODE 0 glu:     h[c] = a[c] * sigmoid(a[Hd + c])        (F.glu: the gate is the SECOND half)
 //   MODE 1 swiglu:  h[c] = silu(a[c]) * a[Hd + c]           (chunk(2) -> (u, g); g * silu(u): SiLU on the FIRST half)
 // sigmoid(x) = 1 / (1 + exp(-x)), silu(x) = x / (1 + exp(-x)) as in activations.glsl. Grid-stride loop over

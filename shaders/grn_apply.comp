@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// GRN apply, step 2 of 2, fused with the block's LayerScale and residual add (SPEC 2.2, 2.5):
+// GRN apply, step 2 of 2, fused with the block's LayerScale and residual add (docs/math.md 2.2, 2.5):
 //   y          = gamma[c] * (a[b,t,c] * nx[b,c]) + beta[c] + a[b,t,c]          (GRN on the mixer output a)
 //   d[b,t,c]  += ls[c] * y        (HAS_LS)            or      d[b,t,c] += y   (LayerScale disabled)
 // a: (B, T, C) mixer output; nx: (B, C) from grn_stats; d: the residual stream, updated in place.

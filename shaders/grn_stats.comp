@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// GRN statistics (ConvNeXt-V2, SPEC 2.5), step 1 of 2: for each image b
+// GRN statistics (ConvNeXt-V2, docs/math.md 2.5), step 1 of 2: for each image b
 //   g[c]    = sqrt( sum_t x[b,t,c]^2 )                 L2 over the token axis
 //   nx[b,c] = g[c] / ( mean_c' g[c'] + 1e-6 )          eps added to the channel mean
 // One workgroup per image: each invocation owns channels c = tid, tid + WG, ...; the channel mean is a

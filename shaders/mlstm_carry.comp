@@ -1,8 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// Chunked mLSTM scan, phase 2 of 4 (SPEC 7.3; layout in mlstm_common.glsl): the sequential part. Walks the chunks
-// in processing order with the carried state (mu, C, n), mu the EXACT running max (never clamped), and replaces
+// Chunked mLSTM scan, phase 2 of 4 (docs/math.md 7.3; layout in mlstm_common.glsl): the sequential part. Walks the
+// chunks in processing order with the carried state (mu, C, n), mu the EXACT running max (never clamped), and replaces
 // each chunk's own summary by the state carried INTO it, then folds the summary in:
 //   mu' = max(g + mu, mu_c)
 //   C'  = e^(g + mu - mu') C + e^(mu_c - mu') C_c          n' likewise          (empty state: C' = C_c, mu' = mu_c)

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// Chunked mLSTM scan, phase 1 of 4 (SPEC 7.3 "per-chunk summaries"; layout in mlstm_common.glsl): each chunk's
+// Chunked mLSTM scan, phase 1 of 4 (docs/math.md 7.3 "per-chunk summaries"; layout in mlstm_common.glsl): each chunk's
 // own contribution to the carried state, as if it started from nothing. With beta the local inclusive cumsum of
 // the log forget gate, li the log input gate, e the chunk's last token and k' = k * ks (ks = 1/sqrt(DH) for
 // NX-AI, 1 for the seed, whose scale sits on the queries):

@@ -1,5 +1,5 @@
 // ---------------------------------------------------------------------------------------------------------------
-// Shared by the four phases of the chunked mLSTM scan (SPEC 7.3): mlstm_chunk.comp (per-chunk summaries),
+// Shared by the four phases of the chunked mLSTM scan (docs/math.md 7.3): mlstm_chunk.comp (per-chunk summaries),
 // mlstm_carry.comp (sequential combine over chunks), mlstm_inter.comp (the carried part C^T q of every output),
 // mlstm_scan.comp (per-chunk outputs).
 //
@@ -50,7 +50,7 @@ float log1p_accurate(float x) {                       // log(1 + x) without losi
     return u == 1.0 ? x : log(u) * (x / (u - 1.0));
 }
 
-// Log input gate li and log forget gate lf of the flavour (SPEC 7.1 quirks 1-2; 7.2).
+// Log input gate li and log forget gate lf of the flavour (docs/math.md 7.1 quirks 1-2; 7.2).
 void log_gates(float ipre, float fpre, out float li, out float lf) {
     if (NXAI) {
         li = ipre;

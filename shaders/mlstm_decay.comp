@@ -2,8 +2,9 @@
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
 // mLSTM in its quadratic (parallel) form, step 3 of 4 (after scores = q k^T per (b, h)): the scores become the
-// normalised weights of h = P v, in place, exactly as SPEC 7.1 (seed) and 7.2 (NX-AI) write them. Row i (original
-// token), column j (original token); pi, pj their processing positions (reversed blocks: S-1-i); s = 1/sqrt(DH):
+// normalised weights of h = P v, in place, exactly as docs/math.md 7.1 (seed) and 7.2 (NX-AI) write them. Row i
+// (original token), column j (original token); pi, pj their processing positions (reversed blocks: S-1-i);
+// s = 1/sqrt(DH):
 //   logD_ij = (F_pi - F_pj) + li_pj                     for pj <= pi   (gl from mlstm_par_prep.comp)
 //   M_i     = max_j logD_ij ;  m_i = max(M_i, -10) (seed) | M_i (NX-AI)
 //   A_ij    = (q_i . k_j) s e^(logD_ij - m_i)           (the seed scales q, NX-AI k: the same product here)

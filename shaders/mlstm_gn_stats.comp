@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// The seed's outnorm statistics (SPEC 7.1 quirk 6): nn.GroupNorm(NP, E) on the cell output seen as [B, E, S], so
-// group g (channels G*g .. G*g+G-1) of image b takes its mean and biased variance over G channels x ALL S tokens:
+// The seed's outnorm statistics (docs/math.md 7.1 quirk 6): nn.GroupNorm(NP, E) on the cell output seen as
+// [B, E, S], so group g (channels G*g .. G*g+G-1) of image b takes its mean and biased variance over G channels x ALL
+// S tokens:
 //   stats[(b*NP + g)*2 + 0] = mean,  stats[(b*NP + g)*2 + 1] = rsqrt(var + eps)
 // This is the second pass the chunked scan needs: no token is final before the whole sequence is scanned.
 // Two passes over the data (mean, then squared deviations) in fp32. One workgroup per (g, b); its invocations

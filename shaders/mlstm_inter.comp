@@ -1,8 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// Chunked mLSTM scan, phase 3 of 4 (SPEC 7.3; layout in mlstm_common.glsl): the carried-state part of every output
-// row, before its stabiliser weight and normaliser (phase 4 applies those):
+// Chunked mLSTM scan, phase 3 of 4 (docs/math.md 7.3; layout in mlstm_common.glsl): the carried-state part of every
+// output row, before its stabiliser weight and normaliser (phase 4 applies those):
 //   h[t_i, h*DH + v] = sum_d q_i[d] C[d][v]         C = the state carried INTO the chunk (phase 2)
 // written at the token's original row (phase 4 reads it back and overwrites it). A small GEMM per chunk
 // (rows = the chunk's tokens, K = DH); each lane owns TI x TV blocks in registers. The first chunk has no carried

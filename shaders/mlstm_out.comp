@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// mLSTM cell epilogue before proj_down (SPEC 7.1 / 7.2), elementwise over [rows, E]:
+// mLSTM cell epilogue before proj_down (docs/math.md 7.1 / 7.2), elementwise over [rows, E]:
 //   hn  = (h - mean[b, c/4]) * rstd[b, c/4] * w[c] + bias[c]     SEED_GN: the seed's sequence-wide GroupNorm
 //       = h                                                      else: h already normalised (NX-AI per-token norm)
 //   out = (hn + skip[c] * a[row, c]) * silu(z[row, c])           z: proj_up's second half

@@ -1,12 +1,12 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// mLSTM in its quadratic (parallel) form, step 1 of 4 (SPEC 7.1 / 7.2 as written; src/ops/mlstm.c chooses this
+// mLSTM in its quadratic (parallel) form, step 1 of 4 (docs/math.md 7.1 / 7.2 as written; src/ops/mlstm.c chooses this
 // form on CPU devices for S <= 256): the operands of the two GEMMs and the decay rows (mlstm_decay.comp), from
 // qkv [rows, 3E] and the gate pre-activations [rows, 2 NH]. Per (b, h) = workgroup z:
 //   vT[bh][d][t]  = v[b*S + t][h*DH + d]     for t < S in ORIGINAL token order, 0 for S <= t < S_pad (= S rounded up
 //                                           to 4): the B operand of P vT^T, whose K = S_pad then reads zeros
-//   gl[bh][0][t]   = li, the log input gate of token t                         (SPEC 7.1 quirk 1 / 7.2: raw ipre)
+//   gl[bh][0][t]   = li, the log input gate of token t                 (docs/math.md 7.1 quirk 1 / 7.2: raw ipre)
 //   gl[bh][1][t]   = F = lf_0 + ... + lf_pp, the inclusive cumsum of the log forget gate in processing order up to
 //                    t's processing position pp; both in ORIGINAL token order t, rows of S_pad (zeros past S), so
 //                    mlstm_decay.comp reads them as vec4s along its columns

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// mLSTM cell front (SPEC 7.1), after proj_up, per token t and projection head p (4 channels c = 4p + i):
+// mLSTM cell front (docs/math.md 7.1), after proj_up, per token t and projection head p (4 channels c = 4p + i):
 //   xc[t, c]  = conv_b[c] + sum_k conv_w[c, k] * xm[src(t, k), c]     causal depthwise conv1d (kernel K)
 //   a[t, c]   = silu(xc[t, c])
 //   q'[t, 4p+o] = sum_i Wqk[p, o, i] a[t, 4p+i] ;  v[t, 4p+o] = sum_i Wv[p, o, i] xm[t, 4p+i]

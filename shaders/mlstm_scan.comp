@@ -1,9 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // ---------------------------------------------------------------------------------------------------------------
-// Chunked mLSTM scan, phase 4 of 4 (SPEC 7.3; layout in mlstm_common.glsl): the outputs of one chunk from the
+// Chunked mLSTM scan, phase 4 of 4 (docs/math.md 7.3; layout in mlstm_common.glsl): the outputs of one chunk from the
 // state carried into it (phase 2) and its carried part C^T q (phase 3, read back from h), exact against the
-// quadratic forms of SPEC 7.1 (seed) and 7.2 (NX-AI).
+// quadratic forms of docs/math.md 7.1 (seed) and 7.2 (NX-AI).
 // With beta_i the chunk's local inclusive cumsum of the log forget gate, li_j the log input gate, q' = q * qs and
 // k' = k * ks (the 1/sqrt(DH) sits on the queries for the seed, on the keys for NX-AI):
 //   alpha_i = beta_i + mu                          carried-state log-weight (mu: exact running max)

@@ -8,9 +8,10 @@
 // RoPE is linear and both norms are one scalar per (token, head), so a row is rotated pair by pair while the sums of
 // squares accumulate, and multiplied by its factor afterwards. Equal to the reference up to rounding.
 // RoPE from the compact (cos, sin) table (src/model/rope.c), angle index c >> 1 for channel c:
-//   ROPE 1 split_half (nvsubq, SPEC 1.4): inside each of ROPE_AXES parts of DA = DK/ROPE_AXES channels, cl < DA/2
-//          pairs with cl + DA/2 (sign -) and that one with cl (sign +), each channel with ITS OWN angle (upstream)
-//   ROPE 2 adjacent (paper, SPEC 6.1): 2i pairs with 2i+1 (sign - on 2i), both angle i
+//   ROPE 1 split_half (nvsubq, docs/math.md 1.4): inside each of ROPE_AXES parts of DA = DK/ROPE_AXES channels,
+//          cl < DA/2 pairs with cl + DA/2 (sign -) and that one with cl (sign +), each channel with ITS OWN angle
+//          (upstream)
+//   ROPE 2 adjacent (paper, docs/math.md 6.1): 2i pairs with 2i+1 (sign - on 2i), both angle i
 //
 // The includer declares the constants DK, MODE, QK_NORM, ROPE, ROPE_AXES and the push constant p.eps, and defines
 //   QKP_W(i)      norm weight i (q_norm.weight at 0 .. DK-1, k_norm.weight at DK .. 2*DK-1; MODE 0 with QK_NORM)

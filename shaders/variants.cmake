@@ -74,7 +74,7 @@ vkvit_shader(mlstm_carry_f32 mlstm_carry.comp)       # ViL: chunked scan phase 2
 vkvit_shader(mlstm_carry_f32_texel mlstm_carry.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_inter_f32 mlstm_inter.comp)       # ViL: chunked scan phase 3, carried part C^T q of the outputs
 vkvit_shader(mlstm_inter_f32_texel mlstm_inter.comp DEFINES TEXEL=1)
-vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (SPEC 7.3), seed / NX-AI
+vkvit_shader(mlstm_scan_f32_f32 mlstm_scan.comp)     # ViL: chunked scan phase 4, outputs (docs/math.md 7.3), seed/NX-AI
 vkvit_shader(mlstm_scan_f32_f32_texel mlstm_scan.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_par_prep_f32 mlstm_par_prep.comp)  # ViL, quadratic form (CPU devices, S <= 256): vT, gate cumsum
 vkvit_shader(mlstm_par_prep_f32_texel mlstm_par_prep.comp DEFINES TEXEL=1)

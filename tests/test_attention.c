@@ -649,8 +649,8 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
     }
     /* fp16-math on cooperative matrices (here the emulated kernel, VKVIT_COOPMAT_EMULATE's): the GEMM path with k~
      * and vT stored as fp16 (attention_prep.comp KV_F16) and both GEMMs on the cooperative-matrix kernel, with this
-     * device class's kernels and the other's, at the fp16 tolerance of DESIGN.md (max |got - want| <= 1e-2 of
-     * max |want|; not counted in the fp32 worst error). */
+     * device class's kernels and the other's, at the fp16 tolerance (max |got - want| <= 1e-2 of max |want|, as
+     * include/vkvit.h states for VKVIT_PRECISION_FP16_MATH; not counted in the fp32 worst error). */
     for (int other = 0; other < 2 && ctx->caps.fp16_math && ctx->caps.fp16_storage; other++) {
         ctx->caps.cooperative_matrix_in_use = ctx->caps.coopmat_emulated = true;
         ctx->caps.coopmat_khr = false;

@@ -6,10 +6,11 @@ norms, softmax and the mLSTM gates stay fp32. Lavapipe exposes shaderFloat16, so
 
   - goldens (tests/golden/models/<stem>.vkvit + .io.safetensors, PyTorch float64 logits rounded to float32): the
     fp16-math logits agree with the golden logits within max |got - want| <= 1e-2 * max |want| (the fp16 tolerance of
-    DESIGN.md and of the fp16-weight checks in test_vit5 / test_vil / test_resnet; measured on lavapipe: at most
-    1.9e-3, against 1e-3 for fp16 weights with fp32 math), and every row has the golden's top-1 class. Exact top-1 is
-    a fair demand for these files: their smallest top-1 / top-2 gap is 1.9 % of max |want|, ten times the measured
-    error (any weaker rule, such as "top-1 within the tolerance of the best", already follows from the first check).
+    VKVIT_PRECISION_FP16_MATH in include/vkvit.h and of the fp16-weight checks in test_vit5 / test_vil / test_resnet;
+    measured on lavapipe: at most 1.9e-3, against 1e-3 for fp16 weights with fp32 math), and every row has the
+    golden's top-1 class. Exact top-1 is a fair demand for these files: their smallest top-1 / top-2 gap is 1.9 % of
+    max |want|, ten times the measured error (any weaker rule, such as "top-1 within the tolerance of the best",
+    already follows from the first check).
   - bundled models (assets/models/*.vkvit, trained on CIFAR-10: real weight and activation ranges, which random
     golden weights do not have): ten CIFAR-10 test photos (one per class) at fp16-math against vkvit's fp32 path
     (itself checked against PyTorch to 1e-4 by test_cli_models), same tolerance, same top-1 per photo.

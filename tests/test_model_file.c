@@ -1,5 +1,5 @@
 /* Model-file reader tests, valid files: safetensors parsing, the `vkvit` config, the tensor table, dtype conversion,
- * parameter and FLOP counts (SPEC.md 8, cross-checked with tools/vkvit_file.py), and every tests/golden/models/
+ * parameter and FLOP counts (docs/math.md 8, cross-checked with tools/vkvit_file.py), and every tests/golden/models/
  * *.vkvit. The hostile-file sweep is test_model_hostile.c. No GPU needed. Last line: "N passed, M failed". */
 #ifndef _GNU_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -464,7 +464,7 @@ static void bf16_converts_specials(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Parameter and FLOP counts: SPEC.md 5.2 / 7.2 / 8, cross-checked against tools/vkvit_file.py (flops(),
+ * Parameter and FLOP counts: docs/math.md 5.2 / 7.2 / 8, cross-checked against tools/vkvit_file.py (flops(),
  * count_params() on the same configs gave exactly these numbers).
  * --------------------------------------------------------------------------------------------------------------- */
 
@@ -503,7 +503,7 @@ static void flops_vit5_small_match_the_seed_numbers(void) {
     CHECK_EQ_U64(f.patch_embed, 115605504ull);
     CHECK_EQ_U64(f.total, 9412799616ull);
     CHECK_EQ_U64(vkvit__model_flops(&cfg), 9412799616ull);
-    CHECK_EQ_U64(vkvit__model_param_count(&cfg), 22010112ull); /* SPEC 5.2: 22.010 M */
+    CHECK_EQ_U64(vkvit__model_param_count(&cfg), 22010112ull); /* docs/math.md 5.2: 22.010 M */
     CHECK(cfg.name && cfg.name[0] == '\0');                    /* name is optional */
     vkvit__model_config_free(&cfg);
 }
@@ -513,13 +513,13 @@ static void flops_and_params_match_spec_for_other_configs(void) {
         const char *flavour, *config;
         uint64_t params, flops;
     } cases[] = {
-        /* nvsubq-style ViT-5-B (SPEC 5.2 / 8) */
+        /* nvsubq-style ViT-5-B (docs/math.md 5.2 / 8) */
         {"nvsubq",
          "\"dim\":768,\"num_heads\":12,\"mlp_hidden\":3072,\"num_registers\":4,\"has_cls\":true,\"readout\":\"cls\","
          "\"neck_dim\":0,\"layer_scale\":true,\"grn\":false,"
          "\"bias\":{\"patch_embed\":false,\"qkv\":false,\"proj\":false,\"mlp\":false,\"head\":false}",
          86486016ull, 35896538880ull},
-        /* paper ViT-5-S: biases on patch embed, proj, MLP, head (SPEC 5.2: 22.039 M); FLOPs ignore biases */
+        /* paper ViT-5-S: biases on patch embed, proj, MLP, head (docs/math.md 5.2: 22.039 M); FLOPs ignore biases */
         {"paper",
          "\"dim\":384,\"num_heads\":6,\"mlp_hidden\":1536,\"num_registers\":4,\"has_cls\":true,\"readout\":\"cls\","
          "\"neck_dim\":0,\"layer_scale\":true,\"grn\":false,"
@@ -578,8 +578,8 @@ static void flops_and_params_match_spec_for_vil(void) {
         uint64_t params, flops, cell, block;
     } cases[] = {
         {"seed", 384, 768, 22829224ull, 11630789760ull, 118782272ull, 479748416ull}, /* seed ViL-S */
-        {"nxai", 384, 768, 22792360ull, 11628983424ull, 118782272ull, 479673152ull}, /* SPEC 7.2: 22.79 M */
-        {"nxai", 192, 384, 6088360ull, 3742812480ull, 0, 0},                         /* SPEC 7.2: 6.09 M */
+        {"nxai", 384, 768, 22792360ull, 11628983424ull, 118782272ull, 479673152ull}, /* docs/math.md 7.2: 22.79 M */
+        {"nxai", 192, 384, 6088360ull, 3742812480ull, 0, 0},                         /* docs/math.md 7.2: 6.09 M */
     };
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
         char doc[2048];

@@ -1,14 +1,14 @@
 /* Vision-LSTM on the GPU (src/ops/mlstm.c, src/modules/vil.c, shaders/mlstm_*.comp), both numerics (seed,
- * SPEC 7.1; NX-AI, SPEC 7.2), both directions, against PyTorch and a plain-C float64 reference:
+ * docs/math.md 7.1; NX-AI, docs/math.md 7.2), both directions, against PyTorch and a plain-C float64 reference:
  *
- *   scan goldens    tests/golden/ops/mlstm_scan_*: the chunked scan (SPEC 7.3) for chunk lengths 1, 7, 64 (>= S:
- *                   one chunk) and the default, against the parallel forms; max |err| / max |want| <= 1e-5. The
+ *   scan goldens    tests/golden/ops/mlstm_scan_*: the chunked scan (docs/math.md 7.3) for chunk lengths 1, 7, 64
+ *                   (>= S: one chunk) and the default, against the parallel forms; max |err| / max |want| <= 1e-5. The
  *                   default (chunk 0) on a CPU device with S <= 256 and DH % 4 == 0 is the quadratic form
  *                   (mlstm_par_prep -> GEMM -> mlstm_decay -> GEMM), so every "chunk 0" line below S = 257 tests
  *                   it and every other line the chunked scan
  *   scan random     fresh random q, k, v, gates for S in {1, 7, 64, 196, 257, 1000}, forward and reversed, and gate
  *                   extremes (input gate 95 > 88.7, strong forgetting, the -10 clamp active), against a float64
- *                   quadratic reference written here from SPEC 7.1 / 7.2; <= 2e-5. Also head dims 96 and 192
+ *                   quadratic reference written here from docs/math.md 7.1 / 7.2; <= 2e-5. Also head dims 96 and 192
  *                   (several value tiles), 6, 18, 300 and 258 (partial column blocks, DH % 4 != 0, two 256-column
  *                   tiles) and S = 4096 (256 chunks through the sequential carry phase)
  *   prep random     the conv + SiLU + headwise projections (mlstm_prep.comp) on fresh random inputs against a
@@ -114,7 +114,7 @@ static float *gpu_scan(vkvit_ctx *ctx, const float *q, const float *k, const flo
     return out;
 }
 
-/* Float64 quadratic reference of one (b, h) sequence in processing order (SPEC 7.1 seed, 7.2 official). */
+/* Float64 quadratic reference of one (b, h) sequence in processing order (docs/math.md 7.1 seed, 7.2 official). */
 static void ref_scan_head(const float *q, const float *k, const float *v, const float *ipre, const float *fpre,
                           uint32_t S, uint32_t DH, bool nxai, double *out) {
     double *F = malloc(S * sizeof *F), *li = malloc(S * sizeof *li), *A = malloc(S * sizeof *A);
@@ -244,10 +244,10 @@ typedef struct prep_case {
     bool reverse, v_transposed;
 } prep_case;
 
-/* vkvit__op_mlstm_prep on fresh random inputs against a float64 loop written from SPEC 7.1 (mlstm.h's formulas):
- * q', a and v, or q', a and vT with its padding columns (S .. S_pad-1) zero; <= 1e-5 of the largest value. The
- * kernel's sliding window covers K <= 4 (K = 4 the real models' size, 1-3 with zero slots), the rest reads its K
- * rows; runs of token groups start mid-sequence, so S spans several runs and ends mid-group. */
+/* vkvit__op_mlstm_prep on fresh random inputs against a float64 loop written from docs/math.md 7.1 (mlstm.h's
+ * formulas): q', a and v, or q', a and vT with its padding columns (S .. S_pad-1) zero; <= 1e-5 of the largest
+ * value. The kernel's sliding window covers K <= 4 (K = 4 the real models' size, 1-3 with zero slots), the rest
+ * reads its K rows; runs of token groups start mid-sequence, so S spans several runs and ends mid-group. */
 static void prep_random(vkvit_ctx *ctx, const prep_case *c) {
     const uint32_t B = c->B, S = c->S, E = c->E, K = c->K, NH = c->NH, NP = E / 4, rows = B * S;
     const uint32_t DH = E / NH, S_pad = (S + 3) & ~3u;

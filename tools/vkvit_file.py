@@ -18,7 +18,7 @@ Public API (other tools import it; keep it stable):
     expected_tensors(vkvit) -> {name: shape}
     validate_model(tensors_or_shapes, vkvit) -> {name: shape}
     count_params(vkvit) -> int
-    flops(vkvit) -> int                    (seed flop_count formulas, SPEC.md section 8)
+    flops(vkvit) -> int                    (seed flop_count formulas, docs/math.md 8)
     flops_breakdown(vkvit) -> {term: int}  (the same number, itemised; `vkvit inspect` prints these)
     document(arch, flavour, name, config, preprocess, labels=None) -> vkvit   (a new document)
     describe_config(vkvit) -> {key: value} (the hyperparameters vkvit_describe_model reports, derived ones included)
@@ -846,14 +846,14 @@ def count_params(vkvit):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# FLOPs (SPEC.md section 8; 1 MAC = 2 FLOPs, 1 FLOP per elementwise op; biases are not counted, as upstream)
+# FLOPs (docs/math.md 8; 1 MAC = 2 FLOPs, 1 FLOP per elementwise op; biases are not counted, as upstream)
 # ---------------------------------------------------------------------------------------------------------------
 
 
 def _vit5_flops(c):
     # Seed-literal upstream ViT5ClassificationNet.flop_count for one image.  T counts the tokens an attention block
     # sees (no Hyena padding).  The QK-norm term is the literal upstream 2·3·T·dk: the shipped RMSNorm(dk) reports
-    # one head's cost, H times less than the all-heads count (SPEC.md 8 / 9.8).
+    # one head's cost, H times less than the all-heads count (docs/math.md 8 / 9.8).
     C, P, R, L = c["dim"], c["patch_size"], c["num_registers"], c["depth"]
     Hd, dk = c["mlp_hidden"], c["dim"] // c["num_heads"]
     Np = (c["image_size"][0] // P) * (c["image_size"][1] // P)
@@ -883,7 +883,7 @@ def _vit5_flops(c):
 
 
 def _vil_flops(c, flavour):
-    # Derived per-block count of SPEC.md section 8 (mLSTM block, parallel form), with S = Hp·Wp tokens, D, E,
+    # Derived per-block count of docs/math.md 8 (mLSTM block, parallel form), with S = Hp·Wp tokens, D, E,
     # NH memory heads, K = conv kernel, bs = qkv block size:
     #   norm1 5SD | proj_up 2·S·D·2E = 4SDE | causal depthwise conv 2·K·S·E (8SE at K=4)
     #   headwise q,k,v 3·2·S·E·bs (24SE at bs=4) | gates 2·2·S·3E·NH (48SE at NH=4)
@@ -917,7 +917,7 @@ def _norm_flops(spec, T, C):
 
 
 def _resnet_flops(c):
-    # Derived (SPEC.md 8; seeds 002/003 define none), one image, T = Hp·Wp tokens, Tc = max(condition_tokens, 1):
+    # Derived (docs/math.md 8; seeds 002/003 define none), one image, T = Hp·Wp tokens, Tc = max(condition_tokens, 1):
     #   norms: RMSNorm 3·T·C, LayerNorm 5·T·C, identity 0 (each counted only where its branch is active)
     #   QKVSequenceMixer 2T·C·3C + 4·T·T·C (generic Attention: QKᵀ and AV; RoPE and L2 norm not counted) + 2T·C²
     #   QKVConditionMixer 2T·C² (q) + 4·Tc·C² (kv) + 4·T·Tc·C (attention) + 2T·C² (out)
@@ -963,7 +963,7 @@ def flops_breakdown(vkvit):
 
 
 def flops(vkvit):
-    """FLOPs of one forward pass of one image (seed flop_count formulas; SPEC.md section 8)."""
+    """FLOPs of one forward pass of one image (seed flop_count formulas; docs/math.md 8)."""
     return flops_breakdown(vkvit)["total"]
 
 

@@ -21,8 +21,8 @@
 /* The rows: X(ENUM_SUFFIX, name). `name` is the JSON spelling, the member of vkvit__model_config that holds the
  * config (vkvit__<name>_config) and the row's symbol (vkvit__arch_<name>, defined in src/arch/<name>.c). */
 #define VKVIT_ARCHITECTURES(X)                                                                                 \
-    X(VIT5, vit5)     /* ViT5ClassificationNet (SPEC.md 1, 2, 5, 6) */                                        \
-    X(VIL, vil)       /* VisionLSTM v1 (SPEC.md 7) */                                                         \
+    X(VIT5, vit5)     /* ViT5ClassificationNet (docs/math.md 1, 2, 5, 6) */                                   \
+    X(VIL, vil)       /* VisionLSTM v1 (docs/math.md 7) */                                                    \
     X(RESNET, resnet) /* conditioned ClassificationResNet (seeds 002, 003) */
 
 typedef enum vkvit__arch {
@@ -55,7 +55,7 @@ typedef struct vkvit__arch_ops {
                           struct vkvit__model_config *cfg);
     /* The tensor table of docs/model-format.md, in the document's order (vkvit__table_put*). */
     void (*tensors)(const struct vkvit__model_config *cfg, struct vkvit__tensor_table *t);
-    /* FLOPs of one image, SPEC.md section 8: every term of vkvit__flops but `total` (saturating arithmetic). */
+    /* FLOPs of one image, docs/math.md 8: every term of vkvit__flops but `total` (saturating arithmetic). */
     void (*flops)(const struct vkvit__model_config *cfg, struct vkvit__flops *f);
     /* The hyperparameters, as members of vkvit_describe_model's JSON object o (after architecture / flavour). */
     void (*describe)(const struct vkvit__model_config *cfg, struct cJSON *o);

@@ -216,7 +216,7 @@ static void tensors(const vkvit__model_config *cfg, vkvit__tensor_table *t) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * FLOPs, derived (SPEC.md 8; seeds 002 / 003 define none), T = Hp·Wp, Tc = max(Tc, 1):
+ * FLOPs, derived (docs/math.md 8; seeds 002 / 003 define none), T = Hp·Wp, Tc = max(Tc, 1):
  *   QKVSequenceMixer 2T·C·3C + 4·T²·C (generic Attention; RoPE and the L2 norm not counted) + 2T·C²
  *   QKVConditionMixer 2T·C² (q) + 4·Tc·C² (kv) + 4·T·Tc·C (attention) + 2T·C² (out)
  *   MLP 2·T·C·gf·Hd + T·gf·Hd + 2·T·Hd·C; each norm only where its branch is active; block = sum of active branches.

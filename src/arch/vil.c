@@ -1,5 +1,5 @@
-/* vil: VisionLSTM v1 (SPEC.md 7) — its `config` rules, tensor table, FLOPs, description and network, reached through
- * its row of the architecture table (src/arch/arch.h). The network itself is src/modules/vil.c. */
+/* vil: VisionLSTM v1 (docs/math.md 7) — its `config` rules, tensor table, FLOPs, description and network, reached
+ * through its row of the architecture table (src/arch/arch.h). The network itself is src/modules/vil.c. */
 #include "arch/arch_kit.h"
 
 #include <string.h>
@@ -103,7 +103,7 @@ static void tensors(const vkvit__model_config *cfg, vkvit__tensor_table *t) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * FLOPs. Seed 004 has no flop_count, so this is SPEC.md 8's derived per-block count in the PARALLEL form (what the
+ * FLOPs. Seed 004 has no flop_count, so this is docs/math.md 8's derived per-block count in the PARALLEL form (what the
  * seed computes), with S tokens, D, E, NH memory heads, K conv kernel, bs = qkv block size:
  *   norm1 5SD | proj_up 4SDE | causal depthwise conv 2KSE | headwise q, k, v 3·2·S·E·bs | gates 2·2·S·3E·NH
  *   | cell 4S²E + 5·NH·S² (gate matrix) | outnorm 5SE | skip, z-gate, SiLU 6SE | proj_down 2SED

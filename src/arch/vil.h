@@ -1,4 +1,4 @@
-/* src/arch/vil.h — the `vil` config (VisionLSTM v1 network, mLSTM blocks, SPEC.md 7) as the modules read it
+/* src/arch/vil.h — the `vil` config (VisionLSTM v1 network, mLSTM blocks, docs/math.md 7) as the modules read it
  * (m->cfg.vil). Parsed, validated and described by src/arch/vil.c. */
 #ifndef VKVIT_ARCH_VIL_H
 #define VKVIT_ARCH_VIL_H
@@ -7,8 +7,8 @@
 
 /* Flavours: an index into the row's flavour list ("seed", "nxai"). */
 enum {
-    VKVIT_FLAVOUR_SEED,                     /* seed-004 numerics (SPEC.md 7.1) */
-    VKVIT_FLAVOUR_NXAI                      /* official NX-AI numerics (SPEC.md 7.2) */
+    VKVIT_FLAVOUR_SEED,                     /* seed-004 numerics (docs/math.md 7.1) */
+    VKVIT_FLAVOUR_NXAI                      /* official NX-AI numerics (docs/math.md 7.2) */
 };
 
 typedef struct vkvit__vil_config {

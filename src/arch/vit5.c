@@ -1,6 +1,6 @@
-/* vit5: ViT5ClassificationNet (SPEC.md 1, 2, 5, 6) — its `config` rules, tensor table, FLOPs, description, constant
- * tables and network, reached through its row of the architecture table (src/arch/arch.h). The network itself is
- * src/modules/vit5.c + vit5_block.c. */
+/* vit5: ViT5ClassificationNet (docs/math.md 1, 2, 5, 6) — its `config` rules, tensor table, FLOPs, description,
+ * constant tables and network, reached through its row of the architecture table (src/arch/arch.h). The network
+ * itself is src/modules/vit5.c + vit5_block.c. */
 #include "arch/arch_kit.h"
 #ifndef VKVIT_ARCH_READER_ONLY
 #include "modules/modules.h"        /* the network builder (not in reader-only builds such as the fuzzer) */
@@ -162,11 +162,11 @@ static void tensors(const vkvit__model_config *cfg, vkvit__tensor_table *t) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * FLOPs: ViT5ClassificationNet.flop_count, seed-literal (SPEC.md 2.7 and 8). T counts the tokens an attention block
- * sees (no Hyena padding). Submodules: RMSNorm 3·T·dim; LayerScale T·C; MLP 2·T·C·Hd + T·Hd (GELU, no GLU) +
+ * FLOPs: ViT5ClassificationNet.flop_count, seed-literal (docs/math.md 2.7 and 8). T counts the tokens an attention
+ * block sees (no Hyena padding). Submodules: RMSNorm 3·T·dim; LayerScale T·C; MLP 2·T·C·Hd + T·Hd (GELU, no GLU) +
  * 2·T·Hd·C; GRN 6·T·C. ViT5Attention: 8·T·C² (QKV 6TC² + proj 2TC²) + 4·T²·C (QKᵀ and AV) + 4·T·C (RoPE on q and
  * k) + the QK norms, counted as the literal upstream 2·3·T·dk: the shipped RMSNorm(dk) reports one head's cost, H
- * times less than the all-heads count (SPEC.md 8, 9.8). tools/vkvit_file.py holds the same formula.
+ * times less than the all-heads count (docs/math.md 8, 9.8). tools/vkvit_file.py holds the same formula.
  * --------------------------------------------------------------------------------------------------------------- */
 
 static void flops(const vkvit__model_config *cfg, vkvit__flops *f) {

@@ -27,7 +27,7 @@ uint32_t vkvit__classifier_head(vkvit__graph *g, const vkvit_model *m, uint32_t 
 /* ---- ViT-5 (vit5.c, vit5_block.c) --------------------------------------------------------------------------- */
 
 /* Tensors the kernels want beyond the file's, stored with the weights (freed by the loader):
- *   const.rope                         [T, dk/2, 2]  host-precomputed RoPE (cos, sin), SPEC 1.4
+ *   const.rope                         [T, dk/2, 2]  host-precomputed RoPE (cos, sin), docs/math.md 1.4
  *   const.blocks.{i}.qk_norm           [2, dk]       q_norm.weight then k_norm.weight (one binding of the attention
  *                                                    kernel), when qk_norm */
 vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant **out, uint32_t *n);
@@ -35,20 +35,20 @@ vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant 
 /* The whole ViT5ClassificationNet for batch B: input [B, H, W, 3] -> output logits [B, classes]. */
 void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *output);
 
-/* One ViT5ResidualBlock updating the residual stream x [B, T, C] in place (SPEC 2.2). */
+/* One ViT5ResidualBlock updating the residual stream x [B, T, C] in place (docs/math.md 2.2). */
 /* Block i on the residual stream x [B, T, C], in place. cls_only: only the CLS row of each image is read after this
  * block (the last block of a CLS readout), so the attention output projection and the MLP run on those B rows alone
  * (K and V still need every token) and the other rows keep the block's input; ignored without a CLS token or with
  * GRN, whose statistics span every token. */
 void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t B, bool cls_only);
-/* The CLS token's row among an image's T rows: 0 in the paper's layout, num_patches in nvsubq's (SPEC 5.1). */
+/* The CLS token's row among an image's T rows: 0 in the paper's layout, num_patches in nvsubq's (docs/math.md 5.1). */
 uint32_t vkvit__vit5_cls_row(const vkvit__vit5_config *c);
 
-/* ---- Vision-LSTM (vil.c): mLSTM cell and block, ViL v1 network (SPEC 7) ------------------------------------ */
+/* ---- Vision-LSTM (vil.c): mLSTM cell and block, ViL v1 network (docs/math.md 7) ---------------------------- */
 
 typedef struct vkvit__mlstm_desc {
     uint32_t dim, inner_dim, num_heads, conv_kernel;   /* D, E, NH, conv1d kernel (qkv blocks are 4x4) */
-    bool nxai;                              /* NX-AI numerics and norms (SPEC 7.2), else the seed's (7.1) */
+    bool nxai;                              /* NX-AI numerics and norms (docs/math.md 7.2), else the seed's (7.1) */
     float norm_eps;                         /* the block LayerNorm (norm1) */
     uint32_t chunk;                         /* scan chunk length; 0 = the device default */
 } vkvit__mlstm_desc;
@@ -114,7 +114,7 @@ void vkvit__resnet_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint
                          uint32_t *output);
 
 /* One ResidualBlock of the network: block i on the Hp x Wp patch grid, updating the residual stream x [B, T, C] in
- * place (SPEC 3.1); cond is the condition input (VKVIT_NONE when the condition mixer is identity). Labels and
+ * place (docs/math.md 3.1); cond is the condition input (VKVIT_NONE when the condition mixer is identity). Labels and
  * weights "blocks.<i>.*"; RoPE from const.rope. A wrapper of vkvit__rn_block_build. */
 void vkvit__resnet_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32_t x, uint32_t cond, uint32_t B);
 

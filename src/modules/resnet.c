@@ -5,7 +5,7 @@
  *   v = mean of x over the T positions              (readout "gap")
  *   logits = out_proj(out_norm(v))
  *
- * Each ResidualBlock (SPEC 3.1) runs up to three branches; an identity branch adds no node and no residual add.
+ * Each ResidualBlock (docs/math.md 3.1) runs up to three branches; an identity branch adds no node and no residual add.
  * vkvit__rn_block_build is the block over any channels-last (B, *spatial, C) grid of rank 1 to 3 (the network
  * calls it with its 2-D patch grid; tests/test_residual_block.c with the op goldens' 1-, 2- and 3-D grids):
  *

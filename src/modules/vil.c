@@ -1,4 +1,4 @@
-/* Vision-LSTM (SPEC 7; network per SPEC 7.2 "v1" and 9.12), both flavours: the seed's numerics (7.1) and the
+/* Vision-LSTM (docs/math.md 7; network per 7.2 "v1" and 9.12), both flavours: the seed's numerics (7.1) and the
  * official NX-AI numerics (7.2). Token rows stay in their original order in every block; a reversed block's conv
  * and scan read mirrored indices (no flip is ever materialised).
  *
@@ -14,7 +14,7 @@
  *           where the scan takes its quadratic form (CPU devices) qkv = (q', a) and v goes out transposed (vT)
  *   gates = (a, v) · W_gᵀ' + (b_ig | b_fg)          [B*S, 2NH]  one GEMM over the folded gate weights (fp32);
  *           with vT: a · W_g'[:, :E]ᵀ + xm · W_xᵀ + (b_ig | b_fg), two GEMMs (W_x: the v part folded with v_proj)
- *   h     = mLSTM (SPEC 7.3 chunked scan, or the quadratic form on CPU devices) over q', k = a, v   [B*S, E]
+ *   h     = mLSTM (docs/math.md 7.3 chunked scan, or the quadratic form on CPU devices) over q', k = a, v   [B*S, E]
  *   hn    = seed: GroupNorm(E/4) over 4 ch x S tokens (fused below) | NX-AI: per-token per-head LN, (1 + w)
  *   z     = xn · W_up[E:]ᵀ                          [B*S, E]    GEMM (proj_up's second half), computed here and
  *           not with xm: z would otherwise be live through the scan, at the cell's peak. In a block, xn is
@@ -142,7 +142,8 @@ void vkvit__mlstm_cell(vkvit__graph *g, const vkvit_model *m, const vkvit__mlstm
      * N = NH = 4 leaves half of the kernel's 8 lanes idle). Without v rows (vT), from a (columns 0..E-1) and then
      * xm (columns 2E..3E-1, accumulated): two GEMMs. Their bias is igate's and fgate's, which the loader stores
      * back to back (src/arch/vil.c: packed_after); where they are not (the tests' staged weights), one GEMM (pair)
-     * per gate. The gates stay fp32 in fp16 sessions (DESIGN: mLSTM gates and normaliser state in fp32). */
+     * per gate. The gates stay fp32 in fp16 sessions (include/vkvit.h, vkvit_precision: mLSTM gates and normaliser
+     * state in fp32). */
     uint32_t gates_shape[2] = {rows, 2 * NH};
     uint32_t gates = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "gates", 2, gates_shape);
     const uint32_t w_gates = FOLD("gate_fold");

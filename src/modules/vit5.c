@@ -1,4 +1,4 @@
-/* ViT5ClassificationNet (SPEC 5.1; both flavours, SPEC 6):
+/* ViT5ClassificationNet (docs/math.md 5.1; both flavours, docs/math.md 6):
  *
  *   img [B, H, W, 3] --patchify + GEMM(patch_embed) + pos_embed--> patch rows of x [B, T, C]
  *   x[cls row] = cls_token, x[register rows] = reg_token
@@ -38,7 +38,7 @@ vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant 
     if (!k) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vit5: out of host memory for constants");
     *out = k;
 
-    /* RoPE: [T, dk/2, 2] (cos, sin) of the angle shared by channels 2i and 2i+1 (SPEC 1.4, compact form). */
+    /* RoPE: [T, dk/2, 2] (cos, sin) of the angle shared by channels 2i and 2i+1 (docs/math.md 1.4, compact form). */
     snprintf(k[0].name, sizeof k[0].name, "const.rope");
     k[0].ndim = 3;
     k[0].shape[0] = c->num_tokens;
@@ -108,7 +108,7 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
     for (uint32_t i = 0; i < c->depth; i++)
         vkvit__vit5_block(g, m, i, x, B, i + 1 == c->depth && c->readout == VKVIT_READOUT_CLS);
 
-    /* Readout, then out_norm on the pooled vector (SPEC 5.1: norm after readout; for GAP, norm(mean(x))). */
+    /* Readout, then out_norm on the pooled vector (docs/math.md 5.1: norm after readout; for GAP, norm(mean(x))). */
     uint32_t head_in = c->head_in;
     uint32_t v_shape[2] = {B, head_in};
     uint32_t v = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "readout", 2, v_shape);

@@ -1,4 +1,4 @@
-/* ViT5ResidualBlock with ViT5Attention (SPEC 1.3, 2.2), updating the residual stream x [B, T, C] in place:
+/* ViT5ResidualBlock with ViT5Attention (docs/math.md 1.3, 2.2), updating the residual stream x [B, T, C] in place:
  *
  *   xn  = input_norm(x)                                  RMSNorm
  *   qkv = xn · Wqkvᵀ (+b)                                [B*T, 3C], channel s*C + h*dk + d

@@ -5,10 +5,11 @@
  *     o[b, i, h*dk + d] = sum_j softmax_j( scale * q~[b,i,h] . k~[b,j,h] ) v[b, j, h*dk + d]
  *
  * with the q/k prologue of either flavour folded in:
- *   VKVIT_ATTENTION_VIT5     ViT5Attention (SPEC 1.3): optional QK RMSNorm (weights, eps) BEFORE RoPE; scale dk^-0.5.
- *   VKVIT_ATTENTION_GENERIC  generic Attention (SPEC 3.2, 9.13): RoPE first, then the optional parameter-free L2
- *                            norm x / max(||x||, 1e-12); scale exactly 1.0 under qk-norm; optional causal mask
- *                            (key j <= query i, top-left aligned, also for Tq != Tkv).
+ *   VKVIT_ATTENTION_VIT5     ViT5Attention (docs/math.md 1.3): optional QK RMSNorm (weights, eps) BEFORE RoPE;
+ *                            scale dk^-0.5.
+ *   VKVIT_ATTENTION_GENERIC  generic Attention (docs/math.md 3.2, 9.13): RoPE first, then the optional
+ *                            parameter-free L2 norm x / max(||x||, 1e-12); scale exactly 1.0 under qk-norm; optional
+ *                            causal mask (key j <= query i, top-left aligned, also for Tq != Tkv).
  * Q, K and V are read through (row stride, column offset, batch stride) triples, so the fused ViT-5 qkv [B, T, 3C]
  * (channel s*C + h*dk + d) is bound three times with offsets 0, C, 2C, and cross-attention reads Q from one tensor
  * and K/V from another with Tkv != Tq.
@@ -139,7 +140,7 @@ typedef struct vkvit__vit5_attention_op {
 
 uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op);
 
-/* Generic Attention core (SPEC 3.2; tools/reference/generic.py Attention), through the fused kernel
+/* Generic Attention core (docs/math.md 3.2; tools/reference/generic.py Attention), through the fused kernel
  * (shaders/attention.comp, VKVIT_ATTENTION_GENERIC) or, where ViT-5's would take it (VKVIT_ATTENTION, else CPU
  * devices) and there is no causal mask, the unfused path (prep -> GEMM -> row softmax -> GEMM): per head, optional split-half RoPE first (table `rope`, same
  * rows for q and k, so Tq == Tkv), then the optional parameter-free L2 norm (eps 1e-12), scale 1.0 under qk_norm

@@ -115,7 +115,7 @@ static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) {   /* sh_AT: 
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * The quadratic (parallel) form on CPU devices: SPEC 7.1 / 7.2 as written, two GEMMs around a row kernel
+ * The quadratic (parallel) form on CPU devices: docs/math.md 7.1 / 7.2 as written, two GEMMs around a row kernel
  * ------------------------------------------------------------------------------------------------------------ */
 
 /* On llvmpipe the chunked scan's four phases cost several times what the quadratic form's GEMMs do at ViL's

@@ -1,4 +1,4 @@
-/* src/ops/mlstm — op builders of the Vision-LSTM cell (SPEC 7): the kernels between proj_up and proj_down. The
+/* src/ops/mlstm — op builders of the Vision-LSTM cell (docs/math.md 7): the kernels between proj_up and proj_down. The
  * GEMMs (proj_up, gates, proj_down) and the LayerNorms come from ops/gemm.h and ops/norm.h; src/modules/vil.c
  * strings everything together.
  *
@@ -35,13 +35,13 @@ typedef struct vkvit__mlstm_prep_out {
 
 vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, const vkvit__mlstm_prep_op *op);
 
-/* Chunked mLSTM scan (SPEC 7.3; shaders/mlstm_{chunk,carry,inter,scan}.comp: per-chunk state summaries in
+/* Chunked mLSTM scan (docs/math.md 7.3; shaders/mlstm_{chunk,carry,inter,scan}.comp: per-chunk state summaries in
  * parallel, a sequential carry over the chunks, then every chunk's outputs in parallel; linear in S, exact against
  * the quadratic forms): from qkv [B*S, 3E] (q, k, v column blocks, channel
  * h*DH + d) and gates [B*S, 2*NH] (ipre of head h at column h, fpre at NH + h) to a new h [B*S, E] (channel
- * h*DH + d), each row at its original token index. nxai: NX-AI numerics (SPEC 7.2), else the seed's (7.1).
+ * h*DH + d), each row at its original token index. nxai: NX-AI numerics (docs/math.md 7.2), else the seed's (7.1).
  * chunk: tokens per chunk (0 = the default: 16 on CPU devices, 32 elsewhere; at most 256).
- * On CPU devices with chunk 0, S <= 256 and DH % 4 == 0 the quadratic form of SPEC 7.1 / 7.2 runs instead (two
+ * On CPU devices with chunk 0, S <= 256 and DH % 4 == 0 the quadratic form of docs/math.md 7.1 / 7.2 runs instead (two
  * GEMMs around shaders/mlstm_decay.comp; several times faster on llvmpipe at ViL's 196 tokens).
  * h_over_q: the caller has no further use for q, so the quadratic form may write h over qkv's q column block (its
  * last GEMM reads only the scores and vT; this keeps a [B*S, E] tensor out of the cell's peak). The chunked scan

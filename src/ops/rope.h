@@ -4,7 +4,7 @@
 #ifndef VKVIT_OPS_ROPE_H
 #define VKVIT_OPS_ROPE_H
 
-/* How a channel is paired with its rotation partner (SPEC 1.4, 6.1). Value 0 = no RoPE. */
+/* How a channel is paired with its rotation partner (docs/math.md 1.4, 6.1). Value 0 = no RoPE. */
 typedef enum vkvit__rope_pairing {
     VKVIT_ROPE_NONE = 0,
     VKVIT_ROPE_SPLIT_HALF = 1,              /* nvsubq: c <-> c +- da/2 inside each axis part (da = dk/axes) */

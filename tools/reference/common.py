@@ -1,9 +1,9 @@
-"""Shared building blocks of the vkvit PyTorch reference (SPEC.md sections 2 and 4).
+"""Shared building blocks of the vkvit PyTorch reference (docs/math.md sections 2 and 4).
 
 Everything here is channels-last: the feature axis is always the LAST axis, any number of leading axes.
 Every module works in float32 and in float64 (the golden generator runs the reference in float64 and rounds
 the outputs to float32), so statistics are computed in ``compute_dtype(x)``: at least float32, float64 kept.
-Each module with a cost exposes ``flop_count`` with the seed-literal formula of SPEC.md section 8.
+Each module with a cost exposes ``flop_count`` with the seed-literal formula of docs/math.md 8.
 """
 
 import math
@@ -23,9 +23,9 @@ def compute_dtype(x: torch.Tensor) -> torch.dtype:
 # ------------------------------------------------------------------------------------------------------------------
 
 class RMSNorm(nn.Module):
-    """nvSubquadratic ``RMSNorm(dim, eps=1e-6)`` (SPEC 4.2): ``w * x * rsqrt(mean(x^2) + eps)`` over the last axis.
+    """nvSubquadratic ``RMSNorm(dim, eps=1e-6)`` (docs/math.md 4.2): ``w * x * rsqrt(mean(x^2) + eps)``.
 
-    The weight multiplies the normalised value directly (no ``1 + w``). Key: ``weight [dim]``.
+    Over the last axis; the weight multiplies the normalised value directly (no ``1 + w``). Key: ``weight [dim]``.
     """
 
     def __init__(self, dim: int, eps: float = 1e-6):
@@ -40,7 +40,7 @@ class RMSNorm(nn.Module):
         return (self.weight.to(xf.dtype) * y).to(x.dtype)
 
     def flop_count(self, num_tokens: int) -> int:
-        """SPEC 8: ``3 * T * dim``."""
+        """docs/math.md 8: ``3 * T * dim``."""
         return 3 * num_tokens * self.dim
 
 
@@ -48,9 +48,9 @@ class LayerNorm(nn.Module):
     """LayerNorm over the last axis, biased variance, with the two weight parametrisations vkvit needs.
 
     * ``residual_weight=False``: the scale is ``weight`` itself. With ``bias=False`` this is the seed's
-      ``nn.LayerNorm(D, bias=False)`` (SPEC 7.1, eps 1e-5, torch 1.13 has no ``bias=`` argument); with
+      ``nn.LayerNorm(D, bias=False)`` (docs/math.md 7.1, eps 1e-5, torch 1.13 has no ``bias=`` argument); with
       ``bias=True`` it is a standard affine ``nn.LayerNorm`` (ViL head norm, eps 1e-6).
-    * ``residual_weight=True``: NX-AI ``LayerNorm`` ("LN_res", SPEC 7.2): the scale is ``1 + weight``, weight
+    * ``residual_weight=True``: NX-AI ``LayerNorm`` ("LN_res", docs/math.md 7.2): the scale is ``1 + weight``, weight
       initialised to zeros; ``bias`` optional (absent in ViL v1).
     Keys: ``weight [dim]`` and ``bias [dim]`` when ``bias``.
     """
@@ -70,12 +70,12 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, (self.dim,), self.scale(), self.bias, self.eps)
 
     def flop_count(self, num_tokens: int) -> int:
-        """SPEC 8 (derived, mLSTM block): ``5 * T * dim``."""
+        """docs/math.md 8 (derived, mLSTM block): ``5 * T * dim``."""
         return 5 * num_tokens * self.dim
 
 
 class MultiHeadLayerNorm(nn.Module):
-    """NX-AI ``MultiHeadLayerNorm`` (SPEC 7.2): per token, per memory head LayerNorm over DH = E/NH channels.
+    """NX-AI ``MultiHeadLayerNorm`` (docs/math.md 7.2): per token, per memory head LayerNorm over DH = E/NH channels.
 
     ``F.group_norm`` on ``(B*S, E)`` with ``num_groups = NH``, eps 1e-5, scale ``1 + weight``, bias optional
     (absent in ViL v1). Input and output are channels-last ``(..., E)``. Keys: ``weight [E]`` (+ ``bias [E]``).
@@ -97,7 +97,7 @@ class MultiHeadLayerNorm(nn.Module):
 
 
 class SequenceGroupNorm(nn.Module):
-    """The seed's ``nn.GroupNorm(NP, E)`` applied to the channels-last cell output (SPEC 7.1 quirk 6).
+    """The seed's ``nn.GroupNorm(NP, E)`` applied to the channels-last cell output (docs/math.md 7.1 quirk 6).
 
     The seed transposes ``(B, S, E)`` to ``(B, E, S)``, so each group's mean and biased variance are taken over its
     ``E/NP`` channels AND all S tokens (non-causal). Keys: ``weight [E]``, ``bias [E]`` (affine, eps 1e-5).
@@ -121,7 +121,7 @@ class SequenceGroupNorm(nn.Module):
 # ------------------------------------------------------------------------------------------------------------------
 
 class LayerScale(nn.Module):
-    """``y = x * gamma`` with ``gamma [C]`` initialised to ``init`` (SPEC 2.3). Key: ``gamma``."""
+    """``y = x * gamma`` with ``gamma [C]`` initialised to ``init`` (docs/math.md 2.3). Key: ``gamma``."""
 
     def __init__(self, dim: int, init: float = 1e-4):
         super().__init__()
@@ -132,12 +132,12 @@ class LayerScale(nn.Module):
         return x * self.gamma
 
     def flop_count(self, num_tokens: int) -> int:
-        """SPEC 8: ``T * C``."""
+        """docs/math.md 8: ``T * C``."""
         return num_tokens * self.dim
 
 
 class DropPath(nn.Module):
-    """Stochastic depth (SPEC 2.4): per-sample Bernoulli mask and ``1/keep`` rescale in training, identity in eval."""
+    """Stochastic depth (docs/math.md 2.4): per-sample Bernoulli mask, ``1/keep`` rescale; identity in eval."""
 
     def __init__(self, rate: float = 0.0):
         super().__init__()
@@ -155,7 +155,7 @@ class DropPath(nn.Module):
 
 
 class GRN(nn.Module):
-    """Global Response Normalisation, ConvNeXt-V2 (SPEC 2.5), channels-last ``(B, *spatial, C)``.
+    """Global Response Normalisation, ConvNeXt-V2 (docs/math.md 2.5), channels-last ``(B, *spatial, C)``.
 
     ``g = ||x||_2`` over ALL token/spatial axes per (b, c); ``nx = g / (mean_c g + eps)`` (eps on the channel mean);
     ``y = gamma * (x * nx) + beta + x``. Keys: ``gamma [C]``, ``beta [C]`` (zero init = identity).
@@ -175,12 +175,12 @@ class GRN(nn.Module):
         return self.gamma * (x * nx) + self.beta + x
 
     def flop_count(self, num_tokens: int) -> int:
-        """SPEC 8: ``6 * T * C``."""
+        """docs/math.md 8: ``6 * T * C``."""
         return 6 * num_tokens * self.dim
 
 
 class RegisterPooling(nn.Module):
-    """``c = sum_r softmax(logits)_r * regs[:, r]``: ``(B, R, C) -> (B, C)`` (SPEC 2.6). Key: ``logits [R]``."""
+    """``c = sum_r softmax(logits)_r * regs[:, r]``: ``(B, R, C) -> (B, C)`` (docs/math.md 2.6). Key: ``logits [R]``."""
 
     def __init__(self, num_registers: int):
         super().__init__()
@@ -192,12 +192,12 @@ class RegisterPooling(nn.Module):
         return torch.einsum("r,brc->bc", w, regs)                        # (B, C)
 
     def flop_count(self, dim: int) -> int:
-        """SPEC 8: ``3R + 2RD``."""
+        """docs/math.md 8: ``3R + 2RD``."""
         return 3 * self.num_registers + 2 * self.num_registers * dim
 
 
 class RegisterCompressConcat(nn.Module):
-    """``c = [W reg_0 | ... | W reg_{R-1}]``: ``(B, R, C) -> (B, R*c')`` (SPEC 2.6, 9.7).
+    """``c = [W reg_0 | ... | W reg_{R-1}]``: ``(B, R, C) -> (B, R*c')`` (docs/math.md 2.6, 9.7).
 
     Key: ``compress.weight [c', C]`` (no bias).
     """
@@ -212,7 +212,7 @@ class RegisterCompressConcat(nn.Module):
         return self.compress(regs).flatten(1)                            # (B, R*c')
 
     def flop_count(self, dim: int) -> int:
-        """SPEC 8: ``R * 2 * D * c'``."""
+        """docs/math.md 8: ``R * 2 * D * c'``."""
         return self.num_registers * 2 * dim * self.compressed_dim
 
 
@@ -224,7 +224,7 @@ ACTIVATIONS = ("relu", "gelu", "silu", "glu", "swiglu")
 
 
 def apply_activation(a: torch.Tensor, activation: str) -> torch.Tensor:
-    """SPEC 4.1. ``glu`` gates with the SECOND half, ``swiglu`` applies SiLU to the FIRST half."""
+    """docs/math.md 4.1. ``glu`` gates with the SECOND half, ``swiglu`` applies SiLU to the FIRST half."""
     if activation == "relu":
         return F.relu(a)
     if activation == "gelu":
@@ -240,7 +240,7 @@ def apply_activation(a: torch.Tensor, activation: str) -> torch.Tensor:
 
 
 class MLP(nn.Module):
-    """nvSubquadratic ``MLP`` (SPEC 4.1): ``layer2(act(layer1(x)))``.
+    """nvSubquadratic ``MLP`` (docs/math.md 4.1): ``layer2(act(layer1(x)))``.
 
     ``hidden = int(dim * expansion_factor)`` unless ``hidden_dim`` is given; ``layer1`` is ``[hidden*gf, dim]`` with
     ``gf = 2`` for glu/swiglu. Keys: ``layer1.weight``, ``layer2.weight`` (+ ``.bias`` when ``bias``).
@@ -262,13 +262,13 @@ class MLP(nn.Module):
         return self.layer2(apply_activation(self.layer1(x), self.activation))   # (..., dim)
 
     def flop_count(self, num_tokens: int) -> int:
-        """SPEC 8: ``2 T C (Hd gf) + T Hd (2 if glu else 1) + 2 T Hd C``."""
+        """docs/math.md 8: ``2 T C (Hd gf) + T Hd (2 if glu else 1) + 2 T Hd C``."""
         t, c, hd, gf = num_tokens, self.dim, self.hidden_dim, self.glu_factor
         return 2 * t * c * (hd * gf) + t * hd * (2 if gf == 2 else 1) + 2 * t * hd * c
 
 
 def linear_flop_count(num_tokens: int, in_features: int, out_features: int) -> int:
-    """1 MAC = 2 FLOPs, biases not counted (SPEC 8 convention)."""
+    """1 MAC = 2 FLOPs, biases not counted (docs/math.md 8 convention)."""
     return 2 * num_tokens * in_features * out_features
 
 

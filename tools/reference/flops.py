@@ -1,10 +1,10 @@
-"""Reference configurations and network FLOP / parameter counts (SPEC.md sections 5.2, 7.2 and 8).
+"""Reference configurations and network FLOP / parameter counts (docs/math.md sections 5.2, 7.2 and 8).
 
 The closed-form FLOP and parameter formulas live once in Python, in tools/vkvit_file.py (flops_breakdown,
 count_params; the C copy is src/arch/<name>.c, and tests/test_reader_agreement.py checks that the two agree on every
-model file). The modules' own ``flop_count`` / ``param_count`` methods here are the seeds' (seed-literal, SPEC 8),
-and selfcheck.py checks the formula against them. This file holds the standard configs (in the docs/model-format.md
-``config`` shape) and a small CLI that prints both:
+model file). The modules' own ``flop_count`` / ``param_count`` methods here are the seeds' (seed-literal,
+docs/math.md 8), and selfcheck.py checks the formula against them. This file holds the standard configs (in the
+docs/model-format.md ``config`` shape) and a small CLI that prints both:
 
     /usr/bin/python3 tools/reference/flops.py            # ViT-5-S / ViT-5-B / ViL-S breakdown
 """
@@ -48,7 +48,7 @@ def vit5_flops(cfg: dict) -> int:
 
 
 def vit5_breakdown(cfg: dict) -> dict:
-    """Per-part numbers of SPEC 8 for one sample: attention and block of block 0, and the network total."""
+    """Per-part numbers of docs/math.md 8 for one sample: attention and block of block 0, and the network total."""
     net = ViT5ClassificationNet.from_config(cfg)
     block = net.blocks[0]
     return {"tokens": net.num_tokens,

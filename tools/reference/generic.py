@@ -1,6 +1,6 @@
 """Generic nvSubquadratic blocks: Attention (inner mixer), QKVSequenceMixer, QKVConditionMixer (seed 003),
 ResidualBlock (seed 002), and the conditioned ClassificationResNet built from them (docs/model-format.md `resnet`).
-SPEC.md section 3, 8, 9.13.
+docs/math.md 3, 8, 9.13.
 
 All tensors are channels-last ``(B, *spatial, C)`` with 1 to 3 spatial dims; spatial dims are flattened row-major
 into tokens wherever tokens interact.
@@ -18,11 +18,11 @@ from vit5 import cos_sin_from_angles, instantiate, rope_axis_angles, rope_theta,
 def build_grid_rope_tables(spatial_shape, head_dim: int, base: float = 10000.0):
     """Single-base split-half RoPE tables over an n-D grid (n = 1, 2, 3), ``(T, dk)`` fp32 each.
 
-    SPEC 3.2 says the generic Attention uses "the same table recipe as 1.4, single base"; upstream only has the
+    docs/math.md 3.2 says the generic Attention uses "the same table recipe as 1.4, single base"; upstream only has the
     2-D case. The n-D generalisation used here: the head is cut into n equal axis parts of ``da = dk/n``
     channels (axis 0 first); part a uses the grid coordinate along spatial axis a (row-major flattening) and
     ``theta = rope_theta(da, base)`` interleaved-repeated; the rotation partner is ``c +- da/2`` inside each part.
-    For n = 2 this is exactly SPEC 1.4 (Y-half then X-half, partner c + dk/4). Needs ``dk % (2n) == 0``.
+    For n = 2 this is exactly docs/math.md 1.4 (Y-half then X-half, partner c + dk/4). Needs ``dk % (2n) == 0``.
     """
     n = len(spatial_shape)
     if n not in (1, 2, 3) or head_dim % (2 * n):
@@ -37,7 +37,7 @@ def build_grid_rope_tables(spatial_shape, head_dim: int, base: float = 10000.0):
 
 
 class Attention(nn.Module):
-    """nvSubquadratic generic ``modules/attention.Attention`` (SPEC 3.2): a parameter-free inner mixer.
+    """nvSubquadratic generic ``modules/attention.Attention`` (docs/math.md 3.2): a parameter-free inner mixer.
 
     ``forward(q, k, v)`` on channels-last tensors. Heads split as ``(h d)``; optional RoPE FIRST (grid split-half
     recipe, q and k must share a spatial shape); then optional parameter-free L2 norm ``F.normalize(eps=1e-12)``;
@@ -76,7 +76,7 @@ class Attention(nn.Module):
             q = q * cos + rotate_split_half(q, n) * sin
             k = k * cos + rotate_split_half(k, n) * sin
         if self.apply_qk_norm:
-            q = F.normalize(q, dim=-1, eps=1e-12)                              # AFTER RoPE (SPEC 9.13)
+            q = F.normalize(q, dim=-1, eps=1e-12)                              # AFTER RoPE (docs/math.md 9.13)
             k = F.normalize(k, dim=-1, eps=1e-12)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))                       # (B, H, T, dk)
         mask = None
@@ -86,13 +86,15 @@ class Attention(nn.Module):
         return o.transpose(1, 2).reshape(out_shape)                            # (B, *spatial_q, C)
 
     def flop_count(self, num_tokens: int, num_key_tokens: int = None) -> int:
-        """SPEC 8 (derived; upstream has none): ``4 * Tq * Tk * C``."""
+        """docs/math.md 8 (derived; upstream has none): ``4 * Tq * Tk * C``."""
         tk = num_tokens if num_key_tokens is None else num_key_tokens
         return 4 * num_tokens * tk * self.hidden_dim
 
 
 class QKVSequenceMixer(nn.Module):
-    """``out_proj(mixer(chunk3(qkv_proj(x))))`` (SPEC 3.1). Keys: ``qkv_proj.*`` [3C, C], ``out_proj.*`` [C, C]."""
+    """``out_proj(mixer(chunk3(qkv_proj(x))))`` (docs/math.md 3.1).
+
+    Keys: ``qkv_proj.*`` [3C, C], ``out_proj.*`` [C, C]."""
 
     def __init__(self, hidden_dim: int, mixer_cfg, bias: bool = False):
         super().__init__()
@@ -106,14 +108,14 @@ class QKVSequenceMixer(nn.Module):
         return self.out_proj(self.mixer(q, k, v))
 
     def flop_count(self, num_tokens: int, inference: bool = False) -> int:
-        """SPEC 8: ``2T*D*3D + mixer + 2T*D^2``."""
+        """docs/math.md 8: ``2T*D*3D + mixer + 2T*D^2``."""
         d = self.hidden_dim
         return linear_flop_count(num_tokens, d, 3 * d) + self.mixer.flop_count(num_tokens) + \
             linear_flop_count(num_tokens, d, d)
 
 
 class QKVConditionMixer(nn.Module):
-    """Cross-attention condition mixer, seed 003 (SPEC 3.2).
+    """Cross-attention condition mixer, seed 003 (docs/math.md 3.2).
 
     ``Q = q_proj(x)``; a ``(B, C)`` condition becomes ONE token ``(B, 1, C)``; ``K, V = kv_proj(cond).chunk(2)``
     (K is the FIRST half); ``y = out_proj(mixer(Q, K, V))``. Keys (no biases): ``q_proj.weight [C, C]``,
@@ -146,13 +148,13 @@ class QKVConditionMixer(nn.Module):
         return self.out_proj(self.mixer(q, k, v))
 
     def flop_count(self, num_tokens: int, num_condition_tokens: int = 1) -> int:
-        """SPEC 8 (derived): ``2TqC^2 + 4TcC^2 + mixer + 2TqC^2``."""
+        """docs/math.md 8 (derived): ``2TqC^2 + 4TcC^2 + mixer + 2TqC^2``."""
         d, tq, tc = self.hidden_dim, num_tokens, num_condition_tokens
         return 2 * tq * d * d + 4 * tc * d * d + self.mixer.flop_count(tq, tc) + 2 * tq * d * d
 
 
 class ResidualBlock(nn.Module):
-    """Pre-norm residual block with three optional branches, seed 002 (SPEC 3.1).
+    """Pre-norm residual block with three optional branches, seed 002 (docs/math.md 3.1).
 
     A branch whose module is ``nn.Identity`` (or None) is bypassed entirely, residual add included. One-way
     assertion: mixer/MLP Identity => its norm Identity. ``forward(x, condition)``: condition is positional and is
@@ -191,7 +193,7 @@ class ResidualBlock(nn.Module):
         return x
 
     def flop_count(self, num_tokens: int, num_condition_tokens: int = 1) -> int:
-        """SPEC 8 (derived): the sum of the active branches (norms counted where they have a count)."""
+        """docs/math.md 8 (derived): the sum of the active branches (norms counted where they have a count)."""
         def norm_flops(norm):
             return norm.flop_count(num_tokens) if hasattr(norm, "flop_count") else 0
 

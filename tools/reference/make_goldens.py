@@ -18,7 +18,7 @@ bit-stable across machines); weights and inputs are drawn in float64 and stored 
 in FLOAT64 on those exact float32 values (single thread) and the outputs are rounded to float32. Computing in float64
 makes the goldens closer to exact than a float32 PyTorch run and insensitive to BLAS kernel choice: a different
 summation order moves results by ~1e-16 relative, far below float32 rounding. RoPE tables use the fp32 recipe of
-SPEC 1.4 with libm cos/sin in double, independent of the compute dtype.
+docs/math.md 1.4 with libm cos/sin in double, independent of the compute dtype.
 """
 
 import argparse

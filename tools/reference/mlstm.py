@@ -1,11 +1,11 @@
-"""mLSTM / Vision-LSTM reference: seed 004 (numerics "seed") and NX-AI v1 (numerics "nxai"). SPEC.md section 7.
+"""mLSTM / Vision-LSTM reference: seed 004 (numerics "seed") and NX-AI v1 (numerics "nxai"). docs/math.md 7.
 
 Scan functions work on per-head tensors ``q, k, v: (B, NH, S, DH)`` and gate pre-activations
 ``ipre, fpre: (B, NH, S)`` in PROCESSING order (already flipped for reverse blocks):
-* ``mlstm_parallel_seed``     seed 004's quadratic form, literal except the input-gate floor (SPEC 9.11);
-* ``mlstm_parallel_official`` NX-AI ``parallel_stabilized_simple`` (SPEC 7.2);
-* ``mlstm_chunkwise``         the chunkwise form of SPEC 7.3 for either variant (exact running max, -10 clamp per
-                              output row only for the seed).
+* ``mlstm_parallel_seed``     seed 004's quadratic form, literal except the input-gate floor (docs/math.md 9.11);
+* ``mlstm_parallel_official`` NX-AI ``parallel_stabilized_simple`` (docs/math.md 7.2);
+* ``mlstm_chunkwise``         the chunkwise form of docs/math.md 7.3 for either variant (exact running max, -10 clamp
+                              per output row only for the seed).
 """
 
 import math
@@ -25,17 +25,17 @@ NUMERICS = ("seed", "nxai")
 
 def seed_log_input_gate(ipre: torch.Tensor) -> torch.Tensor:
     """``log(max(exp(ipre), 1e-6))`` computed as ``max(ipre, ln 1e-6)``: equal wherever the seed is finite, and it
-    never overflows for ipre > 88.72 (SPEC 7.1 quirk 1, 9.11: the only deliberate deviation from seed 004)."""
+    never overflows for ipre > 88.72 (docs/math.md 7.1 quirk 1, 9.11: the only deliberate deviation from seed 004)."""
     return torch.clamp(ipre, min=LN_1E_MINUS_6)
 
 
 def seed_log_forget_gate(fpre: torch.Tensor) -> torch.Tensor:
-    """``log(max(sigmoid(fpre), 1e-6))``, literal (SPEC 7.1 quirk 2)."""
+    """``log(max(sigmoid(fpre), 1e-6))``, literal (docs/math.md 7.1 quirk 2)."""
     return torch.log(torch.sigmoid(fpre).clamp(min=1e-6))
 
 
 def official_log_gates(ipre: torch.Tensor, fpre: torch.Tensor):
-    """NX-AI: raw ``ipre`` and ``logsigmoid(fpre)`` (SPEC 7.2)."""
+    """NX-AI: raw ``ipre`` and ``logsigmoid(fpre)`` (docs/math.md 7.2)."""
     return ipre, F.logsigmoid(fpre)
 
 
@@ -44,7 +44,7 @@ def official_log_gates(ipre: torch.Tensor, fpre: torch.Tensor):
 # ------------------------------------------------------------------------------------------------------------------
 
 def mlstm_parallel_seed(q, k, v, ipre, fpre):
-    """Seed 004's parallel mLSTM (SPEC 7.1): ``(B, NH, S, DH) -> (B, NH, S, DHv)``.
+    """Seed 004's parallel mLSTM (docs/math.md 7.1): ``(B, NH, S, DH) -> (B, NH, S, DHv)``.
 
     -1e9 causal fill, row max clamped at -10, queries divided by sqrt(DH), normaliser ``max(sum_j A_ij, 1)`` on the
     stabilised SIGNED sum.
@@ -66,7 +66,7 @@ def mlstm_parallel_seed(q, k, v, ipre, fpre):
 
 
 def mlstm_parallel_official(q, k, v, ipre, fpre, eps: float = 1e-6):
-    """NX-AI ``parallel_stabilized_simple`` (SPEC 7.2): ``(B, NH, S, DH) -> (B, NH, S, DHv)``.
+    """NX-AI ``parallel_stabilized_simple`` (docs/math.md 7.2): ``(B, NH, S, DH) -> (B, NH, S, DHv)``.
 
     Zero-prepended cumsum of ``logsigmoid(f)``, -inf mask, raw ``ipre``, unclamped row max, KEYS divided by
     sqrt(DH), normaliser ``max(|sum_j C_ij|, exp(-m)) + eps``.
@@ -88,11 +88,11 @@ def mlstm_parallel_official(q, k, v, ipre, fpre, eps: float = 1e-6):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# Chunkwise form (SPEC 7.3)
+# Chunkwise form (docs/math.md 7.3)
 # ------------------------------------------------------------------------------------------------------------------
 
 def mlstm_chunkwise(q, k, v, ipre, fpre, chunk_size: int, numerics: str = "seed", eps: float = 1e-6):
-    """Chunkwise mLSTM scan with carried state ``(C, n, mu)`` (SPEC 7.3); equals the parallel form of ``numerics``.
+    """Chunkwise mLSTM scan, carried state ``(C, n, mu)`` (docs/math.md 7.3); equals the parallel form of ``numerics``.
 
     ``mu`` is the EXACT running max of the carried log-weights (it enters the seed result through the
     ``max(., 1)`` floor); the seed's -10 clamp is applied only to each output row, never fed back. ``chunk_size``
@@ -186,12 +186,12 @@ class LinearHeadwiseExpand(nn.Module):
 
 
 class mLSTMCell(nn.Module):
-    """mLSTM cell (ViL layer), seed 004 constructor plus ``numerics`` and ``chunk_size`` (SPEC 7.1, 7.2).
+    """mLSTM cell (ViL layer), seed 004 constructor plus ``numerics`` and ``chunk_size`` (docs/math.md 7.1, 7.2).
 
     numerics "seed": seed 004's cell, ``outnorm`` = sequence-wide GroupNorm(NP groups, affine), ``layerscale``.
     numerics "nxai": official ``parallel_stabilized_simple``, ``outnorm`` = MultiHeadLayerNorm (NH groups per token,
-    scale 1 + w, no bias), no layerscale. ``chunk_size`` None = parallel form, else the chunkwise scan (SPEC 7.3).
-    Keys: see docs/model-format.md `vil` (``blocks.{i}.mlstm.*``).
+    scale 1 + w, no bias), no layerscale. ``chunk_size`` None = parallel form, else the chunkwise scan
+    (docs/math.md 7.3). Keys: see docs/model-format.md `vil` (``blocks.{i}.mlstm.*``).
     """
 
     def __init__(self, dim: int = 384, proj_factor: float = 2.0, qkv_proj_blocksize: int = 4, num_heads: int = 4,
@@ -266,7 +266,7 @@ class mLSTMCell(nn.Module):
         return self.forward_with_intermediates(x, reverse)[0]
 
     def flop_count(self, num_tokens: int, chunk_size: int = None) -> int:
-        """SPEC 8 (derived, mLSTM block without its LayerNorm)."""
+        """docs/math.md 8 (derived, mLSTM block without its LayerNorm)."""
         s, d, e, nh, dh = num_tokens, self.dim, self.inner_dim, self.num_heads, self.head_dim
         total = 4 * s * d * e                                                  # proj_up
         total += 2 * self.conv_kernel * s * e                                  # depthwise conv (8SE for k=4)
@@ -283,7 +283,7 @@ class mLSTMCell(nn.Module):
 
 
 class mLSTMBlock(nn.Module):
-    """``x + drop_path(mlstm(norm1(x), reverse))`` (seed 004, SPEC 7.1). ``norm1`` = LayerNorm(D) without bias:
+    """``x + drop_path(mlstm(norm1(x), reverse))`` (seed 004, docs/math.md 7.1). ``norm1`` = LayerNorm(D) without bias:
     weight used directly for "seed", ``1 + w`` for "nxai". Keys: ``norm1.weight``, ``mlstm.*``."""
 
     def __init__(self, dim: int = 384, proj_factor: float = 2.0, qkv_proj_blocksize: int = 4, num_heads: int = 4,
@@ -304,7 +304,7 @@ class mLSTMBlock(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# VisionLSTM network (NX-AI v1 network, SPEC 7.2 and 9.12; docs/model-format.md `vil`)
+# VisionLSTM network (NX-AI v1 network, docs/math.md 7.2 and 9.12; docs/model-format.md `vil`)
 # ------------------------------------------------------------------------------------------------------------------
 
 VIL_CONFIG_KEYS = ("image_size", "patch_size", "in_chans", "dim", "depth", "inner_dim", "num_heads",
@@ -335,7 +335,7 @@ class LearnedPosEmbed2d(nn.Module):
 
 
 class VisionLSTM(nn.Module):
-    """ViL v1 network on channels-last ``[B, H, W, 3]`` images with seed or NX-AI block numerics (SPEC 7.2).
+    """ViL v1 network on channels-last ``[B, H, W, 3]`` images with seed or NX-AI block numerics (docs/math.md 7.2).
 
     patch embed -> + pos_embed -> row-major tokens -> blocks (even i forward, odd i reversed) -> legacy_norm ->
     bilateral average of tokens 0 and S-1 -> ``norm`` (affine LayerNorm, eps head_norm_eps) -> ``head``.
@@ -392,7 +392,7 @@ class VisionLSTM(nn.Module):
         return self.head(self.norm(x))                                         # (B, classes)
 
     def flop_count(self, chunk_size: int = None) -> int:
-        """SPEC 8 (derived; the seeds give no network formula): patch embed ``2*3*D*P^2*S`` + pos add ``S*D`` +
+        """docs/math.md 8 (derived; the seeds give no network formula): patch embed ``2*3*D*P^2*S`` + pos add ``S*D`` +
         blocks + legacy_norm ``5*S*D`` + bilateral average ``2*D`` + head norm ``5*D`` + head ``2*D*classes``."""
         s, d = self.num_tokens, self.dim
         total = 2 * self.in_chans * d * self.patch_size ** 2 * s + s * d

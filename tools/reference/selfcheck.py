@@ -1,13 +1,13 @@
-"""Self-checks of the vkvit PyTorch reference against SPEC.md. One line per check; exit 0 only if all pass.
+"""Self-checks of the vkvit PyTorch reference against docs/math.md. One line per check; exit 0 only if all pass.
 
     /usr/bin/python3 tools/reference/selfcheck.py
 
 Checks: chunkwise mLSTM == parallel form (float64, both numerics, several gate regimes); RoPE theta tables,
-CLS identity rows and register positions (SPEC 1.4); pairing norm behaviour (SPEC 6.1, Appendix A); FLOP and
-parameter counts (SPEC 5.2, 8); state_dict keys == docs/model-format.md tables; seed contract details (ViT5
-register pooling rejected, ResidualBlock identity assertion, QKVConditionMixer ndim errors, gate floor); resnet
-(ClassificationResNet) state_dict == the `resnet` table, counts == tools/vkvit_file.py, identity bypass, condition
-shapes, the one-way identity rule and the other config rules as load-time errors.
+CLS identity rows and register positions (docs/math.md 1.4); pairing norm behaviour (docs/math.md 6.1, Appendix A);
+FLOP and parameter counts (docs/math.md 5.2, 8); state_dict keys == docs/model-format.md tables; seed contract
+details (ViT5 register pooling rejected, ResidualBlock identity assertion, QKVConditionMixer ndim errors, gate
+floor); resnet (ClassificationResNet) state_dict == the `resnet` table, counts == tools/vkvit_file.py, identity
+bypass, condition shapes, the one-way identity rule and the other config rules as load-time errors.
 """
 
 import math
@@ -51,7 +51,7 @@ def run(name: str, fn) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# mLSTM: chunkwise == parallel (SPEC 7.3, Appendix B)
+# mLSTM: chunkwise == parallel (docs/math.md 7.3, Appendix B)
 # ------------------------------------------------------------------------------------------------------------------
 
 GATE_REGIMES = {
@@ -97,7 +97,7 @@ def check_chunkwise():
 
 
 def check_seed_gate_floor():
-    """SPEC 9.11: max(ipre, ln 1e-6) equals the seed's log(max(exp(ipre), 1e-6)) wherever that is finite."""
+    """docs/math.md 9.11: max(ipre, ln 1e-6) equals the seed's log(max(exp(ipre), 1e-6)) wherever that is finite."""
     ipre = torch.linspace(-40, 80, 2001, dtype=torch.float64)
     literal = torch.log(torch.exp(ipre).clamp(min=1e-6))
     diff = (seed_log_input_gate(ipre) - literal).abs().max().item()
@@ -127,7 +127,7 @@ def check_cell_chunkwise():
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# RoPE (SPEC 1.4, 6.1, Appendix A)
+# RoPE (docs/math.md 1.4, 6.1, Appendix A)
 # ------------------------------------------------------------------------------------------------------------------
 
 SPEC_THETA = {
@@ -193,7 +193,7 @@ def check_pairings():
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# FLOPs and parameters (SPEC 5.2, 8)
+# FLOPs and parameters (docs/math.md 5.2, 8)
 # ------------------------------------------------------------------------------------------------------------------
 
 def check_flops():
@@ -444,7 +444,7 @@ def check_literal_seed_cell():
 
 
 def spec_pseudocode_attention(attn: ViT5Attention, x: torch.Tensor) -> torch.Tensor:
-    """SPEC 1.5 per-element pseudo-code (one image at a time, explicit partner index), for either pairing."""
+    """docs/math.md 1.5 per-element pseudo-code (one image at a time, explicit partner index), for either pairing."""
     T, C = x.shape[1], attn.hidden_dim
     H, dk = attn.num_heads, attn.head_dim
     dh, dq = dk // 2, dk // 4
@@ -493,7 +493,7 @@ def check_spec_pseudocode():
 
 
 def check_layout_equivariance():
-    """Both token layouts give the same attention up to the CLS re-indexing (SPEC 6.2): [P, CLS, R] vs [CLS, P, R]."""
+    """[P, CLS, R] and [CLS, P, R] give the same attention up to the CLS re-indexing (docs/math.md 6.2)."""
     rng = np.random.default_rng(9)
     for pairing in ("split_half", "adjacent"):
         a = ViT5Attention(64, 2, 3, 5, num_registers=4, qk_norm=True, rope_pairing=pairing).double()

@@ -1,9 +1,10 @@
 """ViT-5 reference: RoPE tables, ViT5Attention (seed 001), ViT5ResidualBlock (seed 000), ViT5ClassificationNet.
 
-SPEC.md sections 1, 2, 5, 6 and 9; tensor names and config keys of docs/model-format.md (`vit5`).
+docs/math.md sections 1, 2, 5, 6 and 9; tensor names and config keys of docs/model-format.md (`vit5`).
 Two flavours share this code:
-* nvsubq: tokens ``[patches, CLS, regs]``, split-half-per-axis RoPE pairing (c <-> c + dk/4, SPEC 1.4), no biases;
-* paper:  tokens ``[CLS, patches, regs]``, adjacent RoPE pairing (2i <-> 2i+1, SPEC 6.1), biases per config.
+* nvsubq: tokens ``[patches, CLS, regs]``, split-half-per-axis RoPE pairing (c <-> c + dk/4, docs/math.md 1.4),
+  no biases;
+* paper:  tokens ``[CLS, patches, regs]``, adjacent RoPE pairing (2i <-> 2i+1, docs/math.md 6.1), biases per config.
 """
 
 import math
@@ -26,13 +27,13 @@ def instantiate(cfg):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# RoPE (SPEC 1.4)
+# RoPE (docs/math.md 1.4)
 # ------------------------------------------------------------------------------------------------------------------
 
 def rope_theta(axis_dim: int, base: float) -> torch.Tensor:
     """fp32 frequencies of one axis with ``axis_dim`` channels: ``1 / base^(arange(0, axis_dim, 2) / axis_dim)``.
 
-    Upstream's exact op sequence (SPEC 1.4): fp32 division, fp32 pow, fp32 reciprocal. For a 2-D head of dk
+    Upstream's exact op sequence (docs/math.md 1.4): fp32 division, fp32 pow, fp32 reciprocal. For a 2-D head of dk
     channels ``axis_dim = dh = dk/2`` and there are ``dk/4`` frequencies. Returns ``(axis_dim/2,)`` float32.
     """
     exponent = torch.arange(0, axis_dim, 2, dtype=torch.int64).float() / axis_dim   # fp32 division
@@ -50,7 +51,7 @@ def rope_axis_angles(positions: torch.Tensor, theta: torch.Tensor) -> torch.Tens
 
 
 def cos_sin_from_angles(angles: torch.Tensor):
-    """cos / sin of fp32 angles evaluated in float64 (libm, via ``math``) and rounded to fp32 (SPEC 1.4).
+    """cos / sin of fp32 angles evaluated in float64 (libm, via ``math``) and rounded to fp32 (docs/math.md 1.4).
 
     ``math.cos`` rather than a vectorised torch kernel so the tables are bit-identical on every CPU and equal to
     what a C host computing ``(float)cos((double)a)`` gets.
@@ -63,7 +64,7 @@ def cos_sin_from_angles(angles: torch.Tensor):
 
 def vit5_token_positions(num_patches_h: int, num_patches_w: int, num_registers: int, has_cls: bool,
                          token_layout: str = "patches_cls_regs"):
-    """Per-token RoPE descriptor ``(kind, pos_y, pos_x)`` in sequence order (SPEC 1.2, 1.4, 6.2).
+    """Per-token RoPE descriptor ``(kind, pos_y, pos_x)`` in sequence order (docs/math.md 1.2, 1.4, 6.2).
 
     kind is ``"patch"`` (row-major grid position, base rope_base), ``"cls"`` (identity rotation) or ``"reg"``
     (``floor(sqrt R)`` x ``floor(sqrt R)`` grid, row-major, base reg_rope_base).
@@ -80,11 +81,11 @@ def vit5_token_positions(num_patches_h: int, num_patches_w: int, num_registers: 
 def build_vit5_rope_tables(head_dim: int, num_patches_h: int, num_patches_w: int, num_registers: int,
                            has_cls: bool, rope_base: float = 10000.0, reg_rope_base: float = 100.0,
                            token_layout: str = "patches_cls_regs"):
-    """The ``[T, dk]`` fp32 cos and sin tables of ViT5Attention (SPEC 1.4, bit-for-bit recipe).
+    """The ``[T, dk]`` fp32 cos and sin tables of ViT5Attention (docs/math.md 1.4, bit-for-bit recipe).
 
     Channel layout of a head: ``[Y-half (dk/2) | X-half (dk/2)]``; inside a half, channel ``cl`` uses
     ``theta[cl >> 1]``. Patches use ``rope_base``, registers ``reg_rope_base``, CLS is the identity (cos 1, sin 0).
-    The same table serves both pairings (SPEC 6.1). Returns ``(cos, sin)``, each ``(T, dk)`` float32.
+    The same table serves both pairings (docs/math.md 6.1). Returns ``(cos, sin)``, each ``(T, dk)`` float32.
     """
     if head_dim % 4 != 0:
         raise ValueError(f"head_dim {head_dim} must be a multiple of 4 for 2-D RoPE")
@@ -108,7 +109,7 @@ def build_vit5_rope_tables(head_dim: int, num_patches_h: int, num_patches_w: int
 
 
 def rotate_split_half(x: torch.Tensor, num_axes: int = 2) -> torch.Tensor:
-    """nvsubq ``_rotate_half_per_axis`` generalised to ``num_axes`` equal channel parts (SPEC 1.4).
+    """nvsubq ``_rotate_half_per_axis`` generalised to ``num_axes`` equal channel parts (docs/math.md 1.4).
 
     Inside each part of ``da`` channels: ``rot[c] = -x[c + da/2]`` for the first half, ``+x[c - da/2]`` for the
     second. For 2-D heads ``da = dk/2`` and the partner is ``c + dk/4``.
@@ -120,13 +121,13 @@ def rotate_split_half(x: torch.Tensor, num_axes: int = 2) -> torch.Tensor:
 
 
 def rotate_adjacent(x: torch.Tensor) -> torch.Tensor:
-    """Paper / EVA ``rotate_half``: pairs (2i, 2i+1), ``rot[2i] = -x[2i+1]``, ``rot[2i+1] = x[2i]`` (SPEC 6.1)."""
+    """Paper/EVA ``rotate_half``: pairs (2i, 2i+1), ``rot[2i] = -x[2i+1]``, ``rot[2i+1] = x[2i]`` (docs/math.md 6.1)."""
     pairs = x.reshape(*x.shape[:-1], x.shape[-1] // 2, 2)
     return torch.stack([-pairs[..., 1], pairs[..., 0]], dim=-1).reshape(x.shape)
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, pairing: str) -> torch.Tensor:
-    """``y = x * cos + rot(x) * sin``; cos/sin broadcast against x (SPEC 1.3 step 3)."""
+    """``y = x * cos + rot(x) * sin``; cos/sin broadcast against x (docs/math.md 1.3 step 3)."""
     if pairing == "split_half":
         rot = rotate_split_half(x, 2)
     elif pairing == "adjacent":
@@ -149,7 +150,7 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# ViT5Attention (seed 001, SPEC 1)
+# ViT5Attention (seed 001, docs/math.md 1)
 # ------------------------------------------------------------------------------------------------------------------
 
 class ViT5Attention(nn.Module):
@@ -157,12 +158,12 @@ class ViT5Attention(nn.Module):
 
     Seed 001's constructor plus ``rope_pairing`` (``split_half`` | ``adjacent``) and ``token_layout``
     (``patches_cls_regs`` | ``cls_patches_regs``). ``qk_norm``: None/False (off), True (``RMSNorm(dk, qk_norm_eps)``)
-    or a callable ``f(head_dim) -> module``. R must be 0 or a perfect square (SPEC 9.2: rejected at construction
+    or a callable ``f(head_dim) -> module``. R must be 0 or a perfect square (docs/math.md 9.2: rejected at construction
     here, where upstream fails at the first forward). Keys: ``qkv.weight [3C, C]`` (+ ``qkv.bias``),
     ``proj.weight [C, C]`` (+ ``proj.bias``), ``q_norm.weight [dk]``, ``k_norm.weight [dk]``.
     """
 
-    accepts_conditioning = False   # forward(x) has no `conditioning` argument (SPEC 2.2, 9.3)
+    accepts_conditioning = False   # forward(x) has no `conditioning` argument (docs/math.md 2.2, 9.3)
 
     def __init__(self, hidden_dim: int, num_heads: int, num_patches_h: int, num_patches_w: int,
                  num_registers: int = 4, has_cls: bool = True, qk_norm=None, rope_base: float = 10000.0,
@@ -225,9 +226,9 @@ class ViT5Attention(nn.Module):
         return self.proj_drop(self.proj(o))                                    # (B, T, C)
 
     def flop_count(self, num_tokens: int, inference: bool = False) -> int:
-        """Seed 001 / SPEC 1.6: ``8TD^2 + 4T^2 D + 4TD + q_norm(T) + k_norm(T)``.
+        """Seed 001 / docs/math.md 1.6: ``8TD^2 + 4T^2 D + 4TD + q_norm(T) + k_norm(T)``.
 
-        The QK norms report ``3*T*dk`` each, the literal upstream undercount by H (SPEC 8, 9.8).
+        The QK norms report ``3*T*dk`` each, the literal upstream undercount by H (docs/math.md 8, 9.8).
         """
         t, d = num_tokens, self.hidden_dim
         qk = self.q_norm.flop_count(t) + self.k_norm.flop_count(t) if self.qk_norm else 0
@@ -235,14 +236,14 @@ class ViT5Attention(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# ViT5ResidualBlock (seed 000, SPEC 2)
+# ViT5ResidualBlock (seed 000, docs/math.md 2)
 # ------------------------------------------------------------------------------------------------------------------
 
 class ViT5ResidualBlock(nn.Module):
-    """Two-branch pre-norm block with LayerScale, shared DropPath, optional GRN and register pooling (SPEC 2.2).
+    """Two-branch pre-norm block with LayerScale, shared DropPath, optional GRN and register pooling (docs/math.md 2.2).
 
     ``*_cfg`` arguments are modules or zero-argument callables (LazyConfig stand-ins). Register pooling needs a
-    mixer that accepts ``conditioning=`` (``accepts_conditioning``); with ViT5Attention it raises (SPEC 9.3).
+    mixer that accepts ``conditioning=`` (``accepts_conditioning``); with ViT5Attention it raises (docs/math.md 9.3).
     Keys: ``input_norm.*``, ``sequence_mixer.*``, ``grn.gamma/beta``, ``mlp_norm.*``, ``mlp.*``, ``ls_attn.gamma``,
     ``ls_mlp.gamma``, ``register_pooling.*``.
     """
@@ -271,7 +272,7 @@ class ViT5ResidualBlock(nn.Module):
             self.register_pooling = instantiate(register_pooling_cfg)
 
     def forward(self, x: torch.Tensor, condition=None) -> torch.Tensor:
-        """``x (B, T, C) -> (B, T, C)``; ``condition`` is accepted and ignored (SPEC 2.2)."""
+        """``x (B, T, C) -> (B, T, C)``; ``condition`` is accepted and ignored (docs/math.md 2.2)."""
         xn = self.input_norm(x)                                                 # (B, T, C)
         if self.register_pooling is not None:
             s, r = self.register_start_idx, self.num_registers
@@ -286,7 +287,7 @@ class ViT5ResidualBlock(nn.Module):
         return x
 
     def flop_count(self, num_tokens: int, inference: bool = False) -> int:
-        """Seed 000 / SPEC 2.7: the sum of the sub-module counts; residual adds and DropPath excluded."""
+        """Seed 000 / docs/math.md 2.7: the sum of the sub-module counts; residual adds and DropPath excluded."""
         t = num_tokens
         total = self.input_norm.flop_count(t)
         if self.register_pooling is not None:
@@ -302,7 +303,7 @@ class ViT5ResidualBlock(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------------------------------
-# ViT5ClassificationNet (SPEC 5, docs/model-format.md `vit5`)
+# ViT5ClassificationNet (docs/math.md 5, docs/model-format.md `vit5`)
 # ------------------------------------------------------------------------------------------------------------------
 
 VIT5_CONFIG_KEYS = ("image_size", "patch_size", "in_chans", "dim", "depth", "num_heads", "mlp_hidden",
@@ -325,7 +326,7 @@ def unwrap_config(cfg: dict, architecture: str, flavours: dict):
 
 
 class ViT5ClassificationNet(nn.Module):
-    """ViT-5 classifier on channels-last ``[B, H, W, 3]`` normalised images (SPEC 5.1).
+    """ViT-5 classifier on channels-last ``[B, H, W, 3]`` normalised images (docs/math.md 5.1).
 
     patch embed -> + pos_embed (patches only) -> token layout -> blocks -> readout (cls / gap / register_concat)
     -> ``out_norm`` (RMSNorm AFTER readout) -> ``out_proj``. State-dict keys = docs/model-format.md `vit5` table.
@@ -397,7 +398,7 @@ class ViT5ClassificationNet(nn.Module):
             raise ValueError(f"flavour {flavour} needs rope_pairing/token_layout {VIT5_FLAVOURS[flavour]}")
         return cls(**{k: (tuple(v) if k == "image_size" else v) for k, v in config.items()})
 
-    # Token index ranges of the layout (SPEC 1.2 and 6.2).
+    # Token index ranges of the layout (docs/math.md 1.2 and 6.2).
     def patch_slice(self) -> slice:
         start = int(self.has_cls) if self.token_layout == "cls_patches_regs" else 0
         return slice(start, start + self.num_patches)
@@ -428,7 +429,7 @@ class ViT5ClassificationNet(nn.Module):
         return self.out_proj(self.out_norm(v))                                 # (B, classes)
 
     def flop_count(self, inference: bool = True) -> int:
-        """SPEC 8, one sample: patch embed + pos add + blocks + out_norm(1) + readout extras + head."""
+        """docs/math.md 8, one sample: patch embed + pos add + blocks + out_norm(1) + readout extras + head."""
         d, np_ = self.dim, self.num_patches
         total = 2 * self.in_chans * d * self.patch_size ** 2 * np_ + np_ * d
         total += sum(b.flop_count(self.num_tokens, inference) for b in self.blocks)
