@@ -39,7 +39,7 @@
 //     depend on the lane are specialization constants or separate function copies, not branches.
 //
 // Tile: one subgroup (= one workgroup of 8 invocations) computes BM rows x (8*TN) columns, K in chunks of 32 * KCH.
-// Grid: (ceil(N / (8*TN)), ceil(M / BM), batch), z = outer * n_inner + inner (two-level batch, kernels.h).
+// Grid: (ceil(N / (8*TN)), ceil(M / BM), batch), z = outer * n_inner + inner (two-level batch, src/ops/gemm.h).
 // Any M, N, K: vec4 loads when the host finds K, the A/B row strides and every batch's A/B start offsets multiples
 // of 4 (specialization constant VEC4: a runtime branch would cost both paths, see gemm_chunk), otherwise a
 // scalar-load path (same structure); columns past N clamp their loads and skip stores.
@@ -51,7 +51,7 @@
 // (packFloat2x16), which subgroupShuffle hands to every lane (a plain 32-bit shuffle: no
 // shaderSubgroupExtendedTypes needed); products go into an f16vec2 partial sum per output with packed FMAs and are
 // added into the fp32 accumulator every F16_CHUNK = 16 k (after lanes 0-3 and after lanes 4-7 of a 32-k chunk).
-// Chunk and error bound: gemm.comp and kernels.h (VKVIT_GEMM_F16_CHUNK).
+// Chunk and error bound: gemm.comp and src/ops/gemm.h (VKVIT_GEMM_F16_CHUNK).
 #if defined(F16_MATH) && F16_MATH
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #undef B_F16
