@@ -478,8 +478,11 @@ typedef struct vkvit_image {
  * re-records the session's command buffer and invalidates command buffers the host recorded with this session
  * before (docs/preprocessing.md). Errors:
  * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4, session in flight),
- * VKVIT_ERROR_BAD_IMAGE (a zero or too large side, unknown format), VKVIT_ERROR_UNSUPPORTED (the model's input is
- * not a 3-channel image), VKVIT_ERROR_OUT_OF_DEVICE_MEMORY (growing). */
+ * VKVIT_ERROR_BAD_IMAGE (a side of 0 or above VKVIT_MAX_IMAGE_SIDE, unknown format), VKVIT_ERROR_UNSUPPORTED (the
+ * model's input is not a 3-channel image; or an image within VKVIT_MAX_IMAGE_SIDE whose pixels, width * height * 4
+ * bytes, or whose resize scratch are more than one storage-buffer descriptor reaches, the device's
+ * maxStorageBufferRange: 16384x16384 is 1 GiB, lavapipe reaches 128 MiB, vkvit_device_info.max_storage_buffer_range
+ * says it), VKVIT_ERROR_OUT_OF_DEVICE_MEMORY (growing). */
 VKVIT_API vkvit_result vkvit_session_set_images(vkvit_session *session, uint32_t first_slot,
                                                 const vkvit_image *images, uint32_t count);
 

@@ -1,10 +1,12 @@
 /* The vkvit CLI as a user meets it: exit codes, help texts, `info` on this machine, and a clear sentence (not a
- * crash) when no Vulkan driver can be found; `vkvit run` on a conditioned resnet golden (input + condition from
- * the golden's io file, logits against PyTorch). Runs the built binary with popen(). Also vkvit_describe_model, the
- * public API behind `vkvit inspect`. */
+ * crash) when no Vulkan driver can be found or a driver manifest is broken; `vkvit run` on a conditioned resnet
+ * golden (input + condition from the golden's io file, logits against PyTorch). Runs the built binary with popen().
+ * Also vkvit_describe_model, the public API behind `vkvit inspect`, and the error code include/vkvit.h gives for
+ * vkvit_session_set_images' device limit. */
 #include "golden_util.h"
 #include "test_util.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +69,122 @@ static void run_resnet(char *out, size_t cap) {
     rc = run(cmd, out, cap);
     CHECK(rc == 0 && strstr(out, "takes no condition"), "run with an unused condition: rc %d\n%s", rc, out);
     unlink(out_path);
+}
+
+/* A driver manifest the loader cannot use (VK_ICD_FILENAMES / VK_DRIVER_FILES naming garbage; Debian 12's loader
+ * answers VK_ERROR_OUT_OF_HOST_MEMORY for text that is not JSON, and crashes on a JSON array or a number for a
+ * library path) is "no usable Vulkan device": exit 3 with one sentence naming the file, from every command that
+ * opens a device. */
+static void bad_driver_manifests(char *out, size_t cap) {
+    static const struct {
+        const char *what, *text;
+    } manifests[] = {
+        {"garbage", "{garbage\x01\x02\xff"},
+        {"a JSON array", "[1, 2]"},
+        {"a number as the library path", "{\"file_format_version\": \"1.0.0\", \"ICD\": {\"library_path\": 7}}"},
+    };
+    static const char *commands[] = {
+        "info",
+        "bench gemm --shape 8x8x8 --repeat 1",
+        "run --model " MODELS "resnet_seq_cond_global_qkn_causal.vkvit --input " MODELS
+        "resnet_seq_cond_global_qkn_causal.io.safetensors --output /dev/null",
+    };
+    char path[128], dir[128], cmd[2048];
+    snprintf(path, sizeof path, "/tmp/vkvit_test_cli_%d_icd.json", (int)getpid());
+    snprintf(dir, sizeof dir, "/tmp/vkvit_test_cli_%d_icd.d", (int)getpid());
+    for (size_t m = 0; m < sizeof manifests / sizeof manifests[0]; m++) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL, "cannot create %s", path);
+        if (!f) return;
+        fputs(manifests[m].text, f);
+        fclose(f);
+        for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+            snprintf(cmd, sizeof cmd, "VK_ICD_FILENAMES=%s VK_DRIVER_FILES=%s " CLI " %s", path, path, commands[c]);
+            int rc = run(cmd, out, cap);
+            const char *newline = strchr(out, '\n');
+            CHECK(rc == 3 && strstr(out, path) && strstr(out, "not a Vulkan driver manifest") && newline &&
+                      !newline[1],
+                  "%s as the driver manifest, vkvit %s: rc %d\n%s", manifests[m].what, commands[c], rc, out);
+        }
+    }
+    /* VK_DRIVER_FILES may name a folder of manifests: one broken file in it is enough to stop the loader. */
+    if (mkdir(dir, 0700) == 0) {
+        char in_dir[256];
+        snprintf(in_dir, sizeof in_dir, "%s/broken.json", dir);
+        rename(path, in_dir);
+        snprintf(cmd, sizeof cmd, "VK_DRIVER_FILES=%s " CLI " info", dir);
+        int rc = run(cmd, out, cap);
+        CHECK(rc == 3 && strstr(out, in_dir) && strstr(out, "not a Vulkan driver manifest"),
+              "a folder with a broken manifest as VK_DRIVER_FILES: rc %d\n%s", rc, out);
+        unlink(in_dir);
+        rmdir(dir);
+    }
+    unlink(path);
+    /* A good manifest still works through the same variables. */
+    const char *lvp = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+    if (access(lvp, R_OK) == 0) {
+        snprintf(cmd, sizeof cmd, "VK_ICD_FILENAMES=%s VK_DRIVER_FILES=%s " CLI " info", lvp, lvp);
+        int rc = run(cmd, out, cap);
+        CHECK(rc == 0 && strstr(out, "llvmpipe"), "lavapipe's own manifest as VK_DRIVER_FILES: rc %d\n%s", rc, out);
+    }
+}
+
+/* vkvit_session_set_images' comment in include/vkvit.h lists the code it returns for an image within
+ * VKVIT_MAX_IMAGE_SIDE whose pixels exceed what one storage-buffer descriptor of the device reaches (16384x16384 is
+ * 1 GiB as RGBA8; lavapipe's maxStorageBufferRange is 128 MiB), with that reason. */
+static void set_images_limit_documented(void) {
+    vkvit_ctx *ctx = vt_ctx();
+    vkvit_device_info dev;
+    vkvit_ctx_device_info(ctx, &dev);
+    const uint64_t side = VKVIT_MAX_IMAGE_SIDE, need = side * side * 4;
+    if (need + 256 <= dev.max_storage_buffer_range) {
+        printf("note: %s reaches %llu bytes per descriptor: a 16384x16384 image fits; the check is not run\n",
+               dev.name, (unsigned long long)dev.max_storage_buffer_range);
+        vkvit_ctx_destroy(ctx);
+        return;
+    }
+    vkvit_model *model = NULL;
+    vkvit_session *s = NULL;
+    vkvit_result r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = MODELS "vit5_nvsubq_cls_r4.vkvit"}, &model);
+    if (r == VKVIT_OK) r = vkvit_session_create(model, &(vkvit_session_desc){.label = "limit", .batch = 1}, &s);
+    CHECK(r == VKVIT_OK, "a session for the image limit: %s", vkvit_last_error());
+    if (r == VKVIT_OK) {
+        /* refused before any pixel is read: the buffer need not hold them */
+        static const uint8_t pixel[4];
+        vkvit_image im = {.pixels = pixel, .width = VKVIT_MAX_IMAGE_SIDE, .height = VKVIT_MAX_IMAGE_SIDE,
+                          .format = VKVIT_PIXEL_RGBA8};
+        r = vkvit_session_set_images(s, 0, &im, 1);
+        const char *name = vkvit_result_name(r);
+        CHECK(r != VKVIT_OK && strstr(vkvit_last_error(), "maxStorageBufferRange"), "16384x16384: %s: %s", name,
+              vkvit_last_error());
+        /* the comment block just above the declaration */
+        uint8_t *h = NULL;
+        size_t n = 0;
+        char doc[8192] = "";
+        FILE *f = fopen(VKVIT_SOURCE_DIR "/include/vkvit.h", "rb");
+        if (f) {
+            h = malloc(1 << 20);
+            n = fread(h, 1, (1 << 20) - 1, f);
+            h[n] = '\0';
+            fclose(f);
+            const char *decl = strstr((const char *)h, "VKVIT_API vkvit_result vkvit_session_set_images(");
+            const char *end = decl ? decl : (const char *)h, *begin = end;
+            while (begin > (const char *)h && strncmp(begin, "/*", 2)) begin--;
+            snprintf(doc, sizeof doc, "%.*s", (int)(end - begin), begin);
+        }
+        char want[128];
+        snprintf(want, sizeof want, "%s (", name);
+        const char *at = strstr(doc, want), *close = at ? strchr(at, ')') : NULL;
+        const char *limit = at ? strstr(at, "maxStorageBufferRange") : NULL;
+        CHECK(at && limit && limit < close, "include/vkvit.h: vkvit_session_set_images' errors do not list %s for an "
+              "image above the device's maxStorageBufferRange:\n%s", name, doc);
+        free(h);
+    }
+    vkvit_session_destroy(s);
+    vkvit_model_destroy(model);
+    uint32_t messages = vkvit_ctx_validation_messages(ctx, 0);
+    CHECK(messages == 0, "%u validation message(s) from the image limit check", messages);
+    vkvit_ctx_destroy(ctx);
 }
 
 /* vkvit_describe_model: the JSON inspect prints, without a device; every label; the tensor table; errors. */
@@ -136,6 +254,8 @@ int main(void) {
           "bench gemm: rc %d\n%s", rc, out);
 
     run_resnet(out, sizeof out);
+    bad_driver_manifests(out, sizeof out);
+    set_images_limit_documented();
 
     printf("%d passed, %d failed\n", vt_passed, vt_failed);
     return vt_failed ? 1 : 0;

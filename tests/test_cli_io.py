@@ -6,7 +6,13 @@ With the small golden models (tests/golden/models/, random weights, 32x32 / 8x8 
   - outputs: `run --output -` writes the safetensors bytes to stdout; `--output /dev/full` is exit 4 and leaves the
     device node alone; a symlinked output is followed (the link stays, its target is written); a missing folder is
     exit 4; `classify/inspect/info > /dev/full` are exit 4 with one sentence, and so is a closed pipe (no SIGPIPE);
-    a device as input (/dev/zero) is refused at once;
+    a device as input (/dev/zero) is refused at once; an output that is the input or the condition (the same path,
+    a symlink, a hard link) is exit 1 and the input keeps its bytes; SIGQUIT mid-run removes the temporary file,
+    and the one a SIGKILL leaves is removed by the next run (and nothing else: live pids, other outputs, look-alike
+    names, folders, symlinks); /proc files as models are "not a regular file with a size", not "0 bytes long"; an output that is the input or the condition (the same path,
+    a symlink, a hard link) is exit 1 and the input keeps its bytes; SIGQUIT mid-run removes the temporary file,
+    and the one a SIGKILL leaves is removed by the next run (and nothing else: live pids, other outputs, look-alike
+    names, folders, symlinks); /proc files as models are "not a regular file with a size", not "0 bytes long";
   - classify streams: the first batch's results arrive while a later image (standard input) is still unread; a
     progress line with an ETA goes to stderr when it is a terminal;
   - a model without labels: `"label": null` in JSON, the table's columns as wide as "class N";
@@ -160,6 +166,107 @@ def test_write_errors(tmp):
             rc, _, err = run_bytes(args, stdout=full)
         check(rc == 4 and err.endswith("cannot write the output to standard output: No space left on device\n")
               and len(err.splitlines()) == 1, f"{' '.join(args)} > /dev/full: exit {rc}: {err!r}")
+
+
+def test_output_is_input(tmp):
+    """`run --output` may not be the file it reads: the same path, a symlink to it or a hard link of it (the same
+    device and inode) is a usage error, and the input keeps its bytes."""
+    io = os.path.join(tmp, "in.safetensors")
+    with open(f"{COND}.io.safetensors", "rb") as f, open(io, "wb") as g:
+        g.write(f.read())
+    original = open(io, "rb").read()
+    link, hard = os.path.join(tmp, "link.safetensors"), os.path.join(tmp, "hard.safetensors")
+    os.symlink("in.safetensors", link)
+    os.link(io, hard)
+    for what, out in (("the same path", io), ("a symlink", link), ("a hard link", hard)):
+        rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", io, "--output", out])
+        check(rc == 1 and "is the input file" in err and len(err.splitlines()) == 1 and
+              open(io, "rb").read() == original, f"run --output = --input ({what}): exit {rc}: {err!r}")
+    rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", f"{COND}.io.safetensors", "--condition",
+                            io, "--output", link])
+    check(rc == 1 and "is the condition file" in err and open(io, "rb").read() == original,
+          f"run --output = --condition: exit {rc}: {err!r}")
+    check(not [n for n in os.listdir(tmp) if ".tmp." in n], f"a refused run left a temporary: {os.listdir(tmp)}")
+
+
+def test_interrupted_output(tmp):
+    """SIGQUIT (Ctrl-\\) removes `run --output`'s temporary file as SIGINT and SIGTERM do; the temporary a SIGKILL
+    leaves is removed by the next run that writes the same output, and only that: a live process's temporary,
+    other outputs' and names that only look alike stay."""
+    import resource
+    import signal
+    import time
+    out = os.path.join(tmp, "out.safetensors")
+    io = open(f"{COND}.io.safetensors", "rb").read()
+
+    def start():
+        # `--input -` from a pipe held open: the run waits on it with its temporary file created, so the signal
+        # always arrives mid-run; no core file from SIGQUIT
+        p = subprocess.Popen([CLI, "run", "--model", f"{COND}.vkvit", "--input", "-", "--output", out],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env(),
+                             cwd=tmp, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
+        tmp_file = f"{out}.tmp.{p.pid}"
+        deadline = time.monotonic() + 60
+        while not os.path.exists(tmp_file) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return p, tmp_file
+
+    open(out, "w").write("old")
+    p, tmp_file = start()
+    created = os.path.exists(tmp_file)
+    p.send_signal(signal.SIGQUIT)
+    p.wait(timeout=60)
+    p.stdin.close()
+    err = p.stderr.read().decode("utf-8", "replace")
+    p.stderr.close()
+    check(created and p.returncode == -signal.SIGQUIT and not os.path.exists(tmp_file) and
+          open(out).read() == "old", f"run --output, SIGQUIT: created {created}, status {p.returncode}, "
+          f"left {sorted(os.listdir(tmp))}: {err!r}")
+
+    p, killed_tmp = start()
+    created = os.path.exists(killed_tmp)
+    p.kill()
+    p.wait(timeout=60)
+    p.stdin.close()
+    p.stderr.close()
+    check(created and os.path.exists(killed_tmp), f"run --output, SIGKILL: no temporary left to clean up "
+          f"(created {created}): {sorted(os.listdir(tmp))}")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = gone.pid                                       # a process that has exited: its pid is not alive
+    stale_attempt = f"{out}.tmp.{dead}.3"                # the helper's second name form, dead too
+    keep = [f"{out}.tmp.{os.getpid()}",                  # a live process's (this one's)
+            f"{out}.tmp.{dead}x", f"{out}.tmp.{dead}.", f"{out}.tmp.", f"{out}.tmp.-{dead}",  # not the pattern
+            os.path.join(tmp, f"other.safetensors.tmp.{dead}")]                               # another output
+    for n in keep + [stale_attempt]:
+        open(n, "w").write("x")
+    not_regular = [f"{out}.tmp.{dead}.7", f"{out}.tmp.{dead}.5"]   # the pattern, but a folder and a symlink
+    os.mkdir(not_regular[0])
+    os.symlink(keep[-1], not_regular[1])
+    keep += not_regular
+    rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", f"{COND}.io.safetensors", "--output", out])
+    left = sorted(os.listdir(tmp))
+    check(rc == 0 and not os.path.exists(killed_tmp) and not os.path.exists(stale_attempt) and
+          all(os.path.exists(n) for n in keep) and read_logits(open(out, "rb").read()).shape[1] == 10,
+          f"run after a SIGKILLed run: exit {rc}, left {left}: {err!r}")
+
+
+def test_pseudo_files(tmp):
+    """Files of /proc and /sys say st_size 0 but hold data: as a model they are refused as what they are, not as
+    "0 bytes long"; read as an input (a stream) their real length is reported."""
+    proc = "/proc/sys/kernel/ostype"                      # "Linux\n": shorter than a safetensors header
+    if not os.path.exists(proc) or os.stat(proc).st_size != 0:
+        print(f"note: no {proc} with st_size 0; the pseudo-file checks are not run")
+        return
+    for args in (["inspect", proc], ["classify", "--model", proc, CAT],
+                 ["run", "--model", proc, "--input", f"{COND}.io.safetensors", "--output", os.path.join(tmp, "o")],
+                 ["bench", "--model", proc, "--repeat", "1"], ["inspect", "/proc/self/status"]):
+        rc, _, err = run_bytes(args)
+        check(rc == 2 and len(err.splitlines()) == 1 and "0 bytes long" not in err and
+              "not a regular file with a size" in err and f"'{args[-1] if args[0] == 'inspect' else proc}'" in err,
+              f"{' '.join(args)}: exit {rc}: {err!r}")
+    rc, _, err = run_bytes(["run", "--model", f"{COND}.vkvit", "--input", proc, "--output", os.path.join(tmp, "o")])
+    check(rc == 2 and "0 bytes long" not in err and "6 bytes long" in err, f"run --input {proc}: exit {rc}: {err!r}")
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -519,8 +626,8 @@ def main():
         print("SKIP: no PyTorch (tools/vkvit_file.py needs it)")
         return 77
     with tempfile.TemporaryDirectory(prefix="vkvit_test_cli_io_") as tmp:
-        for t in (test_stdin, test_run_stdio, test_write_errors, test_labels, test_non_utf8_name, test_inspect,
-                  test_run, test_conditions):
+        for t in (test_stdin, test_run_stdio, test_write_errors, test_output_is_input, test_interrupted_output,
+                  test_pseudo_files, test_labels, test_non_utf8_name, test_inspect, test_run, test_conditions):
             sub = os.path.join(tmp, t.__name__)
             os.mkdir(sub)
             t(sub)

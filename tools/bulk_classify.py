@@ -32,8 +32,14 @@ ranks 1..K the label, class index and probability. JSON Lines:
      "probabilities": [...]}
 CSV columns: path, model, error, label_1, class_1, probability_1, ..., label_K, class_K, probability_K.
 
+File names that are not UTF-8 (a Latin-1 b'caf\\xe9.png') are written losslessly, as Python names them
+(surrogateescape): in JSON Lines each byte that is not UTF-8 is the escape \\udc80..\\udcff (b'\\xe9' -> "\\udce9"),
+so the file stays valid UTF-8 and os.fsencode(row["path"]) gives the bytes back; in CSV the name's own bytes are
+written as they are (read it with encoding="utf-8", errors="surrogateescape"). List files are read the same way.
+
 Exit codes: 0 every image has a row (some may carry an error), 1 usage error, 2 a task failed for good (rerun to
-resume), 3 no images.
+resume), 3 no images, 4 the output cannot be written (a full disk, /dev/full, a missing folder: one sentence; the
+rows written before stay, and a rerun resumes after them).
 
 Worker processes need the vkvit Python package (pip install ./python, or this source tree, which LocalCluster
 workers find on their own), libvkvit.so ($VKVIT_LIBRARY), numpy and Pillow. Throughput and a multi-machine set-up:
@@ -44,9 +50,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import io
 import json
 import os
+import re
+import stat
 import sys
 import time
 from typing import Callable, Dict, Iterable, List, Optional
@@ -90,7 +99,7 @@ def list_images(sources: Iterable[str]) -> List[str]:
                           if not f.startswith(".") and f.lower().endswith(IMAGE_EXTENSIONS)]
             paths = sorted(found)
         elif os.path.isfile(src):
-            with open(src, encoding="utf-8") as f:
+            with open(src, encoding="utf-8", errors="surrogateescape") as f:   # names as os.walk gives them
                 paths = [line.strip() for line in f if line.strip() and not line.lstrip().startswith("#")]
         else:
             raise FileNotFoundError(f"bulk_classify: '{src}' is neither a directory nor a list file")
@@ -105,16 +114,45 @@ def list_images(sources: Iterable[str]) -> List[str]:
 # Output: the client is the only writer
 # ------------------------------------------------------------------------------------------------------------
 
+class OutputError(Exception):
+    """The results file cannot be opened or written (a full disk, /dev/full, a missing folder): exit 4."""
+
+
+# A lone surrogate: what Python makes of a byte of a file name that is not UTF-8 (surrogateescape, U+DC80..U+DCFF).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_line(row: dict) -> str:
+    """One JSON Lines row. json.dumps(ensure_ascii=False) keeps lone surrogates as they are, which no UTF-8 file
+    can hold; they become JSON escapes (\\udcXX), which json.loads turns back into the same string."""
+    return _SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), json.dumps(row, ensure_ascii=False)) + "\n"
+
+
 class ResultWriter:
-    """Appends rows to a JSON Lines or CSV file, one per path; knows the paths already there (resume)."""
+    """Appends rows to a JSON Lines or CSV file, one per path; knows the paths already there (resume). Every
+    failure to open or write the file is an OutputError with one sentence."""
 
     def __init__(self, path: str, fmt: str, top_k: int):
         self.path, self.fmt, self.top_k = path, fmt, top_k
+        self.written = 0
+        self.failed = False
         self.done = self._read_done()
-        self.f = open(path, "a", encoding="utf-8", newline="")
-        if fmt == "csv" and self.f.tell() == 0:
+        try:
+            # surrogateescape: a CSV row carries a file name's own bytes (JSON Lines rows are escaped before this)
+            self.f = open(path, "a", encoding="utf-8", errors="surrogateescape", newline="")
+        except OSError as e:
+            raise OutputError(f"bulk_classify: cannot open '{path}' to append the results: "
+                              f"{e.strerror or e}") from None
+        if fmt == "csv" and self._at_start():
             self.f.write(self._csv_line(self._csv_header()))
             self._sync()
+
+    def _at_start(self) -> bool:
+        """Whether the output is still empty (a device or a pipe counts as empty: its header goes first)."""
+        try:
+            return self.f.tell() == 0
+        except OSError:
+            return True
 
     def _csv_header(self) -> List[str]:
         cols = ["path", "model", "error"]
@@ -129,19 +167,26 @@ class ResultWriter:
         return buf.getvalue()
 
     def _read_done(self) -> set:
-        """Paths already written. A torn last line (a client killed mid-write) is cut off."""
-        if not os.path.exists(self.path):
+        """Paths already written. A torn last line (a client killed mid-write) is cut off. Only a regular file is
+        read: a device (/dev/full reads as endless zeros) or a pipe holds no earlier rows."""
+        try:
+            if not stat.S_ISREG(os.stat(self.path).st_mode):
+                return set()
+            with open(self.path, "rb") as f:
+                data = f.read()
+            end = data.rfind(b"\n") + 1
+            if end < len(data):
+                with open(self.path, "r+b") as f:
+                    f.truncate(end)
+                    f.flush()
+                    os.fsync(f.fileno())
+                data = data[:end]
+        except FileNotFoundError:
             return set()
-        with open(self.path, "rb") as f:
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        if end < len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(end)
-                f.flush()
-                os.fsync(f.fileno())
-            data = data[:end]
-        text = data.decode("utf-8")
+        except OSError as e:
+            raise OutputError(f"bulk_classify: cannot read '{self.path}' to resume from it: "
+                              f"{e.strerror or e}") from None
+        text = data.decode("utf-8", "surrogateescape")   # a CSV row's path as the bytes it was written from
         done = set()
         if self.fmt == "jsonl":
             for n, line in enumerate(text.splitlines(), 1):
@@ -160,33 +205,55 @@ class ResultWriter:
                 done = {r[0] for r in rows[1:] if r}
         return done
 
+    def _fail(self, e: OSError) -> "OutputError":
+        self.failed = True
+        return OutputError(f"bulk_classify: cannot write the results to '{self.path}': {e.strerror or e}; "
+                           f"{self.written} rows written before; rerun to resume")
+
     def _sync(self) -> None:
-        self.f.flush()
-        os.fsync(self.f.fileno())
+        try:
+            self.f.flush()
+            try:
+                os.fsync(self.f.fileno())
+            except OSError as e:
+                if e.errno not in (errno.EINVAL, errno.EROFS):   # a device or a pipe cannot be synced: fine
+                    raise
+        except OSError as e:
+            raise self._fail(e) from None
 
     def write(self, rows: List[dict]) -> int:
         """Appends the rows whose path is new; flush + fsync. Returns how many were written."""
         n = 0
-        for row in rows:
-            if row["path"] in self.done:
-                continue
-            if self.fmt == "jsonl":
-                self.f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            else:
-                fields = [row["path"], row["model"], row["error"] or ""]
-                for r in range(self.top_k):
-                    if r < len(row["labels"]):
-                        fields += [row["labels"][r], row["classes"][r], repr(row["probabilities"][r])]
-                    else:
-                        fields += ["", "", ""]
-                self.f.write(self._csv_line(fields))
-            self.done.add(row["path"])
-            n += 1
+        try:
+            for row in rows:
+                if row["path"] in self.done:
+                    continue
+                if self.fmt == "jsonl":
+                    self.f.write(_json_line(row))
+                else:
+                    fields = [row["path"], row["model"], row["error"] or ""]
+                    for r in range(self.top_k):
+                        if r < len(row["labels"]):
+                            fields += [row["labels"][r], row["classes"][r], repr(row["probabilities"][r])]
+                        else:
+                            fields += ["", "", ""]
+                    self.f.write(self._csv_line(fields))
+                self.done.add(row["path"])
+                n += 1
+        except OSError as e:              # a buffer that filled up while writing
+            raise self._fail(e) from None
         self._sync()
+        self.written += n
         return n
 
     def close(self) -> None:
-        self.f.close()
+        """Closes the file; a failure is an OutputError unless writing failed already (then the rows that could
+        not be written are dropped with the file: a rerun writes them)."""
+        try:
+            self.f.close()
+        except OSError as e:
+            if not self.failed:
+                raise self._fail(e) from None
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -383,6 +450,8 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         cluster = local_cluster(args.workers)
         client = Client(cluster)
     t0 = time.monotonic()
+    ac = as_completed()
+    in_flight_futures = set()                         # submitted, not yet come back
     try:
         client.register_worker_plugin(plugin, name=PLUGIN_NAME)
         nworkers = len(client.scheduler_info()["workers"]) or 1
@@ -392,13 +461,14 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         # Workers open absolute paths (their working directory is not ours); rows keep the paths as listed.
         items = [[p, os.path.abspath(p)] for p in todo]
         batches = iter([items[i:i + args.batch] for i in range(0, len(items), args.batch)])
-        ac = as_completed()
 
         def submit_next() -> bool:
             b = next(batches, None)
             if b is None:
                 return False
-            ac.add(client.submit(classify_task, b, PLUGIN_NAME, resources=resources, pure=False))
+            fut = client.submit(classify_task, b, PLUGIN_NAME, resources=resources, pure=False)
+            in_flight_futures.add(fut)
+            ac.add(fut)
             stats["tasks"] += 1
             return True
 
@@ -407,6 +477,7 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
                 break
         failed = None
         for fut in ac:
+            in_flight_futures.discard(fut)
             try:
                 res = fut.result()
             except Exception as e:  # noqa: BLE001 - stop submitting, keep what finished
@@ -442,15 +513,23 @@ def run(args: argparse.Namespace, on_result: Optional[Callable[[object, dict], N
         if busy:
             # each worker's own rate while it had a batch (decode + GPU), without start-up and scheduling
             stats["worker_images_per_s"] = {w: round(n / t, 2) for w, (n, t) in sorted(busy.items()) if t > 0}
-        writer.close()
-        if own_client:
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        try:
+            writer.close()
+        finally:
+            # after a failure (an output that cannot be written) the tasks still queued are of no use: a caller's
+            # client (and its workers) should not keep running them
+            ac.clear()
+            if in_flight_futures:
+                client.cancel(list(in_flight_futures))
+            if own_client:
+                client.close()
+            if cluster is not None:
+                cluster.close()
     return stats
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: Optional[List[str]] = None, client=None) -> int:
+    """The command line; `client`: an existing distributed.Client for run() (tests)."""
     args = parse_args(argv)
     try:
         paths = list_images(args.sources)
@@ -461,14 +540,25 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("bulk_classify: no images in " + ", ".join(args.sources), file=sys.stderr)
         return 3
     try:
-        stats = run(args)
+        stats = run(args, client=client)
+    except OutputError as e:
+        print(e, file=sys.stderr)
+        return 4
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 2
     except ValueError as e:
         print(e, file=sys.stderr)
         return 1
-    print(json.dumps(stats), file=sys.stderr if args.quiet else sys.stdout)
+    summary = sys.stderr if args.quiet else sys.stdout
+    try:
+        print(json.dumps(stats), file=summary, flush=True)
+    except OSError as e:                              # stdout on a full disk or a closed pipe, as the CLI says it
+        name = "standard error" if summary is sys.stderr else "standard output"
+        # the unwritten summary must not fail again (with a traceback) when Python flushes at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), summary.fileno())
+        print(f"bulk_classify: cannot write the summary to {name}: {e.strerror or e}", file=sys.stderr)
+        return 4
     return 0
 
 

@@ -9,9 +9,14 @@ both, so every prediction must then agree.
    per image, no errors, zero validation messages in the workers.
 2. A rerun into an output holding the first 150 rows plus a torn line, with one worker SIGKILLed after the first
    batch is written, yields the same 300 rows (resume + Dask's retry + the client's dedup), each path once.
+3. File names that are not UTF-8 (b'\\xff.png', and a broken b'bad\\xfe.png') get their rows, losslessly (JSON Lines:
+   \\udcXX escapes; CSV: the bytes), next to the others', and a rerun finds every one done.
+4. An output that cannot be written (/dev/full; a disk that fills up mid-run, simulated by fsync answering ENOSPC)
+   is one sentence and exit 4, no traceback; the rows written before stay for a rerun.
 """
 
 import argparse
+import io
 import json
 import os
 import signal
@@ -170,3 +175,97 @@ def test_csv_output_and_error_rows(png_copy, client, tmp_path):
         assert by_path[p][2] == "" and by_path[p][3] in ("airplane", "automobile", "bird", "cat", "deer", "dog",
                                                          "frog", "horse", "ship", "truck")
         assert 0 < float(by_path[p][8]) <= float(by_path[p][5]) <= 1
+
+
+def done_paths(out, fmt, top_k):
+    """The paths a rerun into `out` would skip."""
+    w = bulk_classify.ResultWriter(str(out), fmt, top_k)
+    w.close()
+    return w.done
+
+
+def _small_tree(png_copy, root, n=3):
+    """`root` holding n good PNGs named as usual and one named b'\\xff.png' (a copy of a good one), and a broken
+    file named b'bad\\xfe.png'. Returns (root, the byte names of the two non-UTF-8 files)."""
+    cats = os.path.join(png_copy, "test", "cat")
+    some = sorted(os.listdir(cats))[:n]
+    os.makedirs(root, exist_ok=True)
+    for f in some:
+        with open(os.path.join(cats, f), "rb") as src, open(os.path.join(root, f), "wb") as dst:
+            dst.write(src.read())
+    good_bytes = os.path.join(os.fsencode(root), b"\xff.png")
+    bad_bytes = os.path.join(os.fsencode(root), b"bad\xfe.png")
+    with open(os.path.join(cats, some[0]), "rb") as src, open(good_bytes, "wb") as dst:
+        dst.write(src.read())
+    with open(bad_bytes, "wb") as dst:
+        dst.write(b"\x89PNG\r\n\x1a\n" + bytes(20))
+    return root, good_bytes, bad_bytes
+
+
+def test_non_utf8_file_names(png_copy, client, tmp_path):
+    """A file name that is not UTF-8 gets its row (\\udcXX escapes in JSON Lines, which os.fsencode turns back into
+    the bytes), every other image too, and a rerun finds them all done."""
+    root, good_bytes, bad_bytes = _small_tree(png_copy, str(tmp_path / "images"))
+    out = tmp_path / "out.jsonl"
+    args = bulk_classify.parse_args([root, "-o", str(out), "--batch", "2", "--top-k", "2", "--quiet"])
+    stats = bulk_classify.run(args, client=client)
+    assert stats["images"] == 5 and stats["written"] == 5 and stats["errors"] == 1, stats
+    text = open(out, "rb").read().decode("utf-8")          # the document stays valid UTF-8 (ASCII escapes)
+    assert "\\udcff.png" in text
+    by_bytes = {os.fsencode(r["path"]): r for r in map(json.loads, text.splitlines())}
+    assert len(by_bytes) == 5 and good_bytes in by_bytes and bad_bytes in by_bytes, sorted(by_bytes)
+    assert by_bytes[good_bytes]["error"] is None and len(by_bytes[good_bytes]["labels"]) == 2
+    assert by_bytes[bad_bytes]["error"].startswith("cannot decode")
+    again = bulk_classify.run(args, client=client)
+    assert again["skipped"] == 5 and again["written"] == 0, again
+
+
+def test_non_utf8_file_names_csv(tmp_path):
+    """The same in CSV, where a name's own bytes are written (the writer alone: the rows travel as in JSON Lines)."""
+    out = tmp_path / "out.csv"
+    name = os.fsdecode(b"images/caf\xe9.png")              # as os.walk names it: 'images/caf\udce9.png'
+    rows = [{"path": name, "model": "m.vkvit", "error": None, "labels": ["cat"], "classes": [3],
+             "probabilities": [0.5]},
+            {"path": name + ".broken", "model": "m.vkvit", "error": f"cannot decode: '{name}.broken'", "labels": [],
+             "classes": [], "probabilities": []}]
+    w = bulk_classify.ResultWriter(str(out), "csv", 1)
+    assert w.write(rows) == 2
+    w.close()
+    raw = open(out, "rb").read()
+    assert raw.count(b"images/caf\xe9.png") == 3, raw    # two paths and the error quoting one, byte for byte
+    assert done_paths(out, "csv", 1) == {name, name + ".broken"}   # a rerun finds both
+
+
+def test_output_on_a_full_device(png_copy, tmp_path):
+    """/dev/full as the output: one sentence naming it, exit 4 (the CLI's code for an output that cannot be
+    written), no traceback, and at once (the CSV header is the first write: no cluster is started)."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    root, _, _ = _small_tree(png_copy, str(tmp_path / "images"), n=1)
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bulk_classify.py"), root, "-o", "/dev/full",
+                        "--format", "csv", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 4, (p.returncode, p.stderr[-2000:])
+    assert "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1, p.stderr[-2000:]
+    assert "'/dev/full'" in p.stderr and "No space left on device" in p.stderr, p.stderr
+
+
+def test_output_full_mid_run(png_copy, client, tmp_path, monkeypatch, capsys):
+    """The disk fills up once the first batch's rows are written (fsync answers ENOSPC, as a file system with delayed
+    allocation does): one sentence, exit 4, no traceback; the rows written before stay, for a rerun to resume from."""
+    import errno
+    root, _, _ = _small_tree(png_copy, str(tmp_path / "images"))
+    out = tmp_path / "out.jsonl"
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    rc = bulk_classify.main([root, "-o", str(out), "--batch", "2", "--top-k", "2", "--quiet"], client=client)
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert rc == 4, (rc, err)
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert f"'{out}'" in err and "No space left on device" in err and "rerun to resume" in err, err
+    rows = [json.loads(line) for line in open(out, encoding="utf-8")]
+    assert 1 <= len(rows) <= 2 and all(r["path"] for r in rows), rows      # one task's rows: 2 images, or the last 1
+    assert done_paths(out, "jsonl", 2) == {r["path"] for r in rows}

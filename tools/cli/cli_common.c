@@ -3,6 +3,7 @@
  * realpath, rename) live here. */
 #include "cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -421,6 +422,93 @@ int cli_opt_precision(cli_opts *o, vkvit_precision *out) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
+ * Vulkan drivers
+ * ------------------------------------------------------------------------------------------------------------ */
+
+/* Whether a manifest's text (n bytes) is not a driver manifest the loader can read (1, the reason in `why`) or is
+ * one (0). Only what the loader trips over: text that is not JSON, another root than an object, and the members it
+ * reads as strings (file_format_version, ICD.library_path, ICD.api_version) or as an object (ICD) being something
+ * else. */
+static int manifest_problem(const char *text, size_t n, char *why, size_t cap) {
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    const cJSON *object = cJSON_IsObject(root) ? root : NULL; /* members are looked up in objects only */
+    const cJSON *icd = cJSON_GetObjectItemCaseSensitive(object, "ICD");
+    const cJSON *version = cJSON_GetObjectItemCaseSensitive(object, "file_format_version");
+    const cJSON *icd_object = cJSON_IsObject(icd) ? icd : NULL;
+    const cJSON *library = cJSON_GetObjectItemCaseSensitive(icd_object, "library_path");
+    const cJSON *api = cJSON_GetObjectItemCaseSensitive(icd_object, "api_version");
+    const char *problem = !root                                   ? "it is not JSON"
+                          : !object                               ? "it is JSON, but not an object"
+                          : version && !cJSON_IsString(version)   ? "its \"file_format_version\" is not a string"
+                          : icd && !cJSON_IsObject(icd)           ? "its \"ICD\" is not an object"
+                          : library && !cJSON_IsString(library)   ? "its \"ICD\".\"library_path\" is not a string"
+                          : api && !cJSON_IsString(api)           ? "its \"ICD\".\"api_version\" is not a string"
+                                                                  : NULL;
+    cJSON_Delete(root);
+    if (problem) snprintf(why, cap, "%s", problem);
+    return problem != NULL;
+}
+
+/* Checks one entry of a driver-file variable: a manifest, or a folder whose *.json files the loader reads. */
+static vkvit_result check_manifest_entry(const char *entry, const char *var, int in_folder) {
+    struct stat st;
+    if (stat(entry, &st) != 0) return VKVIT_OK; /* missing: the loader skips it (no driver: exit 3 anyway) */
+    if (S_ISDIR(st.st_mode) && !in_folder) {
+        DIR *d = opendir(entry);
+        if (!d) return VKVIT_OK;
+        vkvit_result r = VKVIT_OK;
+        for (struct dirent *e; r == VKVIT_OK && (e = readdir(d)) != NULL;) {
+            const size_t len = strlen(e->d_name);
+            char path[PATH_MAX];
+            if (len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
+                snprintf(path, sizeof path, "%s/%s", entry, e->d_name) < (int)sizeof path)
+                r = check_manifest_entry(path, var, 1);
+        }
+        closedir(d);
+        return r;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > (1 << 20)) return VKVIT_OK; /* not a file the check can judge */
+    uint8_t *text = NULL;
+    size_t n = 0;
+    char why[96];
+    vkvit_result r = VKVIT_OK;
+    if (cli_read_input(entry, 1 << 20, &text, &n) == VKVIT_OK &&
+        manifest_problem((const char *)text, n, why, sizeof why))
+        r = cli_error(VKVIT_ERROR_NO_DEVICE, "no usable Vulkan device: '%s' (from %s) is not a Vulkan driver manifest: "
+                      "%s, and the Vulkan loader cannot use it", entry, var, why);
+    free(text);
+    return r;
+}
+
+vkvit_result cli_check_driver_manifests(void) {
+    /* The loader reads VK_DRIVER_FILES, else VK_ICD_FILENAMES (its older name), and VK_ADD_DRIVER_FILES as well. */
+    const char *vars[2] = {getenv("VK_DRIVER_FILES") && getenv("VK_DRIVER_FILES")[0] ? "VK_DRIVER_FILES"
+                                                                                      : "VK_ICD_FILENAMES",
+                           "VK_ADD_DRIVER_FILES"};
+    for (size_t v = 0; v < CLI_ARRAY_LEN(vars); v++) {
+        const char *list = getenv(vars[v]);
+        while (list && *list) {
+            const char *colon = strchr(list, ':');
+            const size_t len = colon ? (size_t)(colon - list) : strlen(list);
+            char entry[PATH_MAX];
+            if (len > 0 && len < sizeof entry) {
+                memcpy(entry, list, len);
+                entry[len] = '\0';
+                vkvit_result r = check_manifest_entry(entry, vars[v], 0);
+                if (r != VKVIT_OK) return r;
+            }
+            list = colon ? colon + 1 : NULL;
+        }
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result cli_ctx_create(const vkvit_ctx_desc *desc, vkvit_ctx **ctx) {
+    vkvit_result r = cli_check_driver_manifests();
+    return r != VKVIT_OK ? r : vkvit_ctx_create(desc, ctx);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
  * Files
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -535,11 +623,14 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
 }
 
 /* The temporary file of the output being written (cli_out_open .. commit / abort), removed when the command is
- * interrupted (SIGINT, SIGTERM, SIGHUP) so that an interrupted `eval --predictions` leaves nothing behind; the file
- * it would replace keeps its content. One at a time: the commands write one such output. The handler goes only
- * where the signal is not ignored (`nohup` ignores SIGHUP, a shell's background job SIGINT), and the name is
- * changed with the signals blocked, so the handler never sees half of it. */
-static const int k_cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+ * interrupted (SIGINT, SIGTERM, SIGHUP, SIGQUIT: Ctrl-C, kill, a closed terminal, Ctrl-\) so that an interrupted
+ * `eval --predictions` leaves nothing behind; the file it would replace keeps its content. The signal is raised
+ * again with its default action afterwards (SIGQUIT still dumps core where core files are on). One at a time: the
+ * commands write one such output. The handler goes only where the signal is not ignored (`nohup` ignores SIGHUP, a
+ * shell's background job SIGINT), and the name is changed with the signals blocked, so the handler never sees half
+ * of it. What no handler can catch (SIGKILL, a crash, a power cut) leaves its temporary behind for the next run that
+ * writes the same output: remove_stale_temporaries. */
+static const int k_cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static char g_pending_tmp[PATH_MAX + 32];
 static volatile sig_atomic_t g_pending;
 
@@ -567,6 +658,52 @@ static void set_pending(const char *tmp) {
     g_pending = 0;
     if (tmp) snprintf(g_pending_tmp, sizeof g_pending_tmp, "%s", tmp), g_pending = 1;
     sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The decimal number at *p (no sign, no leading zero, at most 9 digits: a pid or an attempt number); -1 when there
+ * is none. Advances *p past it. */
+static long parse_name_number(const char **p) {
+    const char *s = *p;
+    if (*s < '1' || *s > '9') return -1;
+    long v = 0;
+    for (int digits = 0; *s >= '0' && *s <= '9'; s++) {
+        if (++digits > 9) return -1;
+        v = v * 10 + (*s - '0');
+    }
+    *p = s;
+    return v;
+}
+
+/* Removes the temporaries of `real` that runs killed before they could clean up left behind (SIGKILL, a crash: no
+ * handler runs): the entries of its folder named exactly "<name>.tmp.<pid>" or "<name>.tmp.<pid>.<attempt>" (the
+ * names cli_out_open gives) that are regular files of this user and whose pid is no live process (kill(pid, 0) says
+ * ESRCH). Anything else stays: other outputs' temporaries, names that only look alike, folders and symlinks, and the
+ * file of any live pid (a run still writing it, or a reused pid: then the file waits for a later run). A run of
+ * another PID namespace sharing the folder (a container) would look dead; its rename then fails with a sentence,
+ * and no output is ever half-written. */
+static void remove_stale_temporaries(const char *real) {
+    const char *slash = strrchr(real, '/');
+    const char *base = slash ? slash + 1 : real;
+    char dir[PATH_MAX];
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == real) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - real), real);
+    const size_t base_len = strlen(base);
+    DIR *d = base_len ? opendir(dir) : NULL;
+    if (!d) return;
+    const pid_t self = getpid();
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, base_len) != 0 || strncmp(n + base_len, ".tmp.", 5) != 0) continue;
+        const char *p = n + base_len + 5;
+        const long pid = parse_name_number(&p);
+        if (pid <= 0 || (*p == '.' && (++p, parse_name_number(&p) < 0)) || *p != '\0') continue;
+        if ((pid_t)pid == self || kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (EPERM too) */
+        struct stat st;
+        if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+            (void)unlinkat(dirfd(d), n, 0);
+    }
+    closedir(d);
 }
 
 int cli_same_file(const char *a, const char *b) {
@@ -609,6 +746,7 @@ vkvit_result cli_out_open(cli_out_file *o, const char *path) {
      * that exists, nor a symlink planted under its name), registered for removal before it exists. */
     o->replace = exists;
     o->mode = exists ? st.st_mode & 07777 : 0;
+    remove_stale_temporaries(o->real);
     for (int attempt = 0; o->fd < 0 && attempt < 16; attempt++) {
         if (snprintf(o->tmp, sizeof o->tmp, attempt ? "%s.tmp.%ld.%d" : "%s.tmp.%ld", o->real, (long)getpid(),
                      attempt) >= (int)sizeof o->tmp) {
@@ -695,6 +833,11 @@ vkvit_result cli_sniff_model(const char *path) {
     ssize_t n = read(fd, b, sizeof b);
     close(fd);
     if (n < 0) return VKVIT_OK;
+    /* Files of /proc and /sys are regular files whose st_size is 0, their content made as they are read: the reader
+     * (which maps st_size bytes) would call them "0 bytes long". */
+    if (n > 0 && st.st_size == 0)
+        return cli_error(VKVIT_ERROR_IO, "'%s' is not a regular file with a size: it reports 0 bytes but reads as "
+                         "data, as files under /proc and /sys do; vkvit reads models only from regular files", path);
     return cli_sniff_safetensors(b, (size_t)n, path,
                                  "a vkvit model (a safetensors file with vkvit metadata, docs/model-format.md)");
 }

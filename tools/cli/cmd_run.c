@@ -29,7 +29,7 @@ static void run_usage(FILE *f) {
                "  -i, --input FILE    safetensors file with a tensor named `input` (required; `-`: standard input)\n"
                "  -o, --output FILE   safetensors file to write (required; `-`: standard output). A regular file\n"
                "                      (symlinks followed) is replaced atomically; a device or FIFO is written in\n"
-               "                      place\n"
+               "                      place. It may not be the model, IN or the condition file\n"
                "  --condition FILE    safetensors file with the tensor `condition` (default: the one in IN)\n"
                "  --precision P       fp32 (default), fp16 (fp16 weights, fp32 activations) or fp16-math (fp16\n"
                "                      weights and GEMM arithmetic; attention, norms, softmax stay fp32)\n"
@@ -109,8 +109,17 @@ int vkvit_cli_run(int argc, char **argv) {
         return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
                                "file or a pipe");
     if (!out_path[0]) return cli_usage_error("run", "--output is empty: give a file, or '-' for standard output");
-    if (cli_same_file(out_path, model_path)) /* the output must not replace the model it comes from */
+    /* The output must not replace a file the run reads: the model, the input, the condition (the same path, or the
+     * same file through a symbolic or hard link: the same device and inode). The input would otherwise be replaced
+     * by its own logits. */
+    if (cli_same_file(out_path, model_path))
         return cli_usage_error("run", "--output '%s' is the model file; give another path", out_path);
+    const int out_is_file = strcmp(out_path, "-") != 0; /* '-' is standard output, never a file named '-' */
+    if (out_is_file && strcmp(in_path, "-") && (!strcmp(out_path, in_path) || cli_same_file(out_path, in_path)))
+        return cli_usage_error("run", "--output '%s' is the input file; give another path", out_path);
+    if (out_is_file && cond_path && strcmp(cond_path, "-") &&
+        (!strcmp(out_path, cond_path) || cli_same_file(out_path, cond_path)))
+        return cli_usage_error("run", "--output '%s' is the condition file; give another path", out_path);
     FILE *summary = strcmp(out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
     /* The output is opened before any work (a path that cannot be written costs nothing); an existing file is
      * replaced only once the run has succeeded (cli_out_commit). */
@@ -162,7 +171,7 @@ int vkvit_cli_run(int argc, char **argv) {
     /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
     if ((r = cli_sniff_model(model_path)) != VKVIT_OK) FAIL(r);
     vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit run"};
-    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
+    if ((r = cli_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
