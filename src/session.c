@@ -431,8 +431,9 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     const double record_ms = vkvit__ms_since(t_record);
     if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
     vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, fp16 "
-                   "weights %.1f, %u pipelines and descriptor sets %.1f of which vkCreateComputePipelines %.1f, "
-                   "recording %.1f, CPU warm-up run %.1f)", s->label, vkvit__ms_since(t0), guard_ms, f16_ms,
+                   "weights %.1f, %u pipelines (%u new, the others shared with the ctx's other sessions) and "
+                   "descriptor sets %.1f of which vkCreateComputePipelines %.1f, recording %.1f, CPU warm-up run "
+                   "%.1f)", s->label, vkvit__ms_since(t0), guard_ms, f16_ms, s->rec.n_kernels,
                    atomic_load(&ctx->counters.pipelines) - pipelines0, prepare_ms,
                    (double)(atomic_load(&ctx->pipeline_ns) - pipeline_ns0) * 1e-6, record_ms,
                    vkvit__ms_since(t_record) - record_ms);

@@ -182,7 +182,7 @@ vkvit_result vkvit__plan(vkvit__graph *g, vkvit__plan_stats *stats);
  * ------------------------------------------------------------------------------------------------------------ */
 
 typedef struct vkvit__recording {
-    vkvit__kernel *kernels;                 /* one per graph kernel */
+    vkvit__kernel *kernels;                 /* one per graph kernel: the ctx's shared ones (vkvit__kernels_acquire) */
     uint32_t n_kernels;
     vkvit__descriptors descriptors;         /* the pool of the sets below and their texel views */
     VkDescriptorSet *sets;                  /* one per node */

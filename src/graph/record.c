@@ -1,5 +1,6 @@
-/* Recording: every pipeline and descriptor set is created once (vkvit__record_prepare); the node sequence is then
- * recorded with barriers derived from data flow (vkvit__record_nodes).
+/* Recording: every descriptor set is created once and every pipeline acquired once from the ctx's shared kernels
+ * (vkvit__record_prepare); the node sequence is then recorded with barriers derived from data flow
+ * (vkvit__record_nodes).
  *
  * Barrier rule. Between barriers the recorder keeps the byte ranges written ("pending writes") and read ("pending
  * reads") by the nodes recorded so far. Before a node, a barrier is needed when
@@ -52,7 +53,8 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "record: out of host memory");
         goto fail;
     }
-    if ((res = vkvit__kernels_create(ctx, g->kernels, g->n_kernels, rec->kernels)) != VKVIT_OK) goto fail;
+    /* the ctx's pipelines for these variants, shared with every other recording (vkvit__kernels_acquire) */
+    if ((res = vkvit__kernels_acquire(ctx, g->kernels, g->n_kernels, rec->kernels)) != VKVIT_OK) goto fail;
     rec->n_kernels = g->n_kernels;
     if ((res = vkvit__descriptors_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->descriptors)) != VKVIT_OK) goto fail;
     uint64_t align = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, 4);
@@ -130,7 +132,7 @@ void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__re
 }
 
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
-    for (uint32_t k = 0; k < rec->n_kernels; k++) vkvit__kernel_destroy(ctx, &rec->kernels[k]);
+    vkvit__kernels_release(ctx, rec->kernels, rec->n_kernels);
     vkvit__descriptors_destroy(ctx, &rec->descriptors);
     if (rec->timer.pool) vkvit__timer_destroy(ctx, &rec->timer);
     free(rec->kernels);
@@ -227,9 +229,8 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
     }
 }
 
-vkvit_result vkvit__record_warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
-                                  vkvit__recording *rec, uint32_t first_kernel) {
-    if (first_kernel >= rec->n_kernels) return VKVIT_OK;
+static vkvit_result warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                           vkvit__recording *rec, uint32_t first_kernel) {
     VkCommandBuffer cmd;
     vkvit_result res = vkvit__cmd_begin(ctx, &cmd);
     if (res != VKVIT_OK) return res;
@@ -264,4 +265,14 @@ vkvit_result vkvit__record_warmup(vkvit_ctx *ctx, const vkvit__graph *g, const v
                                      1, &shader, 0, NULL, 0, NULL);
     }
     return vkvit__cmd_submit_wait(ctx, cmd);
+}
+
+vkvit_result vkvit__record_warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                                  vkvit__recording *rec, uint32_t first_kernel) {
+    if (first_kernel >= rec->n_kernels) return VKVIT_OK;
+    /* the ctx's one-shot command pool and fence: sessions' first set_images may warm up on several threads */
+    vkvit__mutex_lock(ctx->oneshot_lock);
+    vkvit_result res = warmup(ctx, g, tg, rec, first_kernel);
+    vkvit__mutex_unlock(ctx->oneshot_lock);
+    return res;
 }

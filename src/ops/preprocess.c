@@ -114,49 +114,13 @@ static vkvit__kernel_desc v_desc(const vkvit__imgproc_config *cfg) {
 }
 
 /* The sampled-image variant of the horizontal pass: binding 0 is a VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE (texelFetch,
- * no sampler), bindings 1 and 2 the scratch and parameter storage buffers. vkvit__kernel_create only makes storage-buffer layouts, so
- * this one kernel builds its own layouts and then its pipeline the same way. */
-static vkvit_result image_kernel_create(vkvit_ctx *ctx, uint32_t bicubic, vkvit__kernel *out) {
-    vkvit_result res = VKVIT_OK;
-    memset(out, 0, sizeof *out);
-    VkShaderModule module = VK_NULL_HANDLE;
-    const vkvit_spirv *spv = &vkvit_spirv_table[VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE];
-    VkDescriptorSetLayoutBinding bindings[3] = {
-        {.binding = 0, .descriptorType = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, .descriptorCount = 1,
-         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
-        {.binding = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
-         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
-        {.binding = 2, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = 1,
-         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT},
-    };
-    VkDescriptorSetLayoutCreateInfo set_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                                .bindingCount = 3, .pBindings = bindings};
-    VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &out->set_layout));
-    VkPipelineLayoutCreateInfo layout_info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                              .setLayoutCount = 1, .pSetLayouts = &out->set_layout};
-    VK_TRY(ctx->vk.vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &out->layout));
-    VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                            .codeSize = (size_t)spv->n_words * 4, .pCode = spv->words};
-    VK_TRY(ctx->vk.vkCreateShaderModule(ctx->device, &module_info, NULL, &module));
-    VkSpecializationMapEntry entry = {.constantID = 0, .offset = 0, .size = 4};
-    VkSpecializationInfo spec = {.mapEntryCount = 1, .pMapEntries = &entry, .dataSize = 4, .pData = &bicubic};
-    VkComputePipelineCreateInfo info = {
-        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = module, .pName = "main", .pSpecializationInfo = &spec},
-        .layout = out->layout,
-    };
-    VK_TRY(ctx->vk.vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &out->pipeline));
-    ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
-    vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, "preprocess_h (image)");
-    out->shader = VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE;
-    out->n_buffers = 2;
-    out->push_size = 0;
-    return VKVIT_OK;
-fail:
-    if (module) ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
-    vkvit__kernel_destroy(ctx, out);
-    return vkvit__error_prefix(res, "kernel 'preprocess_h (image)' (shader %s)", spv->name);
+ * no sampler), bindings 1 and 2 the scratch and parameter storage buffers; the ctx's, shared by its sessions
+ * (vkvit__kernels_acquire) like the graph's kernels. */
+static vkvit_result image_kernel_acquire(vkvit_ctx *ctx, uint32_t bicubic, vkvit__kernel *out) {
+    const vkvit__kernel_desc d = {.shader = VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE, .n_buffers = 3,
+                                  .sampled_images = 1u << 0, .n_spec = 1, .spec = {bicubic},
+                                  .label = "preprocess_h (image)"};
+    return vkvit__kernels_acquire(ctx, &d, 1, out);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -240,7 +204,7 @@ vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *
     VkDescriptorSetLayoutCreateInfo three_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                                   .bindingCount = 3, .pBindings = three};
     VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &three_info, NULL, &ip->buffers_layout));
-    if ((res = image_kernel_create(ctx, cfg->bicubic, &ip->h_image)) != VKVIT_OK) goto fail;
+    if ((res = image_kernel_acquire(ctx, cfg->bicubic, &ip->h_image)) != VKVIT_OK) goto fail;
 
     /* Per slot: a host image set, a host pixel-buffer set and a vertical-pass set, for record_ex. */
     const uint32_t n_sets = 3 * batch;
@@ -288,7 +252,7 @@ void vkvit__imgproc_destroy(vkvit__imgproc *ip) {
     if (!ip || !ip->ctx) return;
     vkvit_ctx *ctx = ip->ctx;
     if (ip->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, ip->pool, NULL);
-    vkvit__kernel_destroy(ctx, &ip->h_image);
+    vkvit__kernels_release(ctx, &ip->h_image, 1);
     if (ip->buffers_layout) ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ip->buffers_layout, NULL);
     vkvit__buffer_destroy(ctx, &ip->params);
     vkvit__buffer_destroy(ctx, &ip->upload);

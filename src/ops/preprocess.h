@@ -93,8 +93,8 @@ typedef struct vkvit__imgproc {
     uint32_t first_node;                    /* slot k: nodes first_node + 2k (h) and + 2k + 1 (v) */
     uint32_t *t_upload;                     /* per slot: the upload window its h node binds (EXTERNAL) */
     uint32_t t_scratch;
-    /* record_ex's host inputs: the sampled-image kernel, a set layout like the graph kernels' (three storage
-     * buffers) and per-slot sets. */
+    /* record_ex's host inputs: the sampled-image kernel (the ctx's, vkvit__kernels_acquire), a set layout like the
+     * graph kernels' (three storage buffers) and per-slot sets. */
     vkvit__kernel h_image;
     VkDescriptorSetLayout buffers_layout;
     VkDescriptorPool pool;

@@ -445,14 +445,20 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     vkvit_ctx *ctx = calloc(1, sizeof *ctx);
     vkvit__mutex *queue_lock = ctx ? vkvit__mutex_create() : NULL;
     vkvit__mutex *log_lock = ctx ? vkvit__mutex_create() : NULL;
-    if (!queue_lock || !log_lock) {
+    vkvit__mutex *kernel_lock = ctx ? vkvit__mutex_create() : NULL;
+    vkvit__mutex *oneshot_lock = ctx ? vkvit__mutex_create() : NULL;
+    if (!queue_lock || !log_lock || !kernel_lock || !oneshot_lock) {
         vkvit__mutex_destroy(queue_lock);
         vkvit__mutex_destroy(log_lock);
+        vkvit__mutex_destroy(kernel_lock);
+        vkvit__mutex_destroy(oneshot_lock);
         free(ctx);
         return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
     }
     ctx->queue_lock = queue_lock;
     ctx->log_lock = log_lock;
+    ctx->kernel_lock = kernel_lock;
+    ctx->oneshot_lock = oneshot_lock;
     snprintf(ctx->label, sizeof ctx->label, "%s", desc.label ? desc.label : "vkvit ctx");
     ctx->log = desc.log;
     ctx->log_user = desc.log_user;
@@ -553,6 +559,7 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
             vkvit__buffer_destroy(ctx, ctx->staging);
             free(ctx->staging);
         }
+        vkvit__kernel_table_destroy(ctx); /* empty unless a recording was never freed */
         vkvit__pipeline_cache_save(ctx);
         if (ctx->pipeline_cache) ctx->vk.vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
         if (ctx->fence) ctx->vk.vkDestroyFence(ctx->device, ctx->fence, NULL);
@@ -561,6 +568,8 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     }
     if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->owns_instance && ctx->instance) vkDestroyInstance(ctx->instance, NULL);
+    vkvit__mutex_destroy(ctx->kernel_lock);
+    vkvit__mutex_destroy(ctx->oneshot_lock);
     vkvit__mutex_destroy(ctx->queue_lock);
     vkvit__mutex_destroy(ctx->log_lock); /* after the instance: destroying it may still log */
     free(ctx);

@@ -79,14 +79,23 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                             spv->name, block, desc->push_size);
 
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
+    if (desc->sampled_images >> desc->n_buffers)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': sampled-image bits 0x%x beyond its %u "
+                            "bindings", label, desc->sampled_images, desc->n_buffers);
     for (uint32_t i = 0; i < desc->n_buffers; i++) {
         const VkFormat texel = desc->texel_format[i];
+        const bool image = desc->sampled_images >> i & 1u;
         if (texel != VK_FORMAT_UNDEFINED && !vkvit__texel_bytes(texel))
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': binding %u has texel format %d, not one "
                                 "vkvit reads (RGBA32F, RGBA16F)", label, i, (int)texel);
+        if (texel != VK_FORMAT_UNDEFINED && image)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': binding %u is both a texel buffer and a "
+                                "sampled image", label, i);
         bindings[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,
-            .descriptorType = texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = image   ? VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE
+                              : texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                      : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
             .descriptorCount = 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
@@ -146,6 +155,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, label);
     out->shader = desc->shader;
     out->n_buffers = desc->n_buffers;
+    out->sampled_images = desc->sampled_images;
     out->push_size = desc->push_size;
     memcpy(out->texel_format, desc->texel_format, sizeof out->texel_format);
     return VKVIT_OK;
@@ -192,6 +202,126 @@ void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k) {
     if (k->layout) ctx->vk.vkDestroyPipelineLayout(ctx->device, k->layout, NULL);
     if (k->set_layout) ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, k->set_layout, NULL);
     memset(k, 0, sizeof *k);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Kernels shared by the recordings of a ctx (vk.h, vkvit__kernels_acquire)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+typedef struct vkvit__shared_kernel {
+    vkvit__kernel_desc variant;             /* the key (its label is ignored) */
+    vkvit__kernel kernel;
+    uint32_t refs;
+} vkvit__shared_kernel;
+
+/* The same variant: shader, the bindings' types and texel formats, push-constant size and specialization
+ * constants. */
+static bool same_variant(const vkvit__kernel_desc *a, const vkvit__kernel_desc *b) {
+    if (a->shader != b->shader || a->n_buffers != b->n_buffers || a->push_size != b->push_size ||
+        a->n_spec != b->n_spec || a->sampled_images != b->sampled_images || a->n_buffers > VKVIT_MAX_BINDINGS ||
+        a->n_spec > VKVIT_MAX_SPEC)
+        return false;
+    return memcmp(a->spec, b->spec, a->n_spec * sizeof a->spec[0]) == 0 &&
+           memcmp(a->texel_format, b->texel_format, a->n_buffers * sizeof a->texel_format[0]) == 0;
+}
+
+/* The table's entry for desc's variant, or NULL; with ctx->kernel_lock held. */
+static vkvit__shared_kernel *find_variant(vkvit_ctx *ctx, const vkvit__kernel_desc *desc) {
+    for (uint32_t i = 0; i < ctx->n_shared_kernels; i++)
+        if (same_variant(&ctx->shared_kernels[i].variant, desc)) return &ctx->shared_kernels[i];
+    return NULL;
+}
+
+void vkvit__kernels_release(vkvit_ctx *ctx, vkvit__kernel *kernels, uint32_t n) {
+    if (!n) return;
+    vkvit__mutex_lock(ctx->kernel_lock);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!kernels[i].pipeline) continue;
+        uint32_t e = 0;
+        while (e < ctx->n_shared_kernels && ctx->shared_kernels[e].kernel.pipeline != kernels[i].pipeline) e++;
+        VKVIT_ASSERT(e < ctx->n_shared_kernels); /* every kernel given back was acquired */
+        vkvit__shared_kernel *sk = &ctx->shared_kernels[e];
+        if (--sk->refs == 0) {
+            vkvit__kernel_destroy(ctx, &sk->kernel);
+            ctx->shared_kernels[e] = ctx->shared_kernels[--ctx->n_shared_kernels];
+        }
+        memset(&kernels[i], 0, sizeof kernels[i]);
+    }
+    vkvit__mutex_unlock(ctx->kernel_lock);
+}
+
+vkvit_result vkvit__kernels_acquire(vkvit_ctx *ctx, const vkvit__kernel_desc *descs, uint32_t n, vkvit__kernel *out) {
+    if (n == 0) return VKVIT_OK;
+    memset(out, 0, n * sizeof *out);
+    uint32_t *missing = malloc(n * sizeof *missing);      /* descs[] indices the table does not have */
+    vkvit__kernel_desc *todo = malloc(n * sizeof *todo);   /* their descs, packed for vkvit__kernels_create */
+    vkvit__kernel *made = calloc(n, sizeof *made);
+    if (!missing || !todo || !made) {
+        free(missing), free(todo), free(made);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "acquiring %u pipelines: out of host memory", n);
+    }
+    uint32_t n_missing = 0;
+    vkvit__mutex_lock(ctx->kernel_lock);
+    for (uint32_t i = 0; i < n; i++) {
+        vkvit__shared_kernel *sk = find_variant(ctx, &descs[i]);
+        if (sk) {
+            sk->refs++;
+            out[i] = sk->kernel;
+        } else {
+            todo[n_missing] = descs[i];
+            missing[n_missing++] = i;
+        }
+    }
+    vkvit__mutex_unlock(ctx->kernel_lock);
+
+    /* The missing variants, created without the lock (compiling takes the time), then entered; one another thread
+     * entered meanwhile is used instead of ours, and a variant twice in descs[] is entered once. */
+    vkvit_result res = vkvit__kernels_create(ctx, todo, n_missing, made);
+    if (res == VKVIT_OK && n_missing) {
+        vkvit__mutex_lock(ctx->kernel_lock);
+        if (ctx->n_shared_kernels + n_missing > ctx->cap_shared_kernels) {
+            const uint32_t cap = VKVIT_MAX(ctx->n_shared_kernels + n_missing, 2 * ctx->cap_shared_kernels);
+            vkvit__shared_kernel *grown = realloc(ctx->shared_kernels, cap * sizeof *grown);
+            if (grown) {
+                ctx->shared_kernels = grown;
+                ctx->cap_shared_kernels = cap;
+            } else {
+                res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "acquiring %u pipelines: out of host memory", n);
+            }
+        }
+        for (uint32_t j = 0; j < n_missing && res == VKVIT_OK; j++) {
+            vkvit__shared_kernel *sk = find_variant(ctx, &todo[j]);
+            if (!sk) {
+                sk = &ctx->shared_kernels[ctx->n_shared_kernels++];
+                *sk = (vkvit__shared_kernel){.variant = todo[j], .kernel = made[j], .refs = 0};
+                sk->variant.label = NULL;
+                memset(&made[j], 0, sizeof made[j]); /* the table's now */
+            }
+            sk->refs++;
+            out[missing[j]] = sk->kernel;
+        }
+        vkvit__mutex_unlock(ctx->kernel_lock);
+    }
+    for (uint32_t j = 0; j < n_missing; j++) vkvit__kernel_destroy(ctx, &made[j]); /* duplicates; zeroed: no-op */
+    if (res != VKVIT_OK) vkvit__kernels_release(ctx, out, n);
+    free(missing), free(todo), free(made);
+    return res;
+}
+
+void vkvit__kernel_table_stats(vkvit_ctx *ctx, uint32_t *variants, uint32_t *references) {
+    vkvit__mutex_lock(ctx->kernel_lock);
+    uint32_t refs = 0;
+    for (uint32_t i = 0; i < ctx->n_shared_kernels; i++) refs += ctx->shared_kernels[i].refs;
+    *variants = ctx->n_shared_kernels;
+    *references = refs;
+    vkvit__mutex_unlock(ctx->kernel_lock);
+}
+
+void vkvit__kernel_table_destroy(vkvit_ctx *ctx) {
+    for (uint32_t i = 0; i < ctx->n_shared_kernels; i++) vkvit__kernel_destroy(ctx, &ctx->shared_kernels[i].kernel);
+    free(ctx->shared_kernels);
+    ctx->shared_kernels = NULL;
+    ctx->n_shared_kernels = ctx->cap_shared_kernels = 0;
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -273,6 +403,9 @@ fail:
 vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
                                           const vkvit__binding *bindings, VkDescriptorSet *out) {
     vkvit_result res = VKVIT_OK;
+    if (k->sampled_images)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "descriptor set: a kernel with sampled-image bindings "
+                            "(its user writes its own sets)");
     VkDescriptorSetAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
         .descriptorPool = d->pool,

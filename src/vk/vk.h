@@ -157,8 +157,16 @@ struct vkvit_ctx {
     VkPipelineCache pipeline_cache;
     char cache_path[1024];                  /* "" when the on-disk cache is disabled */
 
+    vkvit__mutex *kernel_lock;              /* guards the shared kernels below (vkvit__kernels_acquire) */
+    struct vkvit__shared_kernel *shared_kernels; /* every recording's pipelines, one per variant, reference-counted */
+    uint32_t n_shared_kernels, cap_shared_kernels;
+
     VkCommandPool cmd_pool;                 /* one-shot command buffers (uploads, tests) */
     VkFence fence;
+    vkvit__mutex *oneshot_lock;             /* held by vkvit__record_warmup around its one-shot command buffer: a
+                                               session's first set_images warms up on the session's thread, so
+                                               several may at once (every other user of cmd_pool and fence is a
+                                               call that has the whole ctx) */
 
     struct vkvit__buffer *staging;          /* lazily created host-visible buffer for uploads/downloads */
 
@@ -256,6 +264,10 @@ typedef struct vkvit__kernel_desc {
     uint32_t n_buffers;                     /* buffers at set 0, bindings 0..n-1: storage buffers, except */
     VkFormat texel_format[VKVIT_MAX_BINDINGS]; /* ... where not VK_FORMAT_UNDEFINED: a uniform texel buffer of this
                                                format (the binding's range seen through a VkBufferView) */
+    uint32_t sampled_images;                /* ... and where bit i is set, binding i is a sampled image
+                                               (VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE: the pre-processing's host VkImage;
+                                               vkvit__descriptor_set_create does not write those: their user
+                                               writes its own sets) */
     uint32_t push_size;                     /* bytes of the push-constant block `p` (<= 128) */
     uint32_t n_spec;                        /* specialization constants with constant_id 0..n_spec-1 */
     uint32_t spec[VKVIT_MAX_SPEC];          /* their values (32-bit ints, bools or float bit patterns) */
@@ -269,6 +281,7 @@ typedef struct vkvit__kernel {
     VkDescriptorSetLayout set_layout;
     uint32_t n_buffers, push_size;
     VkFormat texel_format[VKVIT_MAX_BINDINGS]; /* as in the desc */
+    uint32_t sampled_images;                /* as in the desc */
 } vkvit__kernel;
 
 /* Creates the pipeline. Fails (VKVIT_ERROR_INVALID_ARGUMENT) when desc->push_size differs from the size of the
@@ -285,6 +298,28 @@ uint32_t vkvit__shader_push_size(vkvit_shader_id shader);
 #define VKVIT_PIPELINE_THREADS 8u
 vkvit_result vkvit__kernels_create(vkvit_ctx *ctx, const vkvit__kernel_desc *descs, uint32_t n, vkvit__kernel *out);
 void vkvit__kernel_destroy(vkvit_ctx *ctx, vkvit__kernel *k);
+
+/* Kernels shared by every recording of a ctx (sessions, vkvit_bench_gemm, the cooperative-matrix self-check) and
+ * the pre-processing's image kernel: one pipeline, pipeline layout and descriptor-set layout per variant, i.e. per
+ * (shader, specialization constants, binding types and texel formats, push-constant size); the label is not part
+ * of it (the first user's names the pipeline). A variant is created on first use and reference-counted: the last
+ * release destroys it, vkvit__kernel_table_destroy (ctx destruction) whatever is left. Pipelines cost host memory
+ * on some drivers: lavapipe keeps ~1.4 MB per compute pipeline (its NIR and LLVM state), so when each session made
+ * its own, a session of a 145 KB model (19 pipelines) cost 27 MB and 1,000 did not fit in 24 GiB; shared, it costs
+ * what its own buffers, descriptor sets and command buffer do (0.2 MB).
+ *
+ * vkvit__kernels_acquire fills out[i] (a copy of the handles) for descs[i]: the variants the ctx has already, the
+ * others created as vkvit__kernels_create does (in parallel). Thread-safe: the table is guarded by ctx->kernel_lock
+ * (a session's first set_images prepares its pre-processing on the session's thread); two threads that miss the
+ * same variant at once both create it and the second keeps the first's. On failure nothing is held (out[] zeroed)
+ * and the error is vkvit__kernels_create's. The ctx counters count the pipelines and layouts actually created. */
+vkvit_result vkvit__kernels_acquire(vkvit_ctx *ctx, const vkvit__kernel_desc *descs, uint32_t n, vkvit__kernel *out);
+/* Gives back n kernels from vkvit__kernels_acquire (zeroed ones are skipped) and zeroes them. */
+void vkvit__kernels_release(vkvit_ctx *ctx, vkvit__kernel *kernels, uint32_t n);
+/* Variants alive in the ctx's table and the references held on them (tests). */
+void vkvit__kernel_table_stats(vkvit_ctx *ctx, uint32_t *variants, uint32_t *references);
+/* Destroys every variant still in the table (a leaked recording's) and the table itself: vkvit_ctx_destroy. */
+void vkvit__kernel_table_destroy(vkvit_ctx *ctx);
 
 /* A range of a buffer bound to one binding. range 0 means "to the end of the buffer". */
 typedef struct vkvit__binding {
