@@ -14,8 +14,8 @@
 
 /* Runs `cmd` (stderr folded into stdout), returns its exit status, stores up to cap-1 bytes of output. */
 static int run(const char *cmd, char *out, size_t cap) {
-    char full[2048];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    char full[4096];
+    if (snprintf(full, sizeof full, "%s 2>&1", cmd) >= (int)sizeof full) return -1; /* a command this long is a bug */
     FILE *p = popen(full, "r");
     if (!p) return -1;
     size_t n = fread(out, 1, cap - 1, p);
