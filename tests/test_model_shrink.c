@@ -3,8 +3,9 @@
  * map the file and read the mapping, so a truncation in the middle of vkvit_model_create killed the process with
  * SIGBUS (exit 135): it now reads with pread() and a short read is an error.
  *
- *   - read_after_truncation_fails: vkvit__model_file_open on a ~40 MB file, the file cut to half, then every
- *     tensor read: VKVIT_ERROR_IO and "shrank" for the tensors past the cut (deterministic: no timing);
+ *   - read_after_truncation_fails: vkvit__model_file_open on a 30 MB file, the file cut to half, then every
+ *     tensor read: VKVIT_ERROR_IO and "shrank" for the tensors past the cut (deterministic: no timing), and those
+ *     before it (F32, F16, BF16) exactly as converted from the same bytes in memory;
  *   - truncation_racing_model_create: vkvit_model_create on one thread while this one truncates the file (to 0,
  *     into the header, into the tensors, one byte short) at delays spread over the load's measured duration,
  *     ROUNDS times; at least a few cuts must land during the load (an error), and every result is OK or an error
@@ -23,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A ViT-5 of 10.6 M parameters (~40 MB: F32, the qkv weights F16 and the MLP's first layer BF16, so every
+/* A ViT-5 of 10.6 M parameters (30 MB: F32, the qkv weights F16 and the MLP's first layer BF16, so every
  * conversion path reads the file), its tensor table taken from the library's own walk of the config. */
 static const char *BIG_DOC =
     "{\"format_version\":1,\"architecture\":\"vit5\",\"flavour\":\"nvsubq\",\"name\":\"vit5-shrink-test\","
@@ -99,13 +100,17 @@ static void read_after_truncation_fails(void) {
     char first[1024] = "";
     size_t largest = 0;
     for (uint32_t i = 0; i < mf.st.n_tensors; i++) largest = VKVIT_MAX(largest, (size_t)mf.st.tensors[i].numel);
-    float *dst = malloc(largest * sizeof *dst);
+    float *dst = malloc(largest * sizeof *dst), *want = malloc(largest * sizeof *want);
+    vkvit__model_file mem; /* the same bytes from memory: what every read before the cut must give */
+    CHECK(vkvit__model_file_parse(g_image, g_size, g_path, &mem) == VKVIT_OK && mem.st.n_tensors == mf.st.n_tensors);
     for (uint32_t i = 0; i < mf.st.n_tensors; i++) {
         const vkvit__st_tensor *t = &mf.st.tensors[i];
         vkvit__error_clear();
         r = vkvit__model_file_tensor_f32(&mf, t, dst, (size_t)t->numel);
-        if (t->offset + t->size <= cut) {
+        if (t->offset + t->size <= cut) { /* F32, F16 and BF16 read from the file as converted from memory */
             CHECK(r == VKVIT_OK);
+            CHECK(vkvit__model_file_tensor_f32(&mem, &mem.st.tensors[i], want, (size_t)t->numel) == VKVIT_OK &&
+                  memcmp(dst, want, (size_t)t->numel * sizeof *dst) == 0);
             read_ok += r == VKVIT_OK;
             continue;
         }
@@ -119,7 +124,8 @@ static void read_after_truncation_fails(void) {
     printf("    cut at %zu of %zu bytes: %u tensors read, %u refused; the first: \"%s\"\n", cut, g_size, read_ok,
            failed, first);
     CHECK(failed > 0 && read_ok > 0);
-    free(dst);
+    free(dst), free(want);
+    vkvit__model_file_close(&mem);
     vkvit__model_file_close(&mf);
 }
 

@@ -247,25 +247,11 @@ vkvit_result vkvit__model_file_read_f32(const vkvit__model_file *mf, const vkvit
         vkvit__st_convert_f32(t->dtype, mf->data + at, count, dst);
         return VKVIT_OK;
     }
-    /* The file, read into dst itself: fp32 as it is, a 2-byte dtype into the upper half of dst's bytes and widened
-     * in place, front to back (element i is read before dst[i] is written, and dst[i] ends where element i + 1 of
-     * the source begins at the latest). */
-    uint8_t *bytes = (uint8_t *)dst, *src = t->dtype == VKVIT_ST_F32 ? bytes : bytes + 2 * count;
-    vkvit_result r = vkvit__file_read_at(&mf->file, at, src, count * esize);
+    /* The file, read into dst itself: fp32 as it is, a 2-byte dtype into the upper half of dst's bytes, then
+     * converted in place. */
+    uint8_t *bytes = (uint8_t *)dst;
+    vkvit_result r = vkvit__file_read_at(&mf->file, at, bytes + count * (4 - esize), count * esize);
     if (r != VKVIT_OK) return vkvit__error_prefix(r, "model '%s': tensor '%s'", mf->label, t->name);
-    switch (t->dtype) {
-    case VKVIT_ST_F32:
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-        vkvit__st_convert_f32(VKVIT_ST_F32, src, count, dst); /* little-endian bytes, in place */
-#endif
-        break;
-    case VKVIT_ST_F16:
-        for (size_t i = 0; i < count; i++) dst[i] = vkvit__f16_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
-        break;
-    case VKVIT_ST_BF16:
-        for (size_t i = 0; i < count; i++) dst[i] = vkvit__bf16_to_f32((uint16_t)(src[2 * i] | src[2 * i + 1] << 8));
-        break;
-    case VKVIT_ST_DTYPE_COUNT: break;
-    }
+    vkvit__st_convert_f32_in_place(t->dtype, dst, count);
     return VKVIT_OK;
 }

@@ -143,6 +143,28 @@ void vkvit__st_convert_f32(vkvit__st_dtype dtype, const uint8_t *src, size_t cou
     }
 }
 
+void vkvit__st_convert_f32_in_place(vkvit__st_dtype dtype, float *buf, size_t count) {
+    const uint8_t *src = (const uint8_t *)buf + count * (4 - vkvit__st_dtype_size(dtype));
+    /* front to back: element i is read before buf[i] is written, and buf[i] ends where source element i + 1
+     * begins at the latest (2-byte dtypes), or is exactly source element i (F32) */
+    switch (dtype) {
+    case VKVIT_ST_F32:
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+        for (size_t i = 0; i < count; i++, src += 4)
+            buf[i] = f32_from_bits((uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 |
+                                   (uint32_t)src[3] << 24);
+#endif
+        break;
+    case VKVIT_ST_F16:
+        for (size_t i = 0; i < count; i++, src += 2) buf[i] = vkvit__f16_to_f32((uint16_t)(src[0] | src[1] << 8));
+        break;
+    case VKVIT_ST_BF16:
+        for (size_t i = 0; i < count; i++, src += 2) buf[i] = vkvit__bf16_to_f32((uint16_t)(src[0] | src[1] << 8));
+        break;
+    case VKVIT_ST_DTYPE_COUNT: break;
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * Strict JSON. cJSON is lenient where Python's json module (tools/vkvit_file.py) is not, and it keeps duplicate
  * keys and cuts strings at an escaped U+0000. This pass runs over the raw text before cJSON sees it and refuses

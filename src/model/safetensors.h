@@ -121,6 +121,9 @@ size_t vkvit__utf8_len(const unsigned char *p, const unsigned char *end);
 
 /* Converts `count` little-endian elements of `dtype` at src (any alignment) to fp32 in dst. */
 void vkvit__st_convert_f32(vkvit__st_dtype dtype, const uint8_t *src, size_t count, float *dst);
+/* The same in place: buf (room for `count` floats) holds the elements in its last count * dtype-size bytes (a
+ * file's bytes read there, model_file.c) and gets their fp32 values; F32 on a little-endian host is left as it is. */
+void vkvit__st_convert_f32_in_place(vkvit__st_dtype dtype, float *buf, size_t count);
 
 /* Writes "[d0, d1, ...]" into buf (always NUL-terminated; truncated if cap is too small). Returns buf. */
 char *vkvit__st_format_shape(char *buf, size_t cap, const uint64_t *shape, uint32_t ndim);
