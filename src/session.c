@@ -379,7 +379,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         guard_ms = vkvit__ms_since(t0);
     }
     if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
-        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (DESIGN.md precision policy); with
+        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (include/vkvit.h, vkvit_precision); with
          * FP16_MATH those GEMMs also multiply in fp16 (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK). */
         const uint64_t t_f16 = vkvit__now_ns();
         if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;

@@ -1,5 +1,5 @@
 /* A vkvit model file: read -> safetensors table -> `vkvit` config -> the tensor table the config implies, checked
- * name by name and shape by shape. Also the parameter and FLOP counts (SPEC.md section 8). */
+ * name by name and shape by shape. Also the parameter and FLOP counts (docs/math.md 8). */
 #include "model/model_file.h"
 
 #include "arch/arch_kit.h"

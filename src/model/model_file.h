@@ -1,5 +1,5 @@
 /* src/model/model_file — a whole vkvit model file: safetensors table + `vkvit` config + the exact tensor table the
- * config implies (docs/model-format.md), plus the parameter and FLOP counts of SPEC.md section 8.
+ * config implies (docs/model-format.md), plus the parameter and FLOP counts of docs/math.md 8.
  *
  *     vkvit__model_file mf;
  *     if (vkvit__model_file_open(path, &mf) != VKVIT_OK) return ...;     // the sentence is in vkvit_last_error()
@@ -78,7 +78,7 @@ bool vkvit__model_tensor_table(const vkvit__model_config *cfg, vkvit__tensor_vis
  * ViL-S nxai: 22,792,360). */
 uint64_t vkvit__model_param_count(const vkvit__model_config *cfg);
 
-/* FLOPs of one forward pass of one image, SPEC.md section 8 (1 MAC = 2 FLOPs, 1 FLOP per elementwise op, biases
+/* FLOPs of one forward pass of one image, docs/math.md 8 (1 MAC = 2 FLOPs, 1 FLOP per elementwise op, biases
  * and residual adds not counted, as upstream): the terms from the architecture's row, `total` summed here.
  * Saturates at UINT64_MAX for absurd configs. */
 typedef struct vkvit__flops {

@@ -43,7 +43,7 @@ vkvit_result vkvit__rope_vit5_table(const vkvit__vit5_rope_desc *d, float *out) 
     const uint32_t rw = isqrt_u32(d->num_registers);
     if (rw * rw != d->num_registers)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
-                            "vit5 rope: num_registers %u is neither 0 nor a perfect square (SPEC 9.2)",
+                            "vit5 rope: num_registers %u is neither 0 nor a perfect square",
                             d->num_registers);
     if (!base_ok(d->rope_base) || !base_ok(d->reg_rope_base))
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vit5 rope: bases %g / %g must be finite and positive",

@@ -1,7 +1,7 @@
 /* src/model/rope — host-precomputed rotary position tables (no Vulkan).
  *
  * Both attention flavours rotate q and k with per-(token, channel) angles that are fixed by the model config, so
- * the tables are built once on the host (SPEC 1.4: "do not evaluate sin/cos in GLSL") and uploaded next to the
+ * the tables are built once on the host (docs/math.md 1.4: "do not evaluate sin/cos in GLSL") and uploaded next to the
  * weights. The recipe is upstream's, bit for bit:
  *
  *     theta_j  = 1 / base^((2j) / da)        fp32 division, fp32 pow, fp32 reciprocal      j = 0 .. da/2-1
@@ -22,14 +22,14 @@
  *
  * Inputs come from a model config that was already validated, but the builders check their arguments anyway and
  * return VKVIT_ERROR_INVALID_ARGUMENT with a sentence (never assert): the register count in particular must be 0 or
- * a perfect square (SPEC 9.2). */
+ * a perfect square (docs/math.md 9.2). */
 #ifndef VKVIT_MODEL_ROPE_H
 #define VKVIT_MODEL_ROPE_H
 
 #include "common.h"
 #include "ops/rope.h" /* vkvit__rope_pairing */
 
-/* Token order of a ViT-5 sequence (SPEC 1.2, 6.2). */
+/* Token order of a ViT-5 sequence (docs/math.md 1.2, 6.2). */
 typedef enum vkvit__token_layout {
     VKVIT_TOKENS_PATCHES_CLS_REGS = 0,      /* nvsubq */
     VKVIT_TOKENS_CLS_PATCHES_REGS = 1,      /* paper */
