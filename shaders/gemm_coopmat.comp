@@ -43,20 +43,30 @@
 // ---------------------------------------------------------------------------------------------------------------
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+// FS: the fragments' side, FS x FS x FS products: 16 (NVIDIA, AMD), or 8 with COOPMAT_FRAG=8 (the KHR shape lavapipe
+// lists: its 8 x 8 x 8 matrices at subgroups of 8).
+#if defined(COOPMAT_FRAG) && COOPMAT_FRAG == 8
+#define FS 8
+#else
+#define FS 16
+#endif
 #if defined(COOPMAT_KHR) && COOPMAT_KHR
 #define COOPMAT_HW 1                                // matrix products on the device's cooperative matrices
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
-// 16 x 16 fragments: A (fp16, rows x k), B (fp16, k x columns), accumulators (fp32).
-#define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
-#define FRAG_ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+// FS x FS fragments: A (fp16, rows x k), B (fp16, k x columns), accumulators (fp32).
+#define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, FS, FS, gl_MatrixUseA>
+#define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, FS, FS, gl_MatrixUseB>
+#define FRAG_ACC coopmat<float, gl_ScopeSubgroup, FS, FS, gl_MatrixUseAccumulator>
 #define LOAD_ROWS(f, buf, off, stride) coopMatLoad(f, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define LOAD_COLS(f, buf, off, stride) coopMatLoad(f, buf, off, stride, gl_CooperativeMatrixLayoutColumnMajor)
 #define MUL_ADD(a, b, c) coopMatMulAdd(a, b, c)
 #define STORE_ROWS(f, buf, off, stride) coopMatStore(f, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
 #elif defined(COOPMAT_NV) && COOPMAT_NV
+#if FS != 16
+#error the NV kernel has 16 x 16 fragments
+#endif
 #define COOPMAT_HW 1
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -83,18 +93,18 @@ layout(constant_id = 4) const bool CORRUPT = false; // test hook: adds 1 to ever
 #if TILE == 128
 #define WARPS_M 2
 #define WARPS_N 4
-#define FRAG_M 4                                    // 16-row fragments per warp
-#define FRAG_N 2                                    // 16-column fragments per warp
+#define WTM 64                                      // a warp's rows
+#define WTN 32                                      // a warp's columns
 #elif TILE == 64
 #define WARPS_M 2
 #define WARPS_N 2
-#define FRAG_M 2
-#define FRAG_N 2
+#define WTM 32
+#define WTN 32
 #elif TILE == 32
 #define WARPS_M 1
 #define WARPS_N 1
-#define FRAG_M 2
-#define FRAG_N 2
+#define WTM 32
+#define WTN 32
 #define KSPLIT 4                                    // 4 warps on the same 32 x 32 tile, each a quarter of every k-step
 #else
 #error TILE must be 32, 64 or 128
@@ -105,10 +115,18 @@ layout(constant_id = 4) const bool CORRUPT = false; // test hook: adds 1 to ever
 #if KSPLIT > 1 && WARPS_M * WARPS_N != 1
 #error a k-split tile has one warp per k part
 #endif
-#define WARP 32
+#if COOPMAT_HW
+// A warp is one subgroup, of the device's subgroup size (the host sets WARP to it, and WG_SIZE to WARP x the warps of
+// the tile, and creates the pipeline with full subgroups of exactly that size: src/ops/gemm.c). The fragments are
+// subgroup-scoped, so any size works; NVIDIA's is 32, lavapipe's 4, 8 or 16, AMD's 32 or 64.
+layout(constant_id = 5) const uint WARP = 32;
+layout(constant_id = 6) const uint WG_SIZE = 32 * WARPS_M * WARPS_N * KSPLIT;
+#else
+#define WARP 32                                     // an emulated warp: 32 consecutive invocations
 #define WG_SIZE (WARP * WARPS_M * WARPS_N * KSPLIT)
-#define WTM (16 * FRAG_M)                           // a warp's rows
-#define WTN (16 * FRAG_N)                           // a warp's columns
+#endif
+#define FRAG_M (WTM / FS)                           // fragments per warp, down and across
+#define FRAG_N (WTN / FS)
 #define BM (WARPS_M * WTM)
 #define BN (WARPS_N * WTN)
 #define BK (32 * KSPLIT)                            // k per step: 32 per warp of a k-split
@@ -117,10 +135,14 @@ layout(constant_id = 4) const bool CORRUPT = false; // test hook: adds 1 to ever
 #define SA_PAD 1                                    // pad rows by one uvec4 (the emulated 128 tile: 0, to fit 32 KiB)
 #endif
 #define SA (KG + SA_PAD)                            // shared row stride of the A and B tiles, in uvec4s (40 halves)
-#define SF 20                                       // row stride of a warp's 16 x 16 fp32 staging tile, in floats
+#define SF (FS + 4)                                 // row stride of a warp's FS x FS fp32 staging tile, in floats
 #define A_PER (BM * KG / WG_SIZE)                   // groups of 8 A values each invocation stages per k-step (2)
 #define B_PER (BN * KG / WG_SIZE)                   // groups of 8 B halves (2)
+#if COOPMAT_HW
+layout(local_size_x_id = 6) in;
+#else
 layout(local_size_x = WG_SIZE) in;
+#endif
 
 layout(binding = 0, std430) readonly buffer A { float data_a[]; };
 layout(binding = 0, std430) readonly buffer A4 { vec4 data_a4[]; };
@@ -133,10 +155,10 @@ layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 #include "gemm_epilogue.glsl"
 
 // Two buffers of [m][k] (A) and [n][k] (B) fp16 tiles, 8 halves per uvec4; after the k loop the first A buffer
-// holds the warps' fp32 staging tiles of the epilogue (16 x SF floats = 16 x SF / 4 uvec4s per warp).
+// holds the warps' fp32 staging tiles of the epilogue (FS x SF floats = FS x SF / 4 uvec4s per warp).
 shared uvec4 sh_a[2 * BM * SA];
 shared uvec4 sh_b[2 * BN * SA];
-#define STAGE_U4 (16 * SF / 4)                      // uvec4s of one warp's staging tile
+#define STAGE_U4 (FS * SF / 4)                      // uvec4s of one warp's staging tile
 
 vec4 reg_a[A_PER][2];                               // the next k-step's A (fp32) and B (packed fp16), on their way
 uvec4 reg_b[B_PER];                                 // to shared memory
@@ -255,14 +277,14 @@ void main() {
             else load_b(false, b_off, n_base, k0 + BK);
         }
 #if COOPMAT_HW
-        [[unroll]] for (uint kk = 4 * kw; kk < 4 * kw + 4; kk += 2) { // 16 halves = 2 uvec4s per fragment step
+        [[unroll]] for (uint kk = 4 * kw; kk < 4 * kw + 4; kk += FS / 8) { // FS halves = FS / 8 uvec4s a step
             FRAG_A fa[FRAG_M];
             FRAG_B fb[FRAG_N];
             [[unroll]] for (uint i = 0; i < FRAG_M; i++)
-                LOAD_ROWS(fa[i], sh_a, buf * BM * SA + (wm + 16 * i) * SA + kk, SA);
+                LOAD_ROWS(fa[i], sh_a, buf * BM * SA + (wm + FS * i) * SA + kk, SA);
             // B^T (k x n) is the [n][k] tile read column-major.
             [[unroll]] for (uint j = 0; j < FRAG_N; j++)
-                LOAD_COLS(fb[j], sh_b, buf * BN * SA + (wn + 16 * j) * SA + kk, SA);
+                LOAD_COLS(fb[j], sh_b, buf * BN * SA + (wn + FS * j) * SA + kk, SA);
             [[unroll]] for (uint i = 0; i < FRAG_M; i++)
                 [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = MUL_ADD(fa[i], fb[j], acc[i][j]);
         }
@@ -280,7 +302,7 @@ void main() {
     }
 
 #if KSPLIT > 1
-#if WTM != WARP
+#if !COOPMAT_HW && WTM != WARP
 #error the k-split epilogue's emulated warps own one tile row per lane
 #endif
     // Split K: every warp writes its partial 32 x 32 sums to its own staging tile ([row][col], 8 uvec4s per row, in
@@ -290,7 +312,7 @@ void main() {
 #if COOPMAT_HW
     [[unroll]] for (uint i = 0; i < FRAG_M; i++)
         [[unroll]] for (uint j = 0; j < FRAG_N; j++)
-            STORE_ROWS(acc[i][j], sh_a, stage + (16 * i) * (BN / 4) + 4 * j, BN / 4);
+            STORE_ROWS(acc[i][j], sh_a, stage + (FS * i) * (BN / 4) + (FS / 4) * j, BN / 4);
 #else
     [[unroll]] for (uint c = 0; c < WTN; c += 4)
         sh_a[stage + lane * (BN / 4) + c / 4] =
@@ -308,7 +330,7 @@ void main() {
         }
     }
 #else
-    // Epilogue, one 16 x 16 fragment at a time through this warp's staging tile (in sh_a, free after the loop's last
+    // Epilogue, one FS x FS fragment at a time through this warp's staging tile (in sh_a, free after the loop's last
     // barrier); lanes take consecutive columns (16-float runs of a row of D). The hardware warps are subgroups and
     // sync as such; the emulated warps span several subgroups and use the workgroup's barriers.
     const uint stage = warp * STAGE_U4;
@@ -324,17 +346,17 @@ void main() {
             barrier();
             [[unroll]] for (uint q = 0; q < WTM / WARP; q++) {
                 const uint r = lane + WARP * q;     // this lane's warp row
-                if (r / 16 == i)
-                    [[unroll]] for (uint c = 0; c < 16; c += 4)
-                        sh_a[stage + (r % 16) * (SF / 4) + c / 4] =
-                            floatBitsToUint(vec4(acc[q][16 * j + c], acc[q][16 * j + c + 1],
-                                                 acc[q][16 * j + c + 2], acc[q][16 * j + c + 3]));
+                if (r / FS == i)
+                    [[unroll]] for (uint c = 0; c < FS; c += 4)
+                        sh_a[stage + (r % FS) * (SF / 4) + c / 4] =
+                            floatBitsToUint(vec4(acc[q][FS * j + c], acc[q][FS * j + c + 1],
+                                                 acc[q][FS * j + c + 2], acc[q][FS * j + c + 3]));
             }
             barrier();
 #endif
-            [[unroll]] for (uint e = 0; e < 8; e++) {
-                const uint idx = lane + WARP * e, rr = idx / 16, cc = idx % 16;
-                const uint m = m_base + wm + 16 * i + rr, n = n_base + wn + 16 * j + cc;
+            [[unroll]] for (uint e = 0; e < FS * FS / WARP; e++) { // the fragment, WARP elements at a time
+                const uint idx = lane + WARP * e, rr = idx / FS, cc = idx % FS;
+                const uint m = m_base + wm + FS * i + rr, n = n_base + wn + FS * j + cc;
                 if (m < p.M && n < p.N) {
                     const uint u = sh_a[stage + rr * (SF / 4) + cc / 4][cc % 4];
                     const float v = uintBitsToFloat(u) + (CORRUPT ? 1.0 : 0.0);

@@ -25,6 +25,9 @@
 #include <time.h>
 
 #define MAX_MNK ((uint64_t)1 << 28) /* bounds one case's time on llvmpipe (~10-60 ms of GEMM) */
+/* fp16 arithmetic is emulated on CPU devices, and their cooperative matrices (Mesa 26's lavapipe) reduce lane by lane:
+ * fp16-math cases at most this size (the draws above it stay fp32). */
+#define MAX_MNK_F16_MATH ((uint64_t)1 << 22)
 
 /* A side length: a tile multiple, one near it, a head width, or anything. */
 static uint32_t draw_side(void) {
@@ -54,6 +57,7 @@ static drawn_case draw_case(const vkvit_device_info *info, bool cpu_kernel, uint
     do {
         c.d.m = draw_side(), c.d.n = draw_side(), c.d.k = draw_side();
     } while ((uint64_t)c.d.m * c.d.n * c.d.k > MAX_MNK);
+    const uint64_t mnk = (uint64_t)c.d.m * c.d.n * c.d.k;
     const uint32_t kind = vt_rand_u32() % 100;
     const uint32_t tile_draws[3] = {vt_rand_u32(), vt_rand_u32(), vt_rand_u32()}; /* drawn always: same stream */
     if (kind < 50 || (!cpu_kernel && kind < 80)) return c;
@@ -70,7 +74,8 @@ static drawn_case draw_case(const vkvit_device_info *info, bool cpu_kernel, uint
         c.what = c.tile;
     } else if (kind < 88) c.d.kernel = VKVIT_GEMM_KERNEL_SHARED, c.what = "kernel=shared";
     else if (kind < 96) c.d.precision = info->fp16_in_use ? VKVIT_PRECISION_FP16 : VKVIT_PRECISION_FP32, c.what = "auto";
-    else c.d.precision = info->fp16_in_use && info->fp16_arithmetic ? VKVIT_PRECISION_FP16_MATH : VKVIT_PRECISION_FP32;
+    else if (mnk <= MAX_MNK_F16_MATH && info->fp16_in_use && info->fp16_arithmetic)
+        c.d.precision = VKVIT_PRECISION_FP16_MATH;
     return c;
 }
 

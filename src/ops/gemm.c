@@ -63,6 +63,10 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
  * split it), a pad of one uvec4 per row except in the emulated 32 and 128 tiles (to fit 32 KiB). */
 #define COOPMAT_TILE_SHARED(tile, emulated)                                                                            \
     (2u * 2 * (tile) * (((tile) == 32 ? 16u : 4u) + ((emulated) && (tile) != 64 ? 0u : 1u)) * 16)
+bool vkvit__gemm_coopmat_tile_fits(const vkvit_ctx *ctx, uint32_t tile, bool emulated) {
+    return COOPMAT_TILE_SHARED(tile, emulated) <= ctx->caps.max_shared_memory;
+}
+
 _Static_assert(COOPMAT_TILE_SHARED(64, 0) == VKVIT_COOPMAT_SHARED_BYTES,
                "vk.h's minimum shared memory for cooperative matrices is the 64 tile's");
 
@@ -96,7 +100,8 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
-                                .coopmat_khr = ctx->caps.coopmat_khr, .coopmat_corrupt = ctx->caps.coopmat_corrupt};
+                                .coopmat_khr = ctx->caps.coopmat_khr, .coopmat_corrupt = ctx->caps.coopmat_corrupt,
+                                .coopmat_warp = ctx->caps.subgroup_size, .coopmat_frag = ctx->caps.coopmat_khr_frag};
 }
 
 /* The tile rules of each kernel are vkvit_gemm_tile's in include/vkvit.h; vkvit__gemm_kernel_desc checks them again. */
@@ -226,8 +231,8 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': fp16 arithmetic needs fp16 weights (b_f16)",
                             label ? label : "?");
     if (cfg->variant == VKVIT_GEMM_COOPMAT) {
-        /* gemm_coopmat.comp: 0 HAS_BIAS, 1 ACT, 2 HAS_SCALE, 3 HAS_RESIDUAL, 4 CORRUPT; 32 x 32 tiles of 32
-         * invocations (t32), 64 x 64 of 128, 128 x 128 of 256 (t128). */
+        /* gemm_coopmat.comp: 0 HAS_BIAS, 1 ACT, 2 HAS_SCALE, 3 HAS_RESIDUAL, 4 CORRUPT (and 5, 6 below); 4 warps on
+         * the 32 x 32 and 64 x 64 tiles, 8 on the 128 x 128 (t128). */
         if (!cfg->f16_math || (cfg->bm != 32 && cfg->bm != 64 && cfg->bm != 128) || cfg->bn != cfg->bm ||
             cfg->bk != 32)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 32x32x32, "
@@ -242,13 +247,13 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         const vkvit_shader_id nv[3] = VKVIT_COOPMAT_TILES(NV);
 #endif
 #if VKVIT_HAVE_KHR_COOPMAT
-        const vkvit_shader_id khr[3] = VKVIT_COOPMAT_TILES(KHR);
+        const vkvit_shader_id khr[3] = VKVIT_COOPMAT_TILES(KHR), khr8[3] = VKVIT_COOPMAT_TILES(KHR8);
 #endif
 #undef VKVIT_COOPMAT_TILES
         const char *missing = NULL;
         if (cfg->coopmat_emulated) d.shader = emu[t];
 #if VKVIT_HAVE_KHR_COOPMAT
-        else if (cfg->coopmat_khr) d.shader = khr[t];
+        else if (cfg->coopmat_khr) d.shader = cfg->coopmat_frag == 8 ? khr8[t] : khr[t];
 #else
         else if (cfg->coopmat_khr) missing = "KHR";
 #endif
@@ -261,8 +266,14 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the %s "
                                 "cooperative-matrix GEMM (glslang lacked GL_%s_cooperative_matrix)",
                                 label ? label : "?", missing, missing);
-        const uint32_t spec[5] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt};
-        d.n_spec = 5;
+        /* The hardware kernels' warp is one subgroup: 5 WARP (its invocations), 6 WG_SIZE (WARP x 4 warps, 8 on the
+         * 128 tile). The emulated kernel's warps are 32 invocations whatever the subgroups. */
+        const uint32_t warp = cfg->coopmat_warp ? cfg->coopmat_warp : 32, warps = cfg->bm == 128 ? 8 : 4;
+        if (!cfg->coopmat_emulated && (warp < 4 || warp > 64 || 64 % warp))
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': the cooperative-matrix GEMM needs subgroups of "
+                                "4, 8, 16, 32 or 64 invocations; this device has %u", label ? label : "?", warp);
+        const uint32_t spec[7] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt, warp, warp * warps};
+        d.n_spec = cfg->coopmat_emulated ? 5 : 7;
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32),

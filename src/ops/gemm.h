@@ -56,6 +56,10 @@ typedef struct vkvit__gemm_config {
     bool coopmat_khr;                                /* COOPMAT variant: the GL_KHR_cooperative_matrix kernel
                                                         (caps.coopmat_khr), not the NV one */
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook of caps.coopmat_corrupt */
+    uint32_t coopmat_warp;                           /* COOPMAT hardware variants: invocations of a warp, the
+                                                        device's subgroup size (gemm_coopmat.comp's WARP) */
+    uint32_t coopmat_frag;                           /* COOPMAT KHR variant: the fragments' side, 16 or 8
+                                                        (caps.coopmat_khr_frag) */
     bool vec4;                                       /* CPU variant: vec4 loads of A and B (vkvit__gemm_push_vec4 of
                                                         the push it runs with); false: the scalar-load path */
     bool pairs;                                      /* CPU texel variant: D stored as 64-bit pairs of columns
@@ -147,6 +151,9 @@ bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal 
  * VKVIT_GEMM_CPU_LANES (lavapipe with LP_NATIVE_VECTOR_WIDTH=128 has 4, =512 has 16, ARM hosts 4). Where it cannot,
  * CPU devices take the shared-memory kernel instead (vkvit__gemm_pick). */
 bool vkvit__gemm_cpu_kernel_fits(const vkvit_ctx *ctx);
+/* Whether the cooperative-matrix kernel's tile (32, 64, 128), hardware or emulated build, fits the device's shared
+ * memory (the tile choice takes only those; lavapipe's 32 KiB holds the hardware 64 tile only). */
+bool vkvit__gemm_coopmat_tile_fits(const vkvit_ctx *ctx, uint32_t tile, bool emulated);
 
 /* Bindings: 0 A, 1 B, 2 bias, 3 D, 4 scale, 5 residual (any buffer for a disabled term; the residual may be D). */
 #define VKVIT_GEMM_BINDINGS 6

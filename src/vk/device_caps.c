@@ -91,27 +91,30 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
 
 /* Whether VK_KHR_cooperative_matrix's property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result,
  * 16x16x16, subgroup scope, no saturation. */
-static bool khr_coopmat_f16_shape(VkPhysicalDevice pd) {
+/* The side of the square fp16 x fp16 + fp32 subgroup-scope shapes the KHR kernel has fragments for: 16 (listed
+ * 16x16x16), else 8 (8x8x8), else 0. */
+static uint32_t khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     const VkInstance instance = volkGetLoadedInstance();
     const PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
         instance ? (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
                        instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
                  : NULL;
-    if (!get) return false;
+    if (!get) return 0;
     VkCooperativeMatrixPropertiesKHR cm[64];
     uint32_t n = 0;
-    if (get(pd, &n, NULL) != VK_SUCCESS) return false;
+    if (get(pd, &n, NULL) != VK_SUCCESS) return 0;
     n = n < 64 ? n : 64;
     for (uint32_t k = 0; k < n; k++)
         cm[k] = (VkCooperativeMatrixPropertiesKHR){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
     const VkResult r = get(pd, &n, cm);
+    uint32_t side = 0;
     for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
-        if (cm[k].MSize == 16 && cm[k].NSize == 16 && cm[k].KSize == 16 &&
+        if ((cm[k].MSize == 16 || cm[k].MSize == 8) && cm[k].NSize == cm[k].MSize && cm[k].KSize == cm[k].MSize &&
             cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
             cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_KHR && cm[k].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
             !cm[k].saturatingAccumulation && cm[k].scope == VK_SCOPE_SUBGROUP_KHR)
-            return true;
-    return false;
+            side = VKVIT_MAX(side, cm[k].MSize);
+    return side;
 }
 
 /* Whether the NV kernel can run: built (glslang compiled it), its feature enabled (nv_enabled), its shape listed
@@ -122,14 +125,18 @@ static bool nv_kernel_usable(VkPhysicalDevice pd, bool nv_enabled, const vkvit_d
 
 /* Whether fp16-math GEMMs run on cooperative matrices (before the first-use self-check of src/coopmat_guard.c):
  * the NV kernel where it can run (nv, from nv_kernel_usable), or the KHR one where it is built, its feature enabled
- * (khr_enabled), its shape listed and the subgroups 32 wide — NV's when both can run, unless VKVIT_COOPMAT_KHR=1
+ * (khr_enabled), a shape of its fragments listed (16x16x16 or 8x8x8) and subgroups of 4 to 64 — NV's when both can run, unless VKVIT_COOPMAT_KHR=1
  * (*khr says which) — or on request (VKVIT_COOPMAT_EMULATE=1) the emulated kernel on any device with fp16 math
  * (*emulated). */
 static bool coopmat_runs(VkPhysicalDevice pd, bool nv, bool khr_enabled, const vkvit_device_info *info,
                          vkvit__overrides off, bool *emulated, bool *khr) {
     const bool f16_math = info->fp16_arithmetic && info->fp16_in_use && !off.coopmat &&
                           info->max_shared_memory >= VKVIT_COOPMAT_SHARED_BYTES;
-    const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && info->subgroup_size == 32 && khr_coopmat_f16_shape(pd);
+    /* The KHR kernel's warp is one subgroup of whatever size the device has (gemm_coopmat.comp's WARP): 32 on NVIDIA
+     * and AMD's wave32, 8 on lavapipe; NV's kernel is only used where subgroups are 32 wide, as tested. */
+    const uint32_t sg = info->subgroup_size;
+    const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && sg >= 4 && sg <= 64 && 64 % sg == 0 &&
+                        khr_coopmat_f16_shape(pd);
     *khr = f16_math && khr_ok && (!nv || off.coopmat_khr);
     *emulated = f16_math && !nv && !*khr && off.coopmat_emulate;
     return f16_math && (nv || *khr || *emulated);
@@ -343,7 +350,7 @@ void vkvit__fill_caps(vkvit_ctx *ctx, vkvit__overrides off) {
     c->cooperative_matrix_nv = i->cooperative_matrix_nv != 0;
     c->cooperative_matrix_khr = i->cooperative_matrix != 0;
     c->coopmat_nv_f16_16x16x16 = c->cooperative_matrix_nv && nv_coopmat_f16_shape(ctx->physical_device);
-    c->coopmat_khr_f16_16x16x16 = ctx->coopmat_khr_enabled && khr_coopmat_f16_shape(ctx->physical_device);
+    c->coopmat_khr_frag = ctx->coopmat_khr_enabled ? khr_coopmat_f16_shape(ctx->physical_device) : 0;
     /* Tentative until the first-use self-check (src/coopmat_guard.c) has compared it with double-precision loops. */
     const bool nv = nv_kernel_usable(ctx->physical_device, ctx->coopmat_nv_enabled, i);
     c->cooperative_matrix_in_use = coopmat_runs(ctx->physical_device, nv, ctx->coopmat_khr_enabled, i, off,

@@ -63,12 +63,15 @@ typedef struct vkvit__caps {
     bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix present */
     bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
     bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
-    bool coopmat_khr_f16_16x16x16;          /* KHR properties list fp16 A/B, fp32 C/Result, 16x16x16, subgroup scope
-                                               (asked only where the KHR feature is enabled: coopmat_khr_enabled) */
+    uint32_t coopmat_khr_frag;              /* the side of the KHR kernel's fragments: 16 where the KHR properties
+                                               list fp16 A/B, fp32 C/Result at 16x16x16 and subgroup scope, else 8
+                                               where they list 8x8x8 (lavapipe), else 0 (asked only where the KHR
+                                               feature is enabled: coopmat_khr_enabled) */
     bool cooperative_matrix_in_use;         /* fp16-math GEMMs run on cooperative matrices (shaders/gemm_coopmat.comp):
-                                               the NV or KHR kernel (coopmat_khr) where it is built, the device lists
-                                               fp16 16x16x16 at subgroup scope with 32-wide subgroups and the
-                                               features are enabled, or the emulated one (coopmat_emulated). Cleared
+                                               the NV kernel (16x16x16, 32-wide subgroups) or the KHR one
+                                               (coopmat_khr: 16x16x16 or 8x8x8, subgroups of 4 to 64) where it is
+                                               built, the device lists the shape at subgroup scope and the features
+                                               are enabled, or the emulated one (coopmat_emulated). Cleared
                                                by a failed self-check (coopmat_guard.c) */
     bool coopmat_khr;                       /* ... on the GL_KHR_cooperative_matrix kernel: where only KHR can run, or
                                                both and VKVIT_COOPMAT_KHR=1 (else the NV one, tested on an H100) */

@@ -56,12 +56,13 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
                                                                  "fp16-math GEMMs run the coopmat tiling in plain "
                                                                  "arithmetic"
              : d->cooperative_matrix_in_use && d->cooperative_matrix_khr_kernel
-                 ? "GEMMs of sessions with precision fp16-math (KHR, fp16 x fp16 + fp32, 16x16x16), self-checked at "
-                   "first use"
+                 ? "GEMMs of sessions with precision fp16-math (KHR, fp16 x fp16 + fp32 fragments of the device's "
+                   "listed shape, 16x16x16 or 8x8x8), self-checked at first use"
              : d->cooperative_matrix_in_use ? "GEMMs of sessions with precision fp16-math (NV, fp16 x fp16 + fp32, "
                                               "16x16x16), self-checked at first use"
-             : coopmat ? "present, not usable by vkvit here (see workarounds; the NV and KHR kernels need fp16 "
-                         "16x16x16 at subgroup scope, 32-wide subgroups and fp16 arithmetic)"
+             : coopmat ? "present, not usable by vkvit here (see workarounds; the NV kernel needs fp16 16x16x16 at "
+                         "subgroup scope and 32-wide subgroups, the KHR one 16x16x16 or 8x8x8, and both fp16 "
+                         "arithmetic)"
                        : "not present: GEMM runs its tiled shader variant");
     f[4] = (feature){"subgroup arithmetic", d->subgroup_arithmetic, d->subgroup_in_use, ""};
     snprintf(f[4].why, sizeof f[4].why, "%s",
