@@ -66,8 +66,8 @@ typedef struct vkvit__file {
 } vkvit__file;
 
 /* Opens `path` without blocking (O_NONBLOCK | O_CLOEXEC) and refuses anything but a regular file (a FIFO, device,
- * directory or socket gets VKVIT_ERROR_IO and a sentence at once). Files above max_bytes:
- * VKVIT_ERROR_INVALID_ARGUMENT. */
+ * directory or socket gets VKVIT_ERROR_IO and a sentence at once, and so does a file that reports 0 bytes but reads
+ * as data, as those under /proc and /sys do). Files above max_bytes: VKVIT_ERROR_INVALID_ARGUMENT. */
 vkvit_result vkvit__file_open(const char *path, size_t max_bytes, vkvit__file *f);
 /* Reads exactly n bytes at byte `offset` into dst (pread: any thread, concurrently; short reads and EINTR
  * retried). A file that ends before them (it shrank since it was opened: "the file shrank while vkvit read it:
@@ -75,6 +75,21 @@ vkvit_result vkvit__file_open(const char *path, size_t max_bytes, vkvit__file *f
 vkvit_result vkvit__file_read_at(const vkvit__file *f, uint64_t offset, void *dst, size_t n);
 /* Closes the file; accepts a zeroed (closed) one and leaves it zeroed. */
 void vkvit__file_close(vkvit__file *f);
+
+/* What a path names (stat, following symbolic links), for the driver-manifest check (src/vk/loader_check.c), which
+ * treats files and folders differently. */
+typedef enum vkvit__path_kind {
+    VKVIT__PATH_MISSING = 0, /* absent, or cannot be examined */
+    VKVIT__PATH_FILE,        /* a regular file */
+    VKVIT__PATH_DIR,
+    VKVIT__PATH_OTHER,       /* a FIFO, device, socket */
+} vkvit__path_kind;
+vkvit__path_kind vkvit__path_kind_of(const char *path);
+/* Calls fn(user, "<dir>/<name>") for each entry of folder `dir` whose name ends in `suffix` and is longer than it
+ * (readdir order), until fn returns something other than VKVIT_OK, which is returned. A folder that cannot be opened,
+ * and a name too long for a path: skipped, VKVIT_OK. */
+vkvit_result vkvit__dir_each(const char *dir, const char *suffix, vkvit_result (*fn)(void *user, const char *path),
+                             void *user);
 
 /* Host memory of vkvit's own for a CPU device's buffers (src/vk/memory.c imports it with
  * VK_EXT_external_memory_host): `size` bytes (a multiple of VKVIT_HUGE_PAGE_BYTES) of zeroed anonymous memory at a

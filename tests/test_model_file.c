@@ -309,6 +309,40 @@ static void model_open_refuses_fifos_devices_and_directories(void) {
     rmdir(dir);
 }
 
+/* Files of /proc (and /sys) report st_size 0 but read as data: the reader says so, not "the file is 0 bytes long",
+ * which stays the sentence of a truly empty file. The pipeline cache's whole-file read refuses them the same way. */
+static void model_open_names_proc_files_as_such(void) {
+    const char *proc = "/proc/self/status";
+    struct stat sb;
+    if (stat(proc, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size != 0) {
+        fprintf(stderr, "    skipping %s: not a size-less regular file here\n", proc);
+        return;
+    }
+    vkvit__model_file mf;
+    vkvit_result r = vkvit__model_file_load(proc, NULL, 0, NULL, &mf);
+    const char *e = vkvit_last_error();
+    CHECK_MSG(r == VKVIT_ERROR_IO && !strstr(e, "0 bytes long") &&
+                  strstr(e, "'/proc/self/status' is not a regular file with a size: it reports 0 bytes but reads as "
+                            "data, as files under /proc and /sys do"),
+              "%s: %s: %s", proc, vkvit_result_name(r), e);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    r = vkvit__read_file(proc, 1 << 20, &data, &size);
+    CHECK_MSG(r == VKVIT_ERROR_IO && data == NULL && strstr(vkvit_last_error(), "as files under /proc and /sys do"),
+              "vkvit__read_file(%s): %s: %s", proc, vkvit_result_name(r), vkvit_last_error());
+    free(data);
+    /* An empty regular file is still what it is: 0 bytes long. */
+    char empty[] = "/tmp/vkvit_test_empty_XXXXXX";
+    const int fd = mkstemp(empty);
+    CHECK(fd >= 0);
+    if (fd < 0) return;
+    close(fd);
+    r = vkvit__model_file_load(empty, NULL, 0, NULL, &mf);
+    CHECK_MSG(r == VKVIT_ERROR_BAD_MODEL_FILE && strstr(vkvit_last_error(), "the file is 0 bytes long"), "%s: %s: %s",
+              empty, vkvit_result_name(r), vkvit_last_error());
+    remove(empty);
+}
+
 /* vkvit__model_file_load from memory gives the sentence the same bytes give as a file (when the label is the path);
  * both or neither of path and data is an argument error. */
 static void model_load_from_memory_matches_the_file_path(void) {
@@ -753,6 +787,7 @@ int main(void) {
     RUN(model_accepts_a_header_with_nothing_but_braces);
     RUN(model_accepts_empty_tensors_and_extra_entry_keys);
     RUN(model_open_refuses_fifos_devices_and_directories);
+    RUN(model_open_names_proc_files_as_such);
     RUN(model_load_from_memory_matches_the_file_path);
     RUN(f16_converts_every_value_exactly);
     RUN(f16_array_matches_scalar);

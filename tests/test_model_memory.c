@@ -6,7 +6,8 @@
  *   - corrupt bytes (truncations, a flipped byte in the header) get the same result and the same sentence from memory
  *     (labelled with the path) as from a file;
  *   - both or neither of path and data: VKVIT_ERROR_INVALID_ARGUMENT; a FIFO, /dev/zero, /dev/null and a directory as
- *     the path: VKVIT_ERROR_IO at once (the FIFO used to block forever).
+ *     the path: VKVIT_ERROR_IO at once (the FIFO used to block forever); /proc/self/status (st_size 0, reads as data):
+ *     VKVIT_ERROR_IO named as such, not "0 bytes long".
  * Needs a Vulkan device (exit 77 = skipped without one); validation on and silent. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
@@ -158,6 +159,14 @@ static void special_files_are_refused_at_once(vkvit_ctx *ctx) {
     alarm(0);
     remove(fifo);
     rmdir(dir);
+    /* A file of /proc reports st_size 0 but reads as data: named as such, not called "0 bytes long". */
+    vkvit_model *m = NULL;
+    vkvit_result r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = "/proc/self/status"}, &m);
+    const char *e = vkvit_last_error();
+    CHECK(r == VKVIT_ERROR_IO && !m && !strstr(e, "0 bytes long") &&
+              strstr(e, "'/proc/self/status' is not a regular file with a size: it reports 0 bytes but reads as data, "
+                        "as files under /proc and /sys do; vkvit reads only regular files"),
+          "/proc/self/status: %s '%s'", vkvit_result_name(r), e);
 }
 
 int main(void) {

@@ -2,6 +2,7 @@
  * adoption of a host application's device. What a device has and what vkvit uses of it: device_caps.c; errors and
  * log messages: log.c. */
 #include "vk/device_caps.h"
+#include "vk/loader_check.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -55,9 +56,12 @@ int vkvit__env_flag(const char *name) {
     return v && v[0] && strcmp(v, "0") != 0;
 }
 
-/* Creates vkvit's own instance. `validation`: 1 required, 0 off. */
+/* Loads the loader and creates vkvit's own instance. `validation`: 1 required, 0 off. The driver manifests the
+ * environment names are checked first, before any loader call reads them (loader_check.h). */
 static vkvit_result create_instance(vkvit_ctx *ctx, bool validation) {
-    vkvit_result res = VKVIT_OK;
+    vkvit_result res = vkvit__check_driver_manifests();
+    if (res == VKVIT_OK) res = load_loader();
+    if (res != VKVIT_OK) return res;
     const char *layers[1];
     uint32_t n_layers = 0;
     const char *exts[4];
@@ -480,7 +484,6 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         ctx->has_debug_utils = vkSetDebugUtilsObjectNameEXT != NULL;
         instance_api = h->api_version ? h->api_version : VK_API_VERSION_1_1;
     } else {
-        if ((res = load_loader()) != VKVIT_OK) goto fail;
         int validation = desc.validation > 0 || (desc.validation == 0 && vkvit__env_flag("VKVIT_VALIDATION"));
         if ((res = create_instance(ctx, validation)) != VKVIT_OK) goto fail;
         const char *want = desc.device ? desc.device : getenv("VKVIT_DEVICE");
@@ -590,7 +593,6 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
     vkvit_result res = VKVIT_OK;
     if (!count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_enumerate_devices: count is NULL");
     *count = 0;
-    if ((res = load_loader()) != VKVIT_OK) return res;
     vkvit_ctx tmp;
     memset(&tmp, 0, sizeof tmp);
     snprintf(tmp.label, sizeof tmp.label, "vkvit info");

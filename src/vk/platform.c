@@ -5,7 +5,9 @@
 
 #include "common.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,8 +25,9 @@
 
 /* Opens `path` for reading without blocking and refuses anything but a regular file. A FIFO opened plainly blocks
  * until a writer appears (forever, for a model path that names one), so it is opened with O_NONBLOCK, checked with
- * fstat and only then switched back to blocking reads. Devices (/dev/zero never ends, /dev/null is empty) and
- * directories get a sentence too. On success *fd is open and *bytes is the file size. */
+ * fstat and only then switched back to blocking reads. Devices (/dev/zero never ends, /dev/null is empty),
+ * directories and the size-less files of /proc and /sys get a sentence too. On success *fd is open and *bytes is the
+ * file size. */
 static vkvit_result open_regular(const char *path, size_t max_bytes, int *fd, size_t *bytes) {
     *fd = -1;
     *bytes = 0;
@@ -63,6 +66,15 @@ static vkvit_result open_regular(const char *path, size_t max_bytes, int *fd, si
         close(f);
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "'%s' is %lld bytes, more than the limit of %zu bytes",
                             path, (long long)st.st_size, max_bytes);
+    }
+    /* Files of /proc and /sys are regular files whose st_size is 0, their content made as they are read: sized by
+     * st_size they would be "0 bytes long". One byte read at offset 0 (pread: the offset stays put) tells them from
+     * an empty file. */
+    uint8_t probe;
+    if (st.st_size == 0 && pread(f, &probe, 1, 0) == 1) {
+        close(f);
+        return vkvit__error(VKVIT_ERROR_IO, "'%s' is not a regular file with a size: it reports 0 bytes but reads as "
+                            "data, as files under /proc and /sys do; vkvit reads only regular files", path);
     }
     *fd = f;
     *bytes = (size_t)st.st_size;
@@ -177,6 +189,29 @@ void vkvit__file_close(vkvit__file *f) {
     if (!f) return;
     if (f->is_open) close(f->fd);
     memset(f, 0, sizeof *f);
+}
+
+vkvit__path_kind vkvit__path_kind_of(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return VKVIT__PATH_MISSING;
+    return S_ISREG(st.st_mode) ? VKVIT__PATH_FILE : S_ISDIR(st.st_mode) ? VKVIT__PATH_DIR : VKVIT__PATH_OTHER;
+}
+
+vkvit_result vkvit__dir_each(const char *dir, const char *suffix, vkvit_result (*fn)(void *user, const char *path),
+                             void *user) {
+    DIR *d = opendir(dir);
+    if (!d) return VKVIT_OK;
+    const size_t suffix_len = strlen(suffix);
+    vkvit_result r = VKVIT_OK;
+    for (struct dirent *e; r == VKVIT_OK && (e = readdir(d)) != NULL;) {
+        const size_t len = strlen(e->d_name);
+        char path[PATH_MAX];
+        if (len > suffix_len && !strcmp(e->d_name + len - suffix_len, suffix) &&
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path)
+            r = fn(user, path);
+    }
+    closedir(d);
+    return r;
 }
 
 vkvit_result vkvit__write_file_atomic(const char *path, const void *data, size_t size) {

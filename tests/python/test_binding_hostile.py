@@ -1,10 +1,13 @@
 """The Python binding against a hostile caller: log callbacks that call back into vkvit, threads that hammer one
-lock, integers ctypes would truncate, paths with NUL bytes or that are not UTF-8. Every scenario that could hang
-runs in a daemon thread joined with a timeout, so a regression fails the test instead of hanging CI."""
+lock, integers ctypes would truncate, paths with NUL bytes, that are not UTF-8 or that name a /proc file, driver
+manifests the Vulkan loader cannot use. Every scenario that could hang runs in a daemon thread joined with a timeout,
+so a regression fails the test instead of hanging CI."""
 
 import os
 import re
 import shutil
+import subprocess
+import sys
 import threading
 import time
 
@@ -232,3 +235,34 @@ def test_model_path_that_is_not_utf8_loads(ctx, tmp_path):
             assert d["architecture"] == "resnet"
     with pytest.raises(vkvit.FileError, match="m.*vkvit"):
         vkvit.Model(ctx, os.fsdecode(raw + b".missing"))
+
+
+def test_model_path_under_proc_is_named_as_such(ctx):
+    # /proc files report st_size 0 but read as data: the library says so instead of "0 bytes long".
+    with pytest.raises(vkvit.FileError) as e:
+        vkvit.Model(ctx, "/proc/self/status")
+    assert "0 bytes long" not in str(e.value)
+    assert "'/proc/self/status' is not a regular file with a size" in str(e.value)
+    assert "as files under /proc and /sys do" in str(e.value)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# 5. A driver manifest the Vulkan loader cannot use is refused by the library before the loader reads it
+# ------------------------------------------------------------------------------------------------------------
+
+def test_broken_driver_manifest_is_no_device_not_a_crash(tmp_path):
+    vulkan_or_skip(validation=False).close()
+    manifest = tmp_path / "icd.json"
+    manifest.write_text("[1, 2]")                   # Debian 12's loader 1.3.239 crashes on a JSON array
+    code = ("import vkvit\n"
+            "try:\n"
+            "    vkvit.Context(validation=False, pipeline_cache_dir='')\n"
+            "except vkvit.NoDeviceError as e:\n"
+            "    print('NoDeviceError:', e)\n")
+    env = dict(os.environ, VK_DRIVER_FILES=str(manifest), VK_ICD_FILENAMES=str(manifest),
+               PYTHONPATH=os.path.dirname(os.path.dirname(vkvit.__file__)))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("NoDeviceError:"), r.stdout + r.stderr
+    assert f"'{manifest}' (from VK_DRIVER_FILES) is not a Vulkan driver manifest: it is JSON, but not an object" \
+        in r.stdout

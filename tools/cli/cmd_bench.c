@@ -122,7 +122,7 @@ static int bench_model(int argc, char **argv) {
     /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
     if ((r = cli_sniff_model(path)) != VKVIT_OK) FAIL(r);
     vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit bench"};
-    if ((r = cli_ctx_create(&cd, &ctx))) FAIL(r);
+    if ((r = vkvit_ctx_create(&cd, &ctx))) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = path}, &model))) FAIL(r);
     vkvit_session_desc sd = {.label = "bench", .batch = batch, .precision = precision};
     if ((r = vkvit_session_create(model, &sd, &s))) FAIL(r);

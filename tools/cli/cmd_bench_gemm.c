@@ -399,7 +399,7 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
     }
     vkvit_ctx *ctx = NULL;
     vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit bench gemm"};
-    vkvit_result r = cli_ctx_create(&cd, &ctx);
+    vkvit_result r = vkvit_ctx_create(&cd, &ctx);
     if (r != VKVIT_OK) {
         cli_print_error("bench gemm", cli_last_error());
         return vkvit_cli_exit_code(r);

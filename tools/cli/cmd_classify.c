@@ -291,7 +291,7 @@ int vkvit_cli_classify(int argc, char **argv) {
     if ((r = cli_sniff_model(a.model_path)) != VKVIT_OK) FAIL(r);
     /* The ctx's own label is the default; the log callback prefixes its lines with "vkvit classify". */
     vkvit_ctx_desc cd = {.device = a.device, .log = cli_log_stderr, .log_user = "vkvit classify"};
-    if ((r = cli_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
+    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = a.model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);

@@ -383,7 +383,7 @@ int vkvit_cli_eval(int argc, char **argv) {
     /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
     if ((r = cli_sniff_model(model_path)) != VKVIT_OK) FAIL(r);
     vkvit_ctx_desc cd = {.label = "eval", .device = device, .log = cli_log_stderr, .log_user = "vkvit eval"};
-    if ((r = cli_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
+    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
     if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
     vkvit_model_info info;
     vkvit_model_get_info(model, &info);
