@@ -116,12 +116,17 @@ extern "C" {
 typedef enum vkvit_result {
     VKVIT_OK = 0,
     VKVIT_ERROR_NO_LOADER = -1,             /* no Vulkan loader (libvulkan.so.1) could be opened */
-    VKVIT_ERROR_NO_DEVICE = -2,             /* no Vulkan device, or none matching the requested one */
+    VKVIT_ERROR_NO_DEVICE = -2,             /* no Vulkan device, or none matching the requested one; also a broken
+                                               driver manifest named by VK_DRIVER_FILES, VK_ICD_FILENAMES or
+                                               VK_ADD_DRIVER_FILES (checked before vkvit loads the loader, which
+                                               would crash on some), the sentence naming the file */
     VKVIT_ERROR_OUT_OF_HOST_MEMORY = -3,
     VKVIT_ERROR_OUT_OF_DEVICE_MEMORY = -4,
     VKVIT_ERROR_INVALID_ARGUMENT = -5,      /* a desc field or argument broke a documented rule */
     VKVIT_ERROR_BAD_MODEL_FILE = -6,        /* the model file is malformed or inconsistent */
-    VKVIT_ERROR_IO = -7,                    /* a file could not be opened, read or written */
+    VKVIT_ERROR_IO = -7,                    /* a file could not be opened, read or written, is not a regular file
+                                               (a FIFO, a device, a folder, or a /proc or /sys file that reports 0
+                                               bytes but reads as data), or shrank while vkvit read it */
     VKVIT_ERROR_VULKAN = -8,                /* a Vulkan call failed (the message names it) */
     VKVIT_ERROR_UNSUPPORTED = -9,           /* the device or build lacks something this request needs */
     VKVIT_ERROR_BAD_IMAGE = -10,            /* an image could not be decoded or is out of limits */

@@ -57,10 +57,6 @@ const char *cli_last_error(void);
 uint64_t cli_now_ns(void);
 
 
-/* The driver manifests named by VK_DRIVER_FILES / VK_ICD_FILENAMES / VK_ADD_DRIVER_FILES are checked by the library
- * (vkvit_ctx_create and vkvit_enumerate_devices: VKVIT_ERROR_NO_DEVICE, exit 3, with a sentence naming the file;
- * src/vk/loader_check.h). This no-op stays until cmd_info.c drops its call. */
-static inline vkvit_result cli_check_driver_manifests(void) { return VKVIT_OK; }
 
 /* The bundled demo model, used when classify / eval get no --model. */
 #define CLI_BUNDLED_MODEL "vit5_cifar10.vkvit"

@@ -112,8 +112,8 @@ int vkvit_cli_info(int argc, char **argv) {
     }
     if (o.first_operand < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[o.first_operand]);
     uint32_t n = 0;
-    vkvit_result r = cli_check_driver_manifests(); /* before the loader reads them */
-    if (r == VKVIT_OK) r = vkvit_enumerate_devices(NULL, 0, &n);
+    /* vkvit_enumerate_devices checks the driver manifests the environment names before the loader reads them */
+    vkvit_result r = vkvit_enumerate_devices(NULL, 0, &n);
     if (r != VKVIT_OK) {
         cli_print_error("info", cli_last_error());
         return vkvit_cli_exit_code(r);
