@@ -122,6 +122,14 @@ int main(void) {
     const uint32_t n_cases = cases_env && *cases_env ? (uint32_t)strtoul(cases_env, NULL, 0) : 160;
     printf("seed %u, %u cases (VKVIT_TEST_SEED=%u reruns exactly these)\n", seed, n_cases, seed);
     fflush(stdout);
+    /* ... and into the build folder, where .ci/run prints it (CTest keeps no output of a test that passed). */
+    FILE *seeds = fopen(VKVIT_BINARY_DIR "/test_gemm_drawn.seeds", "a");
+    if (seeds) {
+        const char *width = getenv("LP_NATIVE_VECTOR_WIDTH");
+        fprintf(seeds, "test_gemm_drawn: VKVIT_TEST_SEED=%u VKVIT_TEST_CASES=%u%s%s\n", seed, n_cases,
+                width ? " LP_NATIVE_VECTOR_WIDTH=" : "", width ? width : "");
+        fclose(seeds);
+    }
     vt_rng_state = 0x853c49e6748fea9bull ^ ((uint64_t)seed << 17) ^ seed;
     (void)vt_rand_u32();
 
