@@ -134,9 +134,11 @@ static bool coopmat_runs(VkPhysicalDevice pd, bool nv, bool khr_enabled, const v
                           info->max_shared_memory >= VKVIT_COOPMAT_SHARED_BYTES;
     /* The KHR kernel's warp is one subgroup of whatever size the device has (gemm_coopmat.comp's WARP): 32 on NVIDIA
      * and AMD's wave32, 8 on lavapipe; NV's kernel is only used where subgroups are 32 wide, as tested. */
-    const uint32_t sg = info->subgroup_size;
+    /* 8 x 8 fragments only at subgroups of 8: Mesa 26.1's lavapipe lists 8x8x8 at every LP_NATIVE_VECTOR_WIDTH, but
+     * its lowering takes a matrix side equal to the subgroup size, and at 16 lanes its compiler crashes on them. */
+    const uint32_t sg = info->subgroup_size, frag = VKVIT_HAVE_KHR_COOPMAT ? khr_coopmat_f16_shape(pd) : 0;
     const bool khr_ok = VKVIT_HAVE_KHR_COOPMAT && khr_enabled && sg >= 4 && sg <= 64 && 64 % sg == 0 &&
-                        khr_coopmat_f16_shape(pd);
+                        (frag == 16 || (frag == 8 && sg == 8));
     *khr = f16_math && khr_ok && (!nv || off.coopmat_khr);
     *emulated = f16_math && !nv && !*khr && off.coopmat_emulate;
     return f16_math && (nv || *khr || *emulated);
