@@ -2,7 +2,7 @@
  * bindings want): architecture, flavour, hyperparameters, labels, preprocessing, parameter count, FLOPs, dtype
  * counts and the tensor table. Uses the model reader (src/model/), so the file is validated completely first; the
  * hyperparameters and the names of the per-block mixer FLOPs come from the architecture's row (src/arch/).
- * tools/vkvit_file.py describe() writes the same document (tests/test_reader_agreement.py compares them). */
+ * tools/vkvit_file.py describe() writes the same document (tests/format/test_reader_agreement.py compares them). */
 #include "arch/arch_kit.h"
 #include "common.h"
 #include "model/model_file.h"

@@ -19,7 +19,7 @@ in both), so the agreement then measures the inference engines alone.
 
 --write-expected runs all of it on tests/data/cifar10-subset with the bundled model
 (assets/models/vit5_cifar10.vkvit) and writes tests/data/cifar10-subset/expected.json, which
-tests/test_classify_cli.py compares `vkvit eval` against. Run it again whenever the bundled model changes.
+tests/cli/test_classify_cli.py compares `vkvit eval` against. Run it again whenever the bundled model changes.
 """
 
 import argparse
@@ -189,7 +189,7 @@ def main(argv=None):
             "agreement": round(agree / n, 6),
             "tolerance_images": TOLERANCE_IMAGES,
             "how": "tools/eval_agreement.py --write-expected: PyTorch reference network + PIL decoding on this "
-                   "subset; tests/test_classify_cli.py requires |vkvit eval correct - pytorch_correct| <= "
+                   "subset; tests/cli/test_classify_cli.py requires |vkvit eval correct - pytorch_correct| <= "
                    "tolerance_images",
         }
         with open(EXPECTED + ".tmp", "w", encoding="utf-8") as f:

@@ -6,7 +6,7 @@ A vkvit model is one safetensors file:
 
 This module is the Python side of that contract.  `src/model/` is the C side; both apply the same rules, so a file
 this module writes is one the C reader accepts, and a file this module rejects is one the C reader rejects
-(tests/test_reader_agreement.py checks both on a corpus of hostile files): strict JSON with the limits of
+(tests/format/test_reader_agreement.py checks both on a corpus of hostile files): strict JSON with the limits of
 docs/model-format.md ("JSON"), the safetensors rules, the `vkvit` document and its limits, and regular files only.
 
 Public API (other tools import it; keep it stable):
@@ -970,7 +970,7 @@ def flops(vkvit):
 
 # ---------------------------------------------------------------------------------------------------------------
 # describe: the JSON document of vkvit_describe_model (`vkvit inspect --json`), member for member and in the same
-# order, so the two readers can be compared on any file (tests/test_reader_agreement.py)
+# order, so the two readers can be compared on any file (tests/format/test_reader_agreement.py)
 # ---------------------------------------------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@
  *
  * Each ResidualBlock (docs/math.md 3.1) runs up to three branches; an identity branch adds no node and no residual add.
  * vkvit__rn_block_build is the block over any channels-last (B, *spatial, C) grid of rank 1 to 3 (the network
- * calls it with its 2-D patch grid; tests/test_residual_block.c with the op goldens' 1-, 2- and 3-D grids):
+ * calls it with its 2-D patch grid; tests/models/test_residual_block.c with the op goldens' 1-, 2- and 3-D grids):
  *
  *   x += out_proj(Attention(chunk3(qkv_proj(input_norm(x)))))                         sequence mixer
  *   x += out_proj(Attention(q_proj(condition_mixer_norm(x)), chunk2(kv_proj(cond))))  condition mixer

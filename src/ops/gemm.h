@@ -80,7 +80,7 @@ typedef struct vkvit__gemm_config {
  * independent of K, plus an absolute 2^-14 per product and addition where fp16 underflows (a device may flush fp16
  * subnormals). Summing all K = 1536 products of a ViT-5-S mlp.layer2 in fp16 would give (768 + 2) * u ~ 0.38 instead
  * of 10 * u ~ 0.005, and its running sum could overflow 65504; a shorter chunk costs more fp32 flushes (two
- * conversions and two adds per output per chunk: one per 8 packed FMAs at 16). tests/test_gemm.c checks this bound.
+ * conversions and two adds per output per chunk: one per 8 packed FMAs at 16). tests/ops/test_gemm.c checks this bound.
  * The shaders hold the same number: F16_CHUNK in gemm.comp, the flush after every 4 lanes x 4 k in gemm_cpu.comp. */
 #define VKVIT_GEMM_F16_CHUNK 16
 

@@ -1,5 +1,5 @@
 /* The C reader's verdict on each file named on the command line, one line per file, for
- * tests/test_reader_agreement.py (which compares them with tools/vkvit_file.py's):
+ * tests/format/test_reader_agreement.py (which compares them with tools/vkvit_file.py's):
  *
  *     <st> <model> <sentence>
  *

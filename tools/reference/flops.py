@@ -1,7 +1,7 @@
 """Reference configurations and network FLOP / parameter counts (docs/math.md sections 5.2, 7.2 and 8).
 
 The closed-form FLOP and parameter formulas live once in Python, in tools/vkvit_file.py (flops_breakdown,
-count_params; the C copy is src/arch/<name>.c, and tests/test_reader_agreement.py checks that the two agree on every
+count_params; the C copy is src/arch/<name>.c, and tests/format/test_reader_agreement.py checks that the two agree on every
 model file). The modules' own ``flop_count`` / ``param_count`` methods here are the seeds' (seed-literal,
 docs/math.md 8), and selfcheck.py checks the formula against them. This file holds the standard configs (in the
 docs/model-format.md ``config`` shape) and a small CLI that prints both:

@@ -12,7 +12,7 @@
   - numbers that are not finite are JSON null (accuracy when no image could be read);
   - with stderr a terminal (a pty) the progress line shows the rate and an ETA.
 
-Run from the repository root:  /usr/bin/python3 tests/test_eval.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_eval.py
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device, or the CLI / bundled model is missing).
 """
 
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, run, summary  # noqa: E402
 
 SUBSET = os.path.join(ROOT, "tests", "data", "cifar10-subset", "test")

@@ -16,7 +16,7 @@ except ImportError:
     print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
     sys.exit(77)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(os.environ.get("VKVIT_BINARY_DIR", os.path.join(ROOT, "build")), "vkvit")
 
 info = subprocess.run([BIN, "info"], capture_output=True, text=True)

@@ -12,7 +12,7 @@ Checks: exit code 2 (bad input); stderr has exactly one line per bad file, namin
 same run is still classified (stdout); no sanitizer report, no validation message. Then every valid PngSuite
 image (b*, c*, f*, g*, ...) is classified in one run (several batches of 32) without an error.
 
-Run from the repository root:  /usr/bin/python3 tests/test_bad_images.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_bad_images.py
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device, or the CLI is not built).
 """
 
@@ -24,6 +24,7 @@ import sys
 import tempfile
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, run, summary  # noqa: E402
 
 MODEL = os.path.join(ROOT, "tests", "golden", "models", "vit5_nvsubq_cls_r4.vkvit")   # 32x32, random weights

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import check, summary, training_tools  # the shared check counter
 
 training_tools()  # exit 77 without PyTorch; lab/ and tools/ on sys.path
@@ -135,7 +136,7 @@ check(torch.allclose(leaf.grad, expected, atol=1e-6),
       f"gradient on the logits (max |diff| {float((leaf.grad - expected).abs().max()):.2e})")
 
 # lab/gpu_train_cifar.sh refuses a teacher count it cannot honour before it decodes or trains anything
-script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lab", "gpu_train_cifar.sh")
+script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lab", "gpu_train_cifar.sh")
 with tempfile.TemporaryDirectory() as tmp:
     for args, words in ((["--teachers", "3"], "needs --teacher-epochs"),
                         (["--teachers", "0", "--teacher-epochs", "2"], "count >= 1"),

@@ -19,7 +19,7 @@ With the bundled model (assets/models/vit5_cifar10.vkvit; skipped while it does 
     count stored in tests/data/cifar10-subset/expected.json (written by tools/eval_agreement.py --write-expected
     for the same model file: its SHA-256 must match).
 
-Run from the repository root:  /usr/bin/python3 tests/test_classify_cli.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_classify_cli.py
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device / CLI not built, or everything ran but the bundled
 model is missing).
 """
@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, run, summary  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tools"))

@@ -1,11 +1,11 @@
 /* The CLI's image decoder (tools/cli/image_decode.c, compiled into this test): crafted in-memory files whose
- * answer is known exactly, and a dump mode for tests/test_classify_decode.py, which compares every decoded image
+ * answer is known exactly, and a dump mode for tests/cli/test_classify_decode.py, which compares every decoded image
  * with PIL's.
  *
  *   test_classify_decode                    the in-memory checks (no GPU needed)
  *   test_classify_decode --dump IN OUT      decode IN; write "VKVITRGBA" u32 width u32 height, then RGBA8 rows to OUT;
  *                                           exit 2 with the sentence on stderr when IN is refused */
-#include "../tools/cli/image_decode.c"
+#include "../../tools/cli/image_decode.c"
 
 #include "test_util.h"
 

@@ -18,7 +18,7 @@
   - a FIFO and /dev/zero as --model of classify and bench: exit 2 within a second, one line.
 Every command: no sanitizer report on stderr.
 
-Run from the repository root:  /usr/bin/python3 tests/test_hostile_models.py
+Run from the repository root:  /usr/bin/python3 tests/format/test_hostile_models.py
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device, or the CLI is not built).
 """
 
@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import BUILD, CLI, ROOT, check, summary
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
@@ -66,6 +67,7 @@ def no_validation(err):
 
 def make(kind, *args, out):
     """tests/make_test_models.py KIND ARGS OUT, in this process (one torch import for all files)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import make_test_models as mtm
     mtm.main(["make_test_models.py", kind, *args, out])
     return out

@@ -13,7 +13,7 @@
   - A 33 KB PNG declaring 16384x16384 is refused from its header in well under 2 s (it used to take 31 s and
     1.5 GB before being refused).
 
-Run from the repository root:  /usr/bin/python3 tests/test_image_formats.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_image_formats.py
 Exit status: 0 passed, 1 failed, 77 skipped (no PIL/numpy, or not built).
 """
 
@@ -32,6 +32,7 @@ except ImportError:
     print("PIL / numpy not importable by this interpreter; skipping (run with /usr/bin/python3)")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import BUILD, CLI, ROOT, check, run, summary  # noqa: E402
 
 DUMP = os.path.join(BUILD, "test_classify_decode")

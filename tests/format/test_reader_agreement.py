@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 import cli_checks as cc  # noqa: E402
 
 sys.path.insert(0, os.path.join(cc.ROOT, "tools"))

@@ -10,7 +10,7 @@
     and docs/cli.md list --version; docs/cli.md documents VKVIT_ATTENTION;
   - a failing ctx says "vkvit classify:" once (not again as the ctx label).
 
-Run from the repository root:  /usr/bin/python3 tests/test_cli_options.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_cli_options.py
 Exit status: 0 passed, 1 failed, 77 skipped (the CLI is not built, or no Vulkan device).
 """
 
@@ -18,6 +18,7 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, run, summary
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "models", "vit5_nvsubq_cls_r4.vkvit")

@@ -19,7 +19,7 @@ Every command runs with VKVIT_VALIDATION=1 and no pipeline cache; each must exit
 (no "Validation" and no "warning:" on stderr) and no sanitizer report. ASAN_OPTIONS / UBSAN_OPTIONS get
 halt_on_error=1 (and abort_on_error=1 for ASan) unless the caller set them, so a report can never look like a pass.
 
-Run from the repository root:  /usr/bin/python3 tests/test_cli_models.py [NAME_SUBSTRING...]
+Run from the repository root:  /usr/bin/python3 tests/cli/test_cli_models.py [NAME_SUBSTRING...]
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device, or the CLI is not built).
 """
 
@@ -34,6 +34,7 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, summary
 
 MODELS = sorted(glob.glob(os.path.join(ROOT, "assets", "models", "*.vkvit"))) + \

@@ -10,7 +10,7 @@ compiled into a test executable) and by PIL, and the RGB channels are compared (
     be at most 0.5 and the largest at most 8 (measured on these files: mean 0.135, max 2);
   - truncated GIF / TGA files (half of a valid one) are refused as truncated.
 
-Run from the repository root:  /usr/bin/python3 tests/test_classify_decode.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_classify_decode.py
 Exit status: 0 passed, 1 failed, 77 skipped (no PIL/numpy, or the test executable is not built).
 """
 
@@ -28,7 +28,7 @@ except ImportError:
     print("PIL / numpy not importable by this interpreter; skipping (run with /usr/bin/python3)")
     sys.exit(77)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("VKVIT_BINARY_DIR", os.path.join(ROOT, "build"))
 DUMP = os.path.join(BUILD, "test_classify_decode")
 PNGSUITE = os.path.normpath(os.path.join(ROOT, "..", "shared", "data", "pngsuite", "png"))

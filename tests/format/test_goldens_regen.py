@@ -1,6 +1,6 @@
 """CTest: the committed goldens under tests/golden/ are exactly what tools/reference/make_goldens.py writes.
 
-Run from the repository root as `/usr/bin/python3 tests/test_goldens_regen.py`.
+Run from the repository root as `/usr/bin/python3 tests/format/test_goldens_regen.py`.
 Exit codes: 0 identical, 1 different (or the generator failed), 77 skipped (PyTorch is not importable).
 """
 
@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GENERATOR = os.path.join(REPO, "tools", "reference", "make_goldens.py")
 
 

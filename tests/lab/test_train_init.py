@@ -12,13 +12,14 @@ import io
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import check, summary, training_tools  # the shared check counter
 
 training_tools()  # exit 77 without PyTorch; lab/ and tools/ on sys.path
 import torch  # noqa: E402
 import train_cifar  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 MODELS = {arch: os.path.join(REPO, "assets", "models", f"{arch}_cifar10.vkvit") for arch in ("vit5", "vil")}
 

@@ -28,7 +28,7 @@ norms, softmax and the mLSTM gates stay fp32. Lavapipe exposes shaderFloat16, so
 Every command runs with VKVIT_VALIDATION=1 and must print no validation message. With VKVIT_SANITIZED=1 (the
 sanitizer pass of .ci/run) the goldens and photos are the first golden of each architecture only.
 
-Run from the repository root:  /usr/bin/python3 tests/test_fp16_math.py [NAME_SUBSTRING...]
+Run from the repository root:  /usr/bin/python3 tests/models/test_fp16_math.py [NAME_SUBSTRING...]
 Exit status: 0 passed, 1 failed, 77 skipped (no Vulkan device, no fp16 arithmetic, or the CLI is not built).
 """
 
@@ -41,6 +41,7 @@ import tempfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, env, summary
 from test_cli_models import st_read, st_write
 

@@ -20,8 +20,9 @@ except ImportError:
     print("SKIP: PyTorch is not importable (run with /usr/bin/python3, Debian python3-torch)")
     sys.exit(77)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lab"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab"))
 import cifar_augment as ca  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import check, summary  # noqa: E402  (the shared check counter)
 
 

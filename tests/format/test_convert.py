@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tests for tools/vkvit_file.py (safetensors + vkvit schema) and tools/convert.py (checkpoint conversion).
 
-Run from the repository root:  /usr/bin/python3 tests/test_convert.py
+Run from the repository root:  /usr/bin/python3 tests/format/test_convert.py
 Exit status: 0 all passed, 1 a test failed, 77 PyTorch is not importable (CTest: skipped).
 
 Synthetic checkpoints use each source's real key layout with tiny dimensions (width 32, depth 2, patch 4, 8x8
@@ -25,7 +25,7 @@ except ImportError:
     print("PyTorch is not importable by this interpreter; skipping (run with /usr/bin/python3)")
     sys.exit(77)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import convert  # noqa: E402
 import vkvit_file as vf  # noqa: E402

@@ -26,7 +26,7 @@ With the small golden models (tests/golden/models/, random weights, 32x32 / 8x8 
   - bench: p50 <= p90 <= p99 <= max and a standard deviation, --duration with its drift; bench and run print the
     validation layer's messages (the log callback) when VKVIT_VALIDATION=1.
 
-Run from the repository root:  /usr/bin/python3 tests/test_cli_io.py
+Run from the repository root:  /usr/bin/python3 tests/cli/test_cli_io.py
 Exit status: 0 passed, 1 failed, 77 skipped (the CLI is not built, no Vulkan device, or no PyTorch).
 """
 
@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, env, run, run_bytes, summary
 
 MODELS = os.path.join(ROOT, "tests", "golden", "models")
