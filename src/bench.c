@@ -58,10 +58,10 @@ static vkvit_result validate(const vkvit_ctx *ctx, const vkvit_gemm_bench_desc *
                             "most %u", d->repeat, d->warmup, VKVIT_BENCH_MAX_RUNS);
     if (d->precision < VKVIT_PRECISION_DEFAULT || d->precision > VKVIT_PRECISION_FP16_MATH)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_bench_gemm: unknown precision %d", (int)d->precision);
-    if ((d->precision == VKVIT_PRECISION_FP16 || d->precision == VKVIT_PRECISION_FP16_MATH) && !ctx->caps.fp16_in_use)
+    if ((d->precision == VKVIT_PRECISION_FP16 || d->precision == VKVIT_PRECISION_FP16_MATH) && !ctx->policy.fp16)
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "vkvit_bench_gemm: fp16 weights need storageBuffer16BitAccess, "
                             "which device '%s' lacks or the ctx disabled", ctx->info.name);
-    if (d->precision == VKVIT_PRECISION_FP16_MATH && !ctx->caps.fp16_math)
+    if (d->precision == VKVIT_PRECISION_FP16_MATH && !ctx->policy.fp16_math)
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "vkvit_bench_gemm: fp16 arithmetic needs shaderFloat16, which "
                             "device '%s' lacks", ctx->info.name);
     if (!ctx->info.timestamps)
@@ -122,6 +122,13 @@ VKVIT_API vkvit_result vkvit_bench_gemm(vkvit_ctx *ctx, const vkvit_gemm_bench_d
     vkvit_result res = validate(ctx, desc, out);
     if (res != VKVIT_OK) return ctx ? vkvit__ctx_fail(ctx, res) : res;
     if (desc->precision == VKVIT_PRECISION_FP16_MATH) vkvit__coopmat_guard(ctx); /* as a session would */
+    return vkvit__gemm_bench_run(ctx, desc, out);
+}
+
+vkvit_result vkvit__gemm_bench_run(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *desc, vkvit_gemm_bench_result *out) {
+    vkvit_result res = validate(ctx, desc, out);
+    if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
+    memset(out, 0, sizeof *out);
     const uint32_t m = desc->m, n = desc->n, k = desc->k;
     const uint32_t repeat = desc->repeat ? desc->repeat : 10, runs = desc->warmup + repeat;
     vkvit__graph g;

@@ -359,9 +359,9 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->want_features = desc.features != 0;
     s->features = VKVIT_NONE;
     vkvit__graph_init(&s->graph, ctx);
-    if (desc.precision == VKVIT_PRECISION_FP16_MATH && !(ctx->caps.fp16_math && ctx->caps.fp16_in_use)) {
+    if (desc.precision == VKVIT_PRECISION_FP16_MATH && !ctx->policy.fp16_math) {
         const char *missing =
-            ctx->caps.disabled_f16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
+            ctx->caps.fp16_storage && !ctx->policy.fp16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
             : !ctx->caps.fp16_math ? "shaderFloat16, which this device does not offer (or the host did not enable); "
                                      "use fp16 or fp32"
                                    : "storageBuffer16BitAccess, which this device does not offer (or the host did not "
@@ -429,7 +429,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
     /* CPU devices compile each shader at its first dispatch: do that here, not in the first run. */
     const double record_ms = vkvit__ms_since(t_record);
-    if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
+    if (ctx->policy.cpu_kernels && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
     vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, fp16 "
                    "weights %.1f, %u pipelines (%u new, the others shared with the ctx's other sessions) and "
                    "descriptor sets %.1f of which vkCreateComputePipelines %.1f, recording %.1f, CPU warm-up run "
@@ -824,7 +824,7 @@ static vkvit_result add_imgproc(vkvit_session *s) {
     s->timed = false; /* a new timer pool, written by the next run */
     if ((res = rerecord(s)) != VKVIT_OK) return res;
     /* The recording has new pipelines (pre-processing and the network again): compile them now on CPU devices. */
-    return s->ctx->caps.cpu_device ? vkvit__record_warmup(s->ctx, g, &tg, &s->rec, 0) : VKVIT_OK;
+    return s->ctx->policy.cpu_kernels ? vkvit__record_warmup(s->ctx, g, &tg, &s->rec, 0) : VKVIT_OK;
 }
 
 vkvit_result vkvit_session_set_images(vkvit_session *s, uint32_t first_slot, const vkvit_image *images,

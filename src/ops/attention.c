@@ -47,7 +47,7 @@ vkvit_result vkvit__attention_resolve(const vkvit_ctx *ctx, const vkvit__attenti
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "attention: unknown rope pairing %d", (int)c.rope);
     }
 
-    const bool cpu = ctx->caps.cpu_device;
+    const bool cpu = ctx->policy.cpu_kernels;
     const bool shuffle = ctx->caps.subgroup_shuffle;
     const uint32_t sg = min_subgroup_size(ctx);
     const uint32_t max_shared = ctx->caps.max_shared_memory ? ctx->caps.max_shared_memory : 16384;

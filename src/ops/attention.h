@@ -113,9 +113,9 @@ void vkvit__attention_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__k
  * Graph nodes
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* How the attention core is computed (vkvit__op_vit5_attention). The values match vkvit__caps.attention_path. */
+/* How the attention core is computed (vkvit__op_vit5_attention). The values match policy.attention (VKVIT_ATTENTION). */
 typedef enum vkvit__attention_path {
-    VKVIT_ATTENTION_PATH_AUTO = 0,          /* caps.attention_path (VKVIT_ATTENTION) if set, else gemm on CPU
+    VKVIT_ATTENTION_PATH_AUTO = 0,          /* policy.attention (VKVIT_ATTENTION) if set, else gemm on CPU
                                                devices, fused elsewhere */
     VKVIT_ATTENTION_PATH_FUSED = 1,         /* one flash-attention dispatch (shaders/attention.comp) */
     VKVIT_ATTENTION_PATH_GEMM = 2,          /* prep -> GEMM -> row softmax -> GEMM (four dispatches) */
@@ -126,8 +126,8 @@ typedef enum vkvit__attention_path {
  * Two implementations, same numerics (fp32, ~1e-6 apart): the fused flash-attention kernel (one node) and the GEMM
  * path (four nodes: prep, S = q~ k~T, row softmax, S vT^T; B*H*T*ceil4(T) floats of scores), which is ~10x faster
  * on llvmpipe. path AUTO picks: the environment variable VKVIT_ATTENTION=fused|gemm, read once at ctx creation into
- * vkvit__caps.attention_path (another value fails the graph build with a sentence), else gemm on CPU devices
- * (caps.cpu_device) and fused elsewhere. */
+ * policy.attention (another value fails the graph build with a sentence), else gemm on CPU devices
+ * (policy.cpu_kernels) and fused elsewhere. */
 typedef struct vkvit__vit5_attention_op {
     uint32_t qkv;
     uint32_t B, T, C, heads;

@@ -69,7 +69,7 @@ VKVIT_PUSH_MIRROR(softmax_rows_push, 5);
  *   pv       o[b*Tq + i, h*dk + d] = sum_j S[i, j] vT[d, j]   (GEMM, K = Tkp, two-level batch z = b*H + h:
  *            outer b -> Tq*C, inner h -> dk in o)
  * No causal mask: a causal generic attention takes the fused kernel.
- * kv_f16 (fp16-math sessions whose GEMMs run on cooperative matrices, caps.cooperative_matrix_in_use): k~ and vT
+ * kv_f16 (fp16-math sessions whose GEMMs run on cooperative matrices, policy.coopmat): k~ and vT
  * are fp16 (the prep's KV_F16 variant; tensors of half as many fp32 elements hold them) and Tkp is Tkv rounded up to
  * 8, so that both GEMMs take the cooperative-matrix kernel with 16-byte B loads; q~, the scores, the softmax and o
  * stay fp32. This is the path of such sessions on every device: the fused kernel has no tensor-core form. */
@@ -98,7 +98,7 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     const uint32_t kt = ops_intermediate(g, name, "k", B * H * Tkv, dk / kv_div);
     const uint32_t vt = ops_intermediate(g, name, "vT", B * H * dk, Tkp / kv_div);
     const uint32_t st = ops_intermediate(g, name, "scores", B * H * Tq, Tkp);
-    const bool cpu = g->ctx->caps.cpu_device;
+    const bool cpu = g->ctx->policy.cpu_kernels;
     const uint32_t wg = ops_row_wg(g->ctx); /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
 
     /* 1. prep */
@@ -151,7 +151,7 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     };
     softmax_rows_push ps = {.rows = B * H * Tq, .n = Tkv, .n_pad = Tkp, .stride = Tkp, .offset = 0};
     vkvit__node_binding bs[2] = {rdwr(st), rd(st)};
-    if (g->ctx->caps.texel_reads) { /* the scores read through a texel view of the same range (binding 1) */
+    if (g->ctx->policy.texel_reads) { /* the scores read through a texel view of the same range (binding 1) */
         ks.shader = ops_reduce_variant(g->ctx, VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_TEXEL,
                                        VKVIT_SHADER_SOFTMAX_ROWS_F32_F32_SUBGROUP_TEXEL);
         ks.n_buffers = 2;
@@ -174,14 +174,14 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
 }
 
 /* fp16-math sessions whose GEMMs run on cooperative matrices take the unfused path with fp16 k~ and vT. */
-static bool kv_f16_gemms(const vkvit__graph *g) { return g->f16_math && g->ctx->caps.cooperative_matrix_in_use; }
+static bool kv_f16_gemms(const vkvit__graph *g) { return g->f16_math && (g->ctx->policy.coopmat != VKVIT_COOPMAT_NONE); }
 
-/* The path when the op names none: caps.attention_path (VKVIT_ATTENTION, read once at ctx creation), else the GEMM
+/* The path when the op names none: policy.attention (VKVIT_ATTENTION, read once at ctx creation), else the GEMM
  * path on CPU devices and with kv_f16_gemms, the fused kernel elsewhere (see vkvit__op_vit5_attention). */
 static vkvit__attention_path auto_path(const vkvit__graph *g) {
-    const vkvit__caps *caps = &g->ctx->caps;
-    if (caps->attention_path) return (vkvit__attention_path)caps->attention_path;
-    return caps->cpu_device || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
+    const vkvit__policy *pol = &g->ctx->policy;
+    if (pol->attention) return (vkvit__attention_path)pol->attention;
+    return pol->cpu_kernels || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
 }
 
 /* ViT-5 through the unfused path: q, k, v are column blocks 0, C, 2C of the fused qkv rows. */
@@ -198,12 +198,12 @@ static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__
     attention_unfused(g, name, &u, o);
 }
 
-/* Path choice: op->path if set, else caps.attention_path (the environment variable VKVIT_ATTENTION, "fused" or
- * "gemm", read once at ctx creation), else the GEMM path on CPU devices (caps.cpu_device: llvmpipe runs the GEMMs
+/* Path choice: op->path if set, else policy.attention (the environment variable VKVIT_ATTENTION, "fused" or
+ * "gemm", read once at ctx creation), else the GEMM path on CPU devices (policy.cpu_kernels: llvmpipe runs the GEMMs
  * ~10x faster than the fused kernel) and in fp16-math sessions on cooperative matrices (kv_f16_gemms: the GEMMs on
  * tensor cores), and the fused kernel elsewhere. Another VKVIT_ATTENTION value fails the graph
  * build with a sentence. */
-_Static_assert(VKVIT_ATTENTION_PATH_FUSED == 1 && VKVIT_ATTENTION_PATH_GEMM == 2, "caps.attention_path values");
+_Static_assert(VKVIT_ATTENTION_PATH_FUSED == 1 && VKVIT_ATTENTION_PATH_GEMM == 2, "policy.attention values");
 
 /* A head the kernels of both paths can run: a multiple of 4 (split_half RoPE over 2 axes) up to 256 wide. Checked
  * before the path choice, so a model with wider heads fails session creation the same way on every path
@@ -217,13 +217,13 @@ static bool head_dim_ok(vkvit__graph *g, const char *name, uint32_t dk) {
 
 uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
     if (g->error || !head_dim_ok(g, name, op->heads ? op->C / op->heads : 0)) return VKVIT_NONE;
-    const vkvit__caps *caps = &g->ctx->caps;
+    const vkvit__policy *pol = &g->ctx->policy;
     vkvit__attention_path path = op->path;
     if (path == VKVIT_ATTENTION_PATH_AUTO) {
-        if (caps->attention_path == VKVIT_CAPS_BAD_CHOICE)
+        if (pol->attention == VKVIT_ENV_BAD)
             return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                      "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
-                                     caps->attention_env);
+                                     pol->attention_text);
         path = auto_path(g);
     }
     uint32_t shape[2] = {op->B * op->T, op->C};
@@ -253,13 +253,13 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
         .rope = op->rope != VKVIT_NONE ? VKVIT_ROPE_SPLIT_HALF : VKVIT_ROPE_NONE,
         .rope_axes = op->rope != VKVIT_NONE ? op->rope_axes : 0, .causal = op->causal,
     };
-    /* The path as for ViT-5 (caps.attention_path, else unfused on CPU devices and with kv_f16_gemms), except that a
+    /* The path as for ViT-5 (policy.attention, else unfused on CPU devices and with kv_f16_gemms), except that a
      * causal mask always takes the fused kernel (the unfused softmax has none). */
-    const vkvit__caps *caps = &g->ctx->caps;
-    if (caps->attention_path == VKVIT_CAPS_BAD_CHOICE)
+    const vkvit__policy *pol = &g->ctx->policy;
+    if (pol->attention == VKVIT_ENV_BAD)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                  "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
-                                 caps->attention_env);
+                                 pol->attention_text);
     const vkvit__attention_path path = auto_path(g);
     if (path == VKVIT_ATTENTION_PATH_GEMM && !op->causal) {
         uint32_t shape[2] = {op->B * op->Tq, op->C};

@@ -29,8 +29,8 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
         if (cost < best) best = cost, c.tn = tn;
     }
     c.bn = 8 * c.tn;
-    c.texel = ctx->caps.texel_reads;
-    c.unrolled = ctx->caps.gemm_cpu_unrolled;
+    c.texel = ctx->policy.texel_reads;
+    c.unrolled = ctx->policy.gemm_cpu_unrolled;
     /* A single column tile (N <= 64: the mLSTM gates, N = 4): split the rows in 4 equal workgroups, for the 2+ CPU
      * threads (halving 256 left 128 + 68 rows of M = 196 on two threads). */
     if (VKVIT_CEIL_DIV(N, c.bn) == 1 && M > 32) c.bm = VKVIT_MIN(256u, VKVIT_CEIL_DIV(M, 4));
@@ -81,11 +81,11 @@ static uint64_t padded_area(uint32_t M, uint32_t N, uint32_t tile) {
  * compute much more padding than a smaller one (at most VKVIT_COOPMAT_MAX_PAD x its padded area: the attention's
  * P vT^T, 201 x 64 per head, wasted half of a 128 tile), and 64 rather than 128 for K <= 512 (the H100: 69-71
  * against 64-65 TFLOP/s at ViT's batch-256 shapes with K = 384; at K = 4096 128 wins, 79 against 64);
- * VKVIT_COOPMAT_TILE (caps.coopmat_tile) imposes one where it fits. */
+ * VKVIT_COOPMAT_TILE (policy.coopmat_tile) imposes one where it fits. */
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K,
                                             uint32_t batch) {
     const uint64_t b = batch ? batch : 1;
-    const bool emulated = ctx->caps.coopmat_emulated;
+    const bool emulated = (ctx->policy.coopmat == VKVIT_COOPMAT_EMULATED);
     const uint32_t shared = ctx->caps.max_shared_memory;
 #define FITS(t) (COOPMAT_TILE_SHARED(t, emulated) <= shared)
     const uint32_t largest = FITS(128) ? 128 : 64;
@@ -96,12 +96,12 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     for (uint32_t t = tile / 2; t >= smallest; t /= 2) /* a smaller tile that pads much less */
         if ((double)padded_area(M, N, tile) > VKVIT_COOPMAT_MAX_PAD * (double)padded_area(M, N, t)) tile = t;
     if (tile == 128 && K <= VKVIT_COOPMAT_T128_MIN_K) tile = 64;
-    if (ctx->caps.coopmat_tile && FITS(ctx->caps.coopmat_tile)) tile = ctx->caps.coopmat_tile;
+    if (ctx->policy.coopmat_tile && FITS(ctx->policy.coopmat_tile)) tile = ctx->policy.coopmat_tile;
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
-                                .f16_math = true, .coopmat_emulated = ctx->caps.coopmat_emulated,
-                                .coopmat_khr = ctx->caps.coopmat_khr, .coopmat_corrupt = ctx->caps.coopmat_corrupt,
-                                .coopmat_warp = ctx->caps.subgroup_size, .coopmat_frag = ctx->caps.coopmat_khr_frag};
+                                .f16_math = true, .coopmat_emulated = (ctx->policy.coopmat == VKVIT_COOPMAT_EMULATED),
+                                .coopmat_khr = (ctx->policy.coopmat == VKVIT_COOPMAT_KHR), .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
+                                .coopmat_warp = ctx->caps.subgroup_size, .coopmat_frag = ctx->policy.coopmat_frag};
 }
 
 /* The tile rules of each kernel are vkvit_gemm_tile's in include/vkvit.h; vkvit__gemm_kernel_desc checks them again. */
@@ -122,7 +122,7 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
                                 c->bk);
         /* gemm_cpu.comp's private arrays: the running sums acc[tn][bm + 1] and the B chunk b[tn][bk / 4] (vec4) */
         const uint32_t private_bytes = 4 * c->tn * (c->bm + 1 + c->bk);
-        if (!ctx->caps.cpu_device && private_bytes > 32768)
+        if (!ctx->policy.cpu_kernels && private_bytes > 32768)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                 "cpu gemm tile: bm %u, tn %u, bk %u: %u bytes of private arrays per invocation, more "
                                 "than the 32 KiB a GPU compiler is asked for (4 tn (bm + 1 + bk))", c->bm, c->tn,
@@ -177,7 +177,7 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
                             t->flags & ~known);
     const bool b_f16 = cfg->b_f16, f16_math = cfg->f16_math;
     if (t->kernel == VKVIT_GEMM_KERNEL_COOPMAT) {
-        if (!f16_math || !ctx->caps.cooperative_matrix_in_use)
+        if (!f16_math || !(ctx->policy.coopmat != VKVIT_COOPMAT_NONE))
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the coopmat gemm kernel runs fp16 arithmetic (fp16-math) "
                                 "on devices with cooperative matrices in use; %s", !f16_math ? "this is not fp16-math"
                                 : "this device or ctx has none");
@@ -201,12 +201,11 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
     return tune_tile(ctx, &t->tile, cfg);
 }
 
-bool vkvit__gemm_cpu_kernel_fits(const vkvit_ctx *ctx) {
-    return ctx->caps.subgroup_shuffle && ctx->caps.subgroup_size == VKVIT_GEMM_CPU_LANES;
-}
+bool vkvit__gemm_cpu_kernel_fits(const vkvit_ctx *ctx) { return ctx->policy.gemm_cpu; }
+_Static_assert(VKVIT_GEMM_CPU_LANES == 8, "src/policy/policy.c's gemm_cpu is the CPU GEMM's 8 lanes");
 
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    const bool cpu = ctx->caps.cpu_device && vkvit__gemm_cpu_kernel_fits(ctx);
+    const bool cpu = ctx->policy.cpu_kernels && ctx->policy.gemm_cpu;
     return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED, M, N, K);
 }
 

@@ -12,7 +12,7 @@
  *   VKVIT_GEMM_SHARED  shaders/gemm.comp      shared-memory tiles, for GPUs
  *   VKVIT_GEMM_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
  *   VKVIT_GEMM_COOPMAT shaders/gemm_coopmat.comp  cooperative matrices (tensor cores) for fp16-math GEMMs on fp16
- *                      weights where caps.cooperative_matrix_in_use: 64 x 64 or 128 x 128 tiles, fp16 products,
+ *                      weights where the policy's coopmat is set: 64 x 64 or 128 x 128 tiles, fp16 products,
  *                      fp32 sums
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -47,25 +47,25 @@ typedef struct vkvit__gemm_config {
     uint32_t tm, tn;                                 /* register tile per invocation (CPU: tm 1, tn columns/lane) */
     vkvit__gemm_variant variant;
     bool b_f16;                                      /* B (the weights) stored as fp16: the *_w16 shader variants */
-    bool f16_math;                                   /* fp16 arithmetic (needs b_f16 and caps.fp16_math): the *_f16
+    bool f16_math;                                   /* fp16 arithmetic (needs b_f16 and policy.fp16_math): the *_f16
                                                         shader variants, VKVIT_PRECISION_FP16_MATH sessions */
     bool texel;                                      /* CPU variant: A and B bound as uniform texel buffers (the
-                                                        *_texel shaders; caps.texel_reads) */
+                                                        *_texel shaders; policy.texel_reads) */
     bool coopmat_emulated;                           /* COOPMAT variant: the plain-arithmetic stand-in
-                                                        (caps.coopmat_emulated), not the NV kernel */
+                                                        (policy.coopmat EMULATED), not the NV kernel */
     bool coopmat_khr;                                /* COOPMAT variant: the GL_KHR_cooperative_matrix kernel
-                                                        (caps.coopmat_khr), not the NV one */
-    bool coopmat_corrupt;                            /* COOPMAT variant: the test hook of caps.coopmat_corrupt */
+                                                        (policy.coopmat KHR), not the NV one */
+    bool coopmat_corrupt;                            /* COOPMAT variant: the test hook ctx->test_hooks.coopmat_corrupt */
     uint32_t coopmat_warp;                           /* COOPMAT hardware variants: invocations of a warp, the
                                                         device's subgroup size (gemm_coopmat.comp's WARP) */
     uint32_t coopmat_frag;                           /* COOPMAT KHR variant: the fragments' side, 16 or 8
-                                                        (caps.coopmat_khr_frag) */
+                                                        (policy.coopmat_frag) */
     bool vec4;                                       /* CPU variant: vec4 loads of A and B (vkvit__gemm_push_vec4 of
                                                         the push it runs with); false: the scalar-load path */
     bool pairs;                                      /* CPU texel variant: D stored as 64-bit pairs of columns
                                                         (vkvit__gemm_push_pairs of the push it runs with) */
     bool unrolled;                                   /* CPU texel variant: a build-time unrolled shader may stand in
-                                                        for the generic one (caps.gemm_cpu_unrolled); it does where
+                                                        for the generic one (policy.gemm_cpu_unrolled); it does where
                                                         one exists (vkvit__gemm_kernel_desc: fp32, tn 8, vec4,
                                                         pairs, no causal skipping) */
     bool one_chunk;                                  /* CPU variant: K fits one K chunk (vkvit__gemm_one_chunk of the
@@ -85,7 +85,7 @@ typedef struct vkvit__gemm_config {
 #define VKVIT_GEMM_F16_CHUNK 16
 
 /* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_CPU on CPU devices
- * (ctx->caps.cpu_device), VKVIT_GEMM_SHARED elsewhere. */
+ * (ctx->policy.cpu_kernels), VKVIT_GEMM_SHARED elsewhere. */
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K);
 /* The tile configuration of one given variant for this problem size (tests run every variant). */
 vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
@@ -140,7 +140,7 @@ typedef struct vkvit__gemm_epilogue {
 } vkvit__gemm_epilogue;
 
 /* Whether a CPU GEMM of this configuration runs a build-time unrolled shader (shaders/variants.cmake): cfg->unrolled
- * (caps.gemm_cpu_unrolled, not switched off by VKVIT_GEMM_BENCH_GENERIC) on fp32 texel reads with tn 8, vec4 loads,
+ * (policy.gemm_cpu_unrolled, not switched off by VKVIT_GEMM_BENCH_GENERIC) on fp32 texel reads with tn 8, vec4 loads,
  * pair stores and no causal skipping. */
 bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal);
 

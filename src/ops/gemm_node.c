@@ -53,7 +53,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     /* fp16-math sessions: the GEMMs on fp16 weights, and the attention GEMMs whose k~ / vT are fp16 (w_f16) */
     cfg.f16_math = cfg.b_f16 && g->f16_math;
     /* ... which run on cooperative matrices where the device has them (and they passed their self-check) */
-    if (cfg.f16_math && g->ctx->caps.cooperative_matrix_in_use)
+    if (cfg.f16_math && (g->ctx->policy.coopmat != VKVIT_COOPMAT_NONE))
         cfg = vkvit__gemm_pick_coopmat(g->ctx, op->M, op->N, op->K, op->batch);
     /* The CPU pick splits the rows of a single column tile only so that the CPU threads get several workgroups; a
      * batch gives them that already, and full-height tiles load each B float once per batch (attention: 6 heads of

@@ -56,7 +56,7 @@ vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, co
      * llvmpipe pays per load and per workgroup (two runs per image, at most 32 groups: ViL-S's 49 groups in runs of
      * 25 took half the time of runs of 4 with `vkvit bench`), one group elsewhere. Lanes along the E/4 projection
      * heads. */
-    const uint32_t run = op->run ? op->run : g->ctx->caps.cpu_device ? VKVIT_MIN(VKVIT_CEIL_DIV(G, 2), 32u) : 1;
+    const uint32_t run = op->run ? op->run : g->ctx->policy.cpu_kernels ? VKVIT_MIN(VKVIT_CEIL_DIV(G, 2), 32u) : 1;
     mlstm_prep_push p = {rows, op->S, op->E, op->K, up_stride, op->reverse, out.qkv_stride, op->NH, run};
     vkvit__node_binding b[7] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(out.qkv),
                                 wr(out.vt)};
@@ -127,7 +127,7 @@ static uint64_t shared_scan(uint32_t DH, uint32_t VT, uint32_t L) {   /* sh_AT: 
 #define NO_MAT ((vkvit__mat){VKVIT_NONE, 0, 0, 0})     /* where h is after a failure */
 
 static bool use_quadratic(const vkvit_ctx *ctx, const vkvit__mlstm_scan_op *op, uint32_t DH) {
-    return ctx->caps.cpu_device && op->chunk == 0 && op->S <= MLSTM_QUADRATIC_MAX_S && DH % 4 == 0;
+    return ctx->policy.cpu_kernels && op->chunk == 0 && op->S <= MLSTM_QUADRATIC_MAX_S && DH % 4 == 0;
 }
 
 /* vT and the gate cumsums (mlstm_par_prep.comp) -> scores = q k^T per (b, h) (GEMM) -> the normalised decay weights
@@ -182,7 +182,7 @@ static vkvit__mat mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit
     vkvit__kernel_desc k3 = {.shader = VKVIT_SHADER_MLSTM_DECAY_F32, .n_buffers = 2, .push_size = sizeof *p,
                              .n_spec = 5, .spec = {8, 1, DH, op->nxai, S_pad / 4}};
     vkvit__node_binding b3[3] = {rdwr(st), rd(gl), rd(st)};
-    if (g->ctx->caps.texel_reads) { /* the cumsums, and the scores through a texel view of their range (binding 2) */
+    if (g->ctx->policy.texel_reads) { /* the cumsums, and the scores through a texel view of their range (binding 2) */
         k3.shader = VKVIT_SHADER_MLSTM_DECAY_F32_TEXEL;
         k3.n_buffers = 3;
         k3.texel_format[1] = k3.texel_format[2] = VK_FORMAT_R32G32B32A32_SFLOAT;
@@ -207,7 +207,7 @@ static vkvit__mat mlstm_quadratic(vkvit__graph *g, const char *name, const vkvit
 /* The chunked scan's four phases; returns the new h [B*S, E]. */
 static uint32_t mlstm_chunked(vkvit__graph *g, const char *name, const vkvit__mlstm_scan_op *op, uint32_t DH,
                               mlstm_scan_push p) {
-    const bool cpu = g->ctx->caps.cpu_device;
+    const bool cpu = g->ctx->policy.cpu_kernels;
     /* Chunk: 16 tokens on CPU devices, 32 elsewhere. Value tiles of the carry: one 8-lane SIMD vector on CPU
      * devices, else 32 columns, narrowed until the shared memory fits. */
     const uint32_t L = op->chunk ? op->chunk : cpu ? 16 : 32;
@@ -259,7 +259,7 @@ static uint32_t mlstm_chunked(vkvit__graph *g, const char *name, const vkvit__ml
     vkvit__kernel_desc k2 = {.shader = VKVIT_SHADER_MLSTM_CARRY_F32, .n_buffers = 1, .push_size = sizeof p,
                              .n_spec = 4, .spec = {vt2, L, DH, op->nxai}};
     vkvit__node_binding b2[2] = {rdwr(st), rd(st)};
-    if (g->ctx->caps.texel_reads) { /* the states read through a texel view of the same range (binding 1) */
+    if (g->ctx->policy.texel_reads) { /* the states read through a texel view of the same range (binding 1) */
         k2.shader = VKVIT_SHADER_MLSTM_CARRY_F32_TEXEL;
         k2.n_buffers = 2;
         k2.texel_format[1] = VK_FORMAT_R32G32B32A32_SFLOAT;
@@ -366,7 +366,7 @@ vkvit__mat vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__m
         /* CPU devices with texel reads: one invocation per group, 8 groups a workgroup (within llvmpipe's loop
          * budget). Tied to texel reads, not to the CPU, so that test_vil_notexel keeps the reduction variant of
          * the GPUs tested on lavapipe. */
-        const bool lane = g->ctx->caps.texel_reads && 2ull * op->S < LLVMPIPE_LOOP_BUDGET;
+        const bool lane = g->ctx->policy.texel_reads && 2ull * op->S < LLVMPIPE_LOOP_BUDGET;
         if (lane) ks.shader = VKVIT_SHADER_MLSTM_GN_STATS_LANE_F32_TEXEL;
         mlstm_gn_push ps = {op->S, op->E, G, op->eps, op->h.offset, op->h.stride};
         vkvit__node_binding bs[2] = {rd(op->h.t), wr(stats)};
@@ -377,7 +377,7 @@ vkvit__mat vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__m
     const vkvit__mat out = op->out_over_h ? op->h
                                           : vkvit__mat_dense(vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2,
                                                                                  shape), rows, op->E);
-    const bool cpu = g->ctx->caps.cpu_device;
+    const bool cpu = g->ctx->policy.cpu_kernels;
     const uint32_t wg = cpu ? 8 : 64;
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_MLSTM_OUT_F32_F32, .n_buffers = 8,
                              .push_size = sizeof(mlstm_out_push), .n_spec = 3, .spec = {seed_gn, wg, cpu ? 4 : 1}};

@@ -20,7 +20,7 @@ void vkvit__op_norm(vkvit__graph *g, const char *name, const vkvit__norm_op *op)
         return;
     }
     /* CPU devices: one invocation per (row, group), eight side by side (shaders/norm.comp); GPUs: a workgroup each */
-    const bool per_invocation = g->ctx->caps.cpu_device;
+    const bool per_invocation = g->ctx->policy.cpu_kernels;
     uint32_t wg = ops_row_wg(g->ctx);
     while (!per_invocation && wg > 8 && wg / 2 >= op->group) wg /= 2;
     vkvit__kernel_desc kd = {

@@ -1,5 +1,5 @@
 /* src/ops/norm — RMSNorm / LayerNorm / GroupNorm over rows (shaders/norm.comp: one workgroup per (group, row),
- * statistics in fp32 through shaders/reduce.glsl; the subgroup variant where vkvit__caps.subgroup_in_use). */
+ * statistics in fp32 through shaders/reduce.glsl; the subgroup variant where vkvit__policy.subgroup_reductions). */
 #ifndef VKVIT_OPS_NORM_H
 #define VKVIT_OPS_NORM_H
 

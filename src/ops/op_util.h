@@ -32,18 +32,18 @@ static inline uint32_t groups_for(uint64_t n, uint32_t per_group) {
 /* Invocations of a workgroup that reduces one row (shaders/reduce.glsl users: norm, GRN, the mLSTM GroupNorm) or
  * keeps one row per invocation (softmax_rows): one 8-lane SIMD vector on CPU devices (no idle lanes, a barrier is
  * one coroutine switch), 64 elsewhere. */
-static inline uint32_t ops_row_wg(const vkvit_ctx *ctx) { return ctx->caps.cpu_device ? 8 : 64; }
+static inline uint32_t ops_row_wg(const vkvit_ctx *ctx) { return ctx->policy.cpu_kernels ? 8 : 64; }
 
 /* The variant of a shader that includes shaders/reduce.glsl: `subgroup` (built with SUBGROUP=1, subgroup
  * arithmetic) where the device has it and it is not disabled, else `tree` (the shared-memory tree). */
 static inline vkvit_shader_id ops_reduce_variant(const vkvit_ctx *ctx, vkvit_shader_id tree, vkvit_shader_id subgroup) {
-    return ctx->caps.subgroup_in_use ? subgroup : tree;
+    return ctx->policy.subgroup_reductions ? subgroup : tree;
 }
 
-/* Marks bindings [0, n) of `kd` as RGBA32F uniform texel buffers when the device reads those faster (caps.texel_reads,
+/* Marks bindings [0, n) of `kd` as RGBA32F uniform texel buffers when the device reads those faster (policy.texel_reads,
  * CPU devices; the shader's *_texel variant declares them as samplerBuffers). Returns whether it did. */
 static inline bool ops_texel_inputs(const vkvit_ctx *ctx, vkvit__kernel_desc *kd, uint32_t n) {
-    if (!ctx->caps.texel_reads) return false;
+    if (!ctx->policy.texel_reads) return false;
     for (uint32_t i = 0; i < n; i++) kd->texel_format[i] = VK_FORMAT_R32G32B32A32_SFLOAT;
     return true;
 }

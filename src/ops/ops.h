@@ -1,5 +1,5 @@
 /* src/ops — one file per kernel family. Each owns the one C mirror of its shaders' push-constant blocks, its kernel
- * descriptions, its variant and tile choice (from vkvit__caps, filled once in src/vk/device_caps.c) and its graph-node
+ * descriptions, its variant and tile choice (from the ctx's kernel policy, src/policy/policy.h, and the device's facts) and its graph-node
  * builders: the bridge between modules (which think in tensors and shapes) and shaders. Each builder adds one node
  * (or a few) to the graph and returns the output tensor, or VKVIT_NONE after a (sticky) graph error. Modules include
  * this header and never touch Vulkan.

@@ -1,6 +1,7 @@
 /* The ctx's Vulkan objects: loader, instance and validation layer, physical-device choice, logical device — or
- * adoption of a host application's device. What a device has and what vkvit uses of it: device_caps.c; errors and
- * log messages: log.c. */
+ * adoption of a host application's device — and their teardown (device.h). What a device has: device_caps.c; what
+ * vkvit uses of it: src/policy/; the order of it all at ctx creation: src/ctx.c; errors and log messages: log.c. */
+#include "vk/device.h"
 #include "vk/device_caps.h"
 #include "vk/loader_check.h"
 
@@ -26,7 +27,7 @@ static vkvit_result load_loader(void) {
 }
 
 /* The Vulkan header version a layer was built against (its specVersion), 0 when the layer is not installed. */
-static uint32_t layer_spec_version(const char *name) {
+uint32_t vkvit__layer_spec_version(const char *name) {
     uint32_t n = 0;
     if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
     VkLayerProperties *props = calloc(n, sizeof *props);
@@ -51,15 +52,11 @@ static bool has_instance_ext(const char *name) {
     return found;
 }
 
-int vkvit__env_flag(const char *name) {
-    const char *v = getenv(name);
-    return v && v[0] && strcmp(v, "0") != 0;
-}
 
 /* Loads the loader and creates vkvit's own instance. `validation`: 1 required, 0 off. The driver manifests the
  * environment names are checked first, before any loader call reads them (loader_check.h). */
-static vkvit_result create_instance(vkvit_ctx *ctx, bool validation) {
-    vkvit_result res = vkvit__check_driver_manifests();
+vkvit_result vkvit__instance_create(vkvit_ctx *ctx, bool validation, const vkvit__env *env) {
+    vkvit_result res = vkvit__check_driver_manifests(env);
     if (res == VKVIT_OK) res = load_loader();
     if (res != VKVIT_OK) return res;
     const char *layers[1];
@@ -68,7 +65,7 @@ static vkvit_result create_instance(vkvit_ctx *ctx, bool validation) {
     uint32_t n_exts = 0;
 
     if (validation) {
-        if (!layer_spec_version("VK_LAYER_KHRONOS_validation"))
+        if (!vkvit__layer_spec_version("VK_LAYER_KHRONOS_validation"))
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED,
                                 "validation requested but VK_LAYER_KHRONOS_validation is not installed "
                                 "(Debian package vulkan-validationlayers)");
@@ -171,7 +168,7 @@ static int compute_family(VkPhysicalDevice pd) {
     return best;
 }
 
-static vkvit_result pick_device(vkvit_ctx *ctx, const char *want) {
+vkvit_result vkvit__device_pick(vkvit_ctx *ctx, const char *want) {
     vkvit_result res = VKVIT_OK;
     uint32_t n = 0;
     VK_TRY(vkEnumeratePhysicalDevices(ctx->instance, &n, NULL));
@@ -251,7 +248,7 @@ uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap) {
     return n;
 }
 
-static vkvit_result create_device(vkvit_ctx *ctx, vkvit__overrides off) {
+vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
     vkvit_result res = VKVIT_OK;
     int fam = compute_family(ctx->physical_device);
     if (fam < 0) return vkvit__error(VKVIT_ERROR_NO_DEVICE, "device '%s' has no compute queue", ctx->info.name);
@@ -264,7 +261,7 @@ static vkvit_result create_device(vkvit_ctx *ctx, vkvit__overrides off) {
     /* VK_KHR_cooperative_matrix only where its kernel was chosen (query_device: no NV kernel, or VKVIT_COOPMAT_KHR=1):
      * a device that runs NV's keeps the extension set tested on the H100, and validation layers older than the
      * extension (Debian 12's 1.3.239) see nothing they do not know. */
-    const bool khr = ctx->info.cooperative_matrix_khr_kernel != 0;
+    const bool khr = wants.khr_coopmat;
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_optional_exts); i++) {
         const char *e = k_optional_exts[i];
         const uint32_t since = ext_core_since(e);
@@ -272,8 +269,7 @@ static vkvit_result create_device(vkvit_ctx *ctx, vkvit__overrides off) {
         if (!khr && strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0) continue;
         if (!core && vkvit__ext_has(&exts, e)) enable[n_enable++] = e;
     }
-    ctx->huge_page_import = (ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) && !off.huge_pages &&
-                            vkvit__huge_page_import_possible(ctx->physical_device, &exts);
+    ctx->huge_page_import = wants.huge_pages && vkvit__huge_page_import_possible(ctx->physical_device, &exts);
     if (ctx->huge_page_import) enable[n_enable++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     ctx->coopmat_nv_enabled = vkvit__nv_coopmat_feature(ctx->physical_device, &exts, api);
     ctx->coopmat_khr_enabled = khr && vkvit__khr_coopmat_feature(ctx->physical_device, &exts, api);
@@ -305,7 +301,8 @@ static vkvit_result create_device(vkvit_ctx *ctx, vkvit__overrides off) {
     if (ctx->coopmat_khr_enabled) { cmk.pNext = chain; chain = &cmk; }
     if (ctx->coopmat_nv_enabled || ctx->coopmat_khr_enabled) { mm.pNext = chain; chain = &mm; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
-    feats.features.shaderInt64 = ctx->info.texel_reads_in_use ? VK_TRUE : VK_FALSE; /* the texel kernels' stores */
+    feats.features.shaderInt64 = wants.int64 ? VK_TRUE : VK_FALSE; /* the texel kernels' stores */
+    ctx->int64_enabled = wants.int64;
 
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qinfo = {
@@ -330,7 +327,7 @@ fail:
 }
 
 /* Adopt mode: narrow what vkvit uses to what the host enabled. */
-static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
+void vkvit__device_adopt(vkvit_ctx *ctx, const vkvit_host_device *h) {
     bool fp16s = false, fp16a = false, sgc = false, tl = false, coopmat = false, coopmat_khr = false;
     bool memory_model = false;
     for (const VkBaseInStructure *s = h->enabled_features ? h->enabled_features->pNext : NULL; s; s = s->pNext) {
@@ -376,12 +373,7 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
     ctx->info.fp16_storage &= fp16s;
     ctx->info.fp16_arithmetic &= fp16a;
     /* The texel kernels store 64-bit words: without the host's shaderInt64 the CPU kernels read storage buffers. */
-    if (ctx->info.texel_reads_in_use && !(h->enabled_features && h->enabled_features->features.shaderInt64)) {
-        ctx->info.texel_reads_in_use = 0;
-        vkvit__add_workaround(ctx->info.workarounds, sizeof ctx->info.workarounds,
-                       "texel reads off: the host did not enable shaderInt64");
-    }
-    ctx->info.fp16_in_use &= fp16s;
+    ctx->int64_enabled = h->enabled_features && h->enabled_features->features.shaderInt64;
     ctx->info.subgroup_size_control &= sgc;
     ctx->info.timeline_semaphore &= tl;
     /* each cooperative-matrix GEMM needs its extension and its feature both enabled (and the memory model) */
@@ -398,7 +390,9 @@ static void restrict_to_host(vkvit_ctx *ctx, const vkvit_host_device *h) {
 }
 
 void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text) {
-    vkvit__add_workaround(ctx->info.workarounds, sizeof ctx->info.workarounds, text);
+    char *list = ctx->info.workarounds;
+    const size_t n = strlen(list), cap = sizeof ctx->info.workarounds;
+    if (n + 1 < cap) snprintf(list + n, cap - n, "%s%s", n ? ", " : "", text);
 }
 
 
@@ -406,7 +400,7 @@ void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text) {
  * ctx create / destroy
  * ------------------------------------------------------------------------------------------------------------ */
 
-static vkvit_result validate_host(const vkvit_host_device *h) {
+vkvit_result vkvit__host_device_check(const vkvit_host_device *h) {
     if (!h->instance) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.instance is NULL");
     if (!h->physical_device)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: host.physical_device is NULL");
@@ -419,7 +413,7 @@ static vkvit_result validate_host(const vkvit_host_device *h) {
 
 /* The host's queue family must exist and compute; without timestamps on it, vkvit's timers are off
  * (vkvit_device_info.timestamps: vkvit__query_device counted any compute family's). */
-static vkvit_result check_host_queue_family(vkvit_ctx *ctx, uint32_t family) {
+vkvit_result vkvit__host_queue_family_check(vkvit_ctx *ctx, uint32_t family) {
     uint32_t n = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &n, NULL);
     VkQueueFamilyProperties *qf = calloc(n ? n : 1, sizeof *qf);
@@ -435,114 +429,6 @@ static vkvit_result check_host_queue_family(vkvit_ctx *ctx, uint32_t family) {
     else if (qf[family].timestampValidBits == 0)
         ctx->info.timestamps = 0;
     free(qf);
-    return res;
-}
-
-vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
-    vkvit_result res = VKVIT_OK;
-    vkvit__error_clear();
-    if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: out is NULL");
-    *out = NULL;
-    vkvit_ctx_desc desc = desc_in ? *desc_in : (vkvit_ctx_desc){0};
-    if (desc.host && (res = validate_host(desc.host)) != VKVIT_OK) return res;
-
-    vkvit_ctx *ctx = calloc(1, sizeof *ctx);
-    vkvit__mutex *queue_lock = ctx ? vkvit__mutex_create() : NULL;
-    vkvit__mutex *log_lock = ctx ? vkvit__mutex_create() : NULL;
-    vkvit__mutex *kernel_lock = ctx ? vkvit__mutex_create() : NULL;
-    vkvit__mutex *oneshot_lock = ctx ? vkvit__mutex_create() : NULL;
-    if (!queue_lock || !log_lock || !kernel_lock || !oneshot_lock) {
-        vkvit__mutex_destroy(queue_lock);
-        vkvit__mutex_destroy(log_lock);
-        vkvit__mutex_destroy(kernel_lock);
-        vkvit__mutex_destroy(oneshot_lock);
-        free(ctx);
-        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
-    }
-    ctx->queue_lock = queue_lock;
-    ctx->log_lock = log_lock;
-    ctx->kernel_lock = kernel_lock;
-    ctx->oneshot_lock = oneshot_lock;
-    snprintf(ctx->label, sizeof ctx->label, "%s", desc.label ? desc.label : "vkvit ctx");
-    ctx->log = desc.log;
-    ctx->log_user = desc.log_user;
-    atomic_init(&ctx->validation_messages, 0u);
-    atomic_init(&ctx->pipeline_ns, 0u);
-    const uint64_t t0 = vkvit__now_ns(); /* phase times for the INFO log: instance, device, pipeline cache */
-    double instance_ms = 0, device_ms = 0;
-
-    uint32_t instance_api;
-    if (desc.host) {
-        const vkvit_host_device *h = desc.host;
-        volkInitializeCustom(h->get_instance_proc_addr);
-        ctx->instance = h->instance;
-        volkLoadInstanceOnly(ctx->instance);
-        ctx->physical_device = h->physical_device;
-        ctx->device = h->device;
-        ctx->queue = h->queue;
-        ctx->queue_family = h->queue_family_index;
-        ctx->has_debug_utils = vkSetDebugUtilsObjectNameEXT != NULL;
-        instance_api = h->api_version ? h->api_version : VK_API_VERSION_1_1;
-    } else {
-        int validation = desc.validation > 0 || (desc.validation == 0 && vkvit__env_flag("VKVIT_VALIDATION"));
-        if ((res = create_instance(ctx, validation)) != VKVIT_OK) goto fail;
-        const char *want = desc.device ? desc.device : getenv("VKVIT_DEVICE");
-        if ((res = pick_device(ctx, want)) != VKVIT_OK) goto fail;
-        instance_api = volkGetInstanceVersion();
-        instance_ms = vkvit__ms_since(t0);
-    }
-
-    int validation_on = ctx->info.validation;
-    vkvit__overrides off = vkvit__read_overrides(desc.disable_f16);
-    off.khr_layer_too_old = !desc.host && validation_on &&
-                            layer_spec_version("VK_LAYER_KHRONOS_validation") < VK_MAKE_API_VERSION(0, 1, 3, 255);
-    vkvit__query_device(ctx->physical_device, instance_api, off, &ctx->info, &ctx->quirks);
-    ctx->info.validation = validation_on;
-    if (desc.host && (res = check_host_queue_family(ctx, desc.host->queue_family_index)) != VKVIT_OK) goto fail;
-    if (ctx->info.api_version < VK_API_VERSION_1_1) {
-        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' supports Vulkan %u.%u; vkvit needs 1.1", ctx->info.name,
-                           VK_API_VERSION_MAJOR(ctx->info.api_version), VK_API_VERSION_MINOR(ctx->info.api_version));
-        goto fail;
-    }
-    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
-    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props2); /* core in Vulkan 1.1, checked above */
-    const VkPhysicalDeviceProperties props = props2.properties;
-    ctx->limits = props.limits;
-    ctx->max_allocation = m3.maxMemoryAllocationSize;
-    memcpy(ctx->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
-    vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->mem_props);
-
-    if (desc.host) {
-        restrict_to_host(ctx, desc.host);
-    } else {
-        if ((res = create_device(ctx, off)) != VKVIT_OK) goto fail;
-        device_ms = vkvit__ms_since(t0) - instance_ms;
-    }
-    vkvit__fill_caps(ctx, off);
-    volkLoadDeviceTable(&ctx->vk, ctx->device);
-    if (!desc.host) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
-
-    VkCommandPoolCreateInfo pool_info = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-        .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-        .queueFamilyIndex = ctx->queue_family,
-    };
-    VK_TRY(ctx->vk.vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->cmd_pool));
-    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &ctx->fence));
-
-    const uint64_t t_cache = vkvit__now_ns();
-    if ((res = vkvit__pipeline_cache_open(ctx, desc.pipeline_cache_dir)) != VKVIT_OK) goto fail;
-    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ctx '%s' on '%s' ready in %.1f ms (loader, instance and device choice %.1f, "
-                   "device %.1f, pipeline cache %.1f)", ctx->label, ctx->info.name, vkvit__ms_since(t0), instance_ms,
-                   device_ms, vkvit__ms_since(t_cache));
-    *out = ctx;
-    return VKVIT_OK;
-fail:
-    vkvit__error_prefix(res, "vkvit_ctx_create '%s'", ctx->label);
-    vkvit__ctx_fail(ctx, res);
-    vkvit_ctx_destroy(ctx);
     return res;
 }
 
@@ -579,38 +465,3 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
 }
 
 uint32_t vkvit_ctx_queue_family(const vkvit_ctx *ctx) { return ctx ? ctx->queue_family : 0; }
-
-vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out) {
-    if (!ctx || !out) {
-        vkvit_result res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_device_info: NULL argument");
-        return ctx ? vkvit__ctx_fail(ctx, res) : res;
-    }
-    *out = ctx->info;
-    return VKVIT_OK;
-}
-
-vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint32_t *count) {
-    vkvit_result res = VKVIT_OK;
-    if (!count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_enumerate_devices: count is NULL");
-    *count = 0;
-    vkvit_ctx tmp;
-    memset(&tmp, 0, sizeof tmp);
-    snprintf(tmp.label, sizeof tmp.label, "vkvit info");
-    if ((res = create_instance(&tmp, false)) != VKVIT_OK) return res;
-    uint32_t n = 0;
-    VkPhysicalDevice *pds = NULL;
-    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, NULL));
-    pds = calloc(n ? n : 1, sizeof *pds);
-    if (!pds) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_enumerate_devices: out of host memory");
-        goto fail;
-    }
-    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, pds));
-    const vkvit__overrides off = vkvit__read_overrides(0);
-    for (uint32_t i = 0; i < n && out && i < cap; i++) vkvit__query_device(pds[i], volkGetInstanceVersion(), off, &out[i], NULL);
-    *count = n;
-fail:
-    free(pds);
-    vkDestroyInstance(tmp.instance, NULL);
-    return res;
-}

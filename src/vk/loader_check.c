@@ -16,15 +16,6 @@
 
 #define MANIFEST_MAX_BYTES ((size_t)1 << 20)
 
-/* The variable as the loader reads it: on glibc with secure_getenv, which gives NULL in a set-user-ID or set-group-ID
- * process, where the loader ignores these variables too. */
-static const char *loader_getenv(const char *name) {
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-    return secure_getenv(name);
-#else
-    return getenv(name);
-#endif
-}
 
 /* What in a manifest's text (n bytes) the loader trips over, or NULL when it can read it. */
 static const char *manifest_problem(const char *text, size_t n) {
@@ -62,11 +53,11 @@ static vkvit_result check_manifest(void *user, const char *path) {
                         "manifest: %s, and the Vulkan loader cannot use it", path, var, problem);
 }
 
-vkvit_result vkvit__check_driver_manifests(void) {
-    const char *drivers = loader_getenv("VK_DRIVER_FILES");
-    const char *vars[2] = {drivers && drivers[0] ? "VK_DRIVER_FILES" : "VK_ICD_FILENAMES", "VK_ADD_DRIVER_FILES"};
+vkvit_result vkvit__check_driver_manifests(const vkvit__env *env) {
+    const char *vars[2] = {env->driver_files_var, "VK_ADD_DRIVER_FILES"};
+    const char *values[2] = {env->driver_files, env->add_driver_files};
     for (size_t v = 0; v < VKVIT_ARRAY_LEN(vars); v++) {
-        for (const char *list = loader_getenv(vars[v]); list && *list;) {
+        for (const char *list = values[v]; list && *list;) {
             const char *sep = strchr(list, LIST_SEPARATOR);
             const size_t len = sep ? (size_t)(sep - list) : strlen(list);
             char entry[PATH_MAX];

@@ -3,6 +3,7 @@
 #define VKVIT_LOADER_CHECK_H
 
 #include "common.h"
+#include "policy/env.h"
 
 /* Refuses the driver manifests named by VK_DRIVER_FILES (else VK_ICD_FILENAMES, its older name) and
  * VK_ADD_DRIVER_FILES (':'-separated; each a manifest, or a folder whose *.json files the loader reads) that the
@@ -14,6 +15,6 @@
  * ones); the manifests the loader finds on its own (/usr/share/vulkan/icd.d, ...) are not looked at. For the
  * instances vkvit creates (vkvit_ctx_create without a host, vkvit_enumerate_devices), before any loader call; never
  * in adopt mode, where the instance is the host's. */
-vkvit_result vkvit__check_driver_manifests(void);
+vkvit_result vkvit__check_driver_manifests(const vkvit__env *env); /* the variables as env read them */
 
 #endif /* VKVIT_LOADER_CHECK_H */

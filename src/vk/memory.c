@@ -97,7 +97,7 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
     VkBufferCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size,
-        .usage = VKVIT_BUFFER_USAGE | (ctx->caps.texel_reads ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0),
+        .usage = VKVIT_BUFFER_USAGE | (ctx->caps.texel_buffers ? VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT : 0),
         .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
     };
     /* May be bound to imported host memory (import_huge_pages); binding ordinary memory stays allowed. */

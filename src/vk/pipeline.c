@@ -468,21 +468,6 @@ static uint64_t fnv1a64(const uint8_t *p, size_t n) {
     return h;
 }
 
-/* The default cache directory into out[cap]; false when it does not fit (out is then ""). */
-static bool cache_dir_default(char *out, size_t cap) {
-    const char *env = getenv("VKVIT_CACHE_DIR");
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n = 0;
-    out[0] = '\0';
-    if (env && env[0]) n = snprintf(out, cap, "%s", env);
-    else if (xdg && xdg[0]) n = snprintf(out, cap, "%s/vkvit", xdg);
-    else if (home && home[0]) n = snprintf(out, cap, "%s/.cache/vkvit", home);
-    if (n >= 0 && (size_t)n < cap) return true;
-    out[0] = '\0';
-    return false;
-}
-
 /* Returns true when `data` is a cache file vkvit wrote for exactly this device and driver. */
 static bool cache_file_valid(const vkvit_ctx *ctx, const uint8_t *data, size_t size, const uint8_t **blob,
                              size_t *blob_size) {
@@ -515,8 +500,7 @@ vkvit_result vkvit__pipeline_cache_open(vkvit_ctx *ctx, const char *dir_in) {
     vkvit_result res = VKVIT_OK;
     char dir[768];
     /* A directory too long for the cache path is not cut short (that would be another directory): no disk cache. */
-    const bool fits = dir_in ? (size_t)snprintf(dir, sizeof dir, "%s", dir_in) < sizeof dir
-                             : cache_dir_default(dir, sizeof dir);
+    const bool fits = (size_t)snprintf(dir, sizeof dir, "%s", dir_in ? dir_in : "") < sizeof dir;
     if (!fits) {
         dir[0] = '\0';
         vkvit__ctx_log(ctx, VKVIT_LOG_WARNING, "pipeline cache: the directory path is longer than %zu bytes; no "

@@ -1,7 +1,7 @@
 /* src/vk — the thin Vulkan runtime under vkvit.
  *
- *   device.c    instance (+ validation layer, debug messenger), physical-device choice, logical device or the host's
- *   device_caps.c  what a device has and what vkvit uses of it: features, quirks, switches, the caps struct
+ *   device.c    instance, device choice, logical device or adoption, teardown (device.h; the order: src/ctx.c)
+ *   device_caps.c  what a device has: features, limits, driver identity, the facts struct (facts.h)
  *   log.c       errors of Vulkan calls, the log callback, validation messages
  *   memory.c    buffers, memory types, staging uploads and downloads
  *   pipeline.c  kernels: embedded SPIR-V -> compute pipeline (+ specialization constants), descriptor sets,
@@ -14,7 +14,9 @@
 #define VKVIT_VK_H
 
 #include "common.h"
+#include "policy/policy.h" /* the ctx carries its policy value; vk/ itself never reads it */
 #include "spirv.h"
+#include "vk/facts.h"
 
 #include <volk.h>
 
@@ -39,71 +41,6 @@ vkvit_result vkvit__vk_error(VkResult r, const char *call, const char *func, con
 /* ------------------------------------------------------------------------------------------------------------
  * Context
  * ------------------------------------------------------------------------------------------------------------ */
-
-enum {
-    VKVIT_QUIRK_CPU_DEVICE = 1u << 0,       /* llvmpipe/lavapipe/SwiftShader: favour few, large workgroups */
-    VKVIT_QUIRK_NO_F16_ARITHMETIC = 1u << 1,/* fp16 math is emulated or broken: keep fp32 arithmetic */
-};
-
-/* What this ctx's device can do and what vkvit uses, filled once at ctx creation (device_caps.c) after the feature
- * queries, the quirk table, adopt-mode narrowing and the environment overrides (VKVIT_DISABLE_F16,
- * VKVIT_DISABLE_SUBGROUP, VKVIT_DISABLE_COOPMAT, VKVIT_ATTENTION, read once there). Op builders read this, never the quirk bits or
- * the environment, so a variant choice has one place to look. The public mirror is vkvit_device_info. */
-typedef struct vkvit__caps {
-    bool cpu_device;                        /* VKVIT_QUIRK_CPU_DEVICE: llvmpipe / lavapipe / SwiftShader */
-    bool fp16_storage;                      /* storageBuffer16BitAccess enabled */
-    bool fp16_math;                         /* shaderFloat16 enabled */
-    bool fp16_in_use;                       /* fp16 storage available and not disabled */
-    uint32_t subgroup_size;                 /* default subgroup size */
-    uint32_t subgroup_size_min, subgroup_size_max; /* 0 without subgroup size control */
-    bool subgroup_size_control;             /* subgroupSizeControl + computeFullSubgroups enabled */
-    bool subgroup_arithmetic;               /* VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in the compute stage */
-    bool subgroup_shuffle;                  /* BASIC + SHUFFLE in the compute stage */
-    bool subgroup_in_use;                   /* subgroup_arithmetic and not disabled: the *_subgroup reductions */
-    bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix present */
-    bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix present */
-    bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
-    uint32_t coopmat_khr_frag;              /* the side of the KHR kernel's fragments: 16 where the KHR properties
-                                               list fp16 A/B, fp32 C/Result at 16x16x16 and subgroup scope, else 8
-                                               where they list 8x8x8 (lavapipe), else 0 (asked only where the KHR
-                                               feature is enabled: coopmat_khr_enabled) */
-    bool cooperative_matrix_in_use;         /* fp16-math GEMMs run on cooperative matrices (shaders/gemm_coopmat.comp):
-                                               the NV kernel (16x16x16, 32-wide subgroups) or the KHR one
-                                               (coopmat_khr: 16x16x16 or 8x8x8, subgroups of 4 to 64) where it is
-                                               built, the device lists the shape at subgroup scope and the features
-                                               are enabled, or the emulated one (coopmat_emulated). Cleared
-                                               by a failed self-check (coopmat_guard.c) */
-    bool coopmat_khr;                       /* ... on the GL_KHR_cooperative_matrix kernel: where only KHR can run, or
-                                               both and VKVIT_COOPMAT_KHR=1 (else the NV one, tested on an H100) */
-    bool coopmat_emulated;                  /* VKVIT_COOPMAT_EMULATE=1: the coopmat tiling with plain-arithmetic
-                                               matrix products stands in (a test path for devices without them) */
-    bool coopmat_checked;                   /* the first-use self-check ran (its verdict is cooperative_matrix_in_use) */
-    bool coopmat_corrupt;                   /* test hook: the coopmat kernel adds 1 to every output */
-    bool texel_reads;                       /* CPU device whose uniform texel buffers (RGBA32F, RGBA16F) reach as far
-                                               as its storage buffers: the CPU kernels read their hot-loop operands
-                                               with texelFetch (llvmpipe gathers those in SIMD registers; an SSBO
-                                               load there is a per-lane scalar loop, ~20x slower). Not on GPUs. */
-    bool gemm_cpu_unrolled;                 /* texel_reads and vkvit was built with the spirv-opt unrolled CPU GEMM
-                                               variants (VKVIT_HAVE_GEMM_CPU_UNROLLED), not disabled by
-                                               VKVIT_DISABLE_UNROLLED=1: the GEMMs they cover use them */
-    bool disabled_f16, disabled_subgroup, disabled_coopmat, disabled_texel; /* by request (environment or ctx desc) */
-    uint32_t max_shared_memory;             /* maxComputeSharedMemorySize, bytes */
-    uint32_t max_workgroup_invocations;     /* maxComputeWorkGroupInvocations */
-    uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
-    VkDeviceSize max_storage_buffer_range;  /* maxStorageBufferRange */
-    uint32_t attention_path;                /* VKVIT_ATTENTION: 0 unset, 1 "fused", 2 "gemm" (the values of
-                                               vkvit__attention_path), VKVIT_CAPS_BAD_CHOICE another value */
-    char attention_env[32];                 /* that other value (truncated), for the sentence of the failure */
-    uint32_t coopmat_tile;                  /* VKVIT_COOPMAT_TILE=32|64|128: that cooperative-matrix GEMM tile
-                                               wherever it fits (a tuning and test knob); 0 the size-based pick */
-} vkvit__caps;
-
-#define VKVIT_CAPS_BAD_CHOICE 0xffffffffu
-
-/* Shared memory of shaders/gemm_coopmat.comp at its 64 x 64 tile, the one every device with cooperative matrices
- * must fit (the 32 and 128 tiles, which need more, are chosen where they fit: vkvit__gemm_pick_coopmat): two
- * buffers of fp16 A and B tiles of 64 rows x 40 halves. */
-#define VKVIT_COOPMAT_SHARED_BYTES (2u * 2 * 64 * 40 * 2)
 
 /* Appends ", text" (or "text" to an empty list) to the ctx's info.workarounds, truncating at its size. */
 void vkvit__ctx_add_workaround(vkvit_ctx *ctx, const char *text);
@@ -144,8 +81,10 @@ struct vkvit_ctx {
     struct VolkDeviceTable vk;
 
     vkvit_device_info info;
-    uint32_t quirks;
-    vkvit__caps caps;                       /* what the op builders read (filled once in vkvit_ctx_create) */
+    vkvit__env env;                         /* the environment, read once at creation (policy/env.c) */
+    vkvit__caps caps;                       /* the device's facts (facts.h), narrowed to the logical device */
+    vkvit__policy policy;                   /* the kernel policy on them (policy/policy.h): what op builders read */
+    vkvit__test_hooks test_hooks;           /* test-only switches (policy.h), all off outside tests */
     VkPhysicalDeviceMemoryProperties mem_props;
     VkPhysicalDeviceLimits limits;
     VkDeviceSize max_allocation;            /* VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize */
@@ -153,6 +92,7 @@ struct vkvit_ctx {
     bool coopmat_nv_enabled;                /* VK_NV_cooperative_matrix and its cooperativeMatrix feature are enabled on
                                                the device (by vkvit, or by the host in adopt mode) */
     bool coopmat_khr_enabled;               /* the same for VK_KHR_cooperative_matrix (both with vulkanMemoryModel) */
+    bool int64_enabled;                     /* shaderInt64 enabled (by vkvit for the texel kernels, or the host) */
     bool has_debug_utils;
     bool huge_page_import;                  /* a CPU device's large buffers import vkvit's own huge-page host memory
                                                (VK_EXT_external_memory_host, enabled by vkvit; memory.c) */
@@ -222,7 +162,7 @@ typedef struct vkvit__buffer {
 } vkvit__buffer;
 
 /* The usage of every buffer vkvit__buffer_create makes: storage, copies both ways, indirect dispatch counts (graph.h,
- * vkvit__node.indirect); with caps.texel_reads also VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT (texel bindings). */
+ * vkvit__node.indirect); with caps.texel_buffers also VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT (texel bindings). */
 #define VKVIT_BUFFER_USAGE                                                                                        \
     (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |  \
      VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT)

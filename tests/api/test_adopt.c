@@ -97,8 +97,8 @@ static void adopt_texel_path_needs_int64(host *h) {
     vkvit_ctx *ctx = host_adopt(h, "no int64");
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
-    const bool cpu = ctx->caps.cpu_device;
-    CHECK(!info.texel_reads_in_use && !ctx->caps.texel_reads, "texel path on although the host enabled no shaderInt64");
+    const bool cpu = ctx->policy.cpu_kernels;
+    CHECK(!info.texel_reads_in_use && !ctx->policy.texel_reads, "texel path on although the host enabled no shaderInt64");
     CHECK(!cpu || strstr(info.workarounds, "shaderInt64"), "workarounds do not say why texel reads are off: %s",
           info.workarounds);
     vkvit_ctx_destroy(ctx);
@@ -117,7 +117,7 @@ static void adopt_texel_path_needs_int64(host *h) {
     printf("adopted %s device with shaderInt64: texel reads %d\n", cpu ? "CPU" : "GPU", info.texel_reads_in_use);
     CHECK(!strstr(info.workarounds, "shaderInt64"), "workarounds still blame shaderInt64: %s", info.workarounds);
     if (strstr(info.driver_name, "llvmpipe") || strstr(info.name, "llvmpipe"))
-        CHECK(info.texel_reads_in_use && ctx->caps.texel_reads, "lavapipe adopted with shaderInt64 lacks texel reads");
+        CHECK(info.texel_reads_in_use && ctx->policy.texel_reads, "lavapipe adopted with shaderInt64 lacks texel reads");
     vkvit_ctx_destroy(ctx);
     t.vk.vkDestroyDevice(t.device, NULL);
 }

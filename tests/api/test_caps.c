@@ -1,7 +1,7 @@
-/* The device-capability struct (vkvit__caps, src/vk/vk.h): filled once at ctx creation, mirrored in
- * vkvit_device_info, and the environment overrides VKVIT_DISABLE_SUBGROUP / VKVIT_DISABLE_COOPMAT /
+/* The device's facts (vkvit__caps, src/vk/facts.h) and the kernel policy on them (vkvit__policy,
+ * src/policy/policy.h): filled once at ctx creation, mirrored in vkvit_device_info, and the environment overrides VKVIT_DISABLE_SUBGROUP / VKVIT_DISABLE_COOPMAT /
  * VKVIT_DISABLE_F16 / VKVIT_DISABLE_TEXEL switch the matching feature off and say so in the workarounds string; VKVIT_ATTENTION is read
- * there too (caps.attention_path), and a value other than fused / gemm fails the attention op with a sentence.
+ * there too (policy.attention), and a value other than fused / gemm fails the attention op with a sentence.
  * Also: a push-constant mirror of the wrong size is refused at pipeline creation, and CPU devices bind large buffers
  * to huge-page host memory of vkvit's own unless VKVIT_DISABLE_HUGE_PAGES=1. */
 #include "ops/attention.h"
@@ -19,15 +19,16 @@ static void caps_mirror_device_info(void) {
     unsetenv("VKVIT_DISABLE_F16");
     vkvit_ctx *ctx = vt_ctx();
     const vkvit__caps *c = &ctx->caps;
+    const vkvit__policy *p = &ctx->policy;
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
-    CHECK(c->cpu_device == ((ctx->quirks & VKVIT_QUIRK_CPU_DEVICE) != 0), "cpu_device %d, quirks 0x%x", c->cpu_device,
-          ctx->quirks);
+    CHECK(p->cpu_kernels == c->cpu_device, "cpu_kernels %d on a device whose cpu_device is %d", p->cpu_kernels,
+          c->cpu_device);
     CHECK(c->subgroup_arithmetic == (info.subgroup_arithmetic != 0), "subgroup_arithmetic");
-    CHECK(c->subgroup_in_use == c->subgroup_arithmetic && info.subgroup_in_use == c->subgroup_in_use,
-          "subgroup_in_use %d (info %d) with arithmetic %d and no override", c->subgroup_in_use, info.subgroup_in_use,
+    CHECK(p->subgroup_reductions == c->subgroup_arithmetic && info.subgroup_in_use == p->subgroup_reductions,
+          "subgroup_in_use %d (info %d) with arithmetic %d and no override", p->subgroup_reductions, info.subgroup_in_use,
           c->subgroup_arithmetic);
-    CHECK(c->fp16_in_use == (info.fp16_in_use != 0) && c->fp16_storage == (info.fp16_storage != 0) &&
+    CHECK(p->fp16 == (info.fp16_in_use != 0) && c->fp16_storage == (info.fp16_storage != 0) &&
               c->fp16_math == (info.fp16_arithmetic != 0),
           "fp16 caps disagree with the device info");
     CHECK(c->subgroup_size == info.subgroup_size && c->max_shared_memory == info.max_shared_memory &&
@@ -37,35 +38,35 @@ static void caps_mirror_device_info(void) {
     CHECK(c->cooperative_matrix_nv == (info.cooperative_matrix_nv != 0) &&
               c->cooperative_matrix_khr == (info.cooperative_matrix != 0),
           "cooperative-matrix presence disagrees with the device info");
-    CHECK(c->cooperative_matrix_in_use == (info.cooperative_matrix_in_use != 0), "cooperative_matrix_in_use %d, "
-          "info %d", c->cooperative_matrix_in_use, info.cooperative_matrix_in_use);
+    CHECK((p->coopmat != VKVIT_COOPMAT_NONE) == (info.cooperative_matrix_in_use != 0), "cooperative_matrix_in_use %d, "
+          "info %d", (p->coopmat != VKVIT_COOPMAT_NONE), info.cooperative_matrix_in_use);
     /* Without VKVIT_COOPMAT_EMULATE only the NV or the KHR kernel can be in use: on a device listing its shape, the
      * KHR one only where NV's cannot run or VKVIT_COOPMAT_KHR=1 asks for it. */
     const bool nv_shape = c->cooperative_matrix_nv && c->coopmat_nv_f16_16x16x16;
     const bool khr_shape = c->cooperative_matrix_khr && (c->coopmat_khr_frag == 16 || c->coopmat_khr_frag == 8);
-    CHECK(!c->coopmat_emulated && (!c->cooperative_matrix_in_use ||
-                                   (c->fp16_math && (c->coopmat_khr ? khr_shape : nv_shape))),
+    CHECK(!(p->coopmat == VKVIT_COOPMAT_EMULATED) && (!(p->coopmat != VKVIT_COOPMAT_NONE) ||
+                                   (c->fp16_math && (p->coopmat == VKVIT_COOPMAT_KHR ? khr_shape : nv_shape))),
           "cooperative matrices in use (emulated %d, KHR %d) on a device without that kernel's shape",
-          c->coopmat_emulated, c->coopmat_khr);
+          (p->coopmat == VKVIT_COOPMAT_EMULATED), (p->coopmat == VKVIT_COOPMAT_KHR));
     /* coopmat_khr_enabled: the build has the KHR kernel and the device its extension and features */
-    CHECK(c->coopmat_khr == (info.cooperative_matrix_khr_kernel != 0) && (!c->coopmat_khr || ctx->coopmat_khr_enabled),
-          "coopmat_khr %d, info %d, KHR enabled %d", c->coopmat_khr, info.cooperative_matrix_khr_kernel,
+    CHECK((p->coopmat == VKVIT_COOPMAT_KHR) == (info.cooperative_matrix_khr_kernel != 0) && (!(p->coopmat == VKVIT_COOPMAT_KHR) || ctx->coopmat_khr_enabled),
+          "coopmat_khr %d, info %d, KHR enabled %d", (p->coopmat == VKVIT_COOPMAT_KHR), info.cooperative_matrix_khr_kernel,
           ctx->coopmat_khr_enabled);
     const char *want_khr = getenv("VKVIT_COOPMAT_KHR");
-    if (c->cooperative_matrix_in_use && khr_shape && ctx->coopmat_khr_enabled && want_khr && !strcmp(want_khr, "1"))
-        CHECK(c->coopmat_khr, "VKVIT_COOPMAT_KHR=1 on a device listing the KHR shape, yet the NV kernel is in use");
-    CHECK(c->texel_reads == (info.texel_reads_in_use != 0), "texel_reads %d, info %d", c->texel_reads,
+    if ((p->coopmat != VKVIT_COOPMAT_NONE) && khr_shape && ctx->coopmat_khr_enabled && want_khr && !strcmp(want_khr, "1"))
+        CHECK((p->coopmat == VKVIT_COOPMAT_KHR), "VKVIT_COOPMAT_KHR=1 on a device listing the KHR shape, yet the NV kernel is in use");
+    CHECK(p->texel_reads == (info.texel_reads_in_use != 0), "texel_reads %d, info %d", p->texel_reads,
           info.texel_reads_in_use);
-    CHECK(!c->texel_reads || c->cpu_device, "texel reads chosen on a GPU");
-    CHECK(c->gemm_cpu_unrolled == (VKVIT_HAVE_GEMM_CPU_UNROLLED && c->texel_reads),
-          "gemm_cpu_unrolled %d (built with the variants: %d, texel reads %d)", c->gemm_cpu_unrolled,
-          VKVIT_HAVE_GEMM_CPU_UNROLLED, c->texel_reads);
+    CHECK(!p->texel_reads || c->cpu_device, "texel reads chosen on a GPU");
+    CHECK(p->gemm_cpu_unrolled == (VKVIT_HAVE_GEMM_CPU_UNROLLED && p->texel_reads),
+          "gemm_cpu_unrolled %d (built with the variants: %d, texel reads %d)", p->gemm_cpu_unrolled,
+          VKVIT_HAVE_GEMM_CPU_UNROLLED, p->texel_reads);
     if (info.driver_name[0] && strstr(info.driver_name, "llvmpipe"))
-        CHECK(c->texel_reads, "lavapipe (128 M texels, RGBA32F/RGBA16F texel buffers) should read through texels");
-    CHECK(!c->disabled_subgroup && !c->disabled_coopmat && !c->disabled_f16, "nothing was disabled");
+        CHECK(p->texel_reads, "lavapipe (128 M texels, RGBA32F/RGBA16F texel buffers) should read through texels");
+    CHECK(!ctx->env.disable_subgroup && !ctx->env.disable_coopmat && !ctx->env.disable_f16, "nothing was disabled");
     CHECK(!strstr(info.workarounds, "by request"), "workarounds: %s", info.workarounds);
     printf("device %s: subgroup %u, arithmetic %d, in use %d; coopmat nv %d khr %d; workarounds: %s\n", info.name,
-           c->subgroup_size, c->subgroup_arithmetic, c->subgroup_in_use, c->cooperative_matrix_nv,
+           c->subgroup_size, c->subgroup_arithmetic, p->subgroup_reductions, c->cooperative_matrix_nv,
            c->cooperative_matrix_khr, info.workarounds);
     CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
     vkvit_ctx_destroy(ctx);
@@ -79,14 +80,15 @@ static void overrides_switch_features_off(void) {
     setenv("VKVIT_COOPMAT_EMULATE", "1", 1); /* overridden by VKVIT_DISABLE_COOPMAT (and by fp16 being off) */
     vkvit_ctx *ctx = vt_ctx();
     const vkvit__caps *c = &ctx->caps;
+    const vkvit__policy *p = &ctx->policy;
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
-    CHECK(c->disabled_subgroup && !c->subgroup_in_use && !info.subgroup_in_use, "VKVIT_DISABLE_SUBGROUP=1 ignored");
-    CHECK(c->disabled_coopmat && !c->cooperative_matrix_in_use && !info.cooperative_matrix_in_use,
+    CHECK(ctx->env.disable_subgroup && !p->subgroup_reductions && !info.subgroup_in_use, "VKVIT_DISABLE_SUBGROUP=1 ignored");
+    CHECK(ctx->env.disable_coopmat && !(p->coopmat != VKVIT_COOPMAT_NONE) && !info.cooperative_matrix_in_use,
           "VKVIT_DISABLE_COOPMAT=1 ignored");
-    CHECK(c->disabled_f16 && !c->fp16_in_use && !info.fp16_in_use, "VKVIT_DISABLE_F16=1 ignored");
-    CHECK(c->disabled_texel && !c->texel_reads && !info.texel_reads_in_use, "VKVIT_DISABLE_TEXEL=1 ignored");
-    CHECK(!c->gemm_cpu_unrolled, "unrolled CPU GEMM variants chosen without texel reads");
+    CHECK(ctx->env.disable_f16 && !p->fp16 && !info.fp16_in_use, "VKVIT_DISABLE_F16=1 ignored");
+    CHECK(ctx->env.disable_texel && !p->texel_reads && !info.texel_reads_in_use, "VKVIT_DISABLE_TEXEL=1 ignored");
+    CHECK(!p->gemm_cpu_unrolled, "unrolled CPU GEMM variants chosen without texel reads");
     CHECK(!c->cpu_device || strstr(info.workarounds, "texel-buffer operand reads disabled by request"),
           "workarounds do not say texel reads were disabled: %s", info.workarounds);
     CHECK(strstr(info.workarounds, "subgroup reductions disabled by request") &&
@@ -110,7 +112,7 @@ static void overrides_switch_features_off(void) {
     /* "0" means not disabled. */
     setenv("VKVIT_DISABLE_SUBGROUP", "0", 1);
     ctx = vt_ctx();
-    CHECK(!ctx->caps.disabled_subgroup && ctx->caps.subgroup_in_use == ctx->caps.subgroup_arithmetic,
+    CHECK(!ctx->env.disable_subgroup && ctx->policy.subgroup_reductions == ctx->caps.subgroup_arithmetic,
           "VKVIT_DISABLE_SUBGROUP=0 disabled subgroups");
     CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
     vkvit_ctx_destroy(ctx);
@@ -124,8 +126,8 @@ static void overrides_switch_features_off(void) {
     setenv("VKVIT_DISABLE_UNROLLED", "1", 1);
     ctx = vt_ctx();
     MUST(vkvit_ctx_device_info(ctx, &info));
-    CHECK(!ctx->caps.gemm_cpu_unrolled, "VKVIT_DISABLE_UNROLLED=1 ignored");
-    CHECK(!ctx->caps.texel_reads || strstr(info.workarounds, "unrolled CPU GEMM variants disabled by request"),
+    CHECK(!ctx->policy.gemm_cpu_unrolled, "VKVIT_DISABLE_UNROLLED=1 ignored");
+    CHECK(!ctx->policy.texel_reads || strstr(info.workarounds, "unrolled CPU GEMM variants disabled by request"),
           "workarounds do not say the unrolled variants were disabled: %s", info.workarounds);
     vkvit_ctx_destroy(ctx);
     unsetenv("VKVIT_DISABLE_UNROLLED");
@@ -135,15 +137,15 @@ static void attention_choice_read_at_ctx_creation(void) {
     static const struct {
         const char *env;
         uint32_t want;
-    } cases[] = {{NULL, 0}, {"fused", 1}, {"gemm", 2}, {"bogus", VKVIT_CAPS_BAD_CHOICE}};
+    } cases[] = {{NULL, 0}, {"fused", 1}, {"gemm", 2}, {"bogus", VKVIT_ENV_BAD}};
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
         if (cases[i].env) setenv("VKVIT_ATTENTION", cases[i].env, 1);
         else unsetenv("VKVIT_ATTENTION");
         vkvit_ctx *ctx = vt_ctx();
         unsetenv("VKVIT_ATTENTION"); /* read once: the ctx keeps its choice */
-        CHECK(ctx->caps.attention_path == cases[i].want, "VKVIT_ATTENTION=%s: caps.attention_path %u, want %u",
-              cases[i].env ? cases[i].env : "(unset)", ctx->caps.attention_path, cases[i].want);
-        if (cases[i].want == VKVIT_CAPS_BAD_CHOICE) {
+        CHECK(ctx->policy.attention == cases[i].want, "VKVIT_ATTENTION=%s: policy.attention %u, want %u",
+              cases[i].env ? cases[i].env : "(unset)", ctx->policy.attention, cases[i].want);
+        if (cases[i].want == VKVIT_ENV_BAD) {
             vkvit__graph g;
             vkvit__graph_init(&g, ctx);
             vkvit__vit5_attention_op op = {.qkv = VKVIT_NONE, .B = 1, .T = 1, .C = 4, .heads = 1,
@@ -214,10 +216,10 @@ static void cpu_buffers_import_huge_pages(void) {
         CHECK(!llvmpipe || ctx->huge_page_import == !disabled, "device %s, VKVIT_DISABLE_HUGE_PAGES=%d: huge-page import %d",
               info.name, disabled, ctx->huge_page_import);
 #endif
-        CHECK(!ctx->huge_page_import || (ctx->caps.cpu_device && !disabled), "host memory imported on %s (disabled %d)",
+        CHECK(!ctx->huge_page_import || (ctx->policy.cpu_kernels && !disabled), "host memory imported on %s (disabled %d)",
               info.name, disabled);
         CHECK(!disabled || strstr(info.workarounds, "huge-page buffer memory disabled by request") ||
-                  !ctx->caps.cpu_device, "workarounds do not say huge pages were disabled: %s", info.workarounds);
+                  !ctx->policy.cpu_kernels, "workarounds do not say huge pages were disabled: %s", info.workarounds);
 
         const VkDeviceSize big = (8u << 20) + 1024, small = 1u << 20;
         vkvit__buffer a, b;

@@ -428,8 +428,8 @@ static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t
         CHECK(!strcmp(vt_json_str(p, "norm_weight", ""), nxai ? "one_plus" : "direct"),
               "%s: norm1 weight convention '%s' is not the flavour's", stem, vt_json_str(p, "norm_weight", ""));
 
-    const vkvit__caps saved = ctx->caps;
-    if (other_class) ctx->caps.cpu_device = !saved.cpu_device;
+    const vkvit__policy saved = ctx->policy;
+    if (other_class) ctx->policy.cpu_kernels = !saved.cpu_kernels;
     vt_graph r;
     vt_graph_begin(&r, ctx);
     staged_model sm;
@@ -448,12 +448,12 @@ static void run_cell_golden(vkvit_ctx *ctx, const char *path, int kind, uint32_t
     }
     vt_graph_output(&r, yt);
     vkvit_result res = vt_graph_run(&r);
-    ctx->caps = saved;
+    ctx->policy = saved;
     CHECK(res == VKVIT_OK, "%s: %s", stem, vkvit_last_error());
     if (res == VKVIT_OK) {
         char label[160];
         snprintf(label, sizeof label, "%.120s chunk %u%s", stem, chunk,
-                 other_class ? (saved.cpu_device ? " (GPU kernels)" : " (CPU kernels)") : "");
+                 other_class ? (saved.cpu_kernels ? " (GPU kernels)" : " (CPU kernels)") : "");
         size_t ny;
         float *want = vt_golden_f32_req(&gd, "out.y", &ny), *got = vt_graph_download(&r, yt);
         check_tensor(label, "y", got, want, ny, 1e-5);

@@ -1,6 +1,6 @@
 /* Whole ViT-5 networks of both flavours against PyTorch: every tests/golden/models/vit5_*.vkvit runs through the
  * public API (model -> session -> set_input -> run -> get_output) and its logits must match the golden's within
- * 1e-4 relative to their scale (fp32), once with each attention path (VKVIT_ATTENTION=fused and =gemm, as ctx->caps.attention_path). Also:
+ * 1e-4 relative to their scale (fp32), once with each attention path (VKVIT_ATTENTION=fused and =gemm, as ctx->policy.attention). Also:
  * arena planning is far below the sum of all intermediates, a second run on the same session gives identical logits,
  * and validation stays silent. */
 #include "golden_util.h"
@@ -10,12 +10,12 @@
 
 #define GOLDEN_DIR VKVIT_SOURCE_DIR "/tests/golden/models"
 
-/* Runs one golden with the attention path `path` ("fused" or "gemm", through ctx->caps.attention_path, where
+/* Runs one golden with the attention path `path` ("fused" or "gemm", through ctx->policy.attention, where
  * vkvit_ctx_create puts VKVIT_ATTENTION and the session's graph build reads it; the previous value is restored
  * afterwards). Returns the node count. */
 static uint32_t run_golden(vkvit_ctx *ctx, const char *stem, const char *path) {
-    const uint32_t prev = ctx->caps.attention_path;
-    ctx->caps.attention_path = !strcmp(path, "fused") ? 1 : 2;
+    const uint32_t prev = ctx->policy.attention;
+    ctx->policy.attention = !strcmp(path, "fused") ? 1 : 2;
     char model_path[4608], io_path[4608];
     snprintf(model_path, sizeof model_path, "%s/%s.vkvit", GOLDEN_DIR, stem);
     snprintf(io_path, sizeof io_path, "%s/%s.io.safetensors", GOLDEN_DIR, stem);
@@ -32,7 +32,7 @@ static uint32_t run_golden(vkvit_ctx *ctx, const char *stem, const char *path) {
     MUST(vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model));
     vkvit_session *s = NULL;
     MUST(vkvit_session_create(model, &(vkvit_session_desc){.batch = in_shape[0]}, &s));
-    ctx->caps.attention_path = prev;
+    ctx->policy.attention = prev;
     vkvit_shape is = vkvit_session_input_shape(s), os = vkvit_session_output_shape(s);
     CHECK(is.ndim == 4 && is.dims[0] == in_shape[0] && is.dims[1] == in_shape[1] && is.dims[2] == in_shape[2] &&
               is.dims[3] == 3,

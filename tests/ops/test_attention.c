@@ -628,21 +628,21 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
           nodes[VKVIT_ATTENTION_PATH_GEMM]);
     /* The GEMM path with the kernels the other device class picks (CPU <-> GPU: GEMM tiles, prep width, the row
      * softmax's work split), with and without subgroup reductions (softmax_rows and its _subgroup variant). */
-    const vkvit__caps saved = ctx->caps;
+    const vkvit__policy saved = ctx->policy;
     for (int variant = 0; variant < 2; variant++) {
-        ctx->caps.cpu_device = !saved.cpu_device;
-        ctx->caps.subgroup_in_use = saved.subgroup_in_use && variant == 0;
+        ctx->policy.cpu_kernels = !saved.cpu_kernels;
+        ctx->policy.subgroup_reductions = saved.subgroup_reductions && variant == 0;
         uint32_t n_nodes;
         float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_GEMM, B, H, dk, T, qk_norm, rope, qkv, table, w,
                                          false, &n_nodes);
-        ctx->caps = saved;
+        ctx->policy = saved;
         size_t worst;
         double err = vt_max_rel_err(got, want, n_o, &worst);
         printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (%s kernels, subgroup %d)  max rel err %.3g\n",
-               B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_device ? "GPU" : "CPU",
-               saved.subgroup_in_use && variant == 0, err);
+               B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_kernels ? "GPU" : "CPU",
+               saved.subgroup_reductions && variant == 0, err);
         CHECK(err <= RANDOM_TOL, "graph gemm (%s kernels, subgroup %d) B=%u H=%u dk=%u T=%u norm=%d rope=%s: max rel "
-              "err %.3g at %zu", saved.cpu_device ? "GPU" : "CPU", saved.subgroup_in_use && variant == 0, B, H, dk, T,
+              "err %.3g at %zu", saved.cpu_kernels ? "GPU" : "CPU", saved.subgroup_reductions && variant == 0, B, H, dk, T,
               qk_norm, rope_names[rope], err, worst);
         worst_err = fmax(worst_err, err);
         free(got);
@@ -651,20 +651,19 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
      * and vT stored as fp16 (attention_prep.comp KV_F16) and both GEMMs on the cooperative-matrix kernel, with this
      * device class's kernels and the other's, at the fp16 tolerance (max |got - want| <= 1e-2 of max |want|, as
      * include/vkvit.h states for VKVIT_PRECISION_FP16_MATH; not counted in the fp32 worst error). */
-    for (int other = 0; other < 2 && ctx->caps.fp16_math && ctx->caps.fp16_storage; other++) {
-        ctx->caps.cooperative_matrix_in_use = ctx->caps.coopmat_emulated = true;
-        ctx->caps.coopmat_khr = false;
-        if (other) ctx->caps.cpu_device = !saved.cpu_device;
+    for (int other = 0; other < 2 && ctx->policy.fp16_math; other++) {
+        ctx->policy.coopmat = VKVIT_COOPMAT_EMULATED; /* the emulated kernel, as VKVIT_COOPMAT_EMULATE=1 gives */
+        if (other) ctx->policy.cpu_kernels = !saved.cpu_kernels;
         uint32_t n_nodes;
         float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_AUTO, B, H, dk, T, qk_norm, rope, qkv, table, w,
                                          true, &n_nodes);
-        ctx->caps = saved;
+        ctx->policy = saved;
         size_t worst;
         const double err = vt_max_rel_err(got, want, n_o, &worst);
         printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (fp16 k/vT, coopmat, %s kernels)  max rel err "
-               "%.3g\n", B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_device == !other ? "CPU" : "GPU", err);
+               "%.3g\n", B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_kernels == !other ? "CPU" : "GPU", err);
         CHECK(n_nodes == 4 && err <= 1e-2, "graph fp16 k/vT (%s kernels) B=%u H=%u dk=%u T=%u norm=%d rope=%s: %u "
-              "nodes, max rel err %.3g at %zu", saved.cpu_device == !other ? "CPU" : "GPU", B, H, dk, T, qk_norm,
+              "nodes, max rel err %.3g at %zu", saved.cpu_kernels == !other ? "CPU" : "GPU", B, H, dk, T, qk_norm,
               rope_names[rope], n_nodes, err, worst);
         free(got);
     }
@@ -697,10 +696,10 @@ static void misaligned_unfused_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint
     };
     double *want = malloc(n_o * sizeof(double));
     ref_attention(&cfg, &push, H, B, x, x, x, cos, sin, NULL, want);
-    const vkvit__caps saved = ctx->caps;
+    const vkvit__policy saved = ctx->policy;
     for (int texel = 1; texel >= 0; texel--) {
-        ctx->caps.texel_reads = saved.texel_reads && texel;
-        ctx->caps.attention_path = VKVIT_ATTENTION_PATH_GEMM;
+        ctx->policy.texel_reads = saved.texel_reads && texel;
+        ctx->policy.attention = VKVIT_ATTENTION_PATH_GEMM;
         vkvit__graph g;
         vkvit__graph_init(&g, ctx);
         uint32_t x_shape[2] = {B * T, W}, rope_shape[2] = {T, dk};
@@ -714,7 +713,7 @@ static void misaligned_unfused_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint
         const uint32_t n_nodes = g.n_nodes, in[2] = {tx, tr};
         const float *const data[2] = {x, table};
         float *got = plan_run(ctx, &g, o, 2, in, data);
-        ctx->caps = saved;
+        ctx->policy = saved;
         size_t worst;
         const double err = vt_max_rel_err(got, want, n_o, &worst);
         printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u rows at odd offsets, %s reads (%u nodes)  max rel err %.3g\n", B,

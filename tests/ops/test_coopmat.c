@@ -37,20 +37,20 @@ int main(void) {
     unsetenv("VKVIT_COOPMAT_EMULATE");
     unsetenv("VKVIT_DISABLE_COOPMAT");
     vkvit_ctx *ctx = vt_ctx_with((vkvit_ctx_desc){.log = log_fn});
-    vkvit__caps *c = &ctx->caps;
-    if (!(c->fp16_math && c->fp16_in_use)) {
+    vkvit__policy *c = &ctx->policy;
+    if (!c->fp16_math) {
         printf("SKIP: no fp16 arithmetic: fp16-math, and with it the cooperative-matrix GEMM, does not run here\n");
         vkvit_ctx_destroy(ctx);
         return 77;
     }
-    const bool hw = c->cooperative_matrix_in_use && !c->coopmat_emulated;
+    const bool hw = c->coopmat == VKVIT_COOPMAT_NV || c->coopmat == VKVIT_COOPMAT_KHR;
     printf("cooperative matrices on this device: %s\n", !hw ? "none: testing the emulated kernel"
-                                                      : c->coopmat_khr ? "the KHR kernel" : "the NV kernel");
+                                                      : c->coopmat == VKVIT_COOPMAT_KHR ? "the KHR kernel" : "the NV kernel");
 
-    if (!c->cooperative_matrix_in_use) {
+    if (c->coopmat == VKVIT_COOPMAT_NONE) {
         vkvit__coopmat_guard(ctx);
-        CHECK(!c->coopmat_checked && !c->cooperative_matrix_in_use, "the guard ran without cooperative matrices");
-        c->cooperative_matrix_in_use = c->coopmat_emulated = true; /* what VKVIT_COOPMAT_EMULATE=1 sets up */
+        CHECK(!c->coopmat_checked && c->coopmat == VKVIT_COOPMAT_NONE, "the guard ran without cooperative matrices");
+        c->coopmat = VKVIT_COOPMAT_EMULATED; /* what VKVIT_COOPMAT_EMULATE=1 sets up */
         ctx->info.cooperative_matrix_in_use = 1;
     }
 
@@ -58,12 +58,12 @@ int main(void) {
     vkvit__coopmat_guard(ctx);
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
-    CHECK(c->coopmat_checked && c->cooperative_matrix_in_use && info.cooperative_matrix_in_use, "a correct kernel "
+    CHECK(c->coopmat_checked && c->coopmat != VKVIT_COOPMAT_NONE && info.cooperative_matrix_in_use, "a correct kernel "
           "failed its self-check: %s", info.workarounds);
     CHECK(self_check_warnings == 0 && !strstr(info.workarounds, "self-check"), "warnings %d, workarounds: %s",
           self_check_warnings, info.workarounds);
     CHECK(gemm_mismatches(ctx, 100, 90, 64) == 0, "fp16-math GEMM on cooperative matrices is wrong");
-    c->coopmat_corrupt = true;
+    ctx->test_hooks.coopmat_corrupt = true;
     CHECK(gemm_mismatches(ctx, 100, 90, 64) > 0, "with the kernel's test hook on the result is still right: "
           "fp16-math GEMMs do not run the cooperative-matrix kernel");
 
@@ -71,7 +71,7 @@ int main(void) {
     c->coopmat_checked = false;
     vkvit__coopmat_guard(ctx);
     MUST(vkvit_ctx_device_info(ctx, &info));
-    CHECK(c->coopmat_checked && !c->cooperative_matrix_in_use && !info.cooperative_matrix_in_use,
+    CHECK(c->coopmat_checked && c->coopmat == VKVIT_COOPMAT_NONE && !info.cooperative_matrix_in_use,
           "a wrong kernel stayed in use");
     CHECK(strstr(info.workarounds, "cooperative matrix failed its self-check") != NULL, "workarounds: %s",
           info.workarounds);
@@ -79,6 +79,6 @@ int main(void) {
     printf("workarounds after the failed check: %s\n", info.workarounds);
     CHECK(gemm_mismatches(ctx, 100, 90, 64) == 0, "after the failed check fp16-math GEMMs are still wrong");
     vkvit__coopmat_guard(ctx);
-    CHECK(self_check_warnings == 1 && !c->cooperative_matrix_in_use, "the guard ran twice");
+    CHECK(self_check_warnings == 1 && c->coopmat == VKVIT_COOPMAT_NONE, "the guard ran twice");
     return vt_finish(ctx);
 }

@@ -250,7 +250,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
      * stopped picking them would otherwise leave this sweep testing the generic shader twice. */
     vkvit__kernel_desc kd;
     MUST(vkvit__gemm_kernel_desc(&cfg, &ep, "gemm", &kd));
-    const bool want_unrolled = ctx->caps.gemm_cpu_unrolled && variant == VKVIT_GEMM_CPU && texel && mode == MODE_F32 &&
+    const bool want_unrolled = ctx->policy.gemm_cpu_unrolled && variant == VKVIT_GEMM_CPU && texel && mode == MODE_F32 &&
                                cfg.tn == 8 && cfg.vec4 && cfg.pairs && causal == VKVIT_GEMM_CAUSAL_NONE;
 #if VKVIT_HAVE_GEMM_CPU_UNROLLED
     const bool k64 = kd.shader == VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2;
@@ -474,10 +474,10 @@ int main(int argc, char **argv) {
     /* The variant this device would use first, then the others. */
     const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
     printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
-    const bool f16_math = ctx->caps.fp16_math && ctx->caps.fp16_storage;
+    const bool f16_math = ctx->policy.fp16_math;
     if (!f16_math)
         printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
-    if (only && ((!strcmp(only, "cpu-texel") && !ctx->caps.texel_reads) || (!strcmp(only, "coopmat") && !f16_math))) {
+    if (only && ((!strcmp(only, "cpu-texel") && !ctx->policy.texel_reads) || (!strcmp(only, "coopmat") && !f16_math))) {
         printf("SKIP: part '%s' has nothing to run on this device\n", only);  /* not a pass that checked nothing */
         vkvit_ctx_destroy(ctx);
         return 77;
@@ -487,7 +487,7 @@ int main(int argc, char **argv) {
     for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
         const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
         if (variant == VKVIT_GEMM_COOPMAT) continue; /* below */
-        for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->caps.texel_reads); texel++) {
+        for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->policy.texel_reads); texel++) {
             if (!PART(variant == VKVIT_GEMM_SHARED ? "shared" : texel ? "cpu-texel" : "cpu")) continue;
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE, false);
@@ -508,7 +508,7 @@ int main(int argc, char **argv) {
         }
     }
     /* Both unrolled variants ran where the device uses them (and neither with VKVIT_DISABLE_UNROLLED=1: above). */
-    if (PART("cpu-texel") && ctx->caps.gemm_cpu_unrolled) {
+    if (PART("cpu-texel") && ctx->policy.gemm_cpu_unrolled) {
         printf("unrolled CPU GEMM variants: 64-k chunks in %u cases, 32-k chunks in %u\n", n_unrolled_runs[0],
                n_unrolled_runs[1]);
         CHECK(n_unrolled_runs[0] > 0 && n_unrolled_runs[1] > 0, "an unrolled variant never ran: %u / %u",
@@ -516,7 +516,7 @@ int main(int argc, char **argv) {
     }
     /* Cooperative matrices (fp16 arithmetic only): the emulated kernel wherever fp16 math runs (its tiling, staging,
      * bounds and epilogue are the NV kernel's), the NV kernel where this device uses it. */
-    const bool coop_nv = ctx->caps.cooperative_matrix_in_use && !ctx->caps.coopmat_emulated; /* NV or KHR build */
+    const bool coop_nv = (ctx->policy.coopmat == VKVIT_COOPMAT_NV || ctx->policy.coopmat == VKVIT_COOPMAT_KHR); /* NV or KHR build */
     if (!coop_nv) printf("hardware cooperative-matrix GEMM not run: this device does not use it\n");
     for (int nv = 0; PART("coopmat") && f16_math && nv <= coop_nv; nv++)
         for (uint32_t tile = 32; tile <= 128; tile *= 2) { /* every tile that fits on every case */
@@ -529,7 +529,7 @@ int main(int argc, char **argv) {
                 /* A CPU device runs the hardware kernel's cooperative matrices lane by lane (lavapipe: a reduction
                  * per output and k): the smaller cases there, which still take every path. */
                 const double work = (double)cases[i].M * cases[i].N * cases[i].K * cases[i].batch;
-                if (cases[i].M * cases[i].N < 1000000 && (!nv || !ctx->caps.cpu_device || work <= 2e6))
+                if (cases[i].M * cases[i].N < 1000000 && (!nv || !ctx->policy.cpu_kernels || work <= 2e6))
                     run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile,
                                   VKVIT_GEMM_CAUSAL_NONE, false);
             }

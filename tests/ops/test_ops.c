@@ -164,16 +164,16 @@ static float *run_norm(vkvit_ctx *ctx, const vt_golden *g, vkvit__norm_kind kind
 static void run_norm_splits(vkvit_ctx *ctx, const vt_golden *g, const char *what, vkvit__norm_kind kind,
                             const float *x, uint32_t rows, uint32_t C, uint32_t group, const float *w, const float *b,
                             bool one_plus, float eps) {
-    const vkvit__caps saved = ctx->caps;
+    const vkvit__policy saved = ctx->policy;
     for (int split = 0; split < 3; split++) {
         if (split > 0) {
-            ctx->caps.cpu_device = !saved.cpu_device;
-            ctx->caps.subgroup_in_use = saved.subgroup_in_use && split == 1;
+            ctx->policy.cpu_kernels = !saved.cpu_kernels;
+            ctx->policy.subgroup_reductions = saved.subgroup_reductions && split == 1;
         }
         float *got = run_norm(ctx, g, kind, x, rows, C, group, w, b, one_plus, eps);
-        ctx->caps = saved;
+        ctx->policy = saved;
         char v[160];
-        snprintf(v, sizeof v, "%s (%s split%s)", what, split == 0 ? "own" : saved.cpu_device ? "GPU" : "CPU",
+        snprintf(v, sizeof v, "%s (%s split%s)", what, split == 0 ? "own" : saved.cpu_kernels ? "GPU" : "CPU",
                  split == 2 ? ", no subgroup" : "");
         compare(g, v, got, "out.y", TOL);
         free(got);
@@ -440,7 +440,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
           "%s: bias params disagree with the tensors", g->path);
     float *table = vit5_table(g, &geo), *qkn = vit5_qk_norm(g, &geo, "w.");
     for (int path = 0; path < 2; path++) {
-        ctx->caps.attention_path = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
+        ctx->policy.attention = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
         vt_graph r;
         vt_graph_begin(&r, ctx);
         uint32_t rows, C;
@@ -454,7 +454,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
             .pairing = geo.pairing,
             .qk_norm = qkn ? vt_graph_weight(&r, "const.qk_norm", qkn, 2, qkn_shape) : VKVIT_NONE,
             .qk_norm_eps = geo.qk_norm_eps,
-            .path = VKVIT_ATTENTION_PATH_AUTO, /* from caps.attention_path, as a session build would */
+            .path = VKVIT_ATTENTION_PATH_AUTO, /* from policy.attention, as a session build would */
         };
         const uint32_t nodes_before = r.g.n_nodes;
         uint32_t o = vkvit__op_vit5_attention(&r.g, "attention", &att);
@@ -472,7 +472,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
         free(got);
         vt_graph_end(&r);
     }
-    ctx->caps.attention_path = 0;
+    ctx->policy.attention = 0;
     free(table), free(qkn);
 }
 
@@ -576,7 +576,7 @@ static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
     for (int variant = 0; variant < 4; variant++) {
         const int path = variant % 2;
         const bool cls_only = variant >= 2;
-        ctx->caps.attention_path = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
+        ctx->policy.attention = (uint32_t)path + 1; /* VKVIT_ATTENTION=fused|gemm, as the ctx reads it */
         vt_graph r;
         vt_graph_begin(&r, ctx);
         block_model *bm = malloc(sizeof *bm);
@@ -610,7 +610,7 @@ static void case_vit5_block(vkvit_ctx *ctx, const vt_golden *g) {
         vt_graph_end(&r);
         free(bm);
     }
-    ctx->caps.attention_path = 0;
+    ctx->policy.attention = 0;
     free(table), free(qkn);
 }
 

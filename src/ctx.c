@@ -1,0 +1,178 @@
+/* A ctx from start to finish of its creation: the environment read once (policy/env.c), the Vulkan side (vk/device.h:
+ * instance, device choice, logical device or the host's), the device's facts (vk/device_caps.c), the kernel policy
+ * on them (policy/policy.c), the one-shot command pool and the pipeline cache. Also vkvit_enumerate_devices, which
+ * shows for each device what a ctx would use. */
+#include "policy/policy.h"
+#include "vk/device.h"
+#include "vk/device_caps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
+    vkvit_result res = VKVIT_OK;
+    vkvit__error_clear();
+    if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: out is NULL");
+    *out = NULL;
+    vkvit_ctx_desc desc = desc_in ? *desc_in : (vkvit_ctx_desc){0};
+    if (desc.host && (res = vkvit__host_device_check(desc.host)) != VKVIT_OK) return res;
+
+    vkvit_ctx *ctx = calloc(1, sizeof *ctx);
+    vkvit__mutex *queue_lock = ctx ? vkvit__mutex_create() : NULL;
+    vkvit__mutex *log_lock = ctx ? vkvit__mutex_create() : NULL;
+    vkvit__mutex *kernel_lock = ctx ? vkvit__mutex_create() : NULL;
+    vkvit__mutex *oneshot_lock = ctx ? vkvit__mutex_create() : NULL;
+    if (!queue_lock || !log_lock || !kernel_lock || !oneshot_lock) {
+        vkvit__mutex_destroy(queue_lock);
+        vkvit__mutex_destroy(log_lock);
+        vkvit__mutex_destroy(kernel_lock);
+        vkvit__mutex_destroy(oneshot_lock);
+        free(ctx);
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
+    }
+    ctx->queue_lock = queue_lock;
+    ctx->log_lock = log_lock;
+    ctx->kernel_lock = kernel_lock;
+    ctx->oneshot_lock = oneshot_lock;
+    snprintf(ctx->label, sizeof ctx->label, "%s", desc.label ? desc.label : "vkvit ctx");
+    ctx->log = desc.log;
+    ctx->log_user = desc.log_user;
+    vkvit__env_read(&ctx->env); /* the environment, once: every later step reads this snapshot */
+    atomic_init(&ctx->validation_messages, 0u);
+    atomic_init(&ctx->pipeline_ns, 0u);
+    const uint64_t t0 = vkvit__now_ns(); /* phase times for the INFO log: instance, device, pipeline cache */
+    double instance_ms = 0, device_ms = 0;
+
+    uint32_t instance_api;
+    if (desc.host) {
+        const vkvit_host_device *h = desc.host;
+        volkInitializeCustom(h->get_instance_proc_addr);
+        ctx->instance = h->instance;
+        volkLoadInstanceOnly(ctx->instance);
+        ctx->physical_device = h->physical_device;
+        ctx->device = h->device;
+        ctx->queue = h->queue;
+        ctx->queue_family = h->queue_family_index;
+        ctx->has_debug_utils = vkSetDebugUtilsObjectNameEXT != NULL;
+        instance_api = h->api_version ? h->api_version : VK_API_VERSION_1_1;
+    } else {
+        const bool validation = desc.validation > 0 || (desc.validation == 0 && ctx->env.validation);
+        if ((res = vkvit__instance_create(ctx, validation, &ctx->env)) != VKVIT_OK) goto fail;
+        if ((res = vkvit__device_pick(ctx, desc.device ? desc.device : ctx->env.device)) != VKVIT_OK) goto fail;
+        instance_api = volkGetInstanceVersion();
+        instance_ms = vkvit__ms_since(t0);
+    }
+
+    int validation_on = ctx->info.validation;
+    const bool khr_layer_too_old = !desc.host && validation_on && vkvit__layer_spec_version("VK_LAYER_KHRONOS_validation") <
+                                                                      VK_MAKE_API_VERSION(0, 1, 3, 255);
+    vkvit__query_device(ctx->physical_device, instance_api, khr_layer_too_old, &ctx->info, &ctx->caps);
+    const vkvit__policy_request req = {.disable_f16 = desc.disable_f16 != 0, .adopted = desc.host != NULL};
+    ctx->info.validation = validation_on;
+    if (desc.host && (res = vkvit__host_queue_family_check(ctx, desc.host->queue_family_index)) != VKVIT_OK) goto fail;
+    if (ctx->info.api_version < VK_API_VERSION_1_1) {
+        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' supports Vulkan %u.%u; vkvit needs 1.1", ctx->info.name,
+                           VK_API_VERSION_MAJOR(ctx->info.api_version), VK_API_VERSION_MINOR(ctx->info.api_version));
+        goto fail;
+    }
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props2); /* core in Vulkan 1.1, checked above */
+    const VkPhysicalDeviceProperties props = props2.properties;
+    ctx->limits = props.limits;
+    ctx->max_allocation = m3.maxMemoryAllocationSize;
+    memcpy(ctx->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+    vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->mem_props);
+
+    if (desc.host) {
+        vkvit__device_adopt(ctx, desc.host);
+    } else {
+        /* The policy on the offered facts says which optional features to enable; on the enabled ones, below, it
+         * is the ctx's. */
+        vkvit__policy offered;
+        vkvit__policy_choose(&ctx->caps, &ctx->env, req, &offered);
+        const vkvit__device_wants wants = {.khr_coopmat = offered.enable_khr_coopmat,
+                                           .huge_pages = offered.enable_huge_pages, .int64 = offered.texel_reads};
+        if ((res = vkvit__device_create(ctx, wants)) != VKVIT_OK) goto fail;
+        device_ms = vkvit__ms_since(t0) - instance_ms;
+    }
+    vkvit__caps_narrow(ctx);
+    vkvit__policy_choose(&ctx->caps, &ctx->env, req, &ctx->policy);
+    vkvit__policy_to_info(&ctx->policy, &ctx->info);
+    vkvit__policy_describe(&ctx->policy, &ctx->caps, &ctx->env, req, ctx->info.workarounds, sizeof ctx->info.workarounds);
+    if (desc.host && ctx->caps.cpu_device && !ctx->int64_enabled && !ctx->env.disable_texel)
+        vkvit__ctx_add_workaround(ctx, "texel reads off: the host did not enable shaderInt64");
+    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    if (!desc.host) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+
+    VkCommandPoolCreateInfo pool_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = ctx->queue_family,
+    };
+    VK_TRY(ctx->vk.vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->cmd_pool));
+    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &ctx->fence));
+
+    const uint64_t t_cache = vkvit__now_ns();
+    if ((res = vkvit__pipeline_cache_open(ctx, desc.pipeline_cache_dir ? desc.pipeline_cache_dir : ctx->env.cache_dir)) !=
+        VKVIT_OK)
+        goto fail;
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ctx '%s' on '%s' ready in %.1f ms (loader, instance and device choice %.1f, "
+                   "device %.1f, pipeline cache %.1f)", ctx->label, ctx->info.name, vkvit__ms_since(t0), instance_ms,
+                   device_ms, vkvit__ms_since(t_cache));
+    *out = ctx;
+    return VKVIT_OK;
+fail:
+    vkvit__error_prefix(res, "vkvit_ctx_create '%s'", ctx->label);
+    vkvit__ctx_fail(ctx, res);
+    vkvit_ctx_destroy(ctx);
+    return res;
+}
+
+
+
+vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out) {
+    if (!ctx || !out) {
+        vkvit_result res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_device_info: NULL argument");
+        return ctx ? vkvit__ctx_fail(ctx, res) : res;
+    }
+    *out = ctx->info;
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint32_t *count) {
+    vkvit_result res = VKVIT_OK;
+    if (!count) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_enumerate_devices: count is NULL");
+    *count = 0;
+    vkvit_ctx tmp;
+    memset(&tmp, 0, sizeof tmp);
+    snprintf(tmp.label, sizeof tmp.label, "vkvit info");
+    vkvit__env env;
+    vkvit__env_read(&env);
+    if ((res = vkvit__instance_create(&tmp, false, &env)) != VKVIT_OK) return res;
+    uint32_t n = 0;
+    VkPhysicalDevice *pds = NULL;
+    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, NULL));
+    pds = calloc(n ? n : 1, sizeof *pds);
+    if (!pds) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_enumerate_devices: out of host memory");
+        goto fail;
+    }
+    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, pds));
+    for (uint32_t i = 0; i < n && out && i < cap; i++) { /* what a ctx on it would use, before device creation */
+        vkvit__caps facts;
+        vkvit__policy policy;
+        vkvit__query_device(pds[i], volkGetInstanceVersion(), false, &out[i], &facts);
+        vkvit__policy_choose(&facts, &env, (vkvit__policy_request){0}, &policy);
+        vkvit__policy_to_info(&policy, &out[i]);
+        vkvit__policy_describe(&policy, &facts, &env, (vkvit__policy_request){0}, out[i].workarounds,
+                               sizeof out[i].workarounds);
+    }
+    *count = n;
+fail:
+    free(pds);
+    vkDestroyInstance(tmp.instance, NULL);
+    return res;
+}

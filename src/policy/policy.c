@@ -1,0 +1,106 @@
+/* The kernel policy of a ctx (policy.h): facts + environment + request -> choices. */
+#include "policy/policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The NV kernel: built (glslang compiled it), its feature usable, its shape listed and 32-wide subgroups (one warp =
+ * one subgroup, as tested on the H100). */
+static bool nv_kernel_runs(const vkvit__caps *f) {
+    return VKVIT_HAVE_NV_COOPMAT && f->coopmat_nv_usable && f->coopmat_nv_f16_16x16x16 && f->subgroup_size == 32;
+}
+
+/* The KHR kernel: built, its feature usable, a shape of its fragments listed, and subgroups of 4 to 64 that divide
+ * its 64 lanes of tile rows. Its warp is one subgroup of whatever size the device has (gemm_coopmat.comp's WARP):
+ * 32 on NVIDIA and AMD's wave32, 8 on lavapipe. 8 x 8 fragments only at subgroups of 8: Mesa 26.1's lavapipe lists
+ * 8x8x8 at every LP_NATIVE_VECTOR_WIDTH, but its lowering takes a matrix side equal to the subgroup size, and at
+ * 16 lanes its compiler crashes on them. */
+static bool khr_kernel_runs(const vkvit__caps *f) {
+    const uint32_t sg = f->subgroup_size, frag = f->coopmat_khr_frag;
+    return VKVIT_HAVE_KHR_COOPMAT && f->coopmat_khr_usable && !f->khr_layer_too_old && sg >= 4 && sg <= 64 &&
+           64 % sg == 0 && (frag == 16 || (frag == 8 && sg == 8));
+}
+
+/* The cooperative-matrix kernel of fp16-math GEMMs: NV's where it runs (unless VKVIT_COOPMAT_KHR=1 and KHR's runs
+ * too), else KHR's, else on request (VKVIT_COOPMAT_EMULATE=1) the emulated one on any device with fp16 math; none
+ * without fp16 math, with VKVIT_DISABLE_COOPMAT=1, or below the 64 tile's shared memory. */
+static vkvit__coopmat_kernel coopmat_choice(const vkvit__caps *f, const vkvit__env *env, bool fp16_math) {
+    if (!fp16_math || env->disable_coopmat || f->max_shared_memory < VKVIT_COOPMAT_SHARED_BYTES)
+        return VKVIT_COOPMAT_NONE;
+    const bool nv = nv_kernel_runs(f), khr = khr_kernel_runs(f);
+    if (nv && !(khr && env->coopmat_khr)) return VKVIT_COOPMAT_NV;
+    if (khr) return VKVIT_COOPMAT_KHR;
+    return env->coopmat_emulate ? VKVIT_COOPMAT_EMULATED : VKVIT_COOPMAT_NONE;
+}
+
+void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__policy_request req, vkvit__policy *p) {
+    memset(p, 0, sizeof *p);
+    p->cpu_kernels = f->cpu_device;
+    p->fp16 = f->fp16_storage && !env->disable_f16 && !req.disable_f16;
+    p->fp16_math = p->fp16 && f->fp16_math;
+    p->subgroup_reductions = f->subgroup_arithmetic && !env->disable_subgroup;
+    p->texel_reads = f->cpu_device && f->texel_buffers && !env->disable_texel;
+    p->gemm_cpu = f->subgroup_shuffle && f->subgroup_size == 8;
+    p->gemm_cpu_unrolled = VKVIT_HAVE_GEMM_CPU_UNROLLED && p->texel_reads && !env->disable_unrolled;
+    p->coopmat = coopmat_choice(f, env, p->fp16_math);
+    p->coopmat_warp = f->subgroup_size;
+    p->coopmat_frag = p->coopmat == VKVIT_COOPMAT_KHR ? f->coopmat_khr_frag : 16;
+    p->coopmat_tile = env->coopmat_tile;
+    p->attention = env->attention;
+    snprintf(p->attention_text, sizeof p->attention_text, "%s", env->attention_text);
+    /* The KHR feature is asked for only where its kernel is the choice: validation layers older than the extension
+     * (Debian 12's) flag its feature struct, and a device that runs NV's kernel then sees exactly the calls tested on
+     * the H100. */
+    p->enable_khr_coopmat = !req.adopted && p->coopmat == VKVIT_COOPMAT_KHR;
+    p->enable_huge_pages = !req.adopted && f->cpu_device && f->huge_page_import && !env->disable_huge_pages;
+}
+
+/* Appends ", text" (or "text" to an empty list) to a comma-separated list of `cap` bytes, truncating. */
+static void add(char *list, size_t cap, const char *text) {
+    const size_t n = strlen(list);
+    if (n + 1 < cap) snprintf(list + n, cap - n, "%s%s", n ? ", " : "", text);
+}
+
+void vkvit__policy_describe(const vkvit__policy *p, const vkvit__caps *f, const vkvit__env *env,
+                            vkvit__policy_request req, char *out, size_t cap) {
+    out[0] = '\0';
+    if (f->cpu_device) add(out, cap, "cpu-device (large register tiles, fp32 kernels)");
+    if (f->cpu_device && !p->gemm_cpu) {
+        char line[160];
+        snprintf(line, sizeof line, "cpu-gemm-off (subgroups of %u, the CPU GEMM needs 8: GEMMs take the "
+                 "shared-memory kernel)", f->subgroup_size);
+        add(out, cap, line);
+    }
+    if (f->no_f16_arithmetic_quirk) add(out, cap, "no-fp16-arithmetic");
+    if (env->disable_f16 || req.disable_f16) add(out, cap, "fp16 disabled by request");
+    if (env->disable_subgroup) add(out, cap, "subgroup reductions disabled by request (VKVIT_DISABLE_SUBGROUP)");
+    else if (!f->subgroup_arithmetic) add(out, cap, "no subgroup arithmetic (shared-memory reductions)");
+    if (env->disable_texel && f->cpu_device)
+        add(out, cap, "texel-buffer operand reads disabled by request (VKVIT_DISABLE_TEXEL)");
+    /* The spirv-opt unrolled CPU GEMM variants (shaders/variants.cmake) serve the texel kernels: say why they do not. */
+    if (p->texel_reads && env->disable_unrolled)
+        add(out, cap, "unrolled CPU GEMM variants disabled by request (VKVIT_DISABLE_UNROLLED)");
+    else if (p->texel_reads && !VKVIT_HAVE_GEMM_CPU_UNROLLED)
+        add(out, cap, "no unrolled CPU GEMM variants (built without a working spirv-opt or with "
+            "VKVIT_UNROLL_SHADERS=OFF: 2-3x slower GEMM pipeline creation)");
+    if (env->disable_huge_pages && f->cpu_device)
+        add(out, cap, "huge-page buffer memory disabled by request (VKVIT_DISABLE_HUGE_PAGES)");
+    if (env->disable_coopmat) add(out, cap, "cooperative matrix disabled by request (VKVIT_DISABLE_COOPMAT)");
+    else if (f->cooperative_matrix_nv && !VKVIT_HAVE_NV_COOPMAT && !(f->cooperative_matrix_khr && VKVIT_HAVE_KHR_COOPMAT))
+        add(out, cap, "cooperative matrix unused (built without the NV kernel: glslang lacked GL_NV_cooperative_matrix)");
+    else if (f->cooperative_matrix_khr && !f->cooperative_matrix_nv && !VKVIT_HAVE_KHR_COOPMAT)
+        add(out, cap, "cooperative matrix unused (VK_KHR_cooperative_matrix: built without the KHR kernel, glslang < 13)");
+    if (p->coopmat == VKVIT_COOPMAT_EMULATED)
+        add(out, cap, "cooperative matrix emulated (VKVIT_COOPMAT_EMULATE, a test path)");
+    if (VKVIT_HAVE_KHR_COOPMAT && f->khr_layer_too_old && f->cooperative_matrix_khr && !nv_kernel_runs(f))
+        add(out, cap, "KHR cooperative-matrix kernel off: the validation layer predates VK_KHR_cooperative_matrix "
+            "and would drop its feature from the device");
+}
+
+void vkvit__policy_to_info(const vkvit__policy *p, vkvit_device_info *info) {
+    info->fp16_in_use = p->fp16;
+    info->subgroup_in_use = p->subgroup_reductions;
+    info->texel_reads_in_use = p->texel_reads;
+    info->cooperative_matrix_in_use = p->coopmat != VKVIT_COOPMAT_NONE;
+    info->cooperative_matrix_khr_kernel = p->coopmat == VKVIT_COOPMAT_KHR;
+}

@@ -1,0 +1,43 @@
+/* What a device has: the facts vkvit reads from Vulkan (device_caps.c) and nothing it decides. Plain C, no Vulkan
+ * types, so that the policy room (src/policy/) can read them without knowing Vulkan. Filled once per ctx from the
+ * physical device, then narrowed to what is enabled on the logical device (vkvit's own, or the host's in adopt mode). */
+#ifndef VKVIT_VK_FACTS_H
+#define VKVIT_VK_FACTS_H
+
+#include "common.h"
+
+typedef struct vkvit__caps {
+    bool cpu_device;                        /* llvmpipe / lavapipe / SwiftShader, or VK_PHYSICAL_DEVICE_TYPE_CPU */
+    bool no_f16_arithmetic_quirk;           /* the driver emulates fp16 arithmetic (x86 CPU devices): slow */
+    bool fp16_storage;                      /* storageBuffer16BitAccess enabled */
+    bool fp16_math;                         /* shaderFloat16 enabled */
+    uint32_t subgroup_size;                 /* default subgroup size */
+    uint32_t subgroup_size_min, subgroup_size_max; /* 0 without subgroup size control */
+    bool subgroup_size_control;             /* subgroupSizeControl + computeFullSubgroups enabled */
+    bool subgroup_arithmetic;               /* VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in the compute stage */
+    bool subgroup_shuffle;                  /* BASIC + SHUFFLE in the compute stage */
+    bool cooperative_matrix_nv;             /* VK_NV_cooperative_matrix offered */
+    bool cooperative_matrix_khr;            /* VK_KHR_cooperative_matrix offered */
+    bool coopmat_nv_usable;                 /* ... NV's feature and the Vulkan memory model: offered (before device
+                                               creation), then enabled (after) */
+    bool coopmat_khr_usable;                /* the same for KHR's */
+    bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
+    uint32_t coopmat_khr_frag;              /* the side of the square fp16 x fp16 + fp32 subgroup-scope shapes the KHR
+                                               properties list: 16 (16x16x16), else 8 (8x8x8), else 0 */
+    bool khr_layer_too_old;                 /* vkvit's instance runs a validation layer older than
+                                               VK_KHR_cooperative_matrix (Vulkan 1.3.255): such a layer drops the KHR
+                                               feature struct from vkCreateDevice's chain (seen with Debian 12's
+                                               1.3.239 on an H100: every output of the self-check wrong) */
+    bool texel_buffers;                     /* CPU device whose uniform texel buffers (RGBA32F and RGBA16F) reach as far
+                                               as its storage buffers at every storage offset, with shaderInt64 (the
+                                               texel kernels store 64-bit words): enabled on the device */
+    bool huge_page_import;                  /* a CPU device that can import vkvit's huge-page host memory
+                                               (VK_EXT_external_memory_host, memory.c) */
+    uint32_t max_shared_memory;             /* maxComputeSharedMemorySize, bytes */
+    uint32_t max_workgroup_invocations;     /* maxComputeWorkGroupInvocations */
+    uint32_t max_workgroup_size[3];         /* maxComputeWorkGroupSize */
+    uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
+    uint64_t max_storage_buffer_range;      /* maxStorageBufferRange */
+} vkvit__caps;
+
+#endif /* VKVIT_VK_FACTS_H */
