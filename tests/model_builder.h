@@ -287,8 +287,9 @@ static inline void set_path(cJSON *doc, const char *path, const char *value) {
 static inline void builder_free(builder *b) { cJSON_Delete(b->doc); }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * The two small models, with their tensor tables written out by hand from docs/model-format.md (a golden list,
- * independent of the library's table).
+ * The small models, with their tensor tables written out by hand from docs/model-format.md (a golden list,
+ * independent of the library's table; tests/format/test_format_tables.py checks them against the C rows, through
+ * tests/tools/format_table.c).
  * --------------------------------------------------------------------------------------------------------------- */
 
 static const char *VIT5_DOC =
