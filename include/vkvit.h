@@ -801,6 +801,10 @@ typedef enum vkvit_gemm_kernel {
                                                (vkvit_device_info.cooperative_matrix_in_use) */
 } vkvit_gemm_kernel;
 
+/* The kernel's name as `vkvit bench gemm` spells it ("auto", "cpu", "shared", "coopmat"), the library's one table of
+ * them; NULL for a value that is not a vkvit_gemm_kernel. */
+VKVIT_API const char *vkvit_gemm_kernel_name(vkvit_gemm_kernel kernel);
+
 /* A workgroup tile. In a desc, a field left 0 keeps the automatic value; the result reports the whole tile that ran.
  *   CPU      one 8-lane workgroup computes bm rows (1 .. 256) x bn = 8 tn columns (tn 1 .. 32), K in chunks of bk
  *            (32 or 64); tm is 1. Giving bn alone sets tn = bn / 8. On GPUs its private arrays, 4 tn (bm + 1 + bk)

@@ -103,10 +103,8 @@ static vkvit_result check(vkvit_ctx *ctx, vkvit__buffer *arena, const vkvit__ten
 
 /* What ran: the kernel, its whole tile and the CPU kernel's paths. */
 static void report_config(const vkvit__gemm_config *c, vkvit_gemm_bench_result *out) {
-    out->kernel = c->variant == VKVIT_GEMM_CPU       ? VKVIT_GEMM_KERNEL_CPU
-                  : c->variant == VKVIT_GEMM_COOPMAT ? VKVIT_GEMM_KERNEL_COOPMAT
-                                                     : VKVIT_GEMM_KERNEL_SHARED;
-    const bool coopmat = c->variant == VKVIT_GEMM_COOPMAT, cpu = c->variant == VKVIT_GEMM_CPU;
+    out->kernel = c->variant;
+    const bool coopmat = c->variant == VKVIT_GEMM_KERNEL_COOPMAT, cpu = c->variant == VKVIT_GEMM_KERNEL_CPU;
     out->tile = (vkvit_gemm_tile){.bm = c->bm, .bn = c->bn, .bk = c->bk, .tm = coopmat ? 0 : c->tm,
                                   .tn = coopmat ? 0 : c->tn};
     out->texel_reads = cpu && c->texel;

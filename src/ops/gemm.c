@@ -18,7 +18,7 @@
  * (the running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
  * 201 tokens: K 204 -> 224, not 256). */
 static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    vkvit__gemm_config c = {.bm = M >= 512 && K >= 384 ? 128 : 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_CPU};
+    vkvit__gemm_config c = {.bm = M >= 512 && K >= 384 ? 128 : 256, .bk = 64, .tm = 1, .variant = VKVIT_GEMM_KERNEL_CPU};
     if (VKVIT_CEIL_DIV(K, 32) * 32 < VKVIT_CEIL_DIV(K, 64) * 64) c.bk = 32;
     /* The tn <= 8 of least cost, the widest on a tie. A tile row costs about tn + 2 column products per k: the A
      * fetch, its shuffles and the ordering dependency (gemm_cpu.comp) weigh about two. N 201 -> 7 (4 tiles of 56
@@ -38,21 +38,21 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
 }
 
 bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal) {
-    return VKVIT_HAVE_GEMM_CPU_UNROLLED && cfg->variant == VKVIT_GEMM_CPU && cfg->unrolled && cfg->texel &&
+    return VKVIT_HAVE_GEMM_CPU_UNROLLED && cfg->variant == VKVIT_GEMM_KERNEL_CPU && cfg->unrolled && cfg->texel &&
            !cfg->b_f16 && !cfg->f16_math && cfg->tn == 8 && cfg->vec4 && cfg->pairs &&
            causal == VKVIT_GEMM_CAUSAL_NONE;
 }
 
-vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
+vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit_gemm_kernel variant, uint32_t M, uint32_t N,
                                             uint32_t K) {
-    if (variant == VKVIT_GEMM_CPU) return gemm_pick_cpu(ctx, M, N, K);
-    if (variant == VKVIT_GEMM_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, K, 1);
+    if (variant == VKVIT_GEMM_KERNEL_CPU) return gemm_pick_cpu(ctx, M, N, K);
+    if (variant == VKVIT_GEMM_KERNEL_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, K, 1);
     /* Shared-memory kernel (GPUs: fp32 and fp16-weight GEMMs, and fp16-math ones without cooperative matrices): the
      * tile by shape, from `vkvit bench gemm --config kernel=shared --versus kernel=shared,bm=..` on an H100
      * (2026-11-27, fp32, tools/gpu_check.sh): at 4096^3 128x128/8x8 ran 1.50x the 64x64/4x4 tile (128x64/8x4 1.30x);
      * at 12864x1152x384 (ViT-5-S at batch 64) 128x64/8x4 1.29x (128x128 1.09x: short K); at ViT's batch-1 shapes
      * (201 rows) the larger tiles 0.48-0.77x (too few workgroups). All three are 256 invocations. */
-    vkvit__gemm_config c = {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_SHARED};
+    vkvit__gemm_config c = {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_KERNEL_SHARED};
     if (M >= 1024 && N >= 1024) c.bm = 128, c.tm = 8;
     if (M >= 1024 && N >= 2048 && K >= 1024) c.bn = 128, c.tn = 8;
     return c;
@@ -98,7 +98,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     if (tile == 128 && K <= VKVIT_COOPMAT_T128_MIN_K) tile = 64;
     if (ctx->policy.coopmat_tile && FITS(ctx->policy.coopmat_tile)) tile = ctx->policy.coopmat_tile;
 #undef FITS
-    return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_COOPMAT, .b_f16 = true,
+    return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_KERNEL_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat_emulated = (ctx->policy.coopmat == VKVIT_COOPMAT_EMULATED),
                                 .coopmat_khr = (ctx->policy.coopmat == VKVIT_COOPMAT_KHR), .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
                                 .coopmat_warp = ctx->caps.subgroup_size, .coopmat_frag = ctx->policy.coopmat_frag};
@@ -107,7 +107,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
 /* The tile rules of each kernel are vkvit_gemm_tile's in include/vkvit.h; vkvit__gemm_kernel_desc checks them again. */
 static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vkvit__gemm_config *c) {
     switch (c->variant) {
-    case VKVIT_GEMM_CPU: {
+    case VKVIT_GEMM_KERNEL_CPU: {
         const uint32_t tn = o->tn ? o->tn : o->bn ? o->bn / 8 : c->tn;
         if (o->tm > 1 || (o->bn && o->bn != 8 * tn))
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "cpu gemm tile: bn %u, tm %u, tn %u: a workgroup is 8 "
@@ -129,7 +129,7 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
                                 c->bk, private_bytes);
         return VKVIT_OK;
     }
-    case VKVIT_GEMM_SHARED: {
+    case VKVIT_GEMM_KERNEL_SHARED: {
         if (o->bm) c->bm = o->bm;
         if (o->bn) c->bn = o->bn;
         if (o->bk) c->bk = o->bk;
@@ -147,7 +147,7 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
                                 c->tm, c->tn, VKVIT_GEMM_F16_CHUNK, limit);
         return VKVIT_OK;
     }
-    case VKVIT_GEMM_COOPMAT: {
+    case VKVIT_GEMM_KERNEL_COOPMAT: {
         const uint32_t tile = o->bm ? o->bm : o->bn ? o->bn : c->bm;
         if ((o->bm && o->bn && o->bm != o->bn) || (tile != 32 && tile != 64 && tile != 128) || (o->bk && o->bk != 32) ||
             o->tm || o->tn)
@@ -183,21 +183,21 @@ vkvit_result vkvit__gemm_tune(const vkvit_ctx *ctx, const vkvit__gemm_tuning *t,
                                 : "this device or ctx has none");
         *cfg = vkvit__gemm_pick_coopmat(ctx, M, N, K, batch);
     } else if (t->kernel != VKVIT_GEMM_KERNEL_AUTO) {
-        const vkvit__gemm_variant v = t->kernel == VKVIT_GEMM_KERNEL_CPU ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED;
+        const vkvit_gemm_kernel v = t->kernel;
         if (v != cfg->variant) {
             *cfg = vkvit__gemm_pick_variant(ctx, v, M, N, K);
             cfg->b_f16 = b_f16;
             cfg->f16_math = f16_math;
         }
     }
-    if (cfg->variant == VKVIT_GEMM_CPU && !vkvit__gemm_cpu_kernel_fits(ctx))
+    if (cfg->variant == VKVIT_GEMM_KERNEL_CPU && !vkvit__gemm_cpu_kernel_fits(ctx))
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "the cpu gemm kernel shuffles values within subgroups of exactly "
                             "%u lanes; this device has %s (subgroups of %u)", VKVIT_GEMM_CPU_LANES,
                             !ctx->caps.subgroup_shuffle ? "no subgroup shuffles in compute" : "other subgroups",
                             ctx->caps.subgroup_size);
-    if (t->flags && cfg->variant != VKVIT_GEMM_CPU)
+    if (t->flags && cfg->variant != VKVIT_GEMM_KERNEL_CPU)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "gemm flags 0x%x switch off paths of the cpu kernel; the %s "
-                            "kernel has none", t->flags, vkvit__gemm_variant_name(cfg->variant));
+                            "kernel has none", t->flags, vkvit_gemm_kernel_name(cfg->variant));
     return tune_tile(ctx, &t->tile, cfg);
 }
 
@@ -206,15 +206,16 @@ _Static_assert(VKVIT_GEMM_CPU_LANES == 8, "src/policy/policy.c's gemm_cpu is the
 
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
     const bool cpu = ctx->policy.cpu_kernels && ctx->policy.gemm_cpu;
-    return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_CPU : VKVIT_GEMM_SHARED, M, N, K);
+    return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_KERNEL_CPU : VKVIT_GEMM_KERNEL_SHARED, M, N, K);
 }
 
-const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant) {
-    switch (variant) {
-    case VKVIT_GEMM_SHARED: return "shared";
-    case VKVIT_GEMM_CPU: return "cpu";
-    case VKVIT_GEMM_COOPMAT: return "coopmat";
-    default: return "?";
+VKVIT_API const char *vkvit_gemm_kernel_name(vkvit_gemm_kernel kernel) {
+    switch (kernel) {
+    case VKVIT_GEMM_KERNEL_AUTO: return "auto";
+    case VKVIT_GEMM_KERNEL_SHARED: return "shared";
+    case VKVIT_GEMM_KERNEL_CPU: return "cpu";
+    case VKVIT_GEMM_KERNEL_COOPMAT: return "coopmat";
+    default: return NULL;
     }
 }
 
@@ -229,7 +230,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
     if (cfg->f16_math && !cfg->b_f16) /* the *_f16 kernels read B as fp16: fp32 weights would be misread */
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': fp16 arithmetic needs fp16 weights (b_f16)",
                             label ? label : "?");
-    if (cfg->variant == VKVIT_GEMM_COOPMAT) {
+    if (cfg->variant == VKVIT_GEMM_KERNEL_COOPMAT) {
         /* gemm_coopmat.comp: 0 HAS_BIAS, 1 ACT, 2 HAS_SCALE, 3 HAS_RESIDUAL, 4 CORRUPT (and 5, 6 below); 4 warps on
          * the 32 x 32 and 64 x 64 tiles, 8 on the 128 x 128 (t128). */
         if (!cfg->f16_math || (cfg->bm != 32 && cfg->bm != 64 && cfg->bm != 128) || cfg->bn != cfg->bm ||
@@ -274,7 +275,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         const uint32_t spec[7] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt, warp, warp * warps};
         d.n_spec = cfg->coopmat_emulated ? 5 : 7;
         memcpy(d.spec, spec, sizeof spec);
-    } else if (cfg->variant == VKVIT_GEMM_CPU) {
+    } else if (cfg->variant == VKVIT_GEMM_KERNEL_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32),
          * 8 CAUSAL, 9 PAIRS (texel variants only), 10 ONE_CHUNK; workgroup = one subgroup of 8. */
         if (cfg->bm == 0 || cfg->bm > 256 || cfg->tn == 0 || cfg->tn > 32 || cfg->bn != 8 * cfg->tn ||
@@ -351,7 +352,7 @@ bool vkvit__gemm_push_vec4(const vkvit__gemm_push *push, uint32_t batch) {
 }
 
 bool vkvit__gemm_one_chunk(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push) {
-    return cfg->variant == VKVIT_GEMM_CPU && push->K <= cfg->bk;
+    return cfg->variant == VKVIT_GEMM_KERNEL_CPU && push->K <= cfg->bk;
 }
 
 void vkvit__gemm_groups(const vkvit__gemm_config *cfg, const vkvit__gemm_push *push, uint32_t batch, uint32_t groups[3]) {

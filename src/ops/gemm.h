@@ -9,9 +9,9 @@
 /* ------------------------------------------------------------------------------------------------------------
  * GEMM: D[b] = epilogue(A[b] (M,K) * B[b] (N,K)^T), two kernels with one push-constant block and binding set
  * (epilogue: + bias[N], activation, * scale[N], + residual; shaders/gemm_epilogue.glsl):
- *   VKVIT_GEMM_SHARED  shaders/gemm.comp      shared-memory tiles, for GPUs
- *   VKVIT_GEMM_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
- *   VKVIT_GEMM_COOPMAT shaders/gemm_coopmat.comp  cooperative matrices (tensor cores) for fp16-math GEMMs on fp16
+ *   VKVIT_GEMM_KERNEL_SHARED  shaders/gemm.comp      shared-memory tiles, for GPUs
+ *   VKVIT_GEMM_KERNEL_CPU     shaders/gemm_cpu.comp  no shared memory, lanes own columns, for llvmpipe (CPU devices)
+ *   VKVIT_GEMM_KERNEL_COOPMAT shaders/gemm_coopmat.comp  cooperative matrices (tensor cores) for fp16-math GEMMs on fp16
  *                      weights where the policy's coopmat is set: 64 x 64 or 128 x 128 tiles, fp16 products,
  *                      fp32 sums
  * ------------------------------------------------------------------------------------------------------------ */
@@ -35,17 +35,10 @@ typedef struct vkvit__gemm_push {
 } vkvit__gemm_push;
 VKVIT_PUSH_MIRROR(vkvit__gemm_push, 22);
 
-typedef enum vkvit__gemm_variant {
-    VKVIT_GEMM_SHARED = 0,                           /* the default of a zero-initialised config */
-    VKVIT_GEMM_CPU = 1,
-    VKVIT_GEMM_COOPMAT = 2,
-    VKVIT_GEMM_VARIANT_COUNT
-} vkvit__gemm_variant;
-
 typedef struct vkvit__gemm_config {
     uint32_t bm, bn, bk;                             /* workgroup tile (CPU: bk is the K chunk, 32 or 64) */
     uint32_t tm, tn;                                 /* register tile per invocation (CPU: tm 1, tn columns/lane) */
-    vkvit__gemm_variant variant;
+    vkvit_gemm_kernel variant;                       /* the one kernel enum (include/vkvit.h), never AUTO here */
     bool b_f16;                                      /* B (the weights) stored as fp16: the *_w16 shader variants */
     bool f16_math;                                   /* fp16 arithmetic (needs b_f16 and policy.fp16_math): the *_f16
                                                         shader variants, VKVIT_PRECISION_FP16_MATH sessions */
@@ -84,11 +77,11 @@ typedef struct vkvit__gemm_config {
  * The shaders hold the same number: F16_CHUNK in gemm.comp, the flush after every 4 lanes x 4 k in gemm_cpu.comp. */
 #define VKVIT_GEMM_F16_CHUNK 16
 
-/* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_CPU on CPU devices
- * (ctx->policy.cpu_kernels), VKVIT_GEMM_SHARED elsewhere. */
+/* The kernel and tile configuration for this device and problem size: VKVIT_GEMM_KERNEL_CPU on CPU devices
+ * (ctx->policy.cpu_kernels), VKVIT_GEMM_KERNEL_SHARED elsewhere. */
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K);
 /* The tile configuration of one given variant for this problem size (tests run every variant). */
-vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_variant variant, uint32_t M, uint32_t N,
+vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit_gemm_kernel variant, uint32_t M, uint32_t N,
                                             uint32_t K);
 /* The COOPMAT configuration for an M x N x K GEMM of `batch` products on this device (the rules in gemm.c: enough
  * workgroups (VKVIT_COOPMAT_MIN_TILES), little padding, the 128 tile only for K > VKVIT_COOPMAT_T128_MIN_K, what
@@ -99,7 +92,6 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit__gemm_va
 vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K,
                                             uint32_t batch);
 /* "shared", "cpu", "coopmat". */
-const char *vkvit__gemm_variant_name(vkvit__gemm_variant variant);
 
 /* Kernel tuning (vkvit_bench_gemm; include/vkvit.h "GEMM micro-benchmark"): the variant to run in place of the
  * device's (VKVIT_GEMM_KERNEL_AUTO keeps it), a tile whose non-zero fields replace the picked ones, and

@@ -58,7 +58,7 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     /* The CPU pick splits the rows of a single column tile only so that the CPU threads get several workgroups; a
      * batch gives them that already, and full-height tiles load each B float once per batch (attention: 6 heads of
      * a 201 x 201 product). Its 128-row tiles for many rows (gemm_pick_cpu) stay. */
-    if (cfg.variant == VKVIT_GEMM_CPU && op->batch > 1 && VKVIT_CEIL_DIV(op->N, cfg.bn) == 1) cfg.bm = 256;
+    if (cfg.variant == VKVIT_GEMM_KERNEL_CPU && op->batch > 1 && VKVIT_CEIL_DIV(op->N, cfg.bn) == 1) cfg.bm = 256;
     if (op->tuning) {
         const vkvit_result r = vkvit__gemm_tune(g->ctx, op->tuning, op->M, op->N, op->K, op->batch, &cfg);
         if (r != VKVIT_OK) {

@@ -177,7 +177,7 @@ static uint32_t n_unrolled_runs[2];
  * sessions); the reference uses the same rounded values, so the fp32-math tolerance is unchanged for *_w16. */
 /* texel: the CPU variant with texel-buffer operands; coop_nv: the COOPMAT variant's NV kernel, not the emulated one;
  * coop_tile: the COOPMAT variant's tile (64 or 128) whatever the size would pick. */
-static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_variant variant, gemm_mode mode,
+static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit_gemm_kernel variant, gemm_mode mode,
                           bool texel, bool coop_nv, uint32_t coop_tile, vkvit__gemm_causal causal,
                           bool spare_column) {
     const bool b_f16 = mode != MODE_F32;
@@ -230,7 +230,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     cfg.f16_math = mode == MODE_F16_MATH;
     cfg.texel = texel;
     cfg.coopmat_emulated = !coop_nv;
-    if (variant == VKVIT_GEMM_COOPMAT) cfg.bm = cfg.bn = coop_tile;
+    if (variant == VKVIT_GEMM_KERNEL_COOPMAT) cfg.bm = cfg.bn = coop_tile;
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
         .stride_a = c->K, .stride_b = c->K, .stride_d = stride_d,
@@ -250,7 +250,7 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
      * stopped picking them would otherwise leave this sweep testing the generic shader twice. */
     vkvit__kernel_desc kd;
     MUST(vkvit__gemm_kernel_desc(&cfg, &ep, "gemm", &kd));
-    const bool want_unrolled = ctx->policy.gemm_cpu_unrolled && variant == VKVIT_GEMM_CPU && texel && mode == MODE_F32 &&
+    const bool want_unrolled = ctx->policy.gemm_cpu_unrolled && variant == VKVIT_GEMM_KERNEL_CPU && texel && mode == MODE_F32 &&
                                cfg.tn == 8 && cfg.vec4 && cfg.pairs && causal == VKVIT_GEMM_CAUSAL_NONE;
 #if VKVIT_HAVE_GEMM_CPU_UNROLLED
     const bool k64 = kd.shader == VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2;
@@ -299,14 +299,14 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit__gemm_varian
     static const char *const names[3][3] = {{"shared", "cpu", "cpu-tx"},
                                             {"shared-w16", "cpu-w16", "cpu-w16-tx"},
                                             {"shared-f16", "cpu-f16", "cpu-f16-tx"}};
-    const char *vname = variant == VKVIT_GEMM_COOPMAT ? (coop_nv ? "coopmat-nv" : "coopmat-emu")
-                                                      : names[mode][variant == VKVIT_GEMM_CPU ? 1 + texel : 0];
+    const char *vname = variant == VKVIT_GEMM_KERNEL_COOPMAT ? (coop_nv ? "coopmat-nv" : "coopmat-emu")
+                                                      : names[mode][variant == VKVIT_GEMM_KERNEL_CPU ? 1 + texel : 0];
     printf("gemm %-10s M=%-5u N=%-5u K=%-5u batch=%u inner=%u bias=%d act=%u scale=%d res=%d pad=%u off=%u/%u/%u "
            "shared_w=%d causal=%u tile %ux%u  max rel err %.3g\n",
            vname, c->M, c->N, c->K, c->batch, c->n_inner, c->bias, c->act, c->scale, c->residual, c->pad_d,
            c->a_offset, c->b_offset, c->d_offset, c->shared_weights, (unsigned)causal, cfg.bm, cfg.bn, err);
     if (mode == MODE_F16_MATH)
-        check_f16_math(vname, c, got, ref, ref_abs, ref_sq, col, scale, vi, variant == VKVIT_GEMM_COOPMAT ? 1.0 : 2.0);
+        check_f16_math(vname, c, got, ref, ref_abs, ref_sq, col, scale, vi, variant == VKVIT_GEMM_KERNEL_COOPMAT ? 1.0 : 2.0);
     else
         CHECK(err <= 1e-5, "%s M=%u N=%u K=%u: max rel err %.3g at %zu (got %.9g, want %.9g)", vname, c->M, c->N, c->K,
               err, worst, got[worst], ref[worst]);
@@ -472,8 +472,8 @@ int main(int argc, char **argv) {
         {{90, 40, 60, 1, true, 0, false, 0, false, false, 0, 0, 0, 0}, VKVIT_GEMM_CAUSAL_A_UPPER}, /* one K chunk, M > K */
     };
     /* The variant this device would use first, then the others. */
-    const vkvit__gemm_variant picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
-    printf("device picks the '%s' GEMM kernel\n", vkvit__gemm_variant_name(picked));
+    const vkvit_gemm_kernel picked = vkvit__gemm_pick(ctx, 64, 64, 64).variant;
+    printf("device picks the '%s' GEMM kernel\n", vkvit_gemm_kernel_name(picked));
     const bool f16_math = ctx->policy.fp16_math;
     if (!f16_math)
         printf("fp16 arithmetic kernels not run: the device lacks shaderFloat16 or storageBuffer16BitAccess\n");
@@ -484,11 +484,13 @@ int main(int argc, char **argv) {
     }
     /* The CPU kernel runs with SSBO operands and, where the device allows it (caps.texel_reads), with texel-buffer
      * operands, whichever the device picks. */
-    for (int v = 0; v < VKVIT_GEMM_VARIANT_COUNT; v++) {
-        const vkvit__gemm_variant variant = v == 0 ? picked : (vkvit__gemm_variant)(v == (int)picked ? 0 : v);
-        if (variant == VKVIT_GEMM_COOPMAT) continue; /* below */
-        for (int texel = 0; texel <= (variant == VKVIT_GEMM_CPU && ctx->policy.texel_reads); texel++) {
-            if (!PART(variant == VKVIT_GEMM_SHARED ? "shared" : texel ? "cpu-texel" : "cpu")) continue;
+    /* the device's pick first, then the other of the CPU and shared kernels */
+    const vkvit_gemm_kernel order[2] = {picked, picked == VKVIT_GEMM_KERNEL_CPU ? VKVIT_GEMM_KERNEL_SHARED
+                                                                               : VKVIT_GEMM_KERNEL_CPU};
+    for (int v = 0; v < 2; v++) {
+        const vkvit_gemm_kernel variant = order[v];
+        for (int texel = 0; texel <= (variant == VKVIT_GEMM_KERNEL_CPU && ctx->policy.texel_reads); texel++) {
+            if (!PART(variant == VKVIT_GEMM_KERNEL_SHARED ? "shared" : texel ? "cpu-texel" : "cpu")) continue;
             for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++)
                 run_gemm_case(ctx, &cases[i], variant, MODE_F32, texel, false, 0, VKVIT_GEMM_CAUSAL_NONE, false);
             /* fp16 weights (B), then fp16 arithmetic: every case but the 1000^3 one */
@@ -530,7 +532,7 @@ int main(int argc, char **argv) {
                  * per output and k): the smaller cases there, which still take every path. */
                 const double work = (double)cases[i].M * cases[i].N * cases[i].K * cases[i].batch;
                 if (cases[i].M * cases[i].N < 1000000 && (!nv || !ctx->policy.cpu_kernels || work <= 2e6))
-                    run_gemm_case(ctx, &cases[i], VKVIT_GEMM_COOPMAT, MODE_F16_MATH, false, nv, tile,
+                    run_gemm_case(ctx, &cases[i], VKVIT_GEMM_KERNEL_COOPMAT, MODE_F16_MATH, false, nv, tile,
                                   VKVIT_GEMM_CAUSAL_NONE, false);
             }
         }
