@@ -76,14 +76,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
                            VK_API_VERSION_MAJOR(ctx->info.api_version), VK_API_VERSION_MINOR(ctx->info.api_version));
         goto fail;
     }
-    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
-    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props2); /* core in Vulkan 1.1, checked above */
-    const VkPhysicalDeviceProperties props = props2.properties;
-    ctx->limits = props.limits;
-    ctx->max_allocation = m3.maxMemoryAllocationSize;
-    memcpy(ctx->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
-    vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->mem_props);
+    vkvit__device_read_limits(ctx);
 
     if (desc.host) {
         vkvit__device_adopt(ctx, desc.host);
@@ -103,17 +96,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     vkvit__policy_describe(&ctx->policy, &ctx->caps, &ctx->env, req, ctx->info.workarounds, sizeof ctx->info.workarounds);
     if (desc.host && ctx->caps.cpu_device && !ctx->int64_enabled && !ctx->env.disable_texel)
         vkvit__ctx_add_workaround(ctx, "texel reads off: the host did not enable shaderInt64");
-    volkLoadDeviceTable(&ctx->vk, ctx->device);
-    if (!desc.host) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
-
-    VkCommandPoolCreateInfo pool_info = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-        .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-        .queueFamilyIndex = ctx->queue_family,
-    };
-    VK_TRY(ctx->vk.vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->cmd_pool));
-    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &ctx->fence));
+    if ((res = vkvit__device_finish(ctx, desc.host == NULL)) != VKVIT_OK) goto fail;
 
     const uint64_t t_cache = vkvit__now_ns();
     if ((res = vkvit__pipeline_cache_open(ctx, desc.pipeline_cache_dir ? desc.pipeline_cache_dir : ctx->env.cache_dir)) !=
@@ -154,13 +137,7 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
     if ((res = vkvit__instance_create(&tmp, false, &env)) != VKVIT_OK) return res;
     uint32_t n = 0;
     VkPhysicalDevice *pds = NULL;
-    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, NULL));
-    pds = calloc(n ? n : 1, sizeof *pds);
-    if (!pds) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_enumerate_devices: out of host memory");
-        goto fail;
-    }
-    VK_TRY(vkEnumeratePhysicalDevices(tmp.instance, &n, pds));
+    if ((res = vkvit__physical_devices(&tmp, &pds, &n)) != VKVIT_OK) goto fail;
     for (uint32_t i = 0; i < n && out && i < cap; i++) { /* what a ctx on it would use, before device creation */
         vkvit__caps facts;
         vkvit__policy policy;
@@ -173,6 +150,6 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
     *count = n;
 fail:
     free(pds);
-    vkDestroyInstance(tmp.instance, NULL);
+    vkvit__instance_destroy(&tmp);
     return res;
 }

@@ -31,28 +31,28 @@ static uint32_t isqrt_u32(uint32_t r) {
     return s;
 }
 
-uint32_t vkvit__rope_vit5_tokens(const vkvit__vit5_rope_desc *d) {
+uint32_t vkvit__rope_axial_tokens(const vkvit__rope_axial_desc *d) {
     return d->grid_h * d->grid_w + (d->has_cls ? 1u : 0u) + d->num_registers;
 }
 
-vkvit_result vkvit__rope_vit5_table(const vkvit__vit5_rope_desc *d, float *out) {
+vkvit_result vkvit__rope_axial_table(const vkvit__rope_axial_desc *d, float *out) {
     const uint32_t dk = d->head_dim;
     if (dk == 0 || dk % 4 || dk > 4096)
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vit5 rope: head_dim %u is not a multiple of 4 in [4, 4096]",
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "rope table: head_dim %u is not a multiple of 4 in [4, 4096]",
                             dk);
     const uint32_t rw = isqrt_u32(d->num_registers);
     if (rw * rw != d->num_registers)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
-                            "vit5 rope: num_registers %u is neither 0 nor a perfect square",
+                            "rope table: num_registers %u is neither 0 nor a perfect square",
                             d->num_registers);
     if (!base_ok(d->rope_base) || !base_ok(d->reg_rope_base))
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vit5 rope: bases %g / %g must be finite and positive",
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "rope table: bases %g / %g must be finite and positive",
                             (double)d->rope_base, (double)d->reg_rope_base);
     if (d->layout != VKVIT_TOKENS_PATCHES_CLS_REGS && d->layout != VKVIT_TOKENS_CLS_PATCHES_REGS)
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vit5 rope: unknown token layout %d", (int)d->layout);
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "rope table: unknown token layout %d", (int)d->layout);
     const uint64_t np64 = (uint64_t)d->grid_h * d->grid_w;
     if (np64 + d->has_cls + d->num_registers == 0 || np64 + d->has_cls + d->num_registers > (1u << 24))
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vit5 rope: %llu tokens (grid %ux%u, cls %d, %u registers)",
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "rope table: %llu tokens (grid %ux%u, cls %d, %u registers)",
                             (unsigned long long)(np64 + d->has_cls + d->num_registers), d->grid_h, d->grid_w,
                             (int)d->has_cls, d->num_registers);
 

@@ -36,7 +36,7 @@ typedef enum vkvit__token_layout {
 } vkvit__token_layout;
 
 /* ViT-5 tables. Zero fields are NOT defaulted: every field is taken as given (the model config resolves defaults). */
-typedef struct vkvit__vit5_rope_desc {
+typedef struct vkvit__rope_axial_desc {
     uint32_t head_dim;                      /* dk, a multiple of 4 */
     uint32_t grid_h, grid_w;                /* patch grid Hp x Wp (either may be 0: no patch rows) */
     uint32_t num_registers;                 /* R: 0 or a perfect square; they sit on a sqrt(R) x sqrt(R) grid */
@@ -44,17 +44,17 @@ typedef struct vkvit__vit5_rope_desc {
     float rope_base;                        /* patches (upstream default 1e4) */
     float reg_rope_base;                    /* registers (upstream default 100) */
     vkvit__token_layout layout;
-} vkvit__vit5_rope_desc;
+} vkvit__rope_axial_desc;
 
 /* T = Hp*Wp + has_cls + R, the number of table rows. */
-uint32_t vkvit__rope_vit5_tokens(const vkvit__vit5_rope_desc *desc);
+uint32_t vkvit__rope_axial_tokens(const vkvit__rope_axial_desc *desc);
 
 /* Fills out[T * head_dim] with the compact ViT-5 table (layout above): per token, dk/4 Y-angles then dk/4 X-angles.
  * Patch t (row-major in the grid) has pos_Y = t / Wp, pos_X = t % Wp and rope_base; register r has pos_Y = r / rw,
  * pos_X = r % rw (rw = sqrt R) and reg_rope_base; CLS is the identity.
  * Errors: VKVIT_ERROR_INVALID_ARGUMENT (head_dim not a positive multiple of 4, R not 0 or a perfect square, a base
  * that is not finite and positive, T = 0). */
-vkvit_result vkvit__rope_vit5_table(const vkvit__vit5_rope_desc *desc, float *out);
+vkvit_result vkvit__rope_axial_table(const vkvit__rope_axial_desc *desc, float *out);
 
 /* Fills out[T * head_dim] (T = product of shape) with the compact single-base table of the generic Attention over
  * an n-D grid, n = 1, 2 or 3 (tools/reference/generic.py build_grid_rope_tables): the head is cut into n parts of

@@ -47,12 +47,12 @@ vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant 
     k[0].data = malloc((size_t)c->num_tokens * dk * sizeof(float));
     *n = 1;
     if (!k[0].data) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vit5: out of host memory for the RoPE table");
-    vkvit__vit5_rope_desc spec = {
+    vkvit__rope_axial_desc spec = {
         .head_dim = dk, .grid_h = c->grid[0], .grid_w = c->grid[1], .num_registers = c->num_registers,
         .has_cls = c->has_cls, .rope_base = (float)c->rope_base, .reg_rope_base = (float)c->reg_rope_base,
         .layout = c->token_layout,
     };
-    vkvit_result res = vkvit__rope_vit5_table(&spec, k[0].data);
+    vkvit_result res = vkvit__rope_axial_table(&spec, k[0].data);
     if (res != VKVIT_OK) return res;
 
     /* QK-norm weights side by side, as the attention kernel reads them. */

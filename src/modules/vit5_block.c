@@ -32,14 +32,14 @@ void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32
     uint32_t xn = vkvit__op_rmsnorm(g, "input_norm", x2d, WEIGHT("input_norm.weight"), eps);
     uint32_t qkv = vkvit__op_linear(g, "sequence_mixer.qkv", xn, GEMM_WEIGHT("sequence_mixer.qkv.weight"),
                                     OPTIONAL(c->bias.qkv, "sequence_mixer.qkv.bias"), VKVIT_ACT_NONE);
-    vkvit__vit5_attention_op att = {
+    vkvit__rope_attention_op att = {
         .qkv = qkv, .B = B, .T = T, .C = C, .heads = c->num_heads,
         .rope = vkvit__model_weight(g, m, "const.rope"),
         .pairing = c->rope_pairing,
         .qk_norm = c->qk_norm ? vkvit__model_weightf(g, m, "const.blocks.%u.qk_norm", i) : VKVIT_NONE,
         .qk_norm_eps = (float)c->qk_norm_eps,
     };
-    uint32_t o = vkvit__op_vit5_attention(g, "sequence_mixer.attention", &att);
+    uint32_t o = vkvit__op_rope_attention(g, "sequence_mixer.attention", &att);
     const vkvit__mat x_out = {x2d, row0, row_stride, 0};   /* the out_rows rows of x this block updates */
     uint32_t ls_attn = OPTIONAL(c->layer_scale, "ls_attn.gamma");
     vkvit__gemm_op proj = {

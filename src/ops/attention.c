@@ -29,7 +29,7 @@ vkvit_result vkvit__attention_resolve(const vkvit_ctx *ctx, const vkvit__attenti
                                       vkvit__attention_config *out) {
     vkvit__attention_config c = *cfg;
     const uint32_t dk = c.dk;
-    if (c.mode != VKVIT_ATTENTION_VIT5 && c.mode != VKVIT_ATTENTION_GENERIC)
+    if (c.mode != VKVIT_ATTENTION_QKNORM_ROPE && c.mode != VKVIT_ATTENTION_GENERIC)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "attention: unknown mode %d", (int)c.mode);
     if (dk < 4 || dk % 4 || dk > ATTN_MAX_DK)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "attention: dk %u must be a multiple of 4 in [4, %u]", dk,

@@ -1,11 +1,11 @@
 /* src/ops/attention — multi-head attention: the C mirror of shaders/attention.comp (the flash-style core, tiles per
  * device), the unfused path's prep + row softmax (shaders/attention_prep.comp, softmax_rows.comp; the GEMMs come
- * from ops/gemm.h), and the graph nodes (vkvit__op_vit5_attention, vkvit__op_attention).
+ * from ops/gemm.h), and the graph nodes (vkvit__op_rope_attention, vkvit__op_attention).
  *
  *     o[b, i, h*dk + d] = sum_j softmax_j( scale * q~[b,i,h] . k~[b,j,h] ) v[b, j, h*dk + d]
  *
  * with the q/k prologue of either flavour folded in:
- *   VKVIT_ATTENTION_VIT5     ViT5Attention (docs/math.md 1.3): optional QK RMSNorm (weights, eps) BEFORE RoPE;
+ *   VKVIT_ATTENTION_QKNORM_ROPE     ViT5Attention (docs/math.md 1.3): optional QK RMSNorm (weights, eps) BEFORE RoPE;
  *                            scale dk^-0.5.
  *   VKVIT_ATTENTION_GENERIC  generic Attention (docs/math.md 3.2, 9.13): RoPE first, then the optional
  *                            parameter-free L2 norm x / max(||x||, 1e-12); scale exactly 1.0 under qk-norm; optional
@@ -20,12 +20,12 @@
  *   2  V source                      float, read
  *   3  RoPE table                    compact (cos, sin) table (src/model/rope.h), T * dk floats, row t = token t
  *                                    (the same table for q and k: RoPE needs Tq == Tkv). Any buffer when rope is off.
- *   4  QK-norm weights               2*dk floats: q_norm.weight then k_norm.weight. Read only in VIT5 mode with
+ *   4  QK-norm weights               2*dk floats: q_norm.weight then k_norm.weight. Read only in QKNORM_ROPE mode with
  *                                    qk_norm; any buffer otherwise.
  *   5  output                        float, written: exactly the Tq x (n_heads*dk) entries the push constants address
  *
  * USAGE
- *     vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = 64, .qk_norm = true,
+ *     vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = 64, .qk_norm = true,
  *                                    .rope = VKVIT_ROPE_SPLIT_HALF};
  *     vkvit__attention_kernel_create(ctx, &cfg, "block3 attention", &kernel);       // tiles chosen for the device
  *     vkvit__attention_push push = {.Tq = T, .Tkv = T, .q_stride = 3*C, .q_offset = 0, ..., .scale =
@@ -39,7 +39,7 @@
 #include "ops/rope.h"
 
 typedef enum vkvit__attention_mode {
-    VKVIT_ATTENTION_VIT5 = 0,               /* RMSNorm(w) -> RoPE */
+    VKVIT_ATTENTION_QKNORM_ROPE = 0,               /* RMSNorm(w) -> RoPE */
     VKVIT_ATTENTION_GENERIC = 1,            /* RoPE -> L2 norm */
 } vkvit__attention_mode;
 
@@ -54,7 +54,7 @@ typedef struct vkvit__attention_push {
     uint32_t v_stride, v_offset, v_batch_stride;
     uint32_t o_stride, o_offset, o_batch_stride;
     float scale;                            /* see vkvit__attention_default_scale */
-    float eps;                              /* VIT5: RMSNorm eps (1e-6 in every shipped config); GENERIC: 1e-12 */
+    float eps;                              /* QKNORM_ROPE: RMSNorm eps (1e-6 in every shipped config); GENERIC: 1e-12 */
 } vkvit__attention_push;
 VKVIT_PUSH_MIRROR(vkvit__attention_push, 16);
 
@@ -113,7 +113,7 @@ void vkvit__attention_record(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__k
  * Graph nodes
  * ------------------------------------------------------------------------------------------------------------ */
 
-/* How the attention core is computed (vkvit__op_vit5_attention). The values match policy.attention (VKVIT_ATTENTION). */
+/* How the attention core is computed (vkvit__op_rope_attention). The values match policy.attention (VKVIT_ATTENTION). */
 typedef enum vkvit__attention_path {
     VKVIT_ATTENTION_PATH_AUTO = 0,          /* policy.attention (VKVIT_ATTENTION) if set, else gemm on CPU
                                                devices, fused elsewhere */
@@ -128,17 +128,17 @@ typedef enum vkvit__attention_path {
  * on llvmpipe. path AUTO picks: the environment variable VKVIT_ATTENTION=fused|gemm, read once at ctx creation into
  * policy.attention (another value fails the graph build with a sentence), else gemm on CPU devices
  * (policy.cpu_kernels) and fused elsewhere. */
-typedef struct vkvit__vit5_attention_op {
+typedef struct vkvit__rope_attention_op {
     uint32_t qkv;
     uint32_t B, T, C, heads;
     uint32_t rope;                          /* compact table [T, dk/2, 2] (src/model/rope.c) */
     vkvit__rope_pairing pairing;
     uint32_t qk_norm;                       /* [2, dk]: q_norm.weight then k_norm.weight, or VKVIT_NONE */
     float qk_norm_eps;
-    vkvit__attention_path path;             /* 0 = auto (see vkvit__op_vit5_attention) */
-} vkvit__vit5_attention_op;
+    vkvit__attention_path path;             /* 0 = auto (see vkvit__op_rope_attention) */
+} vkvit__rope_attention_op;
 
-uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op);
+uint32_t vkvit__op_rope_attention(vkvit__graph *g, const char *name, const vkvit__rope_attention_op *op);
 
 /* Generic Attention core (docs/math.md 3.2; tools/reference/generic.py Attention), through the fused kernel
  * (shaders/attention.comp, VKVIT_ATTENTION_GENERIC) or, where ViT-5's would take it (VKVIT_ATTENTION, else CPU

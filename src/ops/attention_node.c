@@ -13,10 +13,10 @@
  * ------------------------------------------------------------------------------------------------------------ */
 
 /* The fused path: one flash-attention dispatch (shaders/attention.comp). */
-static void vit5_attention_fused(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
+static void rope_attention_fused(vkvit__graph *g, const char *name, const vkvit__rope_attention_op *op, uint32_t o) {
     const uint32_t C = op->C, dk = C / op->heads;
     vkvit__attention_config cfg = {
-        .mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE, .rope = op->pairing,
+        .mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE, .rope = op->pairing,
         .rope_axes = 2,
     };
     vkvit__kernel_desc kd;
@@ -76,7 +76,7 @@ VKVIT_PUSH_MIRROR(softmax_rows_push, 5);
 typedef struct unfused_attention {
     vkvit__mat q, k, v;                     /* sources: column of head 0, row stride, per-image stride */
     uint32_t B, Tq, Tkv, C, heads;
-    uint32_t mode;                          /* VKVIT_ATTENTION_VIT5 or _GENERIC (attention_prep.comp MODE) */
+    uint32_t mode;                          /* VKVIT_ATTENTION_QKNORM_ROPE or _GENERIC (attention_prep.comp MODE) */
     bool qk_norm;
     uint32_t qk_norm_w;                     /* [2, dk] weights (ViT-5) or VKVIT_NONE */
     uint32_t rope, rope_pairing, rope_axes; /* table or VKVIT_NONE, vkvit__rope_pairing, split-half axis parts */
@@ -177,7 +177,7 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
 static bool kv_f16_gemms(const vkvit__graph *g) { return g->f16_math && (g->ctx->policy.coopmat != VKVIT_COOPMAT_NONE); }
 
 /* The path when the op names none: policy.attention (VKVIT_ATTENTION, read once at ctx creation), else the GEMM
- * path on CPU devices and with kv_f16_gemms, the fused kernel elsewhere (see vkvit__op_vit5_attention). */
+ * path on CPU devices and with kv_f16_gemms, the fused kernel elsewhere (see vkvit__op_rope_attention). */
 static vkvit__attention_path auto_path(const vkvit__graph *g) {
     const vkvit__policy *pol = &g->ctx->policy;
     if (pol->attention) return (vkvit__attention_path)pol->attention;
@@ -185,13 +185,13 @@ static vkvit__attention_path auto_path(const vkvit__graph *g) {
 }
 
 /* ViT-5 through the unfused path: q, k, v are column blocks 0, C, 2C of the fused qkv rows. */
-static void vit5_attention_gemm(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op, uint32_t o) {
+static void rope_attention_gemm(vkvit__graph *g, const char *name, const vkvit__rope_attention_op *op, uint32_t o) {
     const uint32_t T = op->T, C = op->C, dk = C / op->heads;
-    vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE};
+    vkvit__attention_config scfg = {.mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = dk, .qk_norm = op->qk_norm != VKVIT_NONE};
     const unfused_attention u = {
         .q = {op->qkv, 0, 3 * C, T * 3 * C}, .k = {op->qkv, C, 3 * C, T * 3 * C}, .v = {op->qkv, 2 * C, 3 * C, T * 3 * C},
         .B = op->B, .Tq = T, .Tkv = T, .C = C, .heads = op->heads,
-        .mode = VKVIT_ATTENTION_VIT5, .qk_norm = op->qk_norm != VKVIT_NONE, .qk_norm_w = op->qk_norm,
+        .mode = VKVIT_ATTENTION_QKNORM_ROPE, .qk_norm = op->qk_norm != VKVIT_NONE, .qk_norm_w = op->qk_norm,
         .rope = op->rope, .rope_pairing = op->pairing, .rope_axes = 2,
         .q_scale = vkvit__attention_default_scale(&scfg), .eps = op->qk_norm_eps, .kv_f16 = kv_f16_gemms(g),
     };
@@ -215,7 +215,7 @@ static bool head_dim_ok(vkvit__graph *g, const char *name, uint32_t dk) {
     return false;
 }
 
-uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit__vit5_attention_op *op) {
+uint32_t vkvit__op_rope_attention(vkvit__graph *g, const char *name, const vkvit__rope_attention_op *op) {
     if (g->error || !head_dim_ok(g, name, op->heads ? op->C / op->heads : 0)) return VKVIT_NONE;
     const vkvit__policy *pol = &g->ctx->policy;
     vkvit__attention_path path = op->path;
@@ -228,8 +228,8 @@ uint32_t vkvit__op_vit5_attention(vkvit__graph *g, const char *name, const vkvit
     }
     uint32_t shape[2] = {op->B * op->T, op->C};
     uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
-    if (path == VKVIT_ATTENTION_PATH_GEMM) vit5_attention_gemm(g, name, op, o);
-    else vit5_attention_fused(g, name, op, o);
+    if (path == VKVIT_ATTENTION_PATH_GEMM) rope_attention_gemm(g, name, op, o);
+    else rope_attention_fused(g, name, op, o);
     return g->error ? VKVIT_NONE : o;
 }
 

@@ -432,6 +432,61 @@ vkvit_result vkvit__host_queue_family_check(vkvit_ctx *ctx, uint32_t family) {
     return res;
 }
 
+void vkvit__device_read_limits(vkvit_ctx *ctx) {
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(ctx->physical_device, &props2); /* core in Vulkan 1.1, checked above */
+    const VkPhysicalDeviceProperties props = props2.properties;
+    ctx->limits = props.limits;
+    ctx->max_allocation = m3.maxMemoryAllocationSize;
+    memcpy(ctx->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+    vkGetPhysicalDeviceMemoryProperties(ctx->physical_device, &ctx->mem_props);
+
+}
+
+vkvit_result vkvit__device_finish(vkvit_ctx *ctx, bool own_device) {
+    vkvit_result res = VKVIT_OK;
+    volkLoadDeviceTable(&ctx->vk, ctx->device);
+    if (own_device) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+
+    VkCommandPoolCreateInfo pool_info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = ctx->queue_family,
+    };
+    VK_TRY(ctx->vk.vkCreateCommandPool(ctx->device, &pool_info, NULL, &ctx->cmd_pool));
+    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &ctx->fence));
+
+    return VKVIT_OK;
+fail:
+    return res;
+}
+
+vkvit_result vkvit__physical_devices(vkvit_ctx *ctx, VkPhysicalDevice **out, uint32_t *count) {
+    vkvit_result res = VKVIT_OK;
+    uint32_t n = 0;
+    *out = NULL;
+    *count = 0;
+    VK_TRY(vkEnumeratePhysicalDevices(ctx->instance, &n, NULL));
+    VkPhysicalDevice *pds = calloc(n ? n : 1, sizeof *pds);
+    if (!pds) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_enumerate_devices: out of host memory");
+    if ((res = vkEnumeratePhysicalDevices(ctx->instance, &n, pds) == VK_SUCCESS ? VKVIT_OK : VKVIT_ERROR_VULKAN)) {
+        free(pds);
+        return vkvit__error(res, "vkEnumeratePhysicalDevices failed");
+    }
+    *out = pds;
+    *count = n;
+    return VKVIT_OK;
+fail:
+    return res;
+}
+
+void vkvit__instance_destroy(vkvit_ctx *ctx) {
+    if (ctx->instance) vkDestroyInstance(ctx->instance, NULL);
+    ctx->instance = VK_NULL_HANDLE;
+}
+
 void vkvit_ctx_destroy(vkvit_ctx *ctx) {
     if (!ctx) return;
     const unsigned borrowers = atomic_load(&ctx->borrowers);

@@ -25,6 +25,14 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants);
 void vkvit__device_adopt(vkvit_ctx *ctx, const vkvit_host_device *h);
 vkvit_result vkvit__host_device_check(const vkvit_host_device *h);
 vkvit_result vkvit__host_queue_family_check(vkvit_ctx *ctx, uint32_t family);
+/* ctx->limits, max_allocation, pipeline_cache_uuid and mem_props from the physical device. */
+void vkvit__device_read_limits(vkvit_ctx *ctx);
+/* The device function table, the queue (own_device: vkvit's queue 0 of queue_family; else the host's), the one-shot
+ * command pool and fence. */
+vkvit_result vkvit__device_finish(vkvit_ctx *ctx, bool own_device);
+/* The instance's physical devices (*out: the caller frees it). */
+vkvit_result vkvit__physical_devices(vkvit_ctx *ctx, VkPhysicalDevice **out, uint32_t *count);
+void vkvit__instance_destroy(vkvit_ctx *ctx);
 /* The spec version of an instance layer, 0 when it is not installed. */
 uint32_t vkvit__layer_spec_version(const char *name);
 
