@@ -101,7 +101,7 @@ layout(constant_id = 9) const bool PAIRS = false;
 #endif
 // ONE_CHUNK: K <= 32 * KCH (the host's vkvit__gemm_one_chunk), so the one chunk is both the first and the last: acc
 // is never read or written. Without it the row loop still read acc (per lane) and then selected zero over it
-// (attention's Q K^T, K = 64: 256x256x64 1.09x, ViT-5-S's attention GEMMs 14.4 -> 11.6 ms; 2026-11-28).
+// (measure with `vkvit bench gemm --shape 256x256x64`; figures in docs/logs/2026-12-02-kernel-choices.md).
 layout(constant_id = 10) const bool ONE_CHUNK = false;
 
 layout(local_size_x = 8) in;                        // one llvmpipe SIMD vector (subgroup size 8)

@@ -19,7 +19,7 @@
 // inf - inf; components past n count as -FLT_MAX, whose exp is 0), pass 2 normalises and writes one vec4 per four
 // scores. llvmpipe makes every per-element access expensive: a texel fetch is a function call whichever component
 // is used, a store a per-lane loop, and a private array at a loop-dependent index a per-lane gather and scatter
-// (which a row cached in registers was: 2x slower, measured on ViT-5-S, 2026-11-25).
+// (which a row cached in registers was: about 2x slower on ViT-5-S; docs/logs/2026-12-02-kernel-choices.md).
 //
 // GPUs (ROW_PER_WG true): one workgroup per row (grid-stride over rows), invocation i on columns i, i + WG_SIZE, ...;
 // the max and the sum are workgroup reductions (shaders/reduce.glsl: subgroup arithmetic in the *_subgroup variant,

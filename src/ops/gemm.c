@@ -9,12 +9,10 @@
  * shuffled to all lanes and feeds 8 * tn products. bm is a dynamic row loop (no cost past M): 256, so that one tile
  * covers a ViT's 197-201 tokens, and 128 from M = 512 on (batches of images) where K has 6 or more 64-k chunks: the
  * running sums of a tile, which each chunk but the last writes and each but the first reads, are then 32 KiB
- * instead of 64 and stay nearer L1 (2026-11-28, Zen 4, `vkvit bench gemm --versus bm=128`, 16 rounds: 1.07-1.12x at
- * 804 and 1608 rows of ViT-5-S's shapes, K 384 and 1536; 0.99x at 402 rows, 0.81x at 201, whose second tile would
- * hold 73; no gain seen at K = 192). A single column tile splits its rows in four for the 2+ CPU threads. tn <= 8, by
- * a cost model
- * (gemm_pick_cpu): wider tiles spill the broadcast A values and the accumulators out of the registers (measured
- * with `vkvit bench` on ViT-5-S, Mesa 22.3, AVX2 EPYC, 2026-11-23: tn 4/6/8 ~460 ms, 12 ~500, 16/32 ~570). bk is 64
+ * instead of 64 and stay nearer L1 (faster from 804 rows on, slower at 201 and 402: measure with
+ * `vkvit bench gemm --versus bm=128`). A single column tile splits its rows in four for the 2+ CPU threads. tn <= 8,
+ * by a cost model (gemm_pick_cpu): wider tiles spill the broadcast A values and the accumulators out of the registers
+ * (measure with `vkvit bench gemm --versus tn=12`). The figures: docs/logs/2026-12-02-kernel-choices.md. bk is 64
  * (the running sums go through a slow private array once per chunk), or 32 where that pads K less (attention's P V with
  * 201 tokens: K 204 -> 224, not 256). */
 static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
@@ -48,10 +46,10 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit_gemm_ker
     if (variant == VKVIT_GEMM_KERNEL_CPU) return gemm_pick_cpu(ctx, M, N, K);
     if (variant == VKVIT_GEMM_KERNEL_COOPMAT) return vkvit__gemm_pick_coopmat(ctx, M, N, K, 1);
     /* Shared-memory kernel (GPUs: fp32 and fp16-weight GEMMs, and fp16-math ones without cooperative matrices): the
-     * tile by shape, from `vkvit bench gemm --config kernel=shared --versus kernel=shared,bm=..` on an H100
-     * (2026-11-27, fp32, tools/gpu_check.sh): at 4096^3 128x128/8x8 ran 1.50x the 64x64/4x4 tile (128x64/8x4 1.30x);
-     * at 12864x1152x384 (ViT-5-S at batch 64) 128x64/8x4 1.29x (128x128 1.09x: short K); at ViT's batch-1 shapes
-     * (201 rows) the larger tiles 0.48-0.77x (too few workgroups). All three are 256 invocations. */
+     * tile by shape. Large tiles win where there are enough workgroups to fill the GPU (M and N >= 1024), the
+     * 128-wide N tile only with a long K; at ViT's batch-1 shapes (201 rows) the 64 x 64 tile. Measure with
+     * `vkvit bench gemm --config kernel=shared --versus kernel=shared,bm=128,tm=8` (tools/gpu_check.sh runs it); the
+     * H100's figures: docs/logs/2026-12-02-kernel-choices.md. All three are 256 invocations. */
     vkvit__gemm_config c = {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_KERNEL_SHARED};
     if (M >= 1024 && N >= 1024) c.bm = 128, c.tm = 8;
     if (M >= 1024 && N >= 2048 && K >= 1024) c.bn = 128, c.tn = 8;
@@ -99,8 +97,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     if (ctx->policy.coopmat_tile && FITS(ctx->policy.coopmat_tile)) tile = ctx->policy.coopmat_tile;
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_KERNEL_COOPMAT, .b_f16 = true,
-                                .f16_math = true, .coopmat_emulated = (ctx->policy.coopmat == VKVIT_COOPMAT_EMULATED),
-                                .coopmat_khr = (ctx->policy.coopmat == VKVIT_COOPMAT_KHR), .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
+                                .f16_math = true, .coopmat = ctx->policy.coopmat, .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
                                 .coopmat_warp = ctx->caps.subgroup_size, .coopmat_frag = ctx->policy.coopmat_frag};
 }
 
@@ -154,9 +151,9 @@ static vkvit_result tune_tile(const vkvit_ctx *ctx, const vkvit_gemm_tile *o, vk
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                                 "coopmat gemm tile %ux%ux%u / %ux%u: square tiles bm = bn of 32, 64 or 128, bk 32, tm "
                                 "and tn 0", o->bm, o->bn, o->bk, o->tm, o->tn);
-        if (COOPMAT_TILE_SHARED(tile, c->coopmat_emulated) > ctx->caps.max_shared_memory)
+        if (COOPMAT_TILE_SHARED(tile, (c->coopmat == VKVIT_COOPMAT_EMULATED)) > ctx->caps.max_shared_memory)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "coopmat gemm tile %u needs %u bytes of shared memory, "
-                                "the device has %u", tile, COOPMAT_TILE_SHARED(tile, c->coopmat_emulated),
+                                "the device has %u", tile, COOPMAT_TILE_SHARED(tile, (c->coopmat == VKVIT_COOPMAT_EMULATED)),
                                 ctx->caps.max_shared_memory);
         c->bm = c->bn = tile;
         return VKVIT_OK;
@@ -219,6 +216,68 @@ VKVIT_API const char *vkvit_gemm_kernel_name(vkvit_gemm_kernel kernel) {
     }
 }
 
+/* Every GEMM shader (shaders/variants.cmake) and the configurations it serves: one row per variant. Adding a GEMM
+ * variant is a shader, a row here (and where the choice is new, one in src/policy/policy.c) and a test case. Rows are
+ * matched first to last, so a specialised row (the unrolled CPU kernels) comes before its generic one. */
+typedef struct gemm_shader_row {
+    vkvit_gemm_kernel kernel;
+    vkvit__coopmat_kernel coopmat;          /* COOPMAT: the family (NV, KHR, EMULATED) */
+    uint8_t frag;                           /* COOPMAT KHR: fragment side 16 or 8; 0 any */
+    uint16_t tile;                          /* COOPMAT: bm = bn; CPU unrolled: bk; 0 any */
+    bool texel, b_f16, f16_math;            /* operand reads through texel buffers, fp16 weights, fp16 arithmetic */
+    bool unrolled;                          /* CPU: the build-time unrolled shader (vkvit__gemm_cpu_unrolled) */
+    vkvit_shader_id shader;
+} gemm_shader_row;
+
+#define COOPMAT_ROWS(FAMILY, FRAG, ID)                                                                          \
+    {VKVIT_GEMM_KERNEL_COOPMAT, FAMILY, FRAG, 32, 0, 1, 1, 0, VKVIT_SHADER_GEMM_COOPMAT_##ID##_T32_F32_F32_F16},  \
+    {VKVIT_GEMM_KERNEL_COOPMAT, FAMILY, FRAG, 64, 0, 1, 1, 0, VKVIT_SHADER_GEMM_COOPMAT_##ID##_F32_F32_F16},      \
+    {VKVIT_GEMM_KERNEL_COOPMAT, FAMILY, FRAG, 128, 0, 1, 1, 0, VKVIT_SHADER_GEMM_COOPMAT_##ID##_T128_F32_F32_F16}
+static const gemm_shader_row k_gemm_shaders[] = {
+    /* kernel                    coopmat         frag tile texel b_f16 f16 unrolled */
+    {VKVIT_GEMM_KERNEL_SHARED, VKVIT_COOPMAT_NONE, 0, 0, 0, 0, 0, 0, VKVIT_SHADER_GEMM_F32_F32},
+    {VKVIT_GEMM_KERNEL_SHARED, VKVIT_COOPMAT_NONE, 0, 0, 0, 1, 0, 0, VKVIT_SHADER_GEMM_F32_F32_W16},
+    {VKVIT_GEMM_KERNEL_SHARED, VKVIT_COOPMAT_NONE, 0, 0, 0, 1, 1, 0, VKVIT_SHADER_GEMM_F32_F32_F16},
+#if VKVIT_HAVE_GEMM_CPU_UNROLLED
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 64, 1, 0, 0, 1, VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 32, 1, 0, 0, 1, VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1},
+#endif
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 0, 0, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 0, 1, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_W16},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 0, 1, 1, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_F16},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 1, 0, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 1, 1, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 1, 1, 1, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_F16_TEXEL},
+    COOPMAT_ROWS(VKVIT_COOPMAT_EMULATED, 0, EMU),
+#if VKVIT_HAVE_NV_COOPMAT
+    COOPMAT_ROWS(VKVIT_COOPMAT_NV, 0, NV),
+#endif
+#if VKVIT_HAVE_KHR_COOPMAT
+    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, 16, KHR),
+    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, 8, KHR8),
+#endif
+};
+#undef COOPMAT_ROWS
+
+/* The shader of a configuration (its tile already checked); false when this build has none for it, with *missing
+ * naming the cooperative-matrix family it lacks ("NV", "KHR"). */
+static bool gemm_shader(const vkvit__gemm_config *c, vkvit__gemm_causal causal, vkvit_shader_id *out,
+                        const char **missing) {
+    const bool coop = c->variant == VKVIT_GEMM_KERNEL_COOPMAT, cpu = c->variant == VKVIT_GEMM_KERNEL_CPU;
+    const bool unrolled = vkvit__gemm_cpu_unrolled(c, causal);
+    const uint32_t frag = coop && c->coopmat == VKVIT_COOPMAT_KHR ? (c->coopmat_frag ? c->coopmat_frag : 16) : 0;
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_gemm_shaders); i++) {
+        const gemm_shader_row *r = &k_gemm_shaders[i];
+        if (r->kernel != c->variant || r->b_f16 != c->b_f16 || r->f16_math != c->f16_math) continue;
+        if (coop && (r->coopmat != c->coopmat || r->frag != frag || r->tile != c->bm)) continue;
+        if (cpu && (r->texel != c->texel || r->unrolled != unrolled || (r->unrolled && r->tile != c->bk))) continue;
+        *out = r->shader;
+        return true;
+    }
+    if (missing) *missing = c->coopmat == VKVIT_COOPMAT_KHR ? "KHR" : "NV";
+    return false;
+}
+
 vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit__gemm_epilogue *ep, const char *label,
                                      vkvit__kernel_desc *out) {
     vkvit__kernel_desc d = {
@@ -237,43 +296,19 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             cfg->bk != 32)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 32x32x32, "
                                 "64x64x32 or 128x128x32 tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
-        /* tiles 32, 64, 128 of each build: the emulated one always, NV's and KHR's where glslang compiled them */
-        const unsigned t = cfg->bm == 32 ? 0 : cfg->bm == 64 ? 1 : 2;
-#define VKVIT_COOPMAT_TILES(KIND)                                                                                 \
-    {VKVIT_SHADER_GEMM_COOPMAT_##KIND##_T32_F32_F32_F16, VKVIT_SHADER_GEMM_COOPMAT_##KIND##_F32_F32_F16,            \
-     VKVIT_SHADER_GEMM_COOPMAT_##KIND##_T128_F32_F32_F16}
-        const vkvit_shader_id emu[3] = VKVIT_COOPMAT_TILES(EMU);
-#if VKVIT_HAVE_NV_COOPMAT
-        const vkvit_shader_id nv[3] = VKVIT_COOPMAT_TILES(NV);
-#endif
-#if VKVIT_HAVE_KHR_COOPMAT
-        const vkvit_shader_id khr[3] = VKVIT_COOPMAT_TILES(KHR), khr8[3] = VKVIT_COOPMAT_TILES(KHR8);
-#endif
-#undef VKVIT_COOPMAT_TILES
         const char *missing = NULL;
-        if (cfg->coopmat_emulated) d.shader = emu[t];
-#if VKVIT_HAVE_KHR_COOPMAT
-        else if (cfg->coopmat_khr) d.shader = cfg->coopmat_frag == 8 ? khr8[t] : khr[t];
-#else
-        else if (cfg->coopmat_khr) missing = "KHR";
-#endif
-#if VKVIT_HAVE_NV_COOPMAT
-        else d.shader = nv[t];
-#else
-        else missing = "NV";
-#endif
-        if (missing)
+        if (!gemm_shader(cfg, ep->causal, &d.shader, &missing))
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the %s "
                                 "cooperative-matrix GEMM (glslang lacked GL_%s_cooperative_matrix)",
                                 label ? label : "?", missing, missing);
         /* The hardware kernels' warp is one subgroup: 5 WARP (its invocations), 6 WG_SIZE (WARP x 4 warps, 8 on the
          * 128 tile). The emulated kernel's warps are 32 invocations whatever the subgroups. */
         const uint32_t warp = cfg->coopmat_warp ? cfg->coopmat_warp : 32, warps = cfg->bm == 128 ? 8 : 4;
-        if (!cfg->coopmat_emulated && (warp < 4 || warp > 64 || 64 % warp))
+        if (!(cfg->coopmat == VKVIT_COOPMAT_EMULATED) && (warp < 4 || warp > 64 || 64 % warp))
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': the cooperative-matrix GEMM needs subgroups of "
                                 "4, 8, 16, 32 or 64 invocations; this device has %u", label ? label : "?", warp);
         const uint32_t spec[7] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt, warp, warp * warps};
-        d.n_spec = cfg->coopmat_emulated ? 5 : 7;
+        d.n_spec = (cfg->coopmat == VKVIT_COOPMAT_EMULATED) ? 5 : 7;
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_KERNEL_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32),
@@ -282,22 +317,10 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             (cfg->bk != 32 && cfg->bk != 64))
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad cpu gemm tile %ux%ux%u (tn %u)",
                                 label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tn);
+        gemm_shader(cfg, ep->causal, &d.shader, NULL);
         if (cfg->texel) {
-            d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16_TEXEL
-                       : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL
-                                     : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL;
-#if VKVIT_HAVE_GEMM_CPU_UNROLLED
-            /* The build-time unrolled variants (shaders/variants.cmake) hold TN, KCH, VEC4, CAUSAL and PAIRS fixed;
-             * the spec entries for them below are then ignored (Vulkan allows entries the module does not use). */
-            if (vkvit__gemm_cpu_unrolled(cfg, ep->causal))
-                d.shader = cfg->bk == 64 ? VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2 : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1;
-#endif
             d.texel_format[0] = VK_FORMAT_R32G32B32A32_SFLOAT;
             d.texel_format[1] = cfg->b_f16 ? VK_FORMAT_R16G16B16A16_SFLOAT : VK_FORMAT_R32G32B32A32_SFLOAT;
-        } else {
-            d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_CPU_F32_F32_F16
-                       : cfg->b_f16  ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16
-                                     : VKVIT_SHADER_GEMM_CPU_F32_F32;
         }
         if ((uint32_t)ep->causal > VKVIT_GEMM_CAUSAL_D_UPPER)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown causal mode %u", label ? label : "?",
@@ -315,9 +338,7 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': bad gemm tile %ux%ux%u / %ux%u%s",
                                 label ? label : "?", cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn,
                                 cfg->f16_math ? " (fp16 arithmetic: bk a multiple of 16)" : "");
-        d.shader = cfg->f16_math ? VKVIT_SHADER_GEMM_F32_F32_F16
-                   : cfg->b_f16  ? VKVIT_SHADER_GEMM_F32_F32_W16
-                                 : VKVIT_SHADER_GEMM_F32_F32;
+        gemm_shader(cfg, ep->causal, &d.shader, NULL);
         const uint32_t spec[10] = {cfg->bm, cfg->bn, cfg->bk, cfg->tm, cfg->tn, ep->bias,
                                    (cfg->bm / cfg->tm) * (cfg->bn / cfg->tn), ep->act, ep->scale, ep->residual};
         d.n_spec = 10;
