@@ -44,10 +44,8 @@ typedef struct vkvit__gemm_config {
                                                         shader variants, VKVIT_PRECISION_FP16_MATH sessions */
     bool texel;                                      /* CPU variant: A and B bound as uniform texel buffers (the
                                                         *_texel shaders; policy.texel_reads) */
-    bool coopmat_emulated;                           /* COOPMAT variant: the plain-arithmetic stand-in
-                                                        (policy.coopmat EMULATED), not the NV kernel */
-    bool coopmat_khr;                                /* COOPMAT variant: the GL_KHR_cooperative_matrix kernel
-                                                        (policy.coopmat KHR), not the NV one */
+    vkvit__coopmat_kernel coopmat;                   /* COOPMAT variant: the family (policy.coopmat: NV, KHR, or the
+                                                        plain-arithmetic stand-in EMULATED) */
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook ctx->test_hooks.coopmat_corrupt */
     uint32_t coopmat_warp;                           /* COOPMAT hardware variants: invocations of a warp, the
                                                         device's subgroup size (gemm_coopmat.comp's WARP) */

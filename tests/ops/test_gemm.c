@@ -229,7 +229,8 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit_gemm_kernel 
     cfg.b_f16 = b_f16;
     cfg.f16_math = mode == MODE_F16_MATH;
     cfg.texel = texel;
-    cfg.coopmat_emulated = !coop_nv;
+    if (variant == VKVIT_GEMM_KERNEL_COOPMAT) /* the device's hardware kernel (NV or KHR), else the emulated one */
+        cfg.coopmat = coop_nv ? ctx->policy.coopmat : VKVIT_COOPMAT_EMULATED;
     if (variant == VKVIT_GEMM_KERNEL_COOPMAT) cfg.bm = cfg.bn = coop_tile;
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
