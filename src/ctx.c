@@ -56,11 +56,12 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         ctx->queue_family = h->queue_family_index;
         ctx->has_debug_utils = vkSetDebugUtilsObjectNameEXT != NULL;
         instance_api = h->api_version ? h->api_version : VK_API_VERSION_1_1;
+        ctx->instance_api = instance_api;
     } else {
         const bool validation = desc.validation > 0 || (desc.validation == 0 && ctx->env.validation);
         if ((res = vkvit__instance_create(ctx, validation, &ctx->env)) != VKVIT_OK) goto fail;
         if ((res = vkvit__device_pick(ctx, desc.device ? desc.device : ctx->env.device)) != VKVIT_OK) goto fail;
-        instance_api = volkGetInstanceVersion();
+        instance_api = ctx->instance_api; /* vkvit__instance_create's */
         instance_ms = vkvit__ms_since(t0);
     }
 
@@ -141,7 +142,7 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
     for (uint32_t i = 0; i < n && out && i < cap; i++) { /* what a ctx on it would use, before device creation */
         vkvit__caps facts;
         vkvit__policy policy;
-        vkvit__query_device(pds[i], volkGetInstanceVersion(), false, &out[i], &facts);
+        vkvit__query_device(pds[i], tmp.instance_api, false, &out[i], &facts);
         vkvit__policy_choose(&facts, &env, (vkvit__policy_request){0}, &policy);
         vkvit__policy_to_info(&policy, &out[i]);
         vkvit__policy_describe(&policy, &facts, &env, (vkvit__policy_request){0}, out[i].workarounds,

@@ -140,7 +140,7 @@ void vkvit__cmd_timestamp(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__timer *t, 
 
 vkvit_result vkvit__timer_read_ns(vkvit_ctx *ctx, vkvit__timer *t, uint32_t n, double *ns) {
     vkvit_result res = VKVIT_OK;
-    uint64_t ticks[256];
+    uint64_t ticks[256], t0 = 0;
     if (n > t->n)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit__timer_read_ns: %u queries requested, pool has %u", n, t->n);
     /* In blocks of the local buffer: a GEMM bench of 128 timed + 128 warm-up runs reads 512 queries. */
@@ -148,7 +148,10 @@ vkvit_result vkvit__timer_read_ns(vkvit_ctx *ctx, vkvit__timer *t, uint32_t n, d
         const uint32_t count = VKVIT_MIN(n - first, (uint32_t)VKVIT_ARRAY_LEN(ticks));
         VK_TRY(ctx->vk.vkGetQueryPoolResults(ctx->device, t->pool, first, count, sizeof ticks, ticks, sizeof ticks[0],
                                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-        for (uint32_t i = 0; i < count; i++) ns[first + i] = (double)ticks[i] * ctx->info.timestamp_period_ns;
+        if (first == 0) t0 = ticks[0];
+        for (uint32_t i = 0; i < count; i++)
+            ns[first + i] = (double)vkvit__ticks_elapsed(t0, ticks[i], ctx->timestamp_valid_bits) *
+                            ctx->info.timestamp_period_ns;
     }
     return VKVIT_OK;
 fail:

@@ -91,6 +91,7 @@ vkvit_result vkvit__instance_create(vkvit_ctx *ctx, bool validation, const vkvit
         .engineVersion = VK_MAKE_VERSION(VKVIT_VERSION_MAJOR, VKVIT_VERSION_MINOR, VKVIT_VERSION_PATCH),
         .apiVersion = api,
     };
+    ctx->instance_api = api;
     /* Synchronization validation catches missing or wrong barriers; vkvit's tests require it to stay silent. */
     VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
     VkValidationFeaturesEXT features = {
@@ -196,14 +197,17 @@ vkvit_result vkvit__device_pick(vkvit_ctx *ctx, const char *want) {
             if (chosen < 0) res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "no Vulkan device name contains '%s'", want);
         }
     } else if (res == VKVIT_OK) {
-        static const VkPhysicalDeviceType order[] = {
-            VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU,
-            VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU, VK_PHYSICAL_DEVICE_TYPE_CPU, VK_PHYSICAL_DEVICE_TYPE_OTHER};
-        for (size_t t = 0; t < VKVIT_ARRAY_LEN(order) && chosen < 0; t++)
+        /* The first GPU in the loader's order, else the first other device: the loader (and Mesa's device-select
+         * layer, and Windows' GPU preference) puts the system's default GPU first, which on a laptop is often the
+         * integrated one the user asked for, not the first discrete GPU. */
+        for (int gpu_pass = 1; gpu_pass >= 0 && chosen < 0; gpu_pass--)
             for (uint32_t i = 0; i < n && chosen < 0; i++) {
                 VkPhysicalDeviceProperties p;
                 vkGetPhysicalDeviceProperties(pds[i], &p);
-                if (p.deviceType == order[t] && p.apiVersion >= VK_API_VERSION_1_1 && compute_family(pds[i]) >= 0)
+                const bool gpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                                 p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                                 p.deviceType == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+                if (gpu == (gpu_pass == 1) && p.apiVersion >= VK_API_VERSION_1_1 && compute_family(pds[i]) >= 0)
                     chosen = (int)i;
             }
         if (chosen < 0) res = vkvit__error(VKVIT_ERROR_NO_DEVICE, "none of the %u Vulkan devices supports Vulkan 1.1 compute", n);
@@ -255,7 +259,10 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
     ctx->queue_family = (uint32_t)fam;
 
     vkvit__ext_list exts = vkvit__device_exts(ctx->physical_device);
-    uint32_t api = ctx->info.api_version;
+    /* What is core is what both the device and the instance speak: a 1.1 loader (Android 9 to 12) with a 1.3 driver
+     * needs the extensions of 1.2 and 1.3 enabled like any other, or their feature structs reach a device that
+     * never enabled them. */
+    const uint32_t api = VKVIT_MIN(ctx->info.api_version, ctx->instance_api);
     const char *enable[VKVIT_ARRAY_LEN(k_optional_exts) + 1];
     uint32_t n_enable = 0;
     /* VK_KHR_cooperative_matrix only where its kernel was chosen (query_device: no NV kernel, or VKVIT_COOPMAT_KHR=1):
@@ -446,6 +453,13 @@ void vkvit__device_read_limits(vkvit_ctx *ctx) {
 
 vkvit_result vkvit__device_finish(vkvit_ctx *ctx, bool own_device) {
     vkvit_result res = VKVIT_OK;
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, NULL);
+    VkQueueFamilyProperties *qf = calloc(nq ? nq : 1, sizeof *qf);
+    if (!qf) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_ctx_create: out of host memory");
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical_device, &nq, qf);
+    ctx->timestamp_valid_bits = ctx->queue_family < nq ? VKVIT_MIN(qf[ctx->queue_family].timestampValidBits, 64u) : 0;
+    free(qf);
     volkLoadDeviceTable(&ctx->vk, ctx->device);
     if (own_device) ctx->vk.vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
 

@@ -93,6 +93,8 @@ struct vkvit_ctx {
                                                the device (by vkvit, or by the host in adopt mode) */
     bool coopmat_khr_enabled;               /* the same for VK_KHR_cooperative_matrix (both with vulkanMemoryModel) */
     bool int64_enabled;                     /* shaderInt64 enabled (by vkvit for the texel kernels, or the host) */
+    uint32_t instance_api;                  /* the API version the instance was created for (the host's in adopt mode) */
+    uint32_t timestamp_valid_bits;          /* the queue family's timestampValidBits (0: no timestamps) */
     bool has_debug_utils;
     bool huge_page_import;                  /* a CPU device's large buffers import vkvit's own huge-page host memory
                                                (VK_EXT_external_memory_host, enabled by vkvit; memory.c) */
@@ -334,7 +336,14 @@ vkvit_result vkvit__timer_create(vkvit_ctx *ctx, uint32_t n, vkvit__timer *out);
 void vkvit__timer_destroy(vkvit_ctx *ctx, vkvit__timer *t);
 void vkvit__cmd_timer_reset(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__timer *t);
 void vkvit__cmd_timestamp(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__timer *t, uint32_t index);
-/* Reads queries [0, n) as nanoseconds (after the work was waited for). */
+/* Reads queries [0, n) as nanoseconds after query 0 (after the work was waited for): each tick count is taken
+ * relative to the first modulo 2^timestampValidBits of the queue (vkvit__ticks_elapsed), so a counter that wraps
+ * between two queries (36 bits on Intel Gen9) still gives the right difference. */
 vkvit_result vkvit__timer_read_ns(vkvit_ctx *ctx, vkvit__timer *t, uint32_t n, double *ns);
+/* Ticks from t0 to t1 of a counter with `valid_bits` bits (1..64), wrapped at most once. */
+static inline uint64_t vkvit__ticks_elapsed(uint64_t t0, uint64_t t1, uint32_t valid_bits) {
+    const uint64_t mask = valid_bits >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << valid_bits) - 1);
+    return (t1 - t0) & mask;
+}
 
 #endif /* VKVIT_VK_H */

@@ -148,9 +148,9 @@ static void attention_choice_read_at_ctx_creation(void) {
         if (cases[i].want == VKVIT_ENV_BAD) {
             vkvit__graph g;
             vkvit__graph_init(&g, ctx);
-            vkvit__vit5_attention_op op = {.qkv = VKVIT_NONE, .B = 1, .T = 1, .C = 4, .heads = 1,
+            vkvit__rope_attention_op op = {.qkv = VKVIT_NONE, .B = 1, .T = 1, .C = 4, .heads = 1,
                                            .rope = VKVIT_NONE, .qk_norm = VKVIT_NONE};
-            uint32_t o = vkvit__op_vit5_attention(&g, "attention", &op);
+            uint32_t o = vkvit__op_rope_attention(&g, "attention", &op);
             vkvit_result r = vkvit__graph_error(&g);
             CHECK(o == VKVIT_NONE && r == VKVIT_ERROR_INVALID_ARGUMENT && strstr(vkvit_last_error(), "'bogus'"),
                   "VKVIT_ATTENTION=bogus: %s: %s", vkvit_result_name(r), vkvit_last_error());
@@ -253,7 +253,24 @@ static void cpu_buffers_import_huge_pages(void) {
     unsetenv("VKVIT_DISABLE_HUGE_PAGES");
 }
 
+/* Timestamp differences are taken modulo 2^timestampValidBits (Intel Gen9 has 36): a counter that wraps between two
+ * queries still gives the elapsed ticks, and the ctx knows its queue family's bits. */
+static void timestamps_wrap_at_valid_bits(void) {
+    const uint64_t top36 = ((uint64_t)1 << 36) - 1;
+    CHECK(vkvit__ticks_elapsed(top36 - 5, 10, 36) == 16, "36-bit counter wrapped: %llu ticks, want 16",
+          (unsigned long long)vkvit__ticks_elapsed(top36 - 5, 10, 36));
+    CHECK(vkvit__ticks_elapsed(100, 250, 64) == 150 && vkvit__ticks_elapsed(~(uint64_t)0, 4, 64) == 5,
+          "64-bit differences");
+    vkvit_ctx *ctx = vt_ctx();
+    vkvit_device_info info;
+    MUST(vkvit_ctx_device_info(ctx, &info));
+    CHECK(!info.timestamps || (ctx->timestamp_valid_bits >= 36 && ctx->timestamp_valid_bits <= 64),
+          "timestamps on, but the queue family's valid bits read %u", ctx->timestamp_valid_bits);
+    vkvit_ctx_destroy(ctx);
+}
+
 int main(void) {
+    timestamps_wrap_at_valid_bits();
     push_mirror_checked_against_shader();
     cpu_buffers_import_huge_pages();
     caps_mirror_device_info();
