@@ -11,7 +11,7 @@
  *               NaN-poisoned outputs whose row padding must stay NaN. Some cases force small tiles and the
  *               subgroup (tpr > 1) variant so tile edges and the shuffle reduction are exercised on any device.
  *   5. perf:    GPU-timestamp time of the ViT-5-S shape (B=1, T=201, C=384, H=6), printed, never asserted.
- *   6. paths:   vkvit__op_vit5_attention in a one-op graph (planned arena poisoned with NaN, data-flow barriers),
+ *   6. paths:   vkvit__op_rope_attention in a one-op graph (planned arena poisoned with NaN, data-flow barriers),
  *               both the fused path and the unfused GEMM path (prep -> S = q~ k~T -> row softmax -> S vT^T), on random
  *               shapes (T 1..257, dk 32..128, B 1 and 3, both pairings, qk-norm on/off) against the same reference.
  * Metric: max |got - want| / max |want| over the output. Everything runs under the validation layer (with
@@ -118,7 +118,7 @@ static void ref_prologue(const vkvit__attention_config *cfg, double *x, const fl
                          const float *w, double eps) {
     const uint32_t dk = cfg->dk;
     double rot[256];
-    if (cfg->mode == VKVIT_ATTENTION_VIT5 && cfg->qk_norm) {      /* RMSNorm BEFORE RoPE */
+    if (cfg->mode == VKVIT_ATTENTION_QKNORM_ROPE && cfg->qk_norm) {      /* RMSNorm BEFORE RoPE */
         double ss = 0;
         for (uint32_t c = 0; c < dk; c++) ss += x[c] * x[c];
         double r = 1.0 / sqrt(ss / dk + eps);
@@ -262,7 +262,7 @@ static void vit5_golden_case(vkvit_ctx *ctx, const char *path) {
     const uint32_t H = (uint32_t)vt_json_num(P, "num_heads", 0), dk = (uint32_t)vt_json_num(P, "head_dim", 0);
     const uint32_t C = H * dk;
     const bool qk_norm = vt_json_bool(P, "qk_norm", false);
-    vkvit__vit5_rope_desc rd = {
+    vkvit__rope_axial_desc rd = {
         .head_dim = dk,
         .grid_h = (uint32_t)vt_json_num(P, "num_patches_h", 0),
         .grid_w = (uint32_t)vt_json_num(P, "num_patches_w", 0),
@@ -273,12 +273,12 @@ static void vit5_golden_case(vkvit_ctx *ctx, const char *path) {
         .layout = strcmp(vt_json_str(P, "token_layout", ""), "cls_patches_regs") ? VKVIT_TOKENS_PATCHES_CLS_REGS
                                                                                   : VKVIT_TOKENS_CLS_PATCHES_REGS,
     };
-    CHECK(vkvit__rope_vit5_tokens(&rd) == T, "%s: table rows %u != tokens %u", vt_golden_name(&g),
-          vkvit__rope_vit5_tokens(&rd), T);
+    CHECK(vkvit__rope_axial_tokens(&rd) == T, "%s: table rows %u != tokens %u", vt_golden_name(&g),
+          vkvit__rope_axial_tokens(&rd), T);
 
     /* 1. RoPE tables. */
     float *table = malloc((size_t)T * dk * 4), *cos = malloc((size_t)T * dk * 4), *sin = malloc((size_t)T * dk * 4);
-    MUST(vkvit__rope_vit5_table(&rd, table));
+    MUST(vkvit__rope_axial_table(&rd, table));
     vkvit__rope_expand(table, T, dk, cos, sin);
     size_t n_cos;
     float *want_cos = vt_golden_f32_req(&g, "out.rope_cos", &n_cos);
@@ -315,7 +315,7 @@ static void vit5_golden_case(vkvit_ctx *ctx, const char *path) {
     vkvit__buffer bqkvout = poisoned(ctx, (size_t)M * 3 * C, "qkv"), bo = poisoned(ctx, (size_t)M * C, "o");
     vkvit__buffer by = poisoned(ctx, (size_t)M * C, "y");
 
-    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm,
+    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = dk, .qk_norm = qk_norm,
                                    .rope = parse_pairing(vt_json_str(P, "rope_pairing", "")), .rope_axes = 2};
     vkvit__attention_push push = {
         .Tq = T, .Tkv = T,
@@ -440,7 +440,7 @@ static rand_case mk_case(vkvit__attention_mode mode, uint32_t B, uint32_t H, uin
 
 /* A ViT-5-like table with exactly T rows: CLS (when T > 1), up to 4 registers, the rest as a near-square grid. */
 static void vit5_table_for(uint32_t T, uint32_t dk, float *table) {
-    vkvit__vit5_rope_desc d = {.head_dim = dk, .rope_base = 1e4f, .reg_rope_base = 100.0f};
+    vkvit__rope_axial_desc d = {.head_dim = dk, .rope_base = 1e4f, .reg_rope_base = 100.0f};
     d.has_cls = T > 1;
     d.num_registers = T >= 10 ? 4 : 0;
     uint32_t np = T - d.has_cls - d.num_registers, gh = 1;
@@ -449,14 +449,14 @@ static void vit5_table_for(uint32_t T, uint32_t dk, float *table) {
     d.grid_h = gh;
     d.grid_w = np / gh;
     d.layout = T % 2 ? VKVIT_TOKENS_PATCHES_CLS_REGS : VKVIT_TOKENS_CLS_PATCHES_REGS;
-    MUST(vkvit__rope_vit5_table(&d, table));
+    MUST(vkvit__rope_axial_table(&d, table));
 }
 
 static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
     const bool cross = rc->Tkv != 0;
     const uint32_t B = rc->B, H = rc->H, dk = rc->dk, C = H * dk, Tq = rc->Tq, Tkv = cross ? rc->Tkv : rc->Tq;
     vkvit__attention_config cfg = {.mode = rc->mode, .dk = dk, .qk_norm = rc->qk_norm, .rope = rc->rope,
-                                   .rope_axes = rc->mode == VKVIT_ATTENTION_VIT5 ? 2 : 1, .causal = rc->causal,
+                                   .rope_axes = rc->mode == VKVIT_ATTENTION_QKNORM_ROPE ? 2 : 1, .causal = rc->causal,
                                    .bq = rc->bq, .bk = rc->bk, .kc = rc->kc, .tpr = rc->tpr, .rpi = rc->rpi};
     if (rc->rope == VKVIT_ROPE_NONE) cfg.rope_axes = 0;
     /* Inputs: self-attention reads one fused [B, T, 3C] buffer (ViT-5 layout); cross-attention reads q [B, Tq, C]
@@ -471,7 +471,7 @@ static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
     const uint32_t Trope = VKVIT_MAX(Tq, Tkv);
     float *table = calloc((size_t)Trope * dk, 4), *cos = NULL, *sin = NULL;
     if (rc->rope != VKVIT_ROPE_NONE) {
-        if (rc->mode == VKVIT_ATTENTION_VIT5) {
+        if (rc->mode == VKVIT_ATTENTION_QKNORM_ROPE) {
             vit5_table_for(Trope, dk, table);
         } else {
             uint32_t shape[1] = {Trope};
@@ -481,7 +481,7 @@ static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
         vkvit__rope_expand(table, Trope, dk, cos, sin);
     }
     vkvit__attention_push push = {.Tq = Tq, .Tkv = Tkv, .scale = vkvit__attention_default_scale(&cfg),
-                                  .eps = rc->mode == VKVIT_ATTENTION_VIT5 ? 1e-6f : 1e-12f};
+                                  .eps = rc->mode == VKVIT_ATTENTION_QKNORM_ROPE ? 1e-6f : 1e-12f};
     if (cross) {
         push.q_stride = C, push.q_offset = 0, push.q_batch_stride = Tq * C;
         push.k_stride = 2 * C, push.k_offset = 0, push.k_batch_stride = Tkv * 2 * C;
@@ -513,7 +513,7 @@ static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
     if (rc->bq || rc->bk || rc->kc || rc->tpr || rc->rpi)
         snprintf(tiles, sizeof tiles, " tiles bq%u bk%u kc%u tpr%u rpi%u", rc->bq, rc->bk, rc->kc, rc->tpr, rc->rpi);
     snprintf(what, sizeof what, "%s B=%u H=%u dk=%-3u Tq=%-3u Tkv=%-3u%s norm=%d rope=%-8s causal=%d pad=%u%s",
-             rc->mode == VKVIT_ATTENTION_VIT5 ? "vit5   " : "generic", B, H, dk, Tq, Tkv, cross ? " cross" : "      ",
+             rc->mode == VKVIT_ATTENTION_QKNORM_ROPE ? "vit5   " : "generic", B, H, dk, Tq, Tkv, cross ? " cross" : "      ",
              rc->qk_norm, rope_names[rc->rope], rc->causal, rc->o_pad, tiles);
     printf("random %s  max rel err %.3g\n", what, err);
     CHECK(err <= RANDOM_TOL, "%s: max rel err %.3g at %zu (got %.9g, want %.9g)", what, err, worst, got[worst],
@@ -530,7 +530,7 @@ static double rand_case_run(vkvit_ctx *ctx, const rand_case *rc) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * 6. Both graph paths of vkvit__op_vit5_attention (fused kernel; prep -> GEMM -> softmax -> GEMM) on random shapes
+ * 6. Both graph paths of vkvit__op_rope_attention (fused kernel; prep -> GEMM -> softmax -> GEMM) on random shapes
  * ------------------------------------------------------------------------------------------------------------ */
 
 /* Plans graph g (its output o marked) into a NaN-poisoned arena (so every intermediate and padding column a path
@@ -575,9 +575,9 @@ static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, ui
     const uint32_t tq = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qkv", 2, qkv_shape);
     const uint32_t tr = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "rope", 2, rope_shape);
     const uint32_t tw = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qk_norm", 2, w_shape);
-    vkvit__vit5_attention_op op = {.qkv = tq, .B = B, .T = T, .C = C, .heads = H, .rope = tr, .pairing = rope,
+    vkvit__rope_attention_op op = {.qkv = tq, .B = B, .T = T, .C = C, .heads = H, .rope = tr, .pairing = rope,
                                    .qk_norm = qk_norm ? tw : VKVIT_NONE, .qk_norm_eps = 1e-6f, .path = path};
-    const uint32_t o = vkvit__op_vit5_attention(&g, "attention", &op);
+    const uint32_t o = vkvit__op_rope_attention(&g, "attention", &op);
     *n_nodes = g.n_nodes;
     const uint32_t in[3] = {tq, tr, tw};
     const float *const data[3] = {qkv, table, w};
@@ -595,7 +595,7 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
     for (uint32_t c = 0; c < 2 * dk; c++) w[c] = 1.0f + 0.5f * vt_rand_f();
     vit5_table_for(T, dk, table);
     vkvit__rope_expand(table, T, dk, cos, sin);
-    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = qk_norm, .rope = rope,
+    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = dk, .qk_norm = qk_norm, .rope = rope,
                                    .rope_axes = 2};
     vkvit__attention_push push = {
         .Tq = T, .Tkv = T,
@@ -736,14 +736,14 @@ static void perf_vit5_s(vkvit_ctx *ctx) {
         return;
     }
     const uint32_t B = 1, T = 201, H = 6, dk = 64, C = H * dk, reps = 9;
-    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_VIT5, .dk = dk, .qk_norm = true,
+    vkvit__attention_config cfg = {.mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = dk, .qk_norm = true,
                                    .rope = VKVIT_ROPE_SPLIT_HALF, .rope_axes = 2};
     float *qkv = malloc((size_t)T * 3 * C * 4), *table = malloc((size_t)T * dk * 4), w[128];
     vt_fill_rand(qkv, (size_t)T * 3 * C);
     for (int c = 0; c < 128; c++) w[c] = 1.0f;
-    vkvit__vit5_rope_desc rd = {.head_dim = dk, .grid_h = 14, .grid_w = 14, .num_registers = 4, .has_cls = true,
+    vkvit__rope_axial_desc rd = {.head_dim = dk, .grid_h = 14, .grid_w = 14, .num_registers = 4, .has_cls = true,
                                 .rope_base = 1e4f, .reg_rope_base = 100.0f};
-    MUST(vkvit__rope_vit5_table(&rd, table));
+    MUST(vkvit__rope_axial_table(&rd, table));
     vkvit__buffer bqkv = upload(ctx, qkv, (size_t)T * 3 * C, "qkv"), brope = upload(ctx, table, (size_t)T * dk, "rope");
     vkvit__buffer bw = upload(ctx, w, 128, "w"), bo = poisoned(ctx, (size_t)T * C, "o");
     const vkvit__kernel *k = attention_kernel(ctx, &cfg);
@@ -815,7 +815,7 @@ int main(void) {
     for (size_t i = 0; i < n; i++) generic_golden_case(ctx, paths[i]);
     vt_golden_list_free(paths, n);
 
-    const vkvit__attention_mode V5 = VKVIT_ATTENTION_VIT5, GEN = VKVIT_ATTENTION_GENERIC;
+    const vkvit__attention_mode V5 = VKVIT_ATTENTION_QKNORM_ROPE, GEN = VKVIT_ATTENTION_GENERIC;
     const vkvit__rope_pairing NO = VKVIT_ROPE_NONE, SPLIT = VKVIT_ROPE_SPLIT_HALF, ADJ = VKVIT_ROPE_ADJACENT;
     static rand_case cases[64];
     size_t nc = 0;
@@ -871,10 +871,10 @@ int main(void) {
     /* Misuse is refused with a sentence, not compiled into a broken pipeline. */
     vkvit__attention_config bad = {.mode = V5, .dk = 30, .rope = SPLIT, .rope_axes = 2}, out;
     CHECK(vkvit__attention_resolve(ctx, &bad, &out) == VKVIT_ERROR_INVALID_ARGUMENT, "dk 30 with 2-axis split_half");
-    vkvit__vit5_rope_desc bad_rope = {.head_dim = 64, .grid_h = 2, .grid_w = 2, .num_registers = 3,
+    vkvit__rope_axial_desc bad_rope = {.head_dim = 64, .grid_h = 2, .grid_w = 2, .num_registers = 3,
                                       .rope_base = 1e4f, .reg_rope_base = 100.0f};
     float dummy[64 * 8];
-    CHECK(vkvit__rope_vit5_table(&bad_rope, dummy) == VKVIT_ERROR_INVALID_ARGUMENT, "R = 3 must be rejected");
+    CHECK(vkvit__rope_axial_table(&bad_rope, dummy) == VKVIT_ERROR_INVALID_ARGUMENT, "R = 3 must be rejected");
 
     /* Both graph paths: B, H, dk, T, qk_norm, pairing (T in {1, 17, 64, 201, 257, 520}, dk in {32, 64, 128}). */
     static const struct { uint32_t B, H, dk, T; bool norm; vkvit__rope_pairing rope; } pc[] = {

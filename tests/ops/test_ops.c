@@ -16,7 +16,7 @@
  *                           the [B, H, W, C] case is flattened to B x (H*W) tokens
  *   linear_*                vkvit__op_linear (bias and not, odd shapes)
  *   mlp_{relu,gelu,silu}_*  layer1 with the activation epilogue -> layer2 (glu/swiglu: another test's job, skipped)
- *   vit5_attention_*        qkv linear -> vkvit__op_vit5_attention (host RoPE table vkvit__rope_vit5_table as a
+ *   vit5_attention_*        qkv linear -> vkvit__op_rope_attention (host RoPE table vkvit__rope_axial_table as a
  *                           weight, [2, dk] q/k norm weights) -> proj linear; both attention paths (VKVIT_ATTENTION=
  *                           fused and =gemm); the table is also checked against the golden rope_cos / rope_sin
  *   vit5_block_*            vkvit__vit5_block on a hand-made vkvit_model (config + weight table from the golden);
@@ -344,7 +344,7 @@ static void case_mlp(vkvit_ctx *ctx, const vt_golden *g) {
 typedef struct vit5_geom {
     uint32_t B, T, C, heads, dk;
     vkvit__rope_pairing pairing;
-    vkvit__vit5_rope_desc rope;
+    vkvit__rope_axial_desc rope;
     bool qk_norm;
     float qk_norm_eps;
 } vit5_geom;
@@ -364,7 +364,7 @@ static bool vit5_geom_of(const vt_golden *g, vit5_geom *o) {
                  : !strcmp(pair, "adjacent") ? VKVIT_ROPE_ADJACENT
                                              : VKVIT_ROPE_NONE;
     const char *layout = vt_json_str(p, "token_layout", "");
-    o->rope = (vkvit__vit5_rope_desc){
+    o->rope = (vkvit__rope_axial_desc){
         .head_dim = o->dk,
         .grid_h = (uint32_t)vt_json_num(p, "num_patches_h", 0),
         .grid_w = (uint32_t)vt_json_num(p, "num_patches_w", 0),
@@ -378,20 +378,20 @@ static bool vit5_geom_of(const vt_golden *g, vit5_geom *o) {
               (!strcmp(layout, "cls_patches_regs") || !strcmp(layout, "patches_cls_regs"));
     CHECK(ok, "%s: unexpected params (B %u T %u C %u heads %u dk %u pairing '%s' layout '%s')", g->path, o->B, o->T,
           o->C, o->heads, o->dk, pair, layout);
-    CHECK(vkvit__rope_vit5_tokens(&o->rope) == o->T, "%s: rope tokens %u != tokens %u", g->path,
-          vkvit__rope_vit5_tokens(&o->rope), o->T);
+    CHECK(vkvit__rope_axial_tokens(&o->rope) == o->T, "%s: rope tokens %u != tokens %u", g->path,
+          vkvit__rope_axial_tokens(&o->rope), o->T);
     /* The op hard-codes scale = dk^-0.5 (ViT5Attention); the golden must agree. */
     double scale = vt_json_num(p, "scale", 0);
     CHECK(fabs(scale - 1.0 / sqrt((double)o->dk)) < 1e-12, "%s: params scale %.17g is not dk^-0.5", g->path, scale);
-    return ok && vkvit__rope_vit5_tokens(&o->rope) == o->T;
+    return ok && vkvit__rope_axial_tokens(&o->rope) == o->T;
 }
 
 /* The compact RoPE table [T, dk/2, 2] (malloc'ed); when the golden has rope_cos/rope_sin, checks the expansion. */
 static float *vit5_table(const vt_golden *g, const vit5_geom *geo) {
     float *table = malloc((size_t)geo->T * geo->dk * sizeof(float));
-    vkvit_result res = vkvit__rope_vit5_table(&geo->rope, table);
+    vkvit_result res = vkvit__rope_axial_table(&geo->rope, table);
     if (res != VKVIT_OK) {
-        fprintf(stderr, "FATAL: %s: vkvit__rope_vit5_table: %s\n", g->path, vkvit_last_error());
+        fprintf(stderr, "FATAL: %s: vkvit__rope_axial_table: %s\n", g->path, vkvit_last_error());
         exit(1);
     }
     if (vt_golden_shape(g, "out.rope_cos") && vt_golden_shape(g, "out.rope_sin")) {
@@ -448,7 +448,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
         uint32_t qkv = vkvit__op_linear(&r.g, "qkv", tx, golden_weight(&r, g, "w.qkv.weight", 0, NULL),
                                         golden_weight(&r, g, "w.qkv.bias", 0, NULL), VKVIT_ACT_NONE);
         uint32_t rope_shape[3] = {geo.T, geo.dk / 2, 2}, qkn_shape[2] = {2, geo.dk};
-        vkvit__vit5_attention_op att = {
+        vkvit__rope_attention_op att = {
             .qkv = qkv, .B = geo.B, .T = geo.T, .C = geo.C, .heads = geo.heads,
             .rope = vt_graph_weight(&r, "const.rope", table, 3, rope_shape),
             .pairing = geo.pairing,
@@ -457,7 +457,7 @@ static void case_vit5_attention(vkvit_ctx *ctx, const vt_golden *g) {
             .path = VKVIT_ATTENTION_PATH_AUTO, /* from policy.attention, as a session build would */
         };
         const uint32_t nodes_before = r.g.n_nodes;
-        uint32_t o = vkvit__op_vit5_attention(&r.g, "attention", &att);
+        uint32_t o = vkvit__op_rope_attention(&r.g, "attention", &att);
         const uint32_t att_nodes = r.g.n_nodes - nodes_before;
         uint32_t y = vkvit__op_linear(&r.g, "proj", o, golden_weight(&r, g, "w.proj.weight", 0, NULL),
                                       golden_weight(&r, g, "w.proj.bias", 0, NULL), VKVIT_ACT_NONE);
