@@ -9,11 +9,12 @@
  *                                              queries): median over VKVIT_PERF_REPS submissions (default 20) after
  *                                              2 warm-ups; prints us, GB/s and GFLOP/s per case. Not run by CTest.
  *
- * Every case runs through the real graph path (tests/graph_util.h): op builder -> planner -> NaN-filled arena ->
- * record (data-flow barriers) -> submit, on the validation-enabled ctx of test_util.h (synchronization validation
- * on; vt_finish fails on any message). Inputs are fresh random values from a seed that is printed first;
+ * After the table come VKVIT_TEST_CASES (default 48) drawn cases: op, shape and switches drawn from the seed
+ * (draw_case). Every case runs through the real graph path (tests/graph_util.h): op builder -> planner -> NaN-filled
+ * arena -> record (data-flow barriers) -> submit, on the validation-enabled ctx of test_util.h (synchronization
+ * validation on; vt_finish fails on any message). Inputs are fresh random values from a seed that is printed first;
  * VKVIT_TEST_SEED=S reruns those exact inputs (each case draws from its own stream, seeded from S and the case's
- * index in the table, so a filter does not change what a case gets). Every output the op writes starts as NaN: an
+ * number, so a filter does not change what a case gets). Every output the op writes starts as NaN: an
  * ACTIVATION output from the poisoned arena, copy_rows' written rows as NaN in the destination's upload. GRN adds
  * onto its residual stream in place, so that one input cannot be poisoned (its statistics tensor is).
  *
@@ -26,7 +27,8 @@
  * them. lavapipe's three subgroup sizes are separate CTest entries (test_backend_ops_lp128 / _lp512).
  *
  * Adding a case: a row in `cases` (op, p[] as the op's `params` line names them, flags, dtype, tol). Adding an op:
- * a bo_op value, a build and a ref function, and a row of `ops` (docs/kernels.md, "The op table"). */
+ * a bo_op value, a build and a ref function, a row of `ops`, and a branch in draw_case (docs/kernels.md, "The op
+ * table"). */
 #include "graph_util.h"
 #include "ops/ops.h"
 #include "ops/topk.h"
@@ -534,6 +536,80 @@ static void case_name(const bo_case *c, char *out, size_t cap) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
+ * Drawn cases: after the table, VKVIT_TEST_CASES (default 48) cases whose op, shape and switches are drawn from the
+ * seed (a fixed table misses shapes; docs/kernels.md, "Drawn shapes"). Sizes: half from the odd and tile-edge
+ * list below, half uniform up to the op's bound; the bounds keep one reference under ~3e7 multiply-adds.
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static uint32_t draw_below(uint32_t n) { return n ? vt_rand_u32() % n : 0; } /* [0, n) */
+
+static uint32_t draw_size(uint32_t max) {
+    static const uint32_t edges[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
+                                     127, 128, 129, 255, 256, 257, 383, 384, 385, 511, 512, 513, 767, 768, 1000, 1024};
+    if (vt_rand_u32() & 1) {
+        uint32_t n = 0;
+        while (n < VKVIT_ARRAY_LEN(edges) && edges[n] <= max) n++;
+        return edges[draw_below(n)];
+    }
+    return 1 + draw_below(max);
+}
+
+/* A divisor of C: C itself half of the time (a plain norm), else any (a per-head norm). */
+static uint32_t draw_divisor(uint32_t C) {
+    if (vt_rand_u32() & 1) return C;
+    uint32_t divs[64], n = 0;
+    for (uint32_t d = 1; d <= C && n < VKVIT_ARRAY_LEN(divs); d++)
+        if (C % d == 0) divs[n++] = d;
+    return divs[draw_below(n)];
+}
+
+static bo_case draw_case(void) {
+    bo_case c = {.op = (bo_op)draw_below(BO_N_OPS), .dtype = BO_F32, .tol = TOL};
+    uint32_t *p = c.p;
+    const uint32_t bits = vt_rand_u32();
+    switch (c.op) {
+    case BO_GLU:
+        p[0] = draw_size(300), p[1] = draw_size(1600), c.flags = bits & F_SWIGLU;
+        break;
+    case BO_MEAN_ROWS:
+        p[0] = draw_size(8), p[1] = draw_size(300), p[2] = draw_size(800), p[3] = bits & 1 ? draw_below(p[1]) : 0;
+        break;
+    case BO_COPY_ROWS:
+        p[0] = draw_size(8), p[1] = draw_size(64), p[2] = draw_size(800);
+        p[3] = p[1] + draw_below(3), p[4] = p[1] + draw_below(4), p[5] = draw_below(p[4] - p[1] + 1);
+        c.flags = bits & F_BROADCAST, c.tol = TOL_EXACT;
+        break;
+    case BO_NORM:
+        p[0] = draw_size(4), p[1] = draw_size(64), p[2] = draw_size(1024), p[3] = draw_divisor(p[2]);
+        p[4] = bits & 1 ? draw_below(p[1]) : 0;
+        c.flags = bits & (F_LAYER | F_ONE_PLUS | F_BIAS | F_NO_WEIGHT);
+        break;
+    case BO_RMSNORM:
+        p[0] = draw_size(64), p[1] = draw_size(1024);
+        break;
+    case BO_GEMM:
+        p[1] = draw_size(1100), p[2] = draw_size(1100), p[0] = draw_size(300);
+        while ((double)p[0] * p[1] * p[2] > 3e7) p[0] = 1 + p[0] / 2;
+        c.flags = (bits & (F_BIAS | F_SCALE | F_RESIDUAL)) | (draw_below(4) << F_ACT_SHIFT);
+        break;
+    case BO_GRN:
+        p[0] = draw_size(4), p[1] = draw_size(200), p[2] = draw_size(800), c.flags = bits & F_RESIDUAL;
+        break;
+    case BO_PATCHIFY:
+        p[4] = 1 + draw_below(16), p[0] = draw_size(3), p[3] = 1 + draw_below(4);
+        p[1] = p[4] * draw_size(16) + draw_below(p[4]), p[2] = p[4] * draw_size(16) + draw_below(p[4]);
+        c.tol = TOL_EXACT;
+        break;
+    case BO_TOPK:
+        p[0] = draw_size(100), p[1] = draw_size(1500), p[2] = 1 + draw_below(VKVIT_MIN(p[1], VKVIT_MAX_TOP_K));
+        c.dtype = BO_F32_U32, c.tol = TOL_PROB;
+        break;
+    default: break;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
  * Running and comparing
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -605,12 +681,11 @@ static double time_case(vt_graph *r, unsigned reps) {
     return med;
 }
 
-/* Runs case `index` (inputs from seed_of_case), compares, and in perf mode times it. */
-static void run_case(vkvit_ctx *ctx, size_t index, uint64_t seed, bool perf, unsigned reps) {
-    const bo_case *c = &cases[index];
+/* Runs case c (number `index`: its inputs continue the stream vt_rng_state holds), compares, and in perf mode
+ * times it. */
+static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t seed, bool perf, unsigned reps) {
     char name[160];
     case_name(c, name, sizeof name);
-    vt_rng_state = seed_of_case(seed, index);
     bo_run run = {.c = c, .out = VKVIT_NONE};
     vt_graph r;
     vt_graph_begin(&r, ctx);
@@ -678,13 +753,17 @@ int main(int argc, char **argv) {
         }
         printf("perf: median of %u submissions per case (VKVIT_PERF_REPS), GPU timestamps\n", reps);
     }
+    const char *nc = getenv("VKVIT_TEST_CASES");
+    const size_t n_drawn = nc && *nc ? (size_t)strtoul(nc, NULL, 10) : 48;
     size_t n_run = 0;
     const double t0 = vt_now_s();
-    for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases) + n_drawn; i++) {
+        vt_rng_state = seed_of_case(seed, i); /* a drawn case draws its shape first, then its inputs */
+        const bo_case c = i < VKVIT_ARRAY_LEN(cases) ? cases[i] : draw_case();
         char name[160];
-        case_name(&cases[i], name, sizeof name);
+        case_name(&c, name, sizeof name);
         if (filter && !strstr(name, filter)) continue;
-        run_case(ctx, i, seed, perf, reps);
+        run_case(ctx, &c, i, seed, perf, reps);
         n_run++;
     }
     CHECK(n_run > 0, "no case matches '%s'", filter ? filter : "");
