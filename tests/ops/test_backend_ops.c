@@ -33,6 +33,7 @@
 #include "ops/ops.h"
 #include "ops/topk.h"
 
+#include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,7 +47,7 @@ typedef enum bo_op {
     BO_COPY_ROWS,  /* vkvit__op_copy_rows: n rows of C from src (row offset so) into dst [B, Td, C] at row od */
     BO_NORM,       /* vkvit__op_norm: rows skip..T-1 of each image of [B, T, C], groups of G -> dense [B (T-skip), C] */
     BO_RMSNORM,    /* vkvit__op_rmsnorm: a dense [rows, C] -> [rows, C] */
-    BO_GEMM,       /* vkvit__op_gemm: act(a [M, K] . w [N, K]^T + bias) * scale + residual -> [M, N] */
+    BO_GEMM,       /* vkvit__op_gemm, batch products: act(a [M, K] . w [N, K]^T + bias) * scale + residual -> [M, N] */
     BO_GRN,        /* vkvit__op_grn_residual: x [B, T, C] += ls * (gamma * (a * nx) + beta + a) */
     BO_PATCHIFY,   /* vkvit__op_patchify: img [B, H, W, Cin] -> [B Hp Wp, Cin P P] */
     BO_TOPK,       /* vkvit__op_topk: softmax + top-K of logits [B, N] */
@@ -69,6 +70,7 @@ enum {
     F_RESIDUAL = 1u << 6,   /* gemm: + residual [M, N]; grn: LayerScale ls [C] */
     F_BROADCAST = 1u << 7,  /* copy_rows: one source image for every destination image (batch stride 0) */
     F_ACT_SHIFT = 8,        /* gemm: activation vkvit__act in bits 8-9 */
+    F_W_BATCHED = 1u << 10, /* gemm: a weight matrix per batch index (w [batch, N, K]; else one shared) */
 };
 #define F_GELU ((uint32_t)VKVIT_ACT_GELU << F_ACT_SHIFT)
 #define F_RELU ((uint32_t)VKVIT_ACT_RELU << F_ACT_SHIFT)
@@ -127,16 +129,19 @@ static const bo_case cases[] = {
     {BO_RMSNORM, {1, 1}, 0, BO_F32, TOL},
     {BO_RMSNORM, {7, 33}, 0, BO_F32, TOL},
     {BO_RMSNORM, {33, 384}, 0, BO_F32, TOL},
-    /* gemm: M, N, K */
-    {BO_GEMM, {1, 1, 1}, 0, BO_F32, TOL},
-    {BO_GEMM, {1, 1000, 384}, F_BIAS, BO_F32, TOL},                   /* a classifier head on one image */
-    {BO_GEMM, {1, 33, 255}, 0, BO_F32, TOL},
-    {BO_GEMM, {3, 7, 33}, F_BIAS | F_RELU, BO_F32, TOL},
-    {BO_GEMM, {7, 257, 3}, F_SILU, BO_F32, TOL},
-    {BO_GEMM, {33, 64, 257}, F_BIAS | F_GELU, BO_F32, TOL},
-    {BO_GEMM, {197, 96, 64}, F_BIAS | F_SCALE | F_RESIDUAL, BO_F32, TOL}, /* an output projection + LayerScale */
-    {BO_GEMM, {255, 33, 129}, F_SCALE, BO_F32, TOL},
-    {BO_GEMM, {64, 128, 1024}, 0, BO_F32, TOL},
+    /* gemm: M, N, K, batch */
+    {BO_GEMM, {1, 1, 1, 1}, 0, BO_F32, TOL},
+    {BO_GEMM, {1, 1000, 384, 1}, F_BIAS, BO_F32, TOL},                   /* a classifier head on one image */
+    {BO_GEMM, {1, 33, 255, 1}, 0, BO_F32, TOL},
+    {BO_GEMM, {3, 7, 33, 1}, F_BIAS | F_RELU, BO_F32, TOL},
+    {BO_GEMM, {7, 257, 3, 1}, F_SILU, BO_F32, TOL},
+    {BO_GEMM, {33, 64, 257, 1}, F_BIAS | F_GELU, BO_F32, TOL},
+    {BO_GEMM, {197, 96, 64, 1}, F_BIAS | F_SCALE | F_RESIDUAL, BO_F32, TOL}, /* an output projection + LayerScale */
+    {BO_GEMM, {255, 33, 129, 1}, F_SCALE, BO_F32, TOL},
+    {BO_GEMM, {64, 128, 1024, 1}, 0, BO_F32, TOL},
+    {BO_GEMM, {6, 33, 17, 4}, F_BIAS | F_RESIDUAL, BO_F32, TOL},      /* a batch on one shared weight */
+    {BO_GEMM, {7, 5, 64, 3}, F_W_BATCHED, BO_F32, TOL},               /* per-batch B: attention-like q . k^T */
+    {BO_GEMM, {65, 65, 32, 6}, F_W_BATCHED | F_SCALE, BO_F32, TOL},
     /* grn: B, T, C */
     {BO_GRN, {1, 1, 3}, 0, BO_F32, TOL},
     {BO_GRN, {2, 7, 33}, F_RESIDUAL, BO_F32, TOL},
@@ -349,24 +354,27 @@ static void ref_rmsnorm(const bo_run *run, double *y) {
  * ------------------------------------------------------------------------------------------------------------ */
 
 static void build_gemm(vt_graph *r, bo_run *run) {
-    const uint32_t M = run->c->p[0], N = run->c->p[1], K = run->c->p[2], f = run->c->flags;
-    const uint32_t ashape[2] = {M, K}, wshape[2] = {N, K}, nshape[1] = {N}, dshape[2] = {M, N};
-    uint32_t a = input(r, run, 0, "a", 2, ashape, 1.0f);
-    uint32_t w = weight(r, run, 1, "w", 2, wshape, 1.0f);
+    const uint32_t M = run->c->p[0], N = run->c->p[1], K = run->c->p[2], Z = run->c->p[3], f = run->c->flags;
+    const bool wz = f & F_W_BATCHED;
+    const uint32_t ashape[3] = {Z, M, K}, wshape[3] = {Z, N, K}, nshape[1] = {N}, dshape[3] = {Z, M, N};
+    uint32_t a = input(r, run, 0, "a", 3, ashape, 1.0f);
+    uint32_t w = wz ? weight(r, run, 1, "w", 3, wshape, 1.0f) : weight(r, run, 1, "w", 2, wshape + 1, 1.0f);
     uint32_t bias = f & F_BIAS ? weight(r, run, 2, "bias", 1, nshape, 1.0f) : VKVIT_NONE;
     uint32_t scale = f & F_SCALE ? weight(r, run, 3, "scale", 1, nshape, 1.0f) : VKVIT_NONE;
-    uint32_t res = f & F_RESIDUAL ? input(r, run, 4, "residual", 2, dshape, 4.0f) : VKVIT_NONE;
-    uint32_t d = activation(r, "d", 2, dshape);
+    uint32_t res = f & F_RESIDUAL ? input(r, run, 4, "residual", 3, dshape, 4.0f) : VKVIT_NONE;
+    uint32_t d = activation(r, "d", 3, dshape);
     vkvit__gemm_op op = {
         .a = vkvit__mat_dense(a, M, K), .w = w, .bias = bias, .d = vkvit__mat_dense(d, M, N), .M = M, .N = N, .K = K,
-        .batch = 1, .act = (vkvit__act)((f >> F_ACT_SHIFT) & 3u), .scale = scale,
+        .batch = Z, .act = (vkvit__act)((f >> F_ACT_SHIFT) & 3u), .scale = scale,
         .residual = res != VKVIT_NONE ? vkvit__mat_dense(res, M, N) : (vkvit__mat){VKVIT_NONE, 0, 0, 0},
+        .w_batch_stride = wz ? N * K : 0,
     };
     vkvit__op_gemm(&r->g, "gemm", &op);
     vt_graph_output(r, d);
     run->out = d;
-    run->bytes = 4.0 * ((double)M * K + (double)N * K + (double)M * N * (res != VKVIT_NONE ? 2 : 1));
-    run->flops = 2.0 * M * N * K;
+    run->bytes = 4.0 * ((double)Z * M * K + (double)(wz ? Z : 1) * N * K +
+                        (double)Z * M * N * (res != VKVIT_NONE ? 2 : 1));
+    run->flops = 2.0 * Z * M * N * K;
 }
 
 static double act_ref(uint32_t act, double x) {
@@ -379,18 +387,24 @@ static double act_ref(uint32_t act, double x) {
 }
 
 static void ref_gemm(const bo_run *run, double *y) {
-    const uint32_t M = run->c->p[0], N = run->c->p[1], K = run->c->p[2], f = run->c->flags;
-    const float *a = run->host[0], *w = run->host[1], *bias = run->host[2], *scale = run->host[3], *res = run->host[4];
-    for (uint32_t m = 0; m < M; m++)
-        for (uint32_t n = 0; n < N; n++) {
-            double s = 0.0;
-            for (uint32_t k = 0; k < K; k++) s += (double)a[(size_t)m * K + k] * w[(size_t)n * K + k];
-            if (bias) s += bias[n];
-            s = act_ref((f >> F_ACT_SHIFT) & 3u, s);
-            if (scale) s *= scale[n];
-            if (res) s += res[(size_t)m * N + n];
-            y[(size_t)m * N + n] = s;
-        }
+    const uint32_t M = run->c->p[0], N = run->c->p[1], K = run->c->p[2], Z = run->c->p[3], f = run->c->flags;
+    const float *bias = run->host[2], *scale = run->host[3];
+    for (uint32_t z = 0; z < Z; z++) {
+        const float *a = run->host[0] + (size_t)z * M * K;
+        const float *w = run->host[1] + (f & F_W_BATCHED ? (size_t)z * N * K : 0);
+        const float *res = run->host[4] ? run->host[4] + (size_t)z * M * N : NULL;
+        double *d = y + (size_t)z * M * N;
+        for (uint32_t m = 0; m < M; m++)
+            for (uint32_t n = 0; n < N; n++) {
+                double s = 0.0;
+                for (uint32_t k = 0; k < K; k++) s += (double)a[(size_t)m * K + k] * w[(size_t)n * K + k];
+                if (bias) s += bias[n];
+                s = act_ref((f >> F_ACT_SHIFT) & 3u, s);
+                if (scale) s *= scale[n];
+                if (res) s += res[(size_t)m * N + n];
+                d[(size_t)m * N + n] = s;
+            }
+    }
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -514,25 +528,38 @@ static const bo_op_desc ops[BO_N_OPS] = {
     [BO_COPY_ROWS] = {"copy_rows", {"B", "n", "C", "Ts", "Td", "od"}, build_copy_rows, ref_copy_rows},
     [BO_NORM] = {"norm", {"B", "T", "C", "G", "skip"}, build_norm, ref_norm},
     [BO_RMSNORM] = {"rmsnorm", {"rows", "C"}, build_rmsnorm, ref_rmsnorm},
-    [BO_GEMM] = {"gemm", {"M", "N", "K"}, build_gemm, ref_gemm},
+    [BO_GEMM] = {"gemm", {"M", "N", "K", "batch"}, build_gemm, ref_gemm},
     [BO_GRN] = {"grn", {"B", "T", "C"}, build_grn, ref_grn},
     [BO_PATCHIFY] = {"patchify", {"B", "H", "W", "Cin", "P"}, build_patchify, ref_patchify},
     [BO_TOPK] = {"topk", {"B", "N", "K"}, build_topk, ref_topk},
 };
 
+/* Appends to out[cap] (truncating once full). */
+static void append(char *out, size_t cap, const char *fmt, ...) {
+    const size_t n = strlen(out);
+    if (n + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
 static void case_name(const bo_case *c, char *out, size_t cap) {
+    static const char *const acts[] = {"", " gelu", " relu", " silu"};
+    static const struct { uint32_t flag; const char *what; } switches[] = {
+        {F_SWIGLU, " swiglu"}, {F_ONE_PLUS, " 1+w"}, {F_NO_WEIGHT, " no-w"}, {F_BIAS, " +b"}, {F_SCALE, " *scale"},
+        {F_BROADCAST, " bcast"}, {F_W_BATCHED, " w-batched"},
+    };
     const bo_op_desc *d = &ops[c->op];
     const uint32_t f = c->flags;
-    int n = snprintf(out, cap, "%s", d->name);
-    if (c->op == BO_NORM) n += snprintf(out + n, cap - (size_t)n, f & F_LAYER ? "(ln)" : "(rms)");
-    for (int i = 0; i < 6 && d->params[i] && (size_t)n < cap; i++)
-        n += snprintf(out + n, cap - (size_t)n, " %s=%u", d->params[i], c->p[i]);
-    static const char *const acts[] = {"", " gelu", " relu", " silu"};
-    if ((size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, "%s%s%s%s%s%s%s%s", f & F_SWIGLU ? " swiglu" : "",
-                 f & F_ONE_PLUS ? " 1+w" : "", f & F_NO_WEIGHT ? " no-w" : "", f & F_BIAS ? " +b" : "",
-                 acts[(f >> F_ACT_SHIFT) & 3u], f & F_SCALE ? " *scale" : "",
-                 f & F_RESIDUAL ? (c->op == BO_GRN ? " *ls" : " +res") : "", f & F_BROADCAST ? " bcast" : "");
+    out[0] = 0;
+    append(out, cap, "%s", d->name);
+    if (c->op == BO_NORM) append(out, cap, "%s", f & F_LAYER ? "(ln)" : "(rms)");
+    for (int i = 0; i < 6 && d->params[i]; i++) append(out, cap, " %s=%u", d->params[i], c->p[i]);
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(switches); i++)
+        if (f & switches[i].flag) append(out, cap, "%s", switches[i].what);
+    append(out, cap, "%s", acts[(f >> F_ACT_SHIFT) & 3u]);
+    if (f & F_RESIDUAL) append(out, cap, "%s", c->op == BO_GRN ? " *ls" : " +res");
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -589,8 +616,10 @@ static bo_case draw_case(void) {
         break;
     case BO_GEMM:
         p[1] = draw_size(1100), p[2] = draw_size(1100), p[0] = draw_size(300);
-        while ((double)p[0] * p[1] * p[2] > 3e7) p[0] = 1 + p[0] / 2;
-        c.flags = (bits & (F_BIAS | F_SCALE | F_RESIDUAL)) | (draw_below(4) << F_ACT_SHIFT);
+        p[3] = draw_below(4) ? 1 : 2 + draw_below(5); /* a quarter batched, on shared or per-batch weights */
+        while ((double)p[0] * p[1] * p[2] * p[3] > 3e7) p[0] = 1 + p[0] / 2;
+        c.flags = (bits & (F_BIAS | F_SCALE | F_RESIDUAL | (p[3] > 1 ? F_W_BATCHED : 0))) |
+                  (draw_below(4) << F_ACT_SHIFT);
         break;
     case BO_GRN:
         p[0] = draw_size(4), p[1] = draw_size(200), p[2] = draw_size(800), c.flags = bits & F_RESIDUAL;
