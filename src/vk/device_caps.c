@@ -212,6 +212,7 @@ void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_la
         facts->max_workgroup_count[d] = props.limits.maxComputeWorkGroupCount[d];
     }
     facts->max_storage_buffer_range = props.limits.maxStorageBufferRange;
+    facts->max_storage_buffers_per_stage = props.limits.maxPerStageDescriptorStorageBuffers;
     /* Texel-buffer operand reads (facts.h, texel_buffers): CPU devices only, and only where every tensor a storage
      * buffer can hold also fits a texel view in both formats (RGBA32F, RGBA16F) at every offset a storage buffer
      * can be bound at, and shaderInt64 is there (the texel kernels write pairs of floats as 64-bit words). */

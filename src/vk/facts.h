@@ -38,6 +38,7 @@ typedef struct vkvit__caps {
     uint32_t max_workgroup_size[3];         /* maxComputeWorkGroupSize */
     uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
     uint64_t max_storage_buffer_range;      /* maxStorageBufferRange */
+    uint32_t max_storage_buffers_per_stage; /* maxPerStageDescriptorStorageBuffers (Vulkan guarantees 4) */
 } vkvit__caps;
 
 #endif /* VKVIT_VK_FACTS_H */

@@ -1,5 +1,6 @@
 /* Kernels (embedded SPIR-V -> compute pipeline with specialization constants), descriptor sets, and the on-disk
  * VkPipelineCache. */
+#include "vk/spirv_limits.h"
 #include "vk/vk.h"
 
 #include <stdio.h>
@@ -77,6 +78,34 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
                             "kernel '%s': the push-constant block of shader %s is %u bytes, its C mirror %u", label,
                             spv->name, block, desc->push_size);
+
+    /* What the specialised shader asks of the device, against the device's limits (after a test profile's clamp):
+     * Vulkan guarantees only 128 invocations, 16 KiB of shared memory and 4 storage buffers per stage. */
+    vkvit__footprint fp;
+    if (vkvit__shader_footprint(desc->shader, desc->spec, desc->n_spec, &fp)) {
+        const vkvit__caps *c = &ctx->caps;
+        const char *what = NULL;
+        uint64_t need = 0, limit = 0;
+        if (fp.invocations > c->max_workgroup_invocations)
+            what = "invocations per workgroup (maxComputeWorkGroupInvocations)", need = fp.invocations,
+            limit = c->max_workgroup_invocations;
+        for (int d = 0; d < 3 && !what; d++)
+            if (fp.local_size[d] > c->max_workgroup_size[d])
+                what = d == 0 ? "workgroup width (maxComputeWorkGroupSize[0])"
+                       : d == 1 ? "workgroup height (maxComputeWorkGroupSize[1])"
+                                : "workgroup depth (maxComputeWorkGroupSize[2])",
+                need = fp.local_size[d], limit = c->max_workgroup_size[d];
+        if (!what && fp.shared_bytes > c->max_shared_memory)
+            what = "bytes of shared memory (maxComputeSharedMemorySize)", need = fp.shared_bytes,
+            limit = c->max_shared_memory;
+        if (!what && fp.storage_buffers > c->max_storage_buffers_per_stage)
+            what = "storage buffers (maxPerStageDescriptorStorageBuffers)", need = fp.storage_buffers,
+            limit = c->max_storage_buffers_per_stage;
+        if (what)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s' (shader %s) needs %llu %s; device '%s' has %llu",
+                                label, spv->name, (unsigned long long)need, what, ctx->info.name,
+                                (unsigned long long)limit);
+    }
 
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
     if (desc->sampled_images >> desc->n_buffers)

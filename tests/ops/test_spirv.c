@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "test_util.h"
+#include "vk/spirv_limits.h"
 
 #include <unistd.h>
 
@@ -41,6 +42,15 @@ int main(void) {
         const uint32_t push = vkvit__shader_push_size((vkvit_shader_id)i);
         CHECK(push != VKVIT_PUSH_UNSIZED && push % 4 == 0 && push <= VKVIT_MAX_PUSH,
               "%s: push-constant block of %u bytes", s->name, push);
+        /* Every module's workgroup size, shared memory and storage buffers are read (with its default spec
+         * constants), so that kernel creation's limit check covers every kernel. */
+        vkvit__footprint fp;
+        const bool read = vkvit__shader_footprint((vkvit_shader_id)i, NULL, 0, &fp);
+        CHECK(read && fp.invocations >= 1, "%s: footprint not read", s->name);
+        if (read)
+            printf("footprint %-34s %4llu invocations (%u x %u x %u), %6llu shared bytes, %u storage buffers\n",
+                   s->name, (unsigned long long)fp.invocations, fp.local_size[0], fp.local_size[1], fp.local_size[2],
+                   (unsigned long long)fp.shared_bytes, fp.storage_buffers);
         /* The build-time unrolled CPU GEMM variants (shaders/variants.cmake, UNROLL) came out of spirv-opt with only
          * their row, K-chunk and epilogue loops left (a spirv-opt that stopped unrolling would ship modules as slow to
          * create as the generic one, which keeps every loop); the generic module is the control. */
