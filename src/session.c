@@ -256,7 +256,7 @@ static void record(vkvit_session *s, const vkvit_record_desc *io) {
     /* 3. The graph: pre-processing first (host images and buffers of vkvit_session_record_ex through the nodes of
      * their slots), then the network. */
     const vkvit__node_swap *swaps = NULL;
-    const uint32_t n_swaps = s->img.ctx ? vkvit__imgproc_prepare_inputs(&s->img, cmd, io, &swaps) : 0;
+    const uint32_t n_swaps = s->img.ctx ? vkvit__imgproc_prepare_inputs(&s->img, io, &swaps) : 0;
     vkvit__record_nodes_swapped(ctx, &s->graph, &tg, &s->rec, cmd, swaps, n_swaps);
     /* 4. Output: the logits, then the top-K words when the session has them (out_staging holds both, back to back),
      * or what the host asked for in its own buffer. */
