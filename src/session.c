@@ -19,6 +19,7 @@
 #include "ops/topk.h"
 #include "model/model.h"
 #include "modules/modules.h"
+#include "vk/submission.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,7 @@ struct vkvit_session {
     vkvit__buffer cond_staging;             /* the same for the condition (models that take one) */
     bool direct;                            /* host reads/writes the arena's input/output in place */
     vkvit__recording rec;
-    VkCommandPool pool;
-    VkCommandBuffer cmd;
-    VkFence fence;
+    vkvit__submission sub;                  /* the recorded command buffer and its fence (signaled: idle) */
     uint32_t input, output;                 /* graph tensors */
     uint32_t condition;                     /* graph tensor, VKVIT_NONE when the model takes no condition */
     bool condition_set;                     /* vkvit_session_set_condition succeeded at least once */
@@ -76,11 +75,7 @@ static uint64_t staged_offset(const vkvit_session *s, uint32_t t) {
 static void read_host_output(const vkvit_session *s, uint32_t t, uint64_t at, void *dst, size_t bytes) {
     const vkvit__buffer *b = s->direct ? &s->arena : &s->out_staging;
     const uint64_t off = (s->direct ? s->graph.tensors[t].offset : staged_offset(s, t)) + at;
-    if (!b->coherent) {
-        VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, .memory = b->memory,
-                                     .size = VK_WHOLE_SIZE};
-        s->ctx->vk.vkInvalidateMappedMemoryRanges(s->ctx->device, 1, &range);
-    }
+    vkvit__buffer_invalidate(s->ctx, b);
     memcpy(dst, (const uint8_t *)b->mapped + off, bytes);
 }
 
@@ -220,17 +215,15 @@ static void record_host_output(vkvit_session *s, VkCommandBuffer cmd, const vkvi
     const vkvit__buffer host = {.buffer = ho->buffer};
     vkvit__cmd_barrier(ctx, cmd, &s->arena, o->offset, o->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    VkBufferCopy region = {.srcOffset = o->offset, .dstOffset = ho->offset, .size = o->bytes};
-    ctx->vk.vkCmdCopyBuffer(cmd, s->arena.buffer, ho->buffer, 1, &region);
+    vkvit__cmd_copy(ctx, cmd, s->arena.buffer, o->offset, ho->buffer, ho->offset, o->bytes);
     vkvit__cmd_barrier(ctx, cmd, &host, ho->offset, o->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_ACCESS_TRANSFER_WRITE_BIT, ho->dst_stage ? ho->dst_stage : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                        ho->dst_access ? ho->dst_access : VK_ACCESS_MEMORY_READ_BIT);
 }
 
 /* io: the host inputs and output of vkvit_session_record_ex (already checked), or NULL. */
-static void record(vkvit_session *s, const vkvit_record_desc *io) {
+static void record(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *io) {
     vkvit_ctx *ctx = s->ctx;
-    VkCommandBuffer cmd = s->cmd;
     const vkvit__tensor *in = &s->graph.tensors[s->input], *out = &s->graph.tensors[s->output];
     vkvit__record_target tg = target_of(s);
 
@@ -239,15 +232,13 @@ static void record(vkvit_session *s, const vkvit_record_desc *io) {
 
     /* 2. Inputs. */
     if (!s->direct) {
-        VkBufferCopy region = {.srcOffset = 0, .dstOffset = in->offset, .size = in->bytes};
-        ctx->vk.vkCmdCopyBuffer(cmd, s->in_staging.buffer, s->arena.buffer, 1, &region);
+        vkvit__cmd_copy(ctx, cmd, s->in_staging.buffer, 0, s->arena.buffer, in->offset, in->bytes);
         vkvit__cmd_barrier(ctx, cmd, &s->arena, in->offset, in->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
                            VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT); /* + host inputs' slots below */
         if (s->condition != VKVIT_NONE) {
             const vkvit__tensor *c = &s->graph.tensors[s->condition];
-            VkBufferCopy cr = {.srcOffset = 0, .dstOffset = c->offset, .size = c->bytes};
-            ctx->vk.vkCmdCopyBuffer(cmd, s->cond_staging.buffer, s->arena.buffer, 1, &cr);
+            vkvit__cmd_copy(ctx, cmd, s->cond_staging.buffer, 0, s->arena.buffer, c->offset, c->bytes);
             vkvit__cmd_barrier(ctx, cmd, &s->arena, c->offset, c->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
                                VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                VK_ACCESS_SHADER_READ_BIT);
@@ -272,8 +263,7 @@ static void record(vkvit_session *s, const vkvit_record_desc *io) {
         if (!s->direct) {
             vkvit__cmd_barrier(ctx, cmd, &s->arena, out->offset, out->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-            VkBufferCopy region = {.srcOffset = out->offset, .dstOffset = staged, .size = out->bytes};
-            ctx->vk.vkCmdCopyBuffer(cmd, s->arena.buffer, s->out_staging.buffer, 1, &region);
+            vkvit__cmd_copy(ctx, cmd, s->arena.buffer, out->offset, s->out_staging.buffer, staged, out->bytes);
             vkvit__cmd_barrier(ctx, cmd, &s->out_staging, staged, out->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
                                VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
             staged += out->bytes;
@@ -320,15 +310,10 @@ static vkvit_result create_imgproc(vkvit_session *s, uint64_t max_image_pixels) 
 /* Records the session's own command buffer again (idle session): after set_images replaced a buffer the
  * pre-processing nodes bind, or added them. */
 static vkvit_result rerecord(vkvit_session *s) {
-    vkvit_result res = VKVIT_OK;
-    vkvit_ctx *ctx = s->ctx;
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VK_TRY(ctx->vk.vkResetCommandPool(ctx->device, s->pool, 0));
-    VK_TRY(ctx->vk.vkBeginCommandBuffer(s->cmd, &begin));
-    record(s, NULL);
-    VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
-fail:
-    return res;
+    vkvit_result res = vkvit__submission_begin(s->ctx, &s->sub);
+    if (res != VKVIT_OK) return res;
+    record(s, s->sub.cmd, NULL);
+    return vkvit__submission_end(s->ctx, &s->sub);
 }
 
 vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *desc_in, vkvit_session **out) {
@@ -413,20 +398,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     const double prepare_ms = vkvit__ms_since(t_prepare);
     const uint64_t t_record = vkvit__now_ns();
 
-    VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                         .queueFamilyIndex = ctx->queue_family};
-    VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, .commandBufferCount = 1};
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    /* Signaled: "no run in flight", so destroy can always wait on it. */
-    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, .flags = VK_FENCE_CREATE_SIGNALED_BIT};
-    VK_TRY(ctx->vk.vkCreateCommandPool(ctx->device, &pool_info, NULL, &s->pool));
-    alloc.commandPool = s->pool;
-    VK_TRY(ctx->vk.vkAllocateCommandBuffers(ctx->device, &alloc, &s->cmd));
-    VK_TRY(ctx->vk.vkCreateFence(ctx->device, &fence_info, NULL, &s->fence));
-    VK_TRY(ctx->vk.vkBeginCommandBuffer(s->cmd, &begin));
-    record(s, NULL);
-    VK_TRY(ctx->vk.vkEndCommandBuffer(s->cmd));
+    /* The fence is created signaled: "no run in flight", so destroy can always wait on it. */
+    if ((res = vkvit__submission_create(ctx, &s->sub)) != VKVIT_OK || (res = rerecord(s)) != VKVIT_OK) goto fail;
     /* CPU devices compile each shader at its first dispatch: do that here, not in the first run. */
     const double record_ms = vkvit__ms_since(t_record);
     if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
@@ -449,11 +422,7 @@ void vkvit_session_destroy(vkvit_session *s) {
     if (!s) return;
     vkvit_ctx *ctx = s->ctx;
     vkvit_model *model = s->model;
-    if (s->fence) {
-        ctx->vk.vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
-        ctx->vk.vkDestroyFence(ctx->device, s->fence, NULL);
-    }
-    if (s->pool) ctx->vk.vkDestroyCommandPool(ctx->device, s->pool, NULL);
+    vkvit__submission_destroy(ctx, &s->sub); /* waits for a run in flight first */
     vkvit__imgproc_destroy(&s->img);
     vkvit__record_free(ctx, &s->rec);
     vkvit__buffer_destroy(ctx, &s->arena);
@@ -505,7 +474,7 @@ static vkvit_result check_count(const vkvit_session *s, uint32_t t, size_t count
 /* A session submitted with vkvit_session_submit is in flight until its fence signals; its arena and staging
  * buffers must not be touched (or resubmitted) until then. Never waits. */
 static vkvit_result check_idle(const vkvit_session *s, const char *fn) {
-    VkResult vr = s->ctx->vk.vkGetFenceStatus(s->ctx->device, s->fence);
+    VkResult vr = vkvit__submission_poll(s->ctx, &s->sub);
     if (vr == VK_SUCCESS) return VKVIT_OK;
     if (vr == VK_NOT_READY)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
@@ -566,10 +535,8 @@ static vkvit_result run(vkvit_session *s) {
     vkvit_ctx *ctx = s->ctx;
     vkvit_result res = check_idle(s, "vkvit_session_run");
     if (res != VKVIT_OK) return res;
-    VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
-    VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
-    VK_TRY(vkvit__queue_submit(ctx, ctx->queue, 1, &submit, s->fence));
-    VK_TRY(ctx->vk.vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX));
+    if ((res = vkvit__submission_submit(ctx, &s->sub, ctx->queue, NULL)) != VKVIT_OK) goto fail;
+    VK_TRY(vkvit__submission_wait(ctx, &s->sub));
     s->ran = true;
     s->timed = true;
     return VKVIT_OK;
@@ -583,10 +550,7 @@ vkvit_result vkvit_session_run(vkvit_session *s) {
 
 vkvit_result vkvit_session_record(vkvit_session *s, VkCommandBuffer cmd) {
     if (!s || !cmd) return logged(s, vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_record: NULL argument"));
-    VkCommandBuffer own = s->cmd;
-    s->cmd = cmd;
-    record(s, NULL);
-    s->cmd = own;
+    record(s, cmd, NULL);
     s->ran = true; /* the caller waits for its own submission before reading the output */
     s->timed = false;
     return VKVIT_OK;
@@ -670,8 +634,7 @@ static vkvit_result read_profile(const vkvit_session *s, vkvit_profile_entry *ou
     uint32_t n = VKVIT_MIN(cap, s->graph.n_nodes);
     for (uint32_t i = 0; i < n && out; i++) {
         uint64_t ticks[2] = {0, 0}; /* available: the run waited for its fence */
-        VkResult vr = s->ctx->vk.vkGetQueryPoolResults(s->ctx->device, s->rec.timer.pool, 2 * i, 2, sizeof ticks, ticks,
-                                                       sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+        VkResult vr = vkvit__timer_read_ticks(s->ctx, &s->rec.timer, 2 * i, 2, ticks);
         if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkGetQueryPoolResults", "vkvit_session_profile", s->label);
         double ms = (double)(ticks[1] - ticks[0]) * s->ctx->info.timestamp_period_ns * 1e-6;
         out[i] = (vkvit_profile_entry){s->graph.nodes[i].label, s->graph.nodes[i].kind, ms};
@@ -753,14 +716,11 @@ static vkvit_result submit(vkvit_session *s, const vkvit_submit_desc *desc) {
         .waitSemaphoreCount = d.wait_count,
         .pWaitSemaphores = wait_sems,
         .pWaitDstStageMask = wait_stages,
-        .commandBufferCount = 1,
-        .pCommandBuffers = &s->cmd,
         .signalSemaphoreCount = d.signal_count,
         .pSignalSemaphores = signal_sems,
     };
     VkQueue queue = d.queue ? d.queue : ctx->queue;
-    VK_TRY(ctx->vk.vkResetFences(ctx->device, 1, &s->fence));
-    VK_TRY(vkvit__queue_submit(ctx, queue, 1, &submit, s->fence));
+    if ((res = vkvit__submission_submit(ctx, &s->sub, queue, &submit)) != VKVIT_OK) goto fail;
     s->ran = true; /* in flight from here on, whatever happens to the host's fence below */
     s->timed = true;  /* complete once the session is idle: vkvit_session_profile checks */
     /* The host's fence: an empty submission signals it once everything before it on the queue has finished. */
@@ -776,7 +736,7 @@ vkvit_result vkvit_session_submit(vkvit_session *s, const vkvit_submit_desc *des
 
 int vkvit_session_poll(const vkvit_session *s) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_poll: session is NULL");
-    VkResult vr = s->ctx->vk.vkGetFenceStatus(s->ctx->device, s->fence);
+    VkResult vr = vkvit__submission_poll(s->ctx, &s->sub);
     if (vr == VK_SUCCESS) return 1;
     if (vr == VK_NOT_READY) return 0;
     return logged(s, vkvit__vk_error(vr, "vkGetFenceStatus", "vkvit_session_poll", s->label));
@@ -784,7 +744,7 @@ int vkvit_session_poll(const vkvit_session *s) {
 
 vkvit_result vkvit_session_wait(vkvit_session *s) {
     if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_wait: session is NULL");
-    VkResult vr = s->ctx->vk.vkWaitForFences(s->ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+    VkResult vr = vkvit__submission_wait(s->ctx, &s->sub);
     if (vr != VK_SUCCESS) return logged(s, vkvit__vk_error(vr, "vkWaitForFences", "vkvit_session_wait", s->label));
     return VKVIT_OK;
 }
@@ -909,10 +869,7 @@ vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, cons
         }
     }
     if (res != VKVIT_OK) return logged(s, res);
-    VkCommandBuffer own = s->cmd;
-    s->cmd = cmd;
-    record(s, desc);
-    s->cmd = own;
+    record(s, cmd, desc);
     if (!desc || desc->output.kind == VKVIT_OUTPUT_NONE) s->ran = true; /* the caller waits before reading */
     s->timed = false;
     return VKVIT_OK;
