@@ -187,25 +187,43 @@ typedef struct vkvit__recording {
     vkvit__descriptors descriptors;         /* the pool of the sets below and their texel views */
     VkDescriptorSet *sets;                  /* one per node */
     uint32_t n_barriers;                    /* vkCmdPipelineBarrier calls between nodes */
+    vkvit__kernel *swap_kernels;            /* the target's swap_kernels */
+    uint32_t n_swap_kernels;
+    vkvit__descriptors swap_descriptors;    /* the pool of the swap sets */
+    VkDescriptorSet *swap_sets;             /* the target's swap_sets */
+    uint32_t n_swap_sets;
     bool profiled;
     vkvit__timer timer;                     /* 2 timestamps per node when profiled */
 } vkvit__recording;
 
 #define VKVIT_MAX_EXTERNAL 4
 
+/* A descriptor set for node swaps (vkvit__node_swap), created and counted with the recording's own sets: its
+ * kernel's layout, binding i pointing at tensors[i] (VKVIT_NONE: the swap's source, written at record time). */
+typedef struct vkvit__swap_set_desc {
+    bool own_kernel;                        /* the target's swap_kernels[kernel], else the graph's kernels[kernel] */
+    uint32_t kernel;
+    uint32_t tensors[VKVIT_MAX_BINDINGS];
+} vkvit__swap_set_desc;
+
 typedef struct vkvit__record_target {
     const vkvit__buffer *weights;           /* WEIGHT tensors */
     const vkvit__buffer *weights_f16;       /* WEIGHT_F16 tensors (NULL in fp32 sessions) */
     const vkvit__buffer *arena;             /* INPUT, OUTPUT, ACTIVATION */
     const vkvit__buffer *external[VKVIT_MAX_EXTERNAL]; /* EXTERNAL tensors, by vkvit__tensor.external */
+    /* Node swaps' kernels that no node has (acquired like the graph's, once per recording) and their sets. */
+    const vkvit__kernel_desc *swap_kernels;
+    uint32_t n_swap_kernels;
+    const vkvit__swap_set_desc *swap_sets;
+    uint32_t n_swap_sets;
 } vkvit__record_target;
 
-/* Creates every pipeline and descriptor set (no Vulkan object is created later). */
+/* Creates every pipeline and descriptor set, the swap sets' included (no Vulkan object is created later). */
 vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                                    bool profile, vkvit__recording *rec);
-/* Points the descriptor sets of the nodes that bind EXTERNAL tensors at the target's external buffers again, after
- * one was replaced or a tensor's offset or size changed (no allocation). Command buffers recorded before are
- * invalid afterwards (Vulkan's rule for updated descriptor sets): record again. */
+/* Points the descriptor sets of the nodes that bind EXTERNAL tensors, and the swap sets, at the target's buffers
+ * again, after one was replaced or a tensor's offset or size changed (no allocation). Command buffers recorded
+ * before are invalid afterwards (Vulkan's rule for updated descriptor sets): record again. */
 void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                           vkvit__recording *rec);
 
@@ -213,12 +231,27 @@ void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__re
  * vkvit_session_record_ex feeds a host's image through the pre-processing nodes of its batch slot. The set must
  * bind buffers in the same roles (the node's bindings still decide the barriers, so it may only swap a source
  * that the caller has synchronised itself). */
+/* The host's resource a swapped node reads, written by work vkvit does not see: the recording points binding
+ * `binding` of the swap's set at it and starts with one barrier from the host's last write (src_stage, src_access)
+ * to compute-shader reads of it. Neither image nor buffer: none. */
+typedef struct vkvit__swap_source {
+    uint32_t binding;
+    VkImage image;                          /* a sampled image through `view`, its layout kept */
+    VkImageView view;
+    VkImageSubresourceRange range;
+    VkImageLayout layout;
+    VkBuffer buffer;                        /* or [offset, offset + size) of a buffer, bound as a storage buffer */
+    uint64_t offset, size;
+    VkPipelineStageFlags src_stage;
+    VkAccessFlags src_access;
+} vkvit__swap_source;
+
 typedef struct vkvit__node_swap {
     uint32_t node;                          /* ascending in the array */
-    const vkvit__kernel *kernel;            /* NULL: the node's own */
-    VkDescriptorSet set;
+    uint32_t set;                           /* the target's swap set (its kernel and descriptor set) */
     VkBuffer indirect;                      /* the indirect command (indirect nodes) */
     uint64_t indirect_offset;
+    vkvit__swap_source source;              /* zeroed: none */
 } vkvit__node_swap;
 
 /* Records all nodes into `cmd` with data-flow barriers. The caller adds what surrounds it (input copies, the
@@ -227,7 +260,8 @@ typedef struct vkvit__node_swap {
  * mapped memory before the submission). */
 void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                          vkvit__recording *rec, VkCommandBuffer cmd);
-/* The same with some nodes swapped (`swaps`: n_swaps entries, ascending nodes; NULL when none). */
+/* The same with some nodes swapped (`swaps`: n_swaps entries, ascending nodes; NULL when none). The swaps' source
+ * barriers come first. */
 void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                                  vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
                                  uint32_t n_swaps);

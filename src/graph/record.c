@@ -13,6 +13,7 @@
  * Indirect nodes (vkvit__node.indirect) take their workgroup count from a buffer the host writes before each
  * submission; one barrier at the start makes host writes visible to indirect-command and shader reads. */
 #include "graph/graph.h"
+#include "vk/descriptors.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,102 @@ static range binding_range(const vkvit__graph *g, const vkvit__record_target *tg
 
 static bool overlaps(const range *a, const range *b) {
     return a->buffer == b->buffer && a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+}
+
+/* Swap sets: the recording's descriptor sets for node swaps (vkvit__swap_set_desc). */
+
+static const vkvit__kernel *swap_kernel(const vkvit__recording *rec, const vkvit__swap_set_desc *d) {
+    return d->own_kernel ? &rec->swap_kernels[d->kernel] : &rec->kernels[d->kernel];
+}
+
+static void swap_bindings(const vkvit__graph *g, const vkvit__record_target *tg, const vkvit__recording *rec,
+                          const vkvit__swap_set_desc *d, vkvit__binding *binds) {
+    for (uint32_t b = 0; b < swap_kernel(rec, d)->n_buffers; b++) {
+        const uint32_t t = d->tensors[b];
+        binds[b] = t == VKVIT_NONE ? (vkvit__binding){0}
+                                   : (vkvit__binding){buffer_of(g, tg, t), g->tensors[t].offset, g->tensors[t].bytes};
+    }
+}
+
+static vkvit_result swap_sets_create(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                                     vkvit__recording *rec) {
+    vkvit_result res = VKVIT_OK;
+    if (!tg->n_swap_sets) return VKVIT_OK;
+    rec->swap_kernels = calloc(tg->n_swap_kernels ? tg->n_swap_kernels : 1, sizeof *rec->swap_kernels);
+    rec->swap_sets = calloc(tg->n_swap_sets, sizeof *rec->swap_sets);
+    if (!rec->swap_kernels || !rec->swap_sets)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "record: out of host memory for %u swap sets",
+                            tg->n_swap_sets);
+    if ((res = vkvit__kernels_acquire(ctx, tg->swap_kernels, tg->n_swap_kernels, rec->swap_kernels)) != VKVIT_OK)
+        return res;
+    rec->n_swap_kernels = tg->n_swap_kernels;
+    uint32_t sampled = 0;
+    for (uint32_t i = 0; i < tg->n_swap_sets; i++) {
+        const vkvit__swap_set_desc *d = &tg->swap_sets[i];
+        if (d->kernel >= (d->own_kernel ? rec->n_swap_kernels : rec->n_kernels))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: swap set %u names kernel %u of %u", i, d->kernel,
+                                d->own_kernel ? rec->n_swap_kernels : rec->n_kernels);
+        for (uint32_t b = 0; b < swap_kernel(rec, d)->n_buffers; b++) sampled += swap_kernel(rec, d)->sampled_images >> b & 1;
+    }
+    if ((res = vkvit__descriptors_create_with_images(ctx, tg->n_swap_sets, sampled, &rec->swap_descriptors)) != VKVIT_OK)
+        return res;
+    for (uint32_t i = 0; i < tg->n_swap_sets; i++) {
+        const vkvit__swap_set_desc *d = &tg->swap_sets[i];
+        vkvit__binding binds[VKVIT_MAX_BINDINGS];
+        swap_bindings(g, tg, rec, d, binds);
+        for (uint32_t b = 0; b < swap_kernel(rec, d)->n_buffers; b++)
+            if (d->tensors[b] != VKVIT_NONE && !binds[b].buf)
+                return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: swap set %u binds '%s' but the session has "
+                                    "no buffer for it", i, g->tensors[d->tensors[b]].name);
+        if ((res = vkvit__descriptor_set_create_partial(ctx, &rec->swap_descriptors, swap_kernel(rec, d), binds,
+                                                        &rec->swap_sets[i])) != VKVIT_OK)
+            return vkvit__error_prefix(res, "record: swap set %u", i);
+        rec->n_swap_sets = i + 1;
+    }
+    return VKVIT_OK;
+}
+
+static void swap_sets_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                             vkvit__recording *rec) {
+    for (uint32_t i = 0; i < rec->n_swap_sets && i < tg->n_swap_sets; i++) { /* the target the sets were made for */
+        vkvit__binding binds[VKVIT_MAX_BINDINGS];
+        swap_bindings(g, tg, rec, &tg->swap_sets[i], binds);
+        for (uint32_t b = 0; b < swap_kernel(rec, &tg->swap_sets[i])->n_buffers; b++)
+            if (binds[b].buf)
+                vkvit__descriptor_write_buffer(ctx, rec->swap_sets[i], b, binds[b].buf->buffer, binds[b].offset,
+                                               binds[b].range);
+    }
+}
+
+/* The swapped nodes' sources: their descriptors (the sets are not in use: the caller's rule), then the barriers
+ * from the host's writes to compute-shader reads. */
+static void record_swap_sources(vkvit_ctx *ctx, VkCommandBuffer cmd, vkvit__recording *rec,
+                                const vkvit__node_swap *swaps, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        const vkvit__swap_source *src = &swaps[i].source;
+        if (src->image) {
+            vkvit__descriptor_write_image(ctx, rec->swap_sets[swaps[i].set], src->binding, src->view, src->layout);
+            const VkImageMemoryBarrier b = {
+                .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, .srcAccessMask = src->src_access,
+                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT, .oldLayout = src->layout, .newLayout = src->layout,
+                .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                .image = src->image, .subresourceRange = src->range,
+            };
+            ctx->vk.vkCmdPipelineBarrier(cmd, src->src_stage, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, 0, NULL,
+                                         1, &b);
+        } else if (src->buffer) {
+            vkvit__descriptor_write_buffer(ctx, rec->swap_sets[swaps[i].set], src->binding, src->buffer, src->offset,
+                                           src->size);
+            const VkBufferMemoryBarrier b = {
+                .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER, .srcAccessMask = src->src_access,
+                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT, .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .buffer = src->buffer, .offset = src->offset,
+                .size = src->size,
+            };
+            ctx->vk.vkCmdPipelineBarrier(cmd, src->src_stage, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL, 1, &b,
+                                         0, NULL);
+        }
+    }
 }
 
 vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
@@ -99,6 +196,7 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
             goto fail;
         }
     }
+    if ((res = swap_sets_create(ctx, g, tg, rec)) != VKVIT_OK) goto fail;
     if (profile) {
         if ((res = vkvit__timer_create(ctx, 2 * VKVIT_MAX(g->n_nodes, 1u), &rec->timer)) != VKVIT_OK) goto fail;
         rec->profiled = true;
@@ -129,11 +227,16 @@ void vkvit__record_rebind(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__re
         }
         ctx->vk.vkUpdateDescriptorSets(ctx->device, node->n_bindings, writes, 0, NULL);
     }
+    swap_sets_rebind(ctx, g, tg, rec);
 }
 
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
     vkvit__kernels_release(ctx, rec->kernels, rec->n_kernels);
     vkvit__descriptors_destroy(ctx, &rec->descriptors);
+    vkvit__kernels_release(ctx, rec->swap_kernels, rec->n_swap_kernels);
+    vkvit__descriptors_destroy(ctx, &rec->swap_descriptors);
+    free(rec->swap_kernels);
+    free(rec->swap_sets);
     if (rec->timer.pool) vkvit__timer_destroy(ctx, &rec->timer);
     free(rec->kernels);
     free(rec->sets);
@@ -155,6 +258,7 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
     range writes[MAX_PENDING], reads[MAX_PENDING];
     uint32_t n_writes = 0, n_reads = 0, next_swap = 0;
     rec->n_barriers = 0;
+    record_swap_sources(ctx, cmd, rec, swaps, n_swaps);
     if (rec->profiled) vkvit__cmd_timer_reset(ctx, cmd, &rec->timer);
     /* Counts and parameters written by the host into mapped memory, read as indirect commands and by shaders. */
     bool any_indirect = false;
@@ -212,8 +316,8 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
         while (next_swap < n_swaps && swaps[next_swap].node < n) next_swap++;
         if (next_swap < n_swaps && swaps[next_swap].node == n) {
             const vkvit__node_swap *sw = &swaps[next_swap];
-            if (sw->kernel) k = sw->kernel;
-            set = sw->set;
+            k = swap_kernel(rec, &tg->swap_sets[sw->set]);
+            set = rec->swap_sets[sw->set];
             if (node->indirect) indirect = sw->indirect, indirect_offset = sw->indirect_offset;
         }
         if (node->indirect) {

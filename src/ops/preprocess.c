@@ -97,8 +97,9 @@ static uint64_t scratch_bound(const vkvit__imgproc_config *cfg, uint64_t max_pix
 }
 
 /* ------------------------------------------------------------------------------------------------------------
- * Kernels: preprocess_h (buffer source) and preprocess_v are graph kernels; the sampled-image source is not (its
- * binding 0 is an image), so it is built here for record_ex
+ * Kernels: preprocess_h (buffer source) and preprocess_v are the nodes' kernels; record_ex swaps in the
+ * sampled-image source (its binding 0 is an image), the record target's swap kernel: the recording acquires it
+ * (vkvit__kernels_acquire) with the graph's
  * ------------------------------------------------------------------------------------------------------------ */
 
 _Static_assert(sizeof(vkvit__preprocess_params) == 112, "vkvit__preprocess_params mirrors shaders/preprocess.glsl");
@@ -114,13 +115,11 @@ static vkvit__kernel_desc v_desc(const vkvit__imgproc_config *cfg) {
 }
 
 /* The sampled-image variant of the horizontal pass: binding 0 is a VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE (texelFetch,
- * no sampler), bindings 1 and 2 the scratch and parameter storage buffers; the ctx's, shared by its sessions
- * (vkvit__kernels_acquire) like the graph's kernels. */
-static vkvit_result image_kernel_acquire(vkvit_ctx *ctx, uint32_t bicubic, vkvit__kernel *out) {
-    const vkvit__kernel_desc d = {.shader = VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE, .n_buffers = 3,
-                                  .sampled_images = 1u << 0, .n_spec = 1, .spec = {bicubic},
-                                  .label = "preprocess_h (image)"};
-    return vkvit__kernels_acquire(ctx, &d, 1, out);
+ * no sampler), bindings 1 and 2 the scratch and parameter storage buffers. */
+static vkvit__kernel_desc h_image_desc(const vkvit__imgproc_config *cfg) {
+    return (vkvit__kernel_desc){.shader = VKVIT_SHADER_PREPROCESS_H_U8_F32_IMAGE, .n_buffers = 3,
+                                .sampled_images = 1u << 0, .n_spec = 1, .spec = {cfg->bicubic},
+                                .label = "preprocess_h (image)"};
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -134,49 +133,6 @@ static uint64_t bindable(const vkvit__imgproc *ip, const vkvit__buffer *b) {
 
 static vkvit__preprocess_params *params_of(const vkvit__imgproc *ip, uint32_t block) {
     return (vkvit__preprocess_params *)((uint8_t *)ip->params.mapped + block * ip->param_stride);
-}
-
-static void write_buffer(VkWriteDescriptorSet *w, VkDescriptorBufferInfo *info, VkDescriptorSet set, uint32_t binding,
-                         VkBuffer buffer, uint64_t offset, uint64_t range) {
-    *info = (VkDescriptorBufferInfo){.buffer = buffer, .offset = offset, .range = range};
-    *w = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = binding,
-                                .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                .pBufferInfo = info};
-}
-
-/* Points the host-input sets' fixed bindings at the scratch, the slots' second parameter blocks and the input
- * (after the nodes exist, and again whenever the scratch buffer is replaced). The source bindings are written by
- * each record_ex call. */
-static void write_host_sets(vkvit__imgproc *ip) {
-    if (!ip->g) return;
-    const vkvit__tensor in = vkvit__graph_get(ip->g, ip->input);
-    for (uint32_t k = 0; k < ip->batch; k++) {
-        VkWriteDescriptorSet w[7];
-        VkDescriptorBufferInfo info[7];
-        const uint64_t block = (uint64_t)(ip->batch + k) * ip->param_stride, pb = sizeof(vkvit__preprocess_params);
-        const uint64_t sb = bindable(ip, &ip->scratch);
-        write_buffer(&w[0], &info[0], ip->set_h_image[k], 1, ip->scratch.buffer, 0, sb);
-        write_buffer(&w[1], &info[1], ip->set_h_image[k], 2, ip->params.buffer, block, pb);
-        write_buffer(&w[2], &info[2], ip->set_h_pixels[k], 1, ip->scratch.buffer, 0, sb);
-        write_buffer(&w[3], &info[3], ip->set_h_pixels[k], 2, ip->params.buffer, block, pb);
-        write_buffer(&w[4], &info[4], ip->set_v[k], 0, ip->scratch.buffer, 0, sb);
-        write_buffer(&w[5], &info[5], ip->set_v[k], 1, ip->input_buffer->buffer, in.offset, in.bytes);
-        write_buffer(&w[6], &info[6], ip->set_v[k], 2, ip->params.buffer, block, pb);
-        ip->ctx->vk.vkUpdateDescriptorSets(ip->ctx->device, 7, w, 0, NULL);
-    }
-}
-
-static vkvit_result alloc_sets(vkvit__imgproc *ip, VkDescriptorSetLayout layout, uint32_t n, VkDescriptorSet *out) {
-    vkvit_result res = VKVIT_OK;
-    VkDescriptorSetLayout *layouts = malloc((size_t)n * sizeof *layouts);
-    if (!layouts) return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u descriptor sets", n);
-    for (uint32_t i = 0; i < n; i++) layouts[i] = layout;
-    VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                         .descriptorPool = ip->pool, .descriptorSetCount = n, .pSetLayouts = layouts};
-    VK_TRY(ip->ctx->vk.vkAllocateDescriptorSets(ip->ctx->device, &alloc, out));
-fail:
-    free(layouts);
-    return res;
 }
 
 vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *cfg, uint32_t batch,
@@ -195,38 +151,15 @@ vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *
     ip->param_stride = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, (uint64_t)sizeof(vkvit__preprocess_params));
     ip->param_stride = (ip->param_stride + 255) / 256 * 256; /* a multiple of every alignment we know, and of 4 */
 
-    /* The graph's two kernels bind three storage buffers; sets allocated with an identically defined layout are
-     * compatible with their pipeline layouts, so record_ex needs no pipelines of its own but the image source. */
-    VkDescriptorSetLayoutBinding three[3];
-    for (uint32_t b = 0; b < 3; b++)
-        three[b] = (VkDescriptorSetLayoutBinding){.binding = b, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                  .descriptorCount = 1, .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    VkDescriptorSetLayoutCreateInfo three_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                                  .bindingCount = 3, .pBindings = three};
-    VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &three_info, NULL, &ip->buffers_layout));
-    if ((res = image_kernel_acquire(ctx, cfg->bicubic, &ip->h_image)) != VKVIT_OK) goto fail;
-
-    /* Per slot: a host image set, a host pixel-buffer set and a vertical-pass set, for record_ex. */
-    const uint32_t n_sets = 3 * batch;
-    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 8 * batch},
-                                     {VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, batch}};
-    VkDescriptorPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                            .maxSets = n_sets, .poolSizeCount = 2, .pPoolSizes = sizes};
-    VK_TRY(ctx->vk.vkCreateDescriptorPool(ctx->device, &pool_info, NULL, &ip->pool));
-    ip->set_h_image = calloc(batch, sizeof *ip->set_h_image);
-    ip->set_h_pixels = calloc(batch, sizeof *ip->set_h_pixels);
-    ip->set_v = calloc(batch, sizeof *ip->set_v);
+    ip->image_kernel = h_image_desc(cfg);
     ip->slots = calloc(batch, sizeof *ip->slots);
     ip->t_upload = calloc(batch, sizeof *ip->t_upload);
+    ip->t_host_params = calloc(batch, sizeof *ip->t_host_params);
     ip->swaps = calloc(2 * (size_t)batch, sizeof *ip->swaps);
-    if (!ip->set_h_image || !ip->set_h_pixels || !ip->set_v || !ip->slots || !ip->t_upload || !ip->swaps) {
+    if (!ip->slots || !ip->t_upload || !ip->t_host_params || !ip->swaps) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u batch slots", batch);
         goto fail;
     }
-    if ((res = alloc_sets(ip, ip->h_image.set_layout, batch, ip->set_h_image)) != VKVIT_OK ||
-        (res = alloc_sets(ip, ip->buffers_layout, batch, ip->set_h_pixels)) != VKVIT_OK ||
-        (res = alloc_sets(ip, ip->buffers_layout, batch, ip->set_v)) != VKVIT_OK)
-        goto fail;
 
     if ((res = vkvit__buffer_create(ctx, 2 * batch * ip->param_stride, VKVIT_MEM_UPLOAD, "vkvit image parameters",
                                     &ip->params)) != VKVIT_OK ||
@@ -251,17 +184,13 @@ fail:
 void vkvit__imgproc_destroy(vkvit__imgproc *ip) {
     if (!ip || !ip->ctx) return;
     vkvit_ctx *ctx = ip->ctx;
-    if (ip->pool) ctx->vk.vkDestroyDescriptorPool(ctx->device, ip->pool, NULL);
-    vkvit__kernels_release(ctx, &ip->h_image, 1);
-    if (ip->buffers_layout) ctx->vk.vkDestroyDescriptorSetLayout(ctx->device, ip->buffers_layout, NULL);
     vkvit__buffer_destroy(ctx, &ip->params);
     vkvit__buffer_destroy(ctx, &ip->upload);
     vkvit__buffer_destroy(ctx, &ip->scratch);
-    free(ip->set_h_image);
-    free(ip->set_h_pixels);
-    free(ip->set_v);
     free(ip->slots);
     free(ip->t_upload);
+    free(ip->t_host_params);
+    free(ip->set_descs);
     free(ip->swaps);
     memset(ip, 0, sizeof *ip);
 }
@@ -295,6 +224,9 @@ void vkvit__imgproc_add_nodes(vkvit__imgproc *ip, vkvit__graph *g, uint32_t inpu
         snprintf(name, sizeof name, "preprocess.%u.params", k);
         const uint32_t params = external_tensor(g, name, VKVIT_PREPROCESS_EXT_PARAMS, k * ip->param_stride,
                                                 sizeof(vkvit__preprocess_params));
+        snprintf(name, sizeof name, "preprocess.%u.host_params", k); /* record_ex's host input of the slot */
+        ip->t_host_params[k] = external_tensor(g, name, VKVIT_PREPROCESS_EXT_PARAMS, (ip->batch + k) * ip->param_stride,
+                                               sizeof(vkvit__preprocess_params));
         snprintf(name, sizeof name, "preprocess.%u.pixels", k);
         ip->t_upload[k] = external_tensor(g, name, VKVIT_PREPROCESS_EXT_UPLOAD, 0, bindable(ip, &ip->upload));
         /* The largest counts the host may write: every crop column, and source rows up to the largest side. */
@@ -309,17 +241,37 @@ void vkvit__imgproc_add_nodes(vkvit__imgproc *ip, vkvit__graph *g, uint32_t inpu
         n = vkvit__graph_node(g, name, "preprocess", &kv, bv, 3, NULL, 0, gx, VKVIT_CEIL_DIV(c->crop_h, 4u), 1);
         vkvit__graph_set_indirect(g, n, params, offsetof(vkvit__preprocess_params, v_groups));
     }
+    if (g->error) return;
+    /* Per slot, the sets of record_ex's host inputs: a host image's and a host buffer's horizontal pass, and the
+     * vertical pass, each on the slot's second parameter block; binding 0 of the first two is the host's source. */
+    ip->set_descs = malloc(VKVIT_PREPROCESS_N_SETS * (size_t)ip->batch * sizeof *ip->set_descs);
+    if (!ip->set_descs) {
+        vkvit__graph_fail(g, VKVIT_ERROR_OUT_OF_HOST_MEMORY, "pre-processing: out of host memory for %u slots' sets",
+                          ip->batch);
+        return;
+    }
+    const uint32_t kernel_h = g->nodes[first].kernel, kernel_v = g->nodes[first + 1].kernel;
+    for (uint32_t k = 0; k < ip->batch; k++) {
+        vkvit__swap_set_desc *d = &ip->set_descs[VKVIT_PREPROCESS_N_SETS * k];
+        const uint32_t hp = ip->t_host_params[k];
+        d[VKVIT_PREPROCESS_SET_H_IMAGE] = (vkvit__swap_set_desc){true, 0, {VKVIT_NONE, ip->t_scratch, hp}};
+        d[VKVIT_PREPROCESS_SET_H_PIXELS] = (vkvit__swap_set_desc){false, kernel_h, {VKVIT_NONE, ip->t_scratch, hp}};
+        d[VKVIT_PREPROCESS_SET_V] = (vkvit__swap_set_desc){false, kernel_v, {ip->t_scratch, input, hp}};
+    }
     /* Pre-processing runs before everything that reads the input. On failure the nodes stay at the end, where the
      * caller's rollback drops them. */
-    if (g->error) return;
     vkvit__graph_move_nodes(g, first, 0);
-    write_host_sets(ip);
 }
 
 void vkvit__imgproc_target(const vkvit__imgproc *ip, vkvit__record_target *tg) {
     tg->external[VKVIT_PREPROCESS_EXT_PARAMS] = &ip->params;
     tg->external[VKVIT_PREPROCESS_EXT_UPLOAD] = &ip->upload;
     tg->external[VKVIT_PREPROCESS_EXT_SCRATCH] = &ip->scratch;
+    if (!ip->set_descs) return;
+    tg->swap_kernels = &ip->image_kernel;
+    tg->n_swap_kernels = 1;
+    tg->swap_sets = ip->set_descs;
+    tg->n_swap_sets = VKVIT_PREPROCESS_N_SETS * ip->batch;
 }
 
 /* The geometry and counts of a picture into parameter block `block` (the source fields are the caller's). */
@@ -373,8 +325,7 @@ static vkvit_result grow_scratch(vkvit__imgproc *ip, uint64_t bytes) {
     if (res != VKVIT_OK) return res;
     vkvit__buffer_destroy(ip->ctx, &ip->scratch);
     ip->scratch = bigger;
-    if (ip->g) ip->g->tensors[ip->t_scratch].bytes = bindable(ip, &ip->scratch);
-    write_host_sets(ip);
+    if (ip->g) ip->g->tensors[ip->t_scratch].bytes = bindable(ip, &ip->scratch); /* the caller rebinds */
     return VKVIT_OK;
 }
 
@@ -647,78 +598,54 @@ static int by_node(const void *a, const void *b) {
 
 static VkPipelineStageFlags or_default_stage(VkPipelineStageFlags s) { return s ? s : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; }
 
-uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, VkCommandBuffer cmd, const vkvit_record_desc *d,
+uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, const vkvit_record_desc *d,
                                        const vkvit__node_swap **swaps) {
-    vkvit_ctx *ctx = ip->ctx;
     *swaps = ip->swaps;
     if (!d || (d->image_count == 0 && d->pixels_count == 0) || !ip->g) return 0; /* checked: the sum <= batch */
     const uint32_t n = d->image_count + d->pixels_count;
     for (uint32_t i = 0; i < n; i++) {
         vkvit__resize_geometry geo;
-        VkDescriptorImageInfo image_info;
-        VkDescriptorBufferInfo buffer_info;
-        VkWriteDescriptorSet w;
-        VkDescriptorSet set;
-        const vkvit__kernel *kh;
-        uint32_t slot, flags, src_offset = 0, src_row_words = 0;
+        vkvit__swap_source source;
+        uint32_t set, slot, flags, src_offset = 0, src_row_words = 0;
         if (i < d->image_count) {
             /* The host's last write of the image, made visible to our sampled reads; the layout stays as it is. */
             const vkvit_host_image *im = &d->images[i];
             VkImageSubresourceRange range = im->subresource;
             if (!range.aspectMask) range = (VkImageSubresourceRange){VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-            VkImageMemoryBarrier b = {
-                .sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER,
-                .srcAccessMask = im->src_access ? im->src_access : VK_ACCESS_MEMORY_WRITE_BIT,
-                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT, .oldLayout = im->layout, .newLayout = im->layout,
-                .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                .image = im->image, .subresourceRange = range,
-            };
-            ctx->vk.vkCmdPipelineBarrier(cmd, or_default_stage(im->src_stage), VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
-                                         0, NULL, 0, NULL, 1, &b);
+            source = (vkvit__swap_source){.binding = 0, .image = im->image, .view = im->view, .range = range,
+                                          .layout = im->layout, .src_stage = or_default_stage(im->src_stage),
+                                          .src_access = im->src_access ? im->src_access : VK_ACCESS_MEMORY_WRITE_BIT};
             vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, &geo); /* checked */
-            set = ip->set_h_image[im->slot];
-            image_info = (VkDescriptorImageInfo){.imageView = im->view, .imageLayout = im->layout};
-            w = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set, .dstBinding = 0,
-                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                                       .pImageInfo = &image_info};
+            set = VKVIT_PREPROCESS_N_SETS * im->slot + VKVIT_PREPROCESS_SET_H_IMAGE;
             flags = is_srgb(im->format) ? VKVIT_PREPROCESS_SRGB : 0;
-            kh = &ip->h_image;
             slot = im->slot;
         } else {
             const vkvit_host_pixels *px = &d->pixels[i - d->image_count];
             uint64_t bind_offset, bind_range;
             pixels_range(ip, px, &bind_offset, &bind_range);
-            VkBufferMemoryBarrier b = {
-                .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
-                .srcAccessMask = px->src_access ? px->src_access : VK_ACCESS_MEMORY_WRITE_BIT,
-                .dstAccessMask = VK_ACCESS_SHADER_READ_BIT, .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
-                .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .buffer = px->buffer, .offset = bind_offset,
-                .size = bind_range,
-            };
-            ctx->vk.vkCmdPipelineBarrier(cmd, or_default_stage(px->src_stage), VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
-                                         0, NULL, 1, &b, 0, NULL);
+            source = (vkvit__swap_source){.binding = 0, .buffer = px->buffer, .offset = bind_offset,
+                                          .size = bind_range, .src_stage = or_default_stage(px->src_stage),
+                                          .src_access = px->src_access ? px->src_access : VK_ACCESS_MEMORY_WRITE_BIT};
             vkvit__resize_geometry_of(&ip->cfg, px->width, px->height, &geo); /* checked */
-            set = ip->set_h_pixels[px->slot];
-            write_buffer(&w, &buffer_info, set, 0, px->buffer, bind_offset, bind_range);
+            set = VKVIT_PREPROCESS_N_SETS * px->slot + VKVIT_PREPROCESS_SET_H_PIXELS;
             src_offset = (uint32_t)((px->offset - bind_offset) / 4);
             src_row_words = (px->row_bytes ? px->row_bytes : px->width * 4) / 4;
             flags = px->format == VKVIT_PIXEL_BGRA8 ? VKVIT_PREPROCESS_BGRA : 0;
-            kh = NULL; /* the node's own kernel */
             slot = px->slot;
         }
-        /* The set and the slot's second parameter block are not in use: the previous recording has completed (the
-         * documented rule). */
-        ctx->vk.vkUpdateDescriptorSets(ctx->device, 1, &w, 0, NULL);
+        /* The slot's second parameter block (and the sets the recorder writes the source into) are not in use: the
+         * previous recording has completed (the documented rule). */
         const uint32_t block = ip->batch + slot;
         write_geometry(ip, block, &geo);
         vkvit__preprocess_params *p = params_of(ip, block);
         p->src_offset = src_offset, p->src_row_words = src_row_words, p->flags = flags;
         const uint64_t at = (uint64_t)block * ip->param_stride;
-        ip->swaps[i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot, .kernel = kh, .set = set,
-                                          .indirect = ip->params.buffer,
-                                          .indirect_offset = at + offsetof(vkvit__preprocess_params, h_groups)};
-        ip->swaps[n + i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot + 1, .kernel = NULL,
-                                              .set = ip->set_v[slot], .indirect = ip->params.buffer,
+        ip->swaps[i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot, .set = set, .indirect = ip->params.buffer,
+                                          .indirect_offset = at + offsetof(vkvit__preprocess_params, h_groups),
+                                          .source = source};
+        ip->swaps[n + i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot + 1,
+                                              .set = VKVIT_PREPROCESS_N_SETS * slot + VKVIT_PREPROCESS_SET_V,
+                                              .indirect = ip->params.buffer,
                                               .indirect_offset = at + offsetof(vkvit__preprocess_params, v_groups)};
     }
     qsort(ip->swaps, 2 * (size_t)n, sizeof *ip->swaps, by_node); /* the recorder walks them in node order */

@@ -93,16 +93,18 @@ typedef struct vkvit__imgproc {
     uint32_t first_node;                    /* slot k: nodes first_node + 2k (h) and + 2k + 1 (v) */
     uint32_t *t_upload;                     /* per slot: the upload window its h node binds (EXTERNAL) */
     uint32_t t_scratch;
-    /* record_ex's host inputs: the sampled-image kernel (the ctx's, vkvit__kernels_acquire), a set layout like the
-     * graph kernels' (three storage buffers) and per-slot sets. */
-    vkvit__kernel h_image;
-    VkDescriptorSetLayout buffers_layout;
-    VkDescriptorPool pool;
-    VkDescriptorSet *set_h_image, *set_h_pixels, *set_v;
+    /* record_ex's host inputs: per slot three swap sets (made by the recording, src/graph/record.c) binding the
+     * scratch, the input and the slot's second parameter block, the sampled-image source's kernel one of them
+     * uses, and the swaps of one recording. */
+    vkvit__kernel_desc image_kernel;        /* the target's one swap kernel */
+    uint32_t *t_host_params;                /* per slot: parameter block batch + k (EXTERNAL) */
+    vkvit__swap_set_desc *set_descs;        /* slot k: 3k + VKVIT_PREPROCESS_SET_* (after vkvit__imgproc_add_nodes) */
     vkvit__node_swap *swaps;                /* 2 * batch */
 } vkvit__imgproc;
 
-/* Creates the parameter blocks (every count 0), the kernels and descriptor sets for host inputs, a scratch buffer
+enum { VKVIT_PREPROCESS_SET_H_IMAGE, VKVIT_PREPROCESS_SET_H_PIXELS, VKVIT_PREPROCESS_SET_V, VKVIT_PREPROCESS_N_SETS };
+
+/* Creates the parameter blocks (every count 0), a scratch buffer
  * sized for any picture of up to max_pixels pixels and an upload buffer of max_pixels * 4 bytes (a few bytes when
  * max_pixels is 0: set_images grows them). `ctx` must outlive the pre-processor. */
 vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *cfg, uint32_t batch,
@@ -110,9 +112,10 @@ vkvit_result vkvit__imgproc_create(vkvit_ctx *ctx, const vkvit__imgproc_config *
 void vkvit__imgproc_destroy(vkvit__imgproc *ip);
 
 /* Adds the 2 * batch nodes (and their EXTERNAL tensors) that write `input` [batch, H, W, 3] (placed: call after
- * vkvit__plan; held in `input_buffer`) and moves them to the front of the graph. `g` must outlive `ip`. */
+ * vkvit__plan; held in `input_buffer`), describes the swap sets of host inputs and moves the nodes to the front of
+ * the graph (on failure, the graph's error, they stay at the end). `g` must outlive `ip`. */
 void vkvit__imgproc_add_nodes(vkvit__imgproc *ip, vkvit__graph *g, uint32_t input, const vkvit__buffer *input_buffer);
-/* Fills the target's external buffers the nodes bind. */
+/* Fills the target's external buffers the nodes bind, and its swap kernel and sets (record_ex's host inputs). */
 void vkvit__imgproc_target(const vkvit__imgproc *ip, vkvit__record_target *tg);
 
 /* The checks of vkvit_session_set_images' arguments that need no pre-processing nodes: images not NULL, count > 0,
@@ -132,10 +135,10 @@ void vkvit__imgproc_clear(vkvit__imgproc *ip);
 
 /* Checks the host inputs of a record_ex desc (slots, formats, sizes, scratch fit) without recording anything. */
 vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_record_desc *desc, const char *fn);
-/* For the host inputs of `desc` (already checked): writes their parameter blocks and descriptor sets, records the
- * barriers from the host's writes into `cmd`, and returns the node swaps to record the graph with (*swaps; the
- * count is returned, 0 without host inputs). */
-uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, VkCommandBuffer cmd, const vkvit_record_desc *desc,
+/* For the host inputs of `desc` (already checked): writes their parameter blocks and descriptor sets and returns
+ * the node swaps to record the graph with (*swaps; the count is returned, 0 without host inputs), which carry the
+ * barriers from the host's writes (vkvit__swap_source). */
+uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, const vkvit_record_desc *desc,
                                        const vkvit__node_swap **swaps);
 
 #endif /* VKVIT_OPS_PREPROCESS_H */

@@ -1,5 +1,5 @@
 /* Command buffers: one-shot begin/submit/wait, dispatch, buffer-range barriers, timestamp queries. */
-#include "vk/vk.h"
+#include "vk/submission.h"
 
 #include <string.h>
 
@@ -67,6 +67,12 @@ void vkvit__cmd_dispatch(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__kerne
     ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
     if (k->push_size) ctx->vk.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size, push);
     ctx->vk.vkCmdDispatch(cmd, gx, gy, gz);
+}
+
+void vkvit__cmd_copy(vkvit_ctx *ctx, VkCommandBuffer cmd, VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
+                     VkDeviceSize dst_offset, VkDeviceSize size) {
+    const VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = size};
+    ctx->vk.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
 }
 
 void vkvit__cmd_barrier(vkvit_ctx *ctx, VkCommandBuffer cmd, const vkvit__buffer *buf, VkDeviceSize offset,
@@ -156,4 +162,9 @@ vkvit_result vkvit__timer_read_ns(vkvit_ctx *ctx, vkvit__timer *t, uint32_t n, d
     return VKVIT_OK;
 fail:
     return res;
+}
+
+VkResult vkvit__timer_read_ticks(vkvit_ctx *ctx, const vkvit__timer *t, uint32_t first, uint32_t n, uint64_t *ticks) {
+    return ctx->vk.vkGetQueryPoolResults(ctx->device, t->pool, first, n, (size_t)n * sizeof *ticks, ticks,
+                                         sizeof *ticks, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
 }

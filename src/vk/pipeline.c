@@ -1,5 +1,6 @@
 /* Kernels (embedded SPIR-V -> compute pipeline with specialization constants), descriptor sets, and the on-disk
  * VkPipelineCache. */
+#include "vk/descriptors.h"
 #include "vk/spirv_limits.h"
 #include "vk/vk.h"
 
@@ -366,15 +367,21 @@ uint32_t vkvit__texel_bytes(VkFormat format) {
 }
 
 vkvit_result vkvit__descriptors_create(vkvit_ctx *ctx, uint32_t max_sets, vkvit__descriptors *out) {
+    return vkvit__descriptors_create_with_images(ctx, max_sets, 0, out);
+}
+
+vkvit_result vkvit__descriptors_create_with_images(vkvit_ctx *ctx, uint32_t max_sets, uint32_t sampled_images,
+                                                   vkvit__descriptors *out) {
     vkvit_result res = VKVIT_OK;
     memset(out, 0, sizeof *out);
     const uint32_t per_type = max_sets * VKVIT_MAX_BINDINGS;
-    VkDescriptorPoolSize sizes[2] = {{.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = per_type},
-                                     {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = per_type}};
+    VkDescriptorPoolSize sizes[3] = {{.type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .descriptorCount = per_type},
+                                     {.type = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, .descriptorCount = per_type},
+                                     {.type = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, .descriptorCount = sampled_images}};
     VkDescriptorPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
         .maxSets = max_sets,
-        .poolSizeCount = 2,
+        .poolSizeCount = sampled_images ? 3 : 2, /* a pool size's count must not be 0 */
         .pPoolSizes = sizes,
     };
     out->views = calloc(per_type ? per_type : 1, sizeof *out->views);
@@ -429,12 +436,17 @@ fail:
     return res;
 }
 
-vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
-                                          const vkvit__binding *bindings, VkDescriptorSet *out) {
+/* partial: bindings with a NULL buffer stay unwritten (vkvit__descriptor_set_create_partial). */
+static vkvit_result set_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
+                               const vkvit__binding *bindings, bool partial, VkDescriptorSet *out) {
     vkvit_result res = VKVIT_OK;
-    if (k->sampled_images)
+    if (k->sampled_images && !partial)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "descriptor set: a kernel with sampled-image bindings "
                             "(its user writes its own sets)");
+    for (uint32_t i = 0; i < k->n_buffers; i++)
+        if ((k->sampled_images >> i & 1) && bindings[i].buf)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "descriptor set: binding %u is a sampled image, not a "
+                                "buffer", i);
     VkDescriptorSetAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
         .descriptorPool = d->pool,
@@ -446,9 +458,12 @@ vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d,
     VkDescriptorBufferInfo infos[VKVIT_MAX_BINDINGS];
     VkBufferView views[VKVIT_MAX_BINDINGS];
     VkWriteDescriptorSet writes[VKVIT_MAX_BINDINGS];
+    uint32_t n_writes = 0;
     for (uint32_t i = 0; i < k->n_buffers; i++) {
         const vkvit__binding *b = &bindings[i];
-        writes[i] = (VkWriteDescriptorSet){
+        if (partial && !b->buf) continue;
+        VkWriteDescriptorSet *w = &writes[n_writes++];
+        *w = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
             .dstSet = *out,
             .dstBinding = i,
@@ -456,8 +471,8 @@ vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d,
         };
         if (k->texel_format[i] != VK_FORMAT_UNDEFINED) {
             if ((res = texel_view_create(ctx, d, b, k->texel_format[i], i, &views[i])) != VKVIT_OK) return res;
-            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
-            writes[i].pTexelBufferView = &views[i];
+            w->descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            w->pTexelBufferView = &views[i];
             continue;
         }
         infos[i] = (VkDescriptorBufferInfo){
@@ -465,13 +480,41 @@ vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d,
             .offset = b->offset,
             .range = b->range ? b->range : VK_WHOLE_SIZE,
         };
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[i].pBufferInfo = &infos[i];
+        w->descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        w->pBufferInfo = &infos[i];
     }
-    ctx->vk.vkUpdateDescriptorSets(ctx->device, k->n_buffers, writes, 0, NULL);
+    if (n_writes) ctx->vk.vkUpdateDescriptorSets(ctx->device, n_writes, writes, 0, NULL);
     return VKVIT_OK;
 fail:
     return res;
+}
+
+vkvit_result vkvit__descriptor_set_create(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
+                                          const vkvit__binding *bindings, VkDescriptorSet *out) {
+    return set_create(ctx, d, k, bindings, false, out);
+}
+
+vkvit_result vkvit__descriptor_set_create_partial(vkvit_ctx *ctx, vkvit__descriptors *d, const vkvit__kernel *k,
+                                                  const vkvit__binding *bindings, VkDescriptorSet *out) {
+    return set_create(ctx, d, k, bindings, true, out);
+}
+
+void vkvit__descriptor_write_buffer(vkvit_ctx *ctx, VkDescriptorSet set, uint32_t binding, VkBuffer buffer,
+                                    VkDeviceSize offset, VkDeviceSize range) {
+    const VkDescriptorBufferInfo info = {.buffer = buffer, .offset = offset, .range = range};
+    const VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
+                                    .dstBinding = binding, .descriptorCount = 1,
+                                    .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, .pBufferInfo = &info};
+    ctx->vk.vkUpdateDescriptorSets(ctx->device, 1, &w, 0, NULL);
+}
+
+void vkvit__descriptor_write_image(vkvit_ctx *ctx, VkDescriptorSet set, uint32_t binding, VkImageView view,
+                                   VkImageLayout layout) {
+    const VkDescriptorImageInfo info = {.imageView = view, .imageLayout = layout};
+    const VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstSet = set,
+                                    .dstBinding = binding, .descriptorCount = 1,
+                                    .descriptorType = VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, .pImageInfo = &info};
+    ctx->vk.vkUpdateDescriptorSets(ctx->device, 1, &w, 0, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------------------------
