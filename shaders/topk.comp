@@ -10,8 +10,10 @@
 // (as -inf, lowest index first), so the classes are always valid indices; its row's probabilities are NaN (the
 // sum l is), which callers report as not a number.
 //
-// Work split (the host dispatches ceil(rows / 64) workgroups of 64): workgroup w takes rows 64w .. 64w+63 one after
-// another, all 64 invocations on each row. Invocation i reads columns i, i + 64, ...: the max and the sum are
+// Work split (the host dispatches ceil(rows / rows_per_wg) workgroups of 64): workgroup w takes rows_per_wg rows one
+// after another, all 64 invocations on each row. rows_per_wg is 64 on GPUs; on llvmpipe the host lowers it so that
+// one invocation's loop trips stay under gallivm's loop limiter (src/ops/op_util.h, VKVIT_LLVMPIPE_LOOP_BUDGET: at
+// subgroups of 4 the 16-subgroup reductions made 64 rows of K = 32 exceed it, and the last rows came out wrong). Invocation i reads columns i, i + 64, ...: the max and the sum are
 // workgroup reductions (shaders/reduce.glsl: subgroupMax / subgroupAdd where the device has them, the shared-memory
 // tree otherwise), and each invocation keeps a sorted list of its own best k (a value enters only when strictly
 // greater than the k-th and goes behind equal values already listed, i.e. behind lower indices). The k winners
@@ -32,7 +34,7 @@ layout(binding = 0, std430) readonly buffer A { float data_a[]; };
 layout(binding = 1, std430) writeonly buffer D { uint data_d[]; };   // classes, then probability bit patterns
 
 layout(push_constant) uniform Push {
-    uint rows, n, k;
+    uint rows, n, k, rows_per_wg;
 } p;
 
 const float NEG_BIG = -3.402823466e38;              // -FLT_MAX
@@ -40,7 +42,7 @@ const float NEG_BIG = -3.402823466e38;              // -FLT_MAX
 void main() {
     const float NEG_INF = uintBitsToFloat(0xff800000u); // an exhausted list's head: below every logit
     const uint tid = gl_LocalInvocationID.x;
-    const uint r0 = gl_WorkGroupID.x * WG, r1 = min(p.rows, r0 + WG);
+    const uint r0 = gl_WorkGroupID.x * p.rows_per_wg, r1 = min(p.rows, r0 + p.rows_per_wg);
     const uint probs = p.rows * p.k;
     [[dont_unroll]] for (uint row = r0; row < r1; row++) {   // uniform across the workgroup
         const uint base = row * p.n;

@@ -78,10 +78,8 @@ typedef struct mlstm_scan_push {
 } mlstm_scan_push;
 VKVIT_PUSH_MIRROR(mlstm_scan_push, 12);
 
-/* llvmpipe leaves every loop of a shader invocation once 65535 iterations have run in total (gallivm's loop
- * limiter), silently: the estimates below (loop trips of one invocation, upper bounds) must stay under it on CPU
- * devices. */
-#define LLVMPIPE_LOOP_BUDGET 60000u
+/* The estimates below (loop trips of one invocation, upper bounds) stay under llvmpipe's loop limiter on CPU
+ * devices (op_util.h, VKVIT_LLVMPIPE_LOOP_BUDGET). */
 
 static uint64_t ceil_div64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static uint64_t trips_chunk(uint32_t DH, uint32_t WG, uint32_t L) {       /* mlstm_chunk.comp */
@@ -227,11 +225,11 @@ static uint32_t mlstm_chunked(vkvit__graph *g, const char *name, const vkvit__ml
     if (cpu) {
         const uint64_t worst = VKVIT_MAX(VKVIT_MAX(trips_chunk(DH, wg, L), trips_carry(DH, vt2, n_chunks)),
                                          VKVIT_MAX(trips_inter(DH, wg, L), trips_scan(DH, vt3, L)));
-        if (worst > LLVMPIPE_LOOP_BUDGET)
+        if (worst > VKVIT_LLVMPIPE_LOOP_BUDGET)
             return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED,
                                      "mlstm scan '%s': %u tokens with head dim %u and chunk %u need %llu loop trips in "
                                      "one shader invocation, over the %u that CPU drivers (llvmpipe) run", name, op->S,
-                                     DH, L, (unsigned long long)worst, LLVMPIPE_LOOP_BUDGET);
+                                     DH, L, (unsigned long long)worst, VKVIT_LLVMPIPE_LOOP_BUDGET);
     }
     const uint64_t rec = (uint64_t)DH * DH + DH + 4, state_floats = (uint64_t)op->B * op->NH * n_chunks * rec;
     if (state_floats > UINT32_MAX / 4 || (uint64_t)op->B * op->NH > 65535 || n_chunks > 65535)
@@ -366,7 +364,7 @@ vkvit__mat vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__m
         /* CPU devices with texel reads: one invocation per group, 8 groups a workgroup (within llvmpipe's loop
          * budget). Tied to texel reads, not to the CPU, so that test_vil_notexel keeps the reduction variant of
          * the GPUs tested on lavapipe. */
-        const bool lane = g->ctx->policy.texel_reads && 2ull * op->S < LLVMPIPE_LOOP_BUDGET;
+        const bool lane = g->ctx->policy.texel_reads && 2ull * op->S < VKVIT_LLVMPIPE_LOOP_BUDGET;
         if (lane) ks.shader = VKVIT_SHADER_MLSTM_GN_STATS_LANE_F32_TEXEL;
         mlstm_gn_push ps = {op->S, op->E, G, op->eps, op->h.offset, op->h.stride};
         vkvit__node_binding bs[2] = {rd(op->h.t), wr(stats)};

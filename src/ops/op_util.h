@@ -23,6 +23,11 @@ static inline uint32_t ops_intermediate(vkvit__graph *g, const char *name, const
 /* Any valid tensor for a binding the kernel ignores (a disabled bias, say): the node still needs a buffer. */
 static inline uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKVIT_NONE ? fallback : t; }
 
+/* llvmpipe leaves every loop of a shader invocation once 65535 iterations have run in total (gallivm's loop
+ * limiter), silently: kernels whose trips grow with the work one invocation takes (mlstm, top-K) keep their
+ * estimates (loop trips of one invocation, upper bounds) under this on CPU devices. */
+#define VKVIT_LLVMPIPE_LOOP_BUDGET 60000u
+
 /* Workgroups for n items at per_group each, at least 1 and at most 65535: the kernels grid-stride over the rest. */
 static inline uint32_t groups_for(uint64_t n, uint32_t per_group) {
     uint64_t g = (n + per_group - 1) / per_group;
