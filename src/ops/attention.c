@@ -11,12 +11,10 @@ float vkvit__attention_default_scale(const vkvit__attention_config *cfg) {
     return (float)(1.0 / sqrt((double)cfg->dk));
 }
 
-/* The smallest subgroup size the shader may see (without size control, gl_SubgroupSize is the default size). */
-static uint32_t min_subgroup_size(const vkvit_ctx *ctx) {
-    uint32_t s = ctx->caps.subgroup_size;
-    if (ctx->caps.subgroup_size_min && ctx->caps.subgroup_size_min < s) s = ctx->caps.subgroup_size_min;
-    return s ? s : 1;
-}
+/* The subgroup size the SUBGROUP variant's row split is made for: the device's default, which its pipeline then
+ * requires, with full subgroups (policy.subgroup_shuffles needs size control): a driver that would otherwise run
+ * it narrower than the size it reports (Intel's) cannot leave rows out. */
+static uint32_t split_subgroup_size(const vkvit_ctx *ctx) { return ctx->caps.subgroup_size ? ctx->caps.subgroup_size : 1; }
 
 static bool is_pow2(uint32_t x) { return x && !(x & (x - 1)); }
 
@@ -48,8 +46,8 @@ vkvit_result vkvit__attention_resolve(const vkvit_ctx *ctx, const vkvit__attenti
     }
 
     const bool cpu = ctx->policy.cpu_kernels;
-    const bool shuffle = ctx->caps.subgroup_shuffle;
-    const uint32_t sg = min_subgroup_size(ctx);
+    const bool shuffle = ctx->policy.subgroup_shuffles;
+    const uint32_t sg = split_subgroup_size(ctx);
     const uint32_t max_shared = ctx->caps.max_shared_memory ? ctx->caps.max_shared_memory : 16384;
 
     /* CPU devices (llvmpipe) execute every shared-memory load as a loop over the 8 SIMD lanes, so there each K/V
@@ -106,6 +104,8 @@ vkvit_result vkvit__attention_kernel_desc(const vkvit_ctx *ctx, const vkvit__att
         .shader = c.tpr > 1 ? VKVIT_SHADER_ATTENTION_F32_F32_SUBGROUP : VKVIT_SHADER_ATTENTION_F32_F32,
         .n_buffers = 6,
         .push_size = sizeof(vkvit__attention_push),
+        .full_subgroups = c.tpr > 1,
+        .subgroup_size = c.tpr > 1 ? split_subgroup_size(ctx) : 0,
         .n_spec = 12,
         .spec = {c.dk, c.bq, c.bk, c.kc, c.tpr, c.bq / c.rpi * c.tpr, (uint32_t)c.mode, c.qk_norm, (uint32_t)c.rope,
                  c.rope_axes, c.causal, c.rpi},

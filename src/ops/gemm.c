@@ -28,6 +28,7 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
     }
     c.bn = 8 * c.tn;
     c.texel = ctx->policy.texel_reads;
+    c.sized_subgroups = ctx->caps.subgroup_size_control;
     c.unrolled = ctx->policy.gemm_cpu_unrolled;
     /* A single column tile (N <= 64: the mLSTM gates, N = 4): split the rows in 4 equal workgroups, for the 2+ CPU
      * threads (halving 256 left 128 + 68 rows of M = 196 on two threads). */
@@ -98,7 +99,8 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_KERNEL_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat = ctx->policy.coopmat, .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
-                                .coopmat_warp = ctx->caps.subgroup_size, .coopmat_frag = ctx->policy.coopmat_frag};
+                                .coopmat_warp = ctx->policy.coopmat_warp,
+                                .sized_subgroups = ctx->caps.subgroup_size_control, .coopmat_frag = ctx->policy.coopmat_frag};
 }
 
 /* The tile rules of each kernel are vkvit_gemm_tile's in include/vkvit.h; vkvit__gemm_kernel_desc checks them again. */
@@ -309,6 +311,9 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
                                 "4, 8, 16, 32 or 64 invocations; this device has %u", label ? label : "?", warp);
         const uint32_t spec[7] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt, warp, warp * warps};
         d.n_spec = (cfg->coopmat == VKVIT_COOPMAT_EMULATED) ? 5 : 7;
+        /* one warp = one full subgroup of `warp` lanes, where the device lets vkvit require it */
+        d.full_subgroups = cfg->sized_subgroups && cfg->coopmat != VKVIT_COOPMAT_EMULATED;
+        d.subgroup_size = d.full_subgroups ? warp : 0;
         memcpy(d.spec, spec, sizeof spec);
     } else if (cfg->variant == VKVIT_GEMM_KERNEL_CPU) {
         /* gemm_cpu.comp: 0 BM, 1 TN, 2 HAS_BIAS, 3 ACT, 4 HAS_SCALE, 5 HAS_RESIDUAL, 6 VEC4, 7 KCH (bk / 32),
@@ -328,6 +333,8 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
         const uint32_t spec[11] = {cfg->bm, cfg->tn, ep->bias, ep->act, ep->scale, ep->residual, cfg->vec4,
                                    cfg->bk / 32, (uint32_t)ep->causal, cfg->texel && cfg->pairs, cfg->one_chunk};
         d.n_spec = 11;
+        d.full_subgroups = cfg->sized_subgroups; /* one full subgroup of exactly 8 lanes where size control exists */
+        d.subgroup_size = cfg->sized_subgroups ? VKVIT_GEMM_CPU_LANES : 0;
         memcpy(d.spec, spec, sizeof spec);
     } else {
         /* gemm.comp: 0 BM, 1 BN, 2 BK, 3 TM, 4 TN, 5 HAS_BIAS, 6 WG_SIZE, 7 ACT, 8 HAS_SCALE, 9 HAS_RESIDUAL.

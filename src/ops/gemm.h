@@ -44,6 +44,9 @@ typedef struct vkvit__gemm_config {
                                                         shader variants, VKVIT_PRECISION_FP16_MATH sessions */
     bool texel;                                      /* CPU variant: A and B bound as uniform texel buffers (the
                                                         *_texel shaders; policy.texel_reads) */
+    bool sized_subgroups;                            /* CPU and hardware COOPMAT variants: their pipelines require
+                                                        full subgroups of the kernel's size (8 lanes, the warp),
+                                                        where the device has size control */
     vkvit__coopmat_kernel coopmat;                   /* COOPMAT variant: the family (policy.coopmat: NV, KHR, or the
                                                         plain-arithmetic stand-in EMULATED) */
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook ctx->test_hooks.coopmat_corrupt */

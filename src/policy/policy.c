@@ -40,10 +40,13 @@ void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__po
     p->fp16_math = p->fp16 && f->fp16_math;
     p->subgroup_reductions = f->subgroup_arithmetic && !env->disable_subgroup;
     p->texel_reads = f->cpu_device && f->texel_buffers && !env->disable_texel;
-    p->gemm_cpu = f->subgroup_shuffle && f->subgroup_size == 8;
+    p->subgroup_shuffles = f->subgroup_shuffle && f->subgroup_size_control && !env->disable_subgroup;
+    p->gemm_cpu = f->subgroup_shuffle && (f->subgroup_size_control ? f->subgroup_size_min <= 8 && f->subgroup_size_max >= 8
+                                                                   : f->subgroup_size == 8);
     p->gemm_cpu_unrolled = VKVIT_HAVE_GEMM_CPU_UNROLLED && p->texel_reads && !env->disable_unrolled;
     p->coopmat = coopmat_choice(f, env, p->fp16_math);
-    p->coopmat_warp = f->subgroup_size;
+    p->coopmat_warp = f->subgroup_size_control && f->subgroup_size_min <= 32 && f->subgroup_size_max >= 32 &&
+                              p->coopmat == VKVIT_COOPMAT_KHR ? 32 : f->subgroup_size;
     p->coopmat_frag = p->coopmat == VKVIT_COOPMAT_KHR ? f->coopmat_khr_frag : 16;
     p->coopmat_tile = env->coopmat_tile;
     p->attention = env->attention;

@@ -41,18 +41,24 @@ typedef struct vkvit__policy {
     bool fp16;                              /* fp16 storage in use: fp16 and fp16-math sessions can be built */
     bool fp16_math;                         /* fp16 arithmetic too (fp16-math sessions) */
     bool subgroup_reductions;               /* the *_subgroup reductions (shaders/reduce.glsl) */
+    bool subgroup_shuffles;                 /* kernels that split rows over a subgroup's lanes (the fused attention's
+                                               SUBGROUP variant): shuffles, and size control so that their
+                                               pipelines get full subgroups of the size their split assumes */
     bool texel_reads;                       /* CPU kernels read their hot-loop operands with texelFetch (llvmpipe
                                                gathers those in SIMD registers; an SSBO load there is a per-lane
                                                scalar loop, ~20x slower). Never on GPUs. */
-    bool gemm_cpu;                          /* the CPU GEMM can run: 8-lane subgroups with shuffles (shaders/gemm_cpu.comp
-                                               is one subgroup of exactly 8 lanes); with cpu_kernels GEMMs take it */
+    bool gemm_cpu;                          /* the CPU GEMM can run: subgroups of exactly 8 lanes with shuffles
+                                               (shaders/gemm_cpu.comp is one such subgroup): the default size, or
+                                               8 requested through size control; with cpu_kernels GEMMs take it */
     bool gemm_cpu_unrolled;                 /* texel_reads and the build's spirv-opt unrolled CPU GEMM variants
                                                (VKVIT_HAVE_GEMM_CPU_UNROLLED), not disabled (VKVIT_DISABLE_UNROLLED) */
     vkvit__coopmat_kernel coopmat;          /* fp16-math GEMMs on cooperative matrices: tentative until the first-use
                                                self-check (coopmat_guard.c) has compared it with double loops, NONE
                                                after a failed one */
     bool coopmat_checked;                   /* the self-check ran */
-    uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is */
+    uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: 32 where size control offers
+                                               it (RDNA3's wave32 beside its default 64), else the default size;
+                                               requested with full subgroups where size control exists */
     uint32_t coopmat_frag;                  /* the KHR kernel's fragment side: 16 or 8 */
     uint32_t coopmat_tile;                  /* VKVIT_COOPMAT_TILE: that tile wherever it fits; 0 the size-based pick */
     uint32_t attention;                     /* VKVIT_ATTENTION (env.h values): 0 the size- and device-based path */

@@ -156,7 +156,9 @@ void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_la
     info->subgroup_size = sg.subgroupSize;
     info->subgroup_arithmetic = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                                 (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
-    info->subgroup_size_control = has_sgc && sgc.subgroupSizeControl && sgc.computeFullSubgroups;
+    /* Size control for vkvit is both features and the compute stage among those that take a required size. */
+    info->subgroup_size_control = has_sgc && sgc.subgroupSizeControl && sgc.computeFullSubgroups &&
+                                  (sgc_props.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
     if (info->subgroup_size_control) {
         info->subgroup_size_min = sgc_props.minSubgroupSize;
         info->subgroup_size_max = sgc_props.maxSubgroupSize;

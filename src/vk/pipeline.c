@@ -83,7 +83,8 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     /* What the specialised shader asks of the device, against the device's limits (after a test profile's clamp):
      * Vulkan guarantees only 128 invocations, 16 KiB of shared memory and 4 storage buffers per stage. */
     vkvit__footprint fp;
-    if (vkvit__shader_footprint(desc->shader, desc->spec, desc->n_spec, &fp)) {
+    const bool read_fp = vkvit__shader_footprint(desc->shader, desc->spec, desc->n_spec, &fp);
+    if (read_fp) {
         const vkvit__caps *c = &ctx->caps;
         const char *what = NULL;
         uint64_t need = 0, limit = 0;
@@ -107,6 +108,24 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                                 label, spv->name, (unsigned long long)need, what, ctx->info.name,
                                 (unsigned long long)limit);
     }
+
+    /* The subgroup contract (vk.h): full subgroups of the required size, checked against the device first. */
+    const vkvit__caps *caps = &ctx->caps;
+    if ((desc->full_subgroups || desc->subgroup_size) && !caps->subgroup_size_control)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s' (shader %s) needs full subgroups%s; device '%s' has no "
+                            "subgroup size control for compute", label, spv->name,
+                            desc->subgroup_size ? " of a required size" : "", ctx->info.name);
+    if (desc->subgroup_size && (desc->subgroup_size < caps->subgroup_size_min ||
+                                desc->subgroup_size > caps->subgroup_size_max ||
+                                (desc->subgroup_size & (desc->subgroup_size - 1))))
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s' (shader %s) needs subgroups of %u; device '%s' offers "
+                            "%u to %u", label, spv->name, desc->subgroup_size, ctx->info.name, caps->subgroup_size_min,
+                            caps->subgroup_size_max);
+    const uint32_t full_unit = desc->subgroup_size ? desc->subgroup_size : caps->subgroup_size_max;
+    if (desc->full_subgroups && read_fp && full_unit && fp.local_size[0] % full_unit)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s' (shader %s): full subgroups of %u need a "
+                            "workgroup width that is a multiple of it, not %u", label, spv->name, full_unit,
+                            fp.local_size[0]);
 
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
     if (desc->sampled_images >> desc->n_buffers)
@@ -166,10 +185,16 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
         .dataSize = desc->n_spec * 4,
         .pData = desc->spec,
     };
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfoEXT required = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO_EXT,
+        .requiredSubgroupSize = desc->subgroup_size,
+    };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {
             .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+            .pNext = desc->subgroup_size ? &required : NULL,
+            .flags = desc->full_subgroups ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT_EXT : 0,
             .stage = VK_SHADER_STAGE_COMPUTE_BIT,
             .module = module,
             .pName = "main",

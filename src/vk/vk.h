@@ -214,6 +214,11 @@ typedef struct vkvit__kernel_desc {
                                                vkvit__descriptor_set_create does not write those: their user
                                                writes its own sets) */
     uint32_t push_size;                     /* bytes of the push-constant block `p` (<= 128) */
+    /* The subgroup contract of a kernel whose work split depends on its subgroups (shuffles among a row's lanes,
+     * a warp of a cooperative matrix, the CPU GEMM's 8 lanes): every subgroup full, and of exactly this size.
+     * Needs subgroup size control (caps.subgroup_size_control); kernel creation refuses without it. */
+    bool full_subgroups;                    /* VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT */
+    uint32_t subgroup_size;                 /* VkPipelineShaderStageRequiredSubgroupSizeCreateInfo; 0 the driver's */
     uint32_t n_spec;                        /* specialization constants with constant_id 0..n_spec-1 */
     uint32_t spec[VKVIT_MAX_SPEC];          /* their values (32-bit ints, bools or float bit patterns) */
     const char *label;
