@@ -701,6 +701,22 @@ VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
  * VKVIT_ERROR_BAD_MODEL_FILE, VKVIT_ERROR_UNSUPPORTED, VKVIT_ERROR_OUT_OF_HOST_MEMORY. Thread-safe. */
 VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char **json_out);
 
+/* vkvit_describe_model_ex's flags. */
+#define VKVIT_DESCRIBE_SUMMARY 1u
+
+/* vkvit_describe_model with `flags`: 0 gives vkvit_describe_model's document exactly. VKVIT_DESCRIBE_SUMMARY adds
+ * the member "summary": the words `vkvit inspect` prints about the architecture, so that a tool renders a model of
+ * any architecture without knowing one:
+ *   "lines": [{"key": "input", "text": "32 x 32 RGB, patch 4 -> 8 x 8 grid = 64 patches"}, ...], the
+ *            architecture's own lines in order (architecture and flavour first, then input, tokens, widths,
+ *            blocks or mixers, readout; which lines depends on the architecture). "key" is the line's name, ""
+ *            for a line that continues the one before; "text" is ASCII and holds no string of the file.
+ *   "flops_per_block": [{"name": "attention", "key": "attention_per_block"}, ...], the per-block terms of
+ *            "flops_breakdown" (besides "block") that describe the architecture's block: "key" is the member of
+ *            "flops_breakdown", "name" the words for it.
+ * Flags other than VKVIT_DESCRIBE_SUMMARY: VKVIT_ERROR_INVALID_ARGUMENT. Otherwise as vkvit_describe_model. */
+VKVIT_API vkvit_result vkvit_describe_model_ex(const vkvit_model_desc *desc, uint32_t flags, char **json_out);
+
 /* Frees memory vkvit returned to the caller (vkvit_describe_model's JSON). NULL is a no-op. */
 VKVIT_API void vkvit_free(void *p);
 

@@ -1,7 +1,8 @@
 /* vkvit_describe_model: a model file described as JSON without a device (what `vkvit inspect` prints, and what
  * bindings want): architecture, flavour, hyperparameters, labels, preprocessing, parameter count, FLOPs, dtype
  * counts and the tensor table. Uses the model reader (src/model/), so the file is validated completely first; the
- * hyperparameters and the names of the per-block mixer FLOPs come from the architecture's row (src/arch/).
+ * hyperparameters, the names of the per-block mixer FLOPs and the summary lines (vkvit_describe_model_ex) come from
+ * the architecture's row (src/arch/).
  * tools/vkvit_file.py describe() writes the same document (tests/format/test_reader_agreement.py compares them). */
 #include "arch/arch_kit.h"
 #include "common.h"
@@ -20,7 +21,10 @@ typedef struct summary {
 } summary;
 
 /* A JSON string of s with every byte that is not part of valid UTF-8 replaced by U+FFFD, so the document is valid
- * UTF-8 whatever the file (or the path) holds. */
+ * UTF-8 whatever the file (or the path) holds. The library's one UTF-8 repair, on its one decoder (vkvit__utf8_len,
+ * src/model/safetensors.c). The CLI keeps its own (tools/cli/cli_utf8.c): it may include nothing of src/, and it
+ * repairs names the library never sees (paths from argv, folder entries), with the decoder its terminal cleaning
+ * needs anyway; `vkvit inspect` prints this document and needs no repair of its own. */
 static cJSON *str(const char *s) {
     size_t n = strlen(s);
     char *fixed = malloc(3 * n + 1), *o = fixed;
@@ -44,6 +48,25 @@ static cJSON *str(const char *s) {
     cJSON *j = cJSON_CreateString(fixed);
     free(fixed);
     return j;
+}
+
+/* "summary" (VKVIT_DESCRIBE_SUMMARY): the architecture's lines of `vkvit inspect` (its row's summary) and the
+ * words for the per-block FLOP terms of "flops_breakdown" that describe its block. */
+static void add_summary(cJSON *o, const vkvit__model_config *c) {
+    const vkvit__arch_ops *a = vkvit__arch_ops_of(c->arch);
+    cJSON *sum = cJSON_AddObjectToObject(o, "summary");
+    cJSON *lines = cJSON_AddArrayToObject(sum, "lines");
+    if (a->summary) a->summary(c, lines);
+    cJSON *terms = cJSON_AddArrayToObject(sum, "flops_per_block");
+    const char *const names[2] = {a->mixer_flops_name, a->cond_mixer_flops_name};
+    const char *const texts[2] = {a->mixer_flops_text, a->cond_mixer_flops_text};
+    for (int i = 0; i < 2; i++) {
+        if (!names[i]) continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", texts[i] ? texts[i] : names[i]);
+        cJSON_AddStringToObject(e, "key", names[i]);
+        cJSON_AddItemToArray(terms, e);
+    }
 }
 
 static cJSON *describe(const char *path, const vkvit__model_file *mf, const summary *s) {
@@ -100,6 +123,10 @@ static cJSON *describe(const char *path, const vkvit__model_file *mf, const summ
 }
 
 VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char **json_out) {
+    return vkvit_describe_model_ex(desc, 0, json_out);
+}
+
+VKVIT_API vkvit_result vkvit_describe_model_ex(const vkvit_model_desc *desc, uint32_t flags, char **json_out) {
     if (json_out) *json_out = NULL;
     if (!desc || !json_out)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model: %s is NULL",
@@ -107,6 +134,9 @@ VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char *
     if (!desc->path == !desc->data) /* the loader's own sentence would name vkvit_model_create */
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model: %s of desc->path and desc->data "
                             "is set; give exactly one", desc->path ? "each" : "neither");
+    if (flags & ~(uint32_t)VKVIT_DESCRIBE_SUMMARY)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_describe_model_ex: unknown flags 0x%x",
+                            (unsigned)(flags & ~(uint32_t)VKVIT_DESCRIBE_SUMMARY));
     vkvit__model_file mf; /* from desc->path or desc->data, exactly as vkvit_model_create reads it */
     vkvit_result r = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
     if (r != VKVIT_OK) return r;
@@ -130,6 +160,7 @@ VKVIT_API vkvit_result vkvit_describe_model(const vkvit_model_desc *desc, char *
         return r;
     }
     cJSON *doc = describe(name, &mf, &s);
+    if (doc && (flags & VKVIT_DESCRIBE_SUMMARY)) add_summary(doc, &mf.cfg);
     vkvit__model_file_close(&mf);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);

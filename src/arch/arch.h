@@ -45,8 +45,10 @@ typedef struct vkvit__arch_ops {
     const char *name;                       /* "architecture" in the model file */
     const char *const *flavours;            /* "flavour" spellings; cfg->flavour indexes this list */
     uint32_t n_flavours;
-    /* describe's names of vkvit__flops.mixer_per_block and .cond_mixer_per_block (NULL: not described) */
+    /* describe's names of vkvit__flops.mixer_per_block and .cond_mixer_per_block (NULL: not described), and the
+     * words `vkvit inspect` prints for them ("attention") */
     const char *mixer_flops_name, *cond_mixer_flops_name;
+    const char *mixer_flops_text, *cond_mixer_flops_text;
 
     /* Parses and validates the `config` object (its keys, ranges and the flavour's rules) into cfg's member for
      * this architecture, and sets cfg->image_size and cfg->num_classes. cfg->flavour is already set. Errors: one
@@ -59,6 +61,9 @@ typedef struct vkvit__arch_ops {
     void (*flops)(const struct vkvit__model_config *cfg, struct vkvit__flops *f);
     /* The hyperparameters, as members of vkvit_describe_model's JSON object o (after architecture / flavour). */
     void (*describe)(const struct vkvit__model_config *cfg, struct cJSON *o);
+    /* The architecture's lines of `vkvit inspect`'s text, appended to the array `lines` (vkvit__summary_line):
+     * vkvit_describe_model_ex's "summary", so that no tool outside src/arch knows an architecture. */
+    void (*summary)(const struct vkvit__model_config *cfg, struct cJSON *lines);
 
     /* Runtime (absent from reader-only builds such as the fuzzer: VKVIT_ARCH_READER_ONLY). */
     /* Constant tensors added to the weights at model creation (RoPE tables, ...); NULL when there are none. */

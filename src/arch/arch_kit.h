@@ -9,6 +9,8 @@
 #include "model/model_file.h"
 
 #include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -104,6 +106,20 @@ uint64_t vkvit__sat_add_n(const uint64_t *v, size_t n);
 static inline bool vkvit__name_ends_with(const char *name, const char *suffix) {
     const size_t n = strlen(name), k = strlen(suffix);
     return n >= k && memcmp(name + n - k, suffix, k) == 0;
+}
+
+/* One line of `summary`: {"key": key, "text": the formatted text} appended to the array `lines`. */
+static inline void vkvit__summary_line(cJSON *lines, const char *key, const char *fmt, ...) VKVIT_PRINTF(3, 4);
+static inline void vkvit__summary_line(cJSON *lines, const char *key, const char *fmt, ...) {
+    char text[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", key);
+    cJSON_AddStringToObject(o, "text", text);
+    cJSON_AddItemToArray(lines, o);
 }
 
 /* [a, b] as a JSON array of two numbers. */

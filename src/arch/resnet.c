@@ -314,6 +314,51 @@ static void describe(const vkvit__model_config *cfg, cJSON *o) {
     cJSON_AddBoolToObject(bias, "head", v->bias.head);
 }
 
+static const char *yn(bool b) { return b ? "yes" : "no"; }
+
+/* "rmsnorm (eps 1e-06)", "layernorm (eps 1e-05, bias)", "identity" (no norm) */
+static const char *norm_text(const vkvit__rn_norm_config *n, char *buf, size_t cap) {
+    if (n->kind == VKVIT_RN_NORM_IDENTITY) snprintf(buf, cap, "identity");
+    else snprintf(buf, cap, "%s (eps %g%s)", NORM_NAMES[n->kind], n->eps,
+                  n->kind == VKVIT_RN_NORM_LAYERNORM && n->bias ? ", bias" : "");
+    return buf;
+}
+
+static void summary(const vkvit__model_config *cfg, cJSON *lines) {
+    const vkvit__resnet_config *v = &cfg->resnet;
+    char n[48];
+    vkvit__summary_line(lines, "architecture", "resnet, flavour %s (ClassificationResNet of generic ResidualBlocks)",
+                        FLAVOURS[cfg->flavour]);
+    vkvit__summary_line(lines, "input", "%u x %u RGB, patch %u -> %u x %u grid = %u tokens%s", v->image_size[0],
+                        v->image_size[1], v->patch_size, v->grid[0], v->grid[1], v->num_tokens,
+                        v->pos_embed ? " (+ pos_embed)" : "");
+    vkvit__summary_line(lines, "width", "%u, depth %u (every block alike)", v->dim, v->depth);
+    if (v->seq.enabled)
+        vkvit__summary_line(lines, "sequence mixer", "%s -> attention, heads %u (head dim %u), RoPE %s, qk-norm %s, "
+                            "causal %s, bias %s", norm_text(&v->input_norm, n, sizeof n), v->seq.num_heads,
+                            v->seq_head_dim, yn(v->seq.rope), yn(v->seq.qk_norm), yn(v->seq.causal), yn(v->seq.bias));
+    else
+        vkvit__summary_line(lines, "sequence mixer", "identity");
+    const uint32_t tc = v->condition_tokens;
+    if (v->cond.enabled)
+        vkvit__summary_line(lines, "condition", "%s -> cross-attention, heads %u (head dim %u), qk-norm %s, causal %s; "
+                            "condition %s", norm_text(&v->condition_mixer_norm, n, sizeof n), v->cond.num_heads,
+                            v->cond_head_dim, yn(v->cond.qk_norm), yn(v->cond.causal),
+                            tc ? "[B, Tc, C] tokens" : "[B, C] (one global token)");
+    else
+        vkvit__summary_line(lines, "condition", "identity (the network takes no condition)");
+    if (tc) vkvit__summary_line(lines, "", "Tc = %u condition tokens of width %u", tc, v->condition_dim);
+    if (v->mlp.enabled)
+        vkvit__summary_line(lines, "mlp", "%s -> MLP %u (%s%s), bias %s", norm_text(&v->mlp_norm, n, sizeof n),
+                            v->mlp.hidden, ACT_NAMES[v->mlp.activation],
+                            v->mlp_glu_factor == 2 ? ", layer1 doubled" : "", yn(v->mlp.bias));
+    else
+        vkvit__summary_line(lines, "mlp", "identity");
+    vkvit__summary_line(lines, "readout", "gap -> out_norm %s -> out_proj (%u -> %u); biases: patch_embed %s, head %s",
+                        norm_text(&v->out_norm, n, sizeof n), v->dim, cfg->num_classes, yn(v->bias.patch_embed),
+                        yn(v->bias.head));
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * The row
  * --------------------------------------------------------------------------------------------------------------- */
@@ -341,9 +386,12 @@ const vkvit__arch_ops vkvit__arch_resnet = {
     .n_flavours = 1,
     .mixer_flops_name = "sequence_mixer_per_block",
     .cond_mixer_flops_name = "condition_mixer_per_block",
+    .mixer_flops_text = "sequence mixer",
+    .cond_mixer_flops_text = "condition mixer",
     .parse = parse,
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
+    .summary = summary,
     VKVIT_ARCH_RUNTIME(.constants = vkvit__resnet_constants, .host_only = host_only, .build = build,)
 };

@@ -159,6 +159,20 @@ static void describe(const vkvit__model_config *cfg, cJSON *o) {
     cJSON_AddStringToObject(o, "pooling", "bilateral_avg");
 }
 
+static void summary(const vkvit__model_config *cfg, cJSON *lines) {
+    const vkvit__vil_config *v = &cfg->vil;
+    const bool seed = !strcmp(FLAVOURS[cfg->flavour], "seed");
+    vkvit__summary_line(lines, "architecture", "vil, flavour %s (%s numerics)", FLAVOURS[cfg->flavour],
+                        seed ? "seed-004" : "official NX-AI v1");
+    vkvit__summary_line(lines, "input", "%u x %u RGB, patch %u -> %u x %u grid", v->image_size[0], v->image_size[1],
+                        v->patch_size, v->grid[0], v->grid[1]);
+    vkvit__summary_line(lines, "tokens", "%u (patches only; odd blocks run the sequence reversed)", v->num_tokens);
+    vkvit__summary_line(lines, "width", "%u, depth %u, inner %u, memory heads %u (head dim %u), q/k/v %u blocks of "
+                        "%ux%u, conv kernel %u", v->dim, v->depth, v->inner_dim, v->num_heads, v->head_dim,
+                        v->num_proj_heads, v->qkv_block_size, v->qkv_block_size, v->conv_kernel);
+    vkvit__summary_line(lines, "readout", "bilateral_avg -> LayerNorm -> head (%u -> %u)", v->dim, cfg->num_classes);
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * The row
  * --------------------------------------------------------------------------------------------------------------- */
@@ -201,10 +215,12 @@ const vkvit__arch_ops vkvit__arch_vil = {
     .flavours = FLAVOURS,
     .n_flavours = 2,
     .mixer_flops_name = "cell_per_block",
+    .mixer_flops_text = "mLSTM cell (parallel form)",
     .parse = parse,
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
+    .summary = summary,
     VKVIT_ARCH_RUNTIME(.constants = vkvit__vil_constants, .packed_after = packed_after, .host_only = host_only,
                        .build = build,)
 };

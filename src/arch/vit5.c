@@ -198,6 +198,12 @@ static void flops(const vkvit__model_config *cfg, vkvit__flops *f) {
  * describe (vkvit_describe_model; tools/vkvit_file.py describe() writes the same members)
  * --------------------------------------------------------------------------------------------------------------- */
 
+static const char *token_layout_name(const vkvit__vit5_config *v) {
+    return v->token_layout == VKVIT_TOKENS_PATCHES_CLS_REGS ? "patches, CLS, registers" : "CLS, patches, registers";
+}
+
+static const char *yn(bool b) { return b ? "yes" : "no"; }
+
 static void describe(const vkvit__model_config *cfg, cJSON *o) {
     const vkvit__vit5_config *v = &cfg->vit5;
     cJSON_AddItemToObject(o, "image_size", vkvit__json_pair(v->image_size[0], v->image_size[1]));
@@ -219,8 +225,7 @@ static void describe(const vkvit__model_config *cfg, cJSON *o) {
     cJSON_AddBoolToObject(o, "layer_scale", v->layer_scale);
     cJSON_AddBoolToObject(o, "grn", v->grn);
     cJSON_AddStringToObject(o, "rope_pairing", PAIRING_NAMES[v->rope_pairing]);
-    cJSON_AddStringToObject(o, "token_layout", v->token_layout == VKVIT_TOKENS_PATCHES_CLS_REGS
-                                                   ? "patches, CLS, registers" : "CLS, patches, registers");
+    cJSON_AddStringToObject(o, "token_layout", token_layout_name(v));
     cJSON_AddStringToObject(o, "mlp_activation", "gelu");
     cJSON *bias = cJSON_AddObjectToObject(o, "bias");
     cJSON_AddBoolToObject(bias, "patch_embed", v->bias.patch_embed);
@@ -228,6 +233,27 @@ static void describe(const vkvit__model_config *cfg, cJSON *o) {
     cJSON_AddBoolToObject(bias, "proj", v->bias.proj);
     cJSON_AddBoolToObject(bias, "mlp", v->bias.mlp);
     cJSON_AddBoolToObject(bias, "head", v->bias.head);
+}
+
+static void summary(const vkvit__model_config *cfg, cJSON *lines) {
+    const vkvit__vit5_config *v = &cfg->vit5;
+    vkvit__summary_line(lines, "architecture", "vit5, flavour %s (%s RoPE, tokens [%s])", FLAVOURS[cfg->flavour],
+                        v->rope_pairing == VKVIT_ROPE_SPLIT_HALF ? "split_half" : "adjacent", token_layout_name(v));
+    vkvit__summary_line(lines, "input", "%u x %u RGB, patch %u -> %u x %u grid = %u patches", v->image_size[0],
+                        v->image_size[1], v->patch_size, v->grid[0], v->grid[1], v->num_patches);
+    vkvit__summary_line(lines, "tokens", "%u (%u patches%s + %u registers)", v->num_tokens, v->num_patches,
+                        v->has_cls ? " + CLS" : "", v->num_registers);
+    vkvit__summary_line(lines, "width", "%u, depth %u, heads %u (head dim %u), MLP %u (gelu)", v->dim, v->depth,
+                        v->num_heads, v->head_dim, v->mlp_hidden);
+    vkvit__summary_line(lines, "blocks", "QK-norm %s, layer scale %s, GRN %s; biases: patch_embed %s, qkv %s, proj %s, "
+                        "mlp %s, head %s", yn(v->qk_norm), yn(v->layer_scale), yn(v->grn), yn(v->bias.patch_embed),
+                        yn(v->bias.qkv), yn(v->bias.proj), yn(v->bias.mlp), yn(v->bias.head));
+    if (v->readout == VKVIT_READOUT_REGISTER_CONCAT)
+        vkvit__summary_line(lines, "readout", "register_concat (%u registers x neck %u) -> out_norm -> out_proj "
+                            "(%u -> %u)", v->num_registers, v->neck_dim, v->head_in, cfg->num_classes);
+    else
+        vkvit__summary_line(lines, "readout", "%s -> out_norm -> out_proj (%u -> %u)", READOUT_NAMES[v->readout],
+                            v->head_in, cfg->num_classes);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -254,9 +280,11 @@ const vkvit__arch_ops vkvit__arch_vit5 = {
     .flavours = FLAVOURS,
     .n_flavours = 2,
     .mixer_flops_name = "attention_per_block",
+    .mixer_flops_text = "attention",
     .parse = parse,
     .tensors = tensors,
     .flops = flops,
     .describe = describe,
+    .summary = summary,
     VKVIT_ARCH_RUNTIME(.constants = vkvit__vit5_constants, .host_only = host_only, .build = build,)
 };

@@ -1,11 +1,13 @@
 /* The vkvit CLI as a user meets it: exit codes, help texts, `info` on this machine, and a clear sentence (not a
  * crash) when no Vulkan driver can be found or a driver manifest is broken; `vkvit run` on a conditioned resnet
  * golden (input + condition from the golden's io file, logits against PyTorch). Runs the built binary with popen().
- * Also vkvit_describe_model, the public API behind `vkvit inspect`, and the error code include/vkvit.h gives for
+ * Also vkvit_describe_model(_ex), the public API behind `vkvit inspect`, and the error code include/vkvit.h gives for
  * vkvit_session_set_images' device limit. */
 #include "golden_util.h"
 #include "test_util.h"
 
+#include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -210,6 +212,65 @@ static void describe(void) {
     vkvit_free(NULL);
 }
 
+/* vkvit_describe_model_ex: flags 0 is vkvit_describe_model's document byte for byte; VKVIT_DESCRIBE_SUMMARY adds
+ * "summary" and nothing else: the architecture's lines (first "architecture", naming the document's architecture;
+ * ASCII text) and per-block FLOP terms that name members of "flops_breakdown"; unknown flags are refused. One model
+ * of each architecture. */
+static void describe_summary(void) {
+    static const char *const files[] = {"vit5_nvsubq_regconcat_r9", "vil_nxai", "resnet_all_swiglu_tc3_rope_qkn_causal"};
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[512];
+        snprintf(path, sizeof path, MODELS "%s.vkvit", files[f]);
+        const vkvit_model_desc desc = {.path = path};
+        char *plain = (char *)"untouched", *same = (char *)"untouched", *with = (char *)"untouched";
+        vkvit_result r0 = vkvit_describe_model(&desc, &plain), r1 = vkvit_describe_model_ex(&desc, 0, &same);
+        vkvit_result r2 = vkvit_describe_model_ex(&desc, VKVIT_DESCRIBE_SUMMARY, &with);
+        CHECK(r0 == VKVIT_OK && r1 == VKVIT_OK && r2 == VKVIT_OK, "%s: describe %d, _ex(0) %d, _ex(SUMMARY) %d: %s",
+              files[f], r0, r1, r2, vkvit_last_error());
+        if (r0 != VKVIT_OK || r1 != VKVIT_OK || r2 != VKVIT_OK) continue;
+        CHECK(!strcmp(plain, same), "%s: vkvit_describe_model_ex(0) differs from vkvit_describe_model", files[f]);
+        cJSON *a = cJSON_Parse(plain), *b = cJSON_Parse(with);
+        cJSON *sum = b ? cJSON_DetachItemFromObjectCaseSensitive(b, "summary") : NULL;
+        CHECK(a && b && sum && cJSON_Compare(a, b, 1), "%s: the document with the summary, less it, is not the plain "
+              "one", files[f]);
+        const cJSON *lines = cJSON_GetObjectItemCaseSensitive(sum, "lines");
+        const cJSON *first = cJSON_GetArrayItem(lines, 0);
+        const char *arch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "architecture"));
+        const char *text0 = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "text"));
+        CHECK(cJSON_GetArraySize(lines) >= 4 && arch && text0 && !strncmp(text0, arch, strlen(arch)) &&
+                  !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "key")), "architecture"),
+              "%s: summary.lines: %d lines, the first %s", files[f], cJSON_GetArraySize(lines), text0 ? text0 : "-");
+        const cJSON *line;
+        cJSON_ArrayForEach(line, lines) {
+            const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(line, "key"));
+            const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(line, "text"));
+            bool ascii = key && text && text[0];
+            for (const char *c = text; ascii && *c; c++) ascii = *c >= 0x20 && *c < 0x7f;
+            CHECK(ascii && strlen(key) < 15, "%s: summary line key %s text %s", files[f], key ? key : "-",
+                  text ? text : "-");
+        }
+        const cJSON *terms = cJSON_GetObjectItemCaseSensitive(sum, "flops_per_block"), *term;
+        const cJSON *fb = cJSON_GetObjectItemCaseSensitive(a, "flops_breakdown");
+        CHECK(cJSON_GetArraySize(terms) >= 1, "%s: no per-block FLOP terms", files[f]);
+        cJSON_ArrayForEach(term, terms) {
+            const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(term, "key"));
+            const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(term, "name"));
+            CHECK(key && name && name[0] && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fb, key)),
+                  "%s: FLOP term %s names no member of flops_breakdown", files[f], key ? key : "-");
+        }
+        cJSON_Delete(sum);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+        vkvit_free(plain);
+        vkvit_free(same);
+        vkvit_free(with);
+    }
+    char *json = (char *)"untouched";
+    vkvit_result r = vkvit_describe_model_ex(&(vkvit_model_desc){.path = MODELS "vil_seed.vkvit"}, 2, &json);
+    CHECK(r == VKVIT_ERROR_INVALID_ARGUMENT && json == NULL && strstr(vkvit_last_error(), "flags"),
+          "vkvit_describe_model_ex(flags 2): %d %s", r, vkvit_last_error());
+}
+
 int main(void) {
     static char out[1 << 16];
     int rc;
@@ -222,6 +283,7 @@ int main(void) {
     CHECK(rc == 1 && strstr(out, "unknown command 'frobnicate'"), "unknown command: rc %d\n%s", rc, out);
 
     describe();
+    describe_summary();
 
     rc = run(CLI " info", out, sizeof out);
     if (rc == 3) {

@@ -64,36 +64,41 @@ static void fill_random(float *x, size_t n, uint32_t seed) {
     }
 }
 
-static int bench_model(int argc, char **argv) {
+typedef struct bench_args {
+    const char *path, *device;
+    uint32_t repeat, warmup, batch;
+    int json;
+    double duration;                        /* seconds; 0: --repeat runs */
+    vkvit_precision precision;
+} bench_args;
+
+/* Returns CLI_OK, -1 after --help, or the exit code after printing the reason. */
+static int parse_args(int argc, char **argv, bench_args *a) {
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},       {"batch", required_argument, NULL, 'b'},
         {"precision", required_argument, NULL, OPT_PRECISION}, {"repeat", required_argument, NULL, OPT_REPEAT},
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"duration", required_argument, NULL, OPT_DURATION},
         {"device", required_argument, NULL, OPT_DEVICE}, {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
-    const char *path = NULL, *device = NULL;
-    uint32_t repeat = 10, warmup = 2, batch = 1;
+    *a = (bench_args){.repeat = 10, .warmup = 2, .batch = 1, .precision = VKVIT_PRECISION_FP32};
     int repeat_given = 0;
-    int json = 0;
-    double duration = 0;
-    vkvit_precision precision = VKVIT_PRECISION_FP32;
     cli_opts o;
     cli_opts_init(&o, "bench", argc, argv, "m:b:h", longopts);
     for (int c; (c = cli_opts_next(&o)) != -1;) {
         switch (c) {
-        case 'h': model_usage(stdout); return cli_finish_stdout("bench", CLI_OK);
-        case 'm': path = o.arg; break;
-        case 'b': if (!cli_opt_u32(&o, 1, 4096, &batch)) return CLI_USAGE; break;
-        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
-        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 100000, &repeat)) return CLI_USAGE; repeat_given = 1; break;
-        case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 1000, &warmup)) return CLI_USAGE; break;
-        case OPT_DEVICE: device = o.arg; break;
-        case OPT_JSON: json = 1; break;
+        case 'h': model_usage(stdout); return -1;
+        case 'm': a->path = o.arg; break;
+        case 'b': if (!cli_opt_u32(&o, 1, 4096, &a->batch)) return CLI_USAGE; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&o, &a->precision)) return CLI_USAGE; break;
+        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 100000, &a->repeat)) return CLI_USAGE; repeat_given = 1; break;
+        case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 1000, &a->warmup)) return CLI_USAGE; break;
+        case OPT_DEVICE: a->device = o.arg; break;
+        case OPT_JSON: a->json = 1; break;
         case OPT_DURATION: {
             char *end = NULL;
-            duration = strtod(o.arg, &end);
+            a->duration = strtod(o.arg, &end);
             /* decimal seconds only (strtod also takes hex floats and "inf") */
-            if (end == o.arg || *end || strpbrk(o.arg, "xXnN") || !(duration > 0 && duration <= 86400))
+            if (end == o.arg || *end || strpbrk(o.arg, "xXnN") || !(a->duration > 0 && a->duration <= 86400))
                 return cli_usage_error("bench", "--duration wants seconds in (0, 86400], got '%s'", o.arg);
             break;
         }
@@ -101,195 +106,222 @@ static int bench_model(int argc, char **argv) {
         }
     }
     if (o.first_operand < argc) return cli_usage_error("bench", "unexpected argument '%s'", argv[o.first_operand]);
-    if (!path) return cli_usage_error("bench", "--model FILE is required (or: vkvit bench gemm)");
-    if (repeat_given && duration > 0)
+    if (!a->path) return cli_usage_error("bench", "--model FILE is required (or: vkvit bench gemm)");
+    if (repeat_given && a->duration > 0)
         return cli_usage_error("bench", "--repeat N and --duration S exclude each other");
-    int rc = CLI_OK;
-    vkvit_result r;
-    vkvit_ctx *ctx = NULL;
-    vkvit_model *model = NULL;
-    vkvit_session *s = NULL, *sp = NULL;
-    float *input = NULL, *cond = NULL;
-    double *lat = NULL;
-    uint32_t n_lat = 0, cap_lat = 0;
-    vkvit_profile_entry *prof = NULL;
-#define FAIL(r_)                                                                                              \
-    do {                                                                                                      \
-        cli_print_error("bench", cli_last_error());                                                           \
-        rc = vkvit_cli_exit_code(r_);                                                                         \
-        goto done;                                                                                            \
-    } while (0)
-    /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
-    if ((r = cli_sniff_model(path)) != VKVIT_OK) FAIL(r);
-    vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit bench"};
-    if ((r = vkvit_ctx_create(&cd, &ctx))) FAIL(r);
-    if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = path}, &model))) FAIL(r);
-    vkvit_session_desc sd = {.label = "bench", .batch = batch, .precision = precision};
-    if ((r = vkvit_session_create(model, &sd, &s))) FAIL(r);
+    return CLI_OK;
+}
+
+/* One model benchmark: the timed session and its profiled twin, their inputs, and what was measured. */
+typedef struct bench_job {
+    bench_args a;
+    vkvit_ctx *ctx;
+    vkvit_model *model;
+    vkvit_session *s, *sp;                  /* timed; profiled (timestamps) */
+    float *input, *cond;
+    int conditioned;                        /* the model takes a (random) condition */
+    double *lat;                            /* [n_lat] run latencies, ms, in run order until sorted */
+    uint32_t n_lat, cap_lat;
+    double wall_s, cpu_ms;                  /* the timed runs' wall time; host CPU time per run */
+    uint32_t tenth;                         /* runs in each drift median */
+    double drift_first, drift_last, drift_pct;
+    cli_stats st;
+    kind_time kinds[32];                    /* GPU time per node kind, one profiled run */
+    uint32_t n_kinds;
+    double gpu_total;
+} bench_job;
+
+/* Both sessions, on the same random input (and a random condition for models that take one). */
+static vkvit_result prepare(bench_job *j) {
+    vkvit_session_desc sd = {.label = "bench", .batch = j->a.batch, .precision = j->a.precision};
+    vkvit_result r = vkvit_session_create(j->model, &sd, &j->s);
+    if (r != VKVIT_OK) return r;
     sd.profile = 1;
     sd.label = "bench (profiled)";
-    if ((r = vkvit_session_create(model, &sd, &sp))) FAIL(r);
-
-    vkvit_shape is = vkvit_session_input_shape(s);
+    if ((r = vkvit_session_create(j->model, &sd, &j->sp))) return r;
+    vkvit_shape is = vkvit_session_input_shape(j->s);
     size_t n_in = (size_t)is.dims[0] * is.dims[1] * is.dims[2] * is.dims[3];
-    cap_lat = duration > 0 ? 1024 : repeat;
-    input = malloc(n_in * sizeof(float));
-    lat = malloc((size_t)cap_lat * sizeof(double));
-    if (!input || !lat) {
-        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-        FAIL(r);
-    }
-    fill_random(input, n_in, 1);
-    if ((r = vkvit_session_set_input(s, input, n_in)) || (r = vkvit_session_set_input(sp, input, n_in))) FAIL(r);
-    /* Conditioned models: a random condition, as the input is random. */
-    vkvit_shape cs = vkvit_session_condition_shape(s);
-    if (cs.ndim > 0) {
-        size_t n_cond = 1;
-        for (uint32_t d = 0; d < cs.ndim; d++) n_cond *= cs.dims[d];
-        if (!(cond = malloc(n_cond * sizeof *cond))) {
-            r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-            FAIL(r);
-        }
-        fill_random(cond, n_cond, 2);
-        if ((r = vkvit_session_set_condition(s, cond, n_cond)) || (r = vkvit_session_set_condition(sp, cond, n_cond)))
-            FAIL(r);
-    }
-    for (uint32_t i = 0; i < warmup; i++)
-        if ((r = vkvit_session_run(s))) FAIL(r);
-    double cpu0 = cpu_seconds();
-    uint64_t start = cli_now_ns(), stop = start + (uint64_t)(duration * 1e9);
+    j->cap_lat = j->a.duration > 0 ? 1024 : j->a.repeat;
+    j->input = malloc(n_in * sizeof(float));
+    j->lat = malloc((size_t)j->cap_lat * sizeof(double));
+    if (!j->input || !j->lat) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    fill_random(j->input, n_in, 1);
+    if ((r = vkvit_session_set_input(j->s, j->input, n_in)) || (r = vkvit_session_set_input(j->sp, j->input, n_in)))
+        return r;
+    vkvit_shape cs = vkvit_session_condition_shape(j->s);
+    if (!(j->conditioned = cs.ndim > 0)) return VKVIT_OK;
+    size_t n_cond = 1;
+    for (uint32_t d = 0; d < cs.ndim; d++) n_cond *= cs.dims[d];
+    if (!(j->cond = malloc(n_cond * sizeof *j->cond))) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    fill_random(j->cond, n_cond, 2);
+    if ((r = vkvit_session_set_condition(j->s, j->cond, n_cond))) return r;
+    return vkvit_session_set_condition(j->sp, j->cond, n_cond);
+}
+
+/* The warm-up runs, then --repeat timed runs or as many as --duration allows; then the drift (before sorting) and
+ * the latency statistics. */
+static vkvit_result time_runs(bench_job *j) {
+    vkvit_result r;
+    for (uint32_t i = 0; i < j->a.warmup; i++)
+        if ((r = vkvit_session_run(j->s))) return r;
+    const double cpu0 = cpu_seconds();
+    const uint64_t start = cli_now_ns(), stop = start + (uint64_t)(j->a.duration * 1e9);
     for (;;) {
-        if (duration > 0 ? cli_now_ns() >= stop && n_lat > 0 : n_lat == repeat) break;
-        if (n_lat == cap_lat) {
-            if (cap_lat >= (1u << 26)) break; /* 67 M runs: enough for any drift */
-            double *grown = realloc(lat, (size_t)cap_lat * 2 * sizeof *lat);
-            if (!grown) {
-                r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-                FAIL(r);
-            }
-            lat = grown;
-            cap_lat *= 2;
+        if (j->a.duration > 0 ? cli_now_ns() >= stop && j->n_lat > 0 : j->n_lat == j->a.repeat) break;
+        if (j->n_lat == j->cap_lat) {
+            if (j->cap_lat >= (1u << 26)) break; /* 67 M runs: enough for any drift */
+            double *grown = realloc(j->lat, (size_t)j->cap_lat * 2 * sizeof *j->lat);
+            if (!grown) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+            j->lat = grown;
+            j->cap_lat *= 2;
         }
         uint64_t t0 = cli_now_ns();
-        if ((r = vkvit_session_run(s))) FAIL(r);
-        lat[n_lat++] = (double)(cli_now_ns() - t0) * 1e-6;
+        if ((r = vkvit_session_run(j->s))) return r;
+        j->lat[j->n_lat++] = (double)(cli_now_ns() - t0) * 1e-6;
     }
-    double wall_s = (double)(cli_now_ns() - start) * 1e-9;
-    double cpu_ms = (cpu_seconds() - cpu0) * 1e3 / n_lat;
-    /* Drift (before sorting): the median of the last 10 % of runs against the first 10 %. */
-    uint32_t tenth = n_lat / 10 ? n_lat / 10 : 1;
-    double drift_first = cli_median(lat, tenth), drift_last = cli_median(lat + n_lat - tenth, tenth);
-    double drift_pct = 100.0 * (drift_last - drift_first) / drift_first;
-    cli_stats st = cli_stats_of(lat, n_lat);
+    j->wall_s = (double)(cli_now_ns() - start) * 1e-9;
+    j->cpu_ms = (cpu_seconds() - cpu0) * 1e3 / j->n_lat;
+    /* Drift: the median of the last 10 % of runs against the first 10 %. */
+    j->tenth = j->n_lat / 10 ? j->n_lat / 10 : 1;
+    j->drift_first = cli_median(j->lat, j->tenth);
+    j->drift_last = cli_median(j->lat + j->n_lat - j->tenth, j->tenth);
+    j->drift_pct = 100.0 * (j->drift_last - j->drift_first) / j->drift_first;
+    j->st = cli_stats_of(j->lat, j->n_lat);
+    return VKVIT_OK;
+}
 
-    /* GPU time per node kind, from one profiled run. */
-    if ((r = vkvit_session_run(sp))) FAIL(r);
+/* GPU time per node kind, from one profiled run. */
+static vkvit_result profile_kinds(bench_job *j) {
+    vkvit_result r = vkvit_session_run(j->sp);
+    if (r) return r;
     uint32_t n_nodes = 0;
-    vkvit_session_profile(sp, NULL, 0, &n_nodes);
-    prof = calloc(n_nodes ? n_nodes : 1, sizeof *prof);
-    if (!prof) {
-        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-        FAIL(r);
+    vkvit_session_profile(j->sp, NULL, 0, &n_nodes);
+    vkvit_profile_entry *prof = calloc(n_nodes ? n_nodes : 1, sizeof *prof);
+    if (!prof) return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    if ((r = vkvit_session_profile(j->sp, prof, n_nodes, &n_nodes))) {
+        free(prof);
+        return r;
     }
-    if ((r = vkvit_session_profile(sp, prof, n_nodes, &n_nodes))) FAIL(r);
-    kind_time kinds[32];
-    uint32_t n_kinds = 0;
-    double gpu_total = 0;
     for (uint32_t i = 0; i < n_nodes; i++) {
         uint32_t k = 0;
-        while (k < n_kinds && strcmp(kinds[k].kind, prof[i].kind)) k++;
-        if (k == n_kinds && n_kinds < 32) kinds[n_kinds++] = (kind_time){prof[i].kind, 0, 0};
-        if (k < n_kinds) {
-            kinds[k].ms += prof[i].ms;
-            kinds[k].nodes++;
+        while (k < j->n_kinds && strcmp(j->kinds[k].kind, prof[i].kind)) k++;
+        if (k == j->n_kinds && j->n_kinds < 32) j->kinds[j->n_kinds++] = (kind_time){prof[i].kind, 0, 0};
+        if (k < j->n_kinds) {
+            j->kinds[k].ms += prof[i].ms;
+            j->kinds[k].nodes++;
         }
-        gpu_total += prof[i].ms;
+        j->gpu_total += prof[i].ms;
     }
+    free(prof);
+    return VKVIT_OK;
+}
+
+static int print_json(const bench_job *j, const vkvit_model_info *mi, const vkvit_session_stats *ss,
+                      const char *device, double ips, double gflops) {
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddItemToObject(doc, "model", cli_jstr(j->a.path));
+    cJSON_AddStringToObject(doc, "architecture", mi->architecture);
+    cJSON_AddStringToObject(doc, "flavour", mi->flavour);
+    cJSON_AddItemToObject(doc, "device", cli_jstr(device));
+    cJSON_AddNumberToObject(doc, "batch", j->a.batch);
+    cJSON_AddStringToObject(doc, "precision", cli_precision_name(j->a.precision));
+    cJSON_AddNumberToObject(doc, "warmup", j->a.warmup);
+    if (j->a.duration > 0) cJSON_AddItemToObject(doc, "duration_s", cli_jnum(j->a.duration));
+    else cJSON_AddNullToObject(doc, "duration_s");
+    cJSON_AddItemToObject(doc, "wall_s", cli_jnum(j->wall_s));
+    cli_stats_json(doc, &j->st);
+    cJSON_AddItemToObject(doc, "images_per_s", cli_jnum(ips));
+    cJSON_AddItemToObject(doc, "gflops", cli_jnum(gflops));
+    cJSON_AddItemToObject(doc, "host_cpu_ms", cli_jnum(j->cpu_ms));
+    cJSON_AddItemToObject(doc, "gpu_ms", cli_jnum(j->gpu_total));
+    if (j->a.duration > 0) {
+        cJSON *d = cJSON_AddObjectToObject(doc, "drift");
+        cJSON_AddNumberToObject(d, "runs_each", j->tenth);
+        cJSON_AddItemToObject(d, "first_median_ms", cli_jnum(j->drift_first));
+        cJSON_AddItemToObject(d, "last_median_ms", cli_jnum(j->drift_last));
+        cJSON_AddItemToObject(d, "percent", cli_jnum(j->drift_pct));
+    } else {
+        cJSON_AddNullToObject(doc, "drift");
+    }
+    cJSON_AddNumberToObject(doc, "arena_bytes", (double)ss->arena_bytes);
+    cJSON_AddNumberToObject(doc, "sum_activation_bytes", (double)ss->sum_activation_bytes);
+    cJSON_AddNumberToObject(doc, "largest_activation_bytes", (double)ss->largest_activation_bytes);
+    cJSON_AddNumberToObject(doc, "weight_bytes", (double)ss->weight_bytes);
+    cJSON_AddNumberToObject(doc, "nodes", ss->nodes);
+    cJSON_AddNumberToObject(doc, "barriers", ss->barriers);
+    cJSON_AddNumberToObject(doc, "pipelines", ss->pipelines);
+    cJSON_AddNumberToObject(doc, "sub_batch", ss->sub_batch);
+    cJSON *by = cJSON_AddObjectToObject(doc, "gpu_ms_by_kind");
+    for (uint32_t k = 0; k < j->n_kinds; k++) cJSON_AddItemToObject(by, j->kinds[k].kind, cli_jnum(j->kinds[k].ms));
+    return cli_json_print("bench", doc, 0);
+}
+
+static void print_text(const bench_job *j, const vkvit_model_info *mi, const vkvit_session_stats *ss,
+                       const char *device, double ips, double gflops) {
+    const cli_stats *st = &j->st;
+    const vkvit_precision precision = j->a.precision;
+    printf("model       ");
+    cli_put_clean(stdout, j->a.path, 300);
+    printf(" (%s/%s), %.2f GFLOP per image\n", mi->architecture, mi->flavour, mi->flops * 1e-9);
+    printf("device      ");
+    cli_put_clean(stdout, device, 256);
+    printf("\nbatch       %u, %s, %u run%s in %.2f s after %u warm-up%s\n", j->a.batch,
+           precision == VKVIT_PRECISION_FP16        ? "fp16 weights (fp32 activations)"
+           : precision == VKVIT_PRECISION_FP16_MATH ? "fp16 weights and GEMM arithmetic (fp32 sums of 16-k chunks)"
+                                                    : "fp32", st->n,
+           st->n == 1 ? "" : "s", j->wall_s, j->a.warmup, j->conditioned ? ", random condition" : "");
+    printf("latency     p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms, min %.3f ms, stddev %.3f ms\n",
+           st->p50, st->p90, st->p99, st->max, st->min, st->stddev);
+    printf("throughput  %.2f images/s, %.2f GFLOP/s (at the median)\n", ips, gflops);
+    if (j->a.duration > 0)
+        printf("drift       %+.1f %% (median of the last %u runs %.3f ms vs the first %u %.3f ms)\n", j->drift_pct,
+               j->tenth, j->drift_last, j->tenth, j->drift_first);
+    printf("host CPU    %.3f ms per inference (submit + wait)\n", j->cpu_ms);
+    printf("memory      arena %.2f MiB (sum of all intermediates %.2f MiB, largest %.2f MiB), weights %.2f MiB\n",
+           ss->arena_bytes / 1048576.0, ss->sum_activation_bytes / 1048576.0,
+           ss->largest_activation_bytes / 1048576.0, ss->weight_bytes / 1048576.0);
+    printf("graph       %u dispatches, %u barriers, %u pipelines", ss->nodes, ss->barriers, ss->pipelines);
+    if (ss->sub_batch < ss->batch)
+        printf(", batch run as sub-batches of %u (device dispatch / storage-buffer limits)", ss->sub_batch);
+    printf("\n");
+    printf("GPU time by node kind (one profiled run, %.3f ms total):\n", j->gpu_total);
+    for (uint32_t k = 0; k < j->n_kinds; k++)
+        printf("  %-12s %9.3f ms  %5.1f %%  (%u nodes)\n", j->kinds[k].kind, j->kinds[k].ms,
+               j->gpu_total > 0 ? 100 * j->kinds[k].ms / j->gpu_total : 0.0, j->kinds[k].nodes);
+}
+
+/* The report: one JSON object or the text; returns the exit code. */
+static int report(const bench_job *j) {
     vkvit_model_info mi;
     vkvit_session_stats ss;
     vkvit_device_info dev;
-    vkvit_ctx_device_info(ctx, &dev);
-    vkvit_model_get_info(model, &mi);
-    vkvit_session_get_stats(s, &ss);
-    double ips = batch * 1e3 / st.p50;
-    double gflops = (double)mi.flops * batch / (st.p50 * 1e6);
-    if (json) {
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddItemToObject(doc, "model", cli_jstr(path));
-        cJSON_AddStringToObject(doc, "architecture", mi.architecture);
-        cJSON_AddStringToObject(doc, "flavour", mi.flavour);
-        cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
-        cJSON_AddNumberToObject(doc, "batch", batch);
-        cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
-        cJSON_AddNumberToObject(doc, "warmup", warmup);
-        if (duration > 0) cJSON_AddItemToObject(doc, "duration_s", cli_jnum(duration));
-        else cJSON_AddNullToObject(doc, "duration_s");
-        cJSON_AddItemToObject(doc, "wall_s", cli_jnum(wall_s));
-        cli_stats_json(doc, &st);
-        cJSON_AddItemToObject(doc, "images_per_s", cli_jnum(ips));
-        cJSON_AddItemToObject(doc, "gflops", cli_jnum(gflops));
-        cJSON_AddItemToObject(doc, "host_cpu_ms", cli_jnum(cpu_ms));
-        cJSON_AddItemToObject(doc, "gpu_ms", cli_jnum(gpu_total));
-        if (duration > 0) {
-            cJSON *d = cJSON_AddObjectToObject(doc, "drift");
-            cJSON_AddNumberToObject(d, "runs_each", tenth);
-            cJSON_AddItemToObject(d, "first_median_ms", cli_jnum(drift_first));
-            cJSON_AddItemToObject(d, "last_median_ms", cli_jnum(drift_last));
-            cJSON_AddItemToObject(d, "percent", cli_jnum(drift_pct));
-        } else {
-            cJSON_AddNullToObject(doc, "drift");
-        }
-        cJSON_AddNumberToObject(doc, "arena_bytes", (double)ss.arena_bytes);
-        cJSON_AddNumberToObject(doc, "sum_activation_bytes", (double)ss.sum_activation_bytes);
-        cJSON_AddNumberToObject(doc, "largest_activation_bytes", (double)ss.largest_activation_bytes);
-        cJSON_AddNumberToObject(doc, "weight_bytes", (double)ss.weight_bytes);
-        cJSON_AddNumberToObject(doc, "nodes", ss.nodes);
-        cJSON_AddNumberToObject(doc, "barriers", ss.barriers);
-        cJSON_AddNumberToObject(doc, "pipelines", ss.pipelines);
-        cJSON_AddNumberToObject(doc, "sub_batch", ss.sub_batch);
-        cJSON *by = cJSON_AddObjectToObject(doc, "gpu_ms_by_kind");
-        for (uint32_t k = 0; k < n_kinds; k++) cJSON_AddItemToObject(by, kinds[k].kind, cli_jnum(kinds[k].ms));
-        rc = cli_json_print("bench", doc, 0);
-    } else {
-        printf("model       ");
-        cli_put_clean(stdout, path, 300);
-        printf(" (%s/%s), %.2f GFLOP per image\n", mi.architecture, mi.flavour, mi.flops * 1e-9);
-        printf("device      ");
-        cli_put_clean(stdout, dev.name, 256);
-        printf("\nbatch       %u, %s, %u run%s in %.2f s after %u warm-up%s\n", batch,
-               precision == VKVIT_PRECISION_FP16        ? "fp16 weights (fp32 activations)"
-               : precision == VKVIT_PRECISION_FP16_MATH ? "fp16 weights and GEMM arithmetic (fp32 sums of 16-k chunks)"
-                                                        : "fp32", st.n,
-               st.n == 1 ? "" : "s", wall_s, warmup, cs.ndim ? ", random condition" : "");
-        printf("latency     p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms, min %.3f ms, stddev %.3f ms\n",
-               st.p50, st.p90, st.p99, st.max, st.min, st.stddev);
-        printf("throughput  %.2f images/s, %.2f GFLOP/s (at the median)\n", ips, gflops);
-        if (duration > 0)
-            printf("drift       %+.1f %% (median of the last %u runs %.3f ms vs the first %u %.3f ms)\n", drift_pct,
-                   tenth, drift_last, tenth, drift_first);
-        printf("host CPU    %.3f ms per inference (submit + wait)\n", cpu_ms);
-        printf("memory      arena %.2f MiB (sum of all intermediates %.2f MiB, largest %.2f MiB), weights %.2f MiB\n",
-               ss.arena_bytes / 1048576.0, ss.sum_activation_bytes / 1048576.0,
-               ss.largest_activation_bytes / 1048576.0, ss.weight_bytes / 1048576.0);
-        printf("graph       %u dispatches, %u barriers, %u pipelines", ss.nodes, ss.barriers, ss.pipelines);
-        if (ss.sub_batch < ss.batch)
-            printf(", batch run as sub-batches of %u (device dispatch / storage-buffer limits)", ss.sub_batch);
-        printf("\n");
-        printf("GPU time by node kind (one profiled run, %.3f ms total):\n", gpu_total);
-        for (uint32_t k = 0; k < n_kinds; k++)
-            printf("  %-12s %9.3f ms  %5.1f %%  (%u nodes)\n", kinds[k].kind, kinds[k].ms,
-                   gpu_total > 0 ? 100 * kinds[k].ms / gpu_total : 0.0, kinds[k].nodes);
-    }
-#undef FAIL
-done:
-    free(prof);
-    free(lat);
-    free(input);
-    free(cond);
-    vkvit_session_destroy(sp);
-    vkvit_session_destroy(s);
-    vkvit_model_destroy(model);
-    vkvit_ctx_destroy(ctx);
+    vkvit_ctx_device_info(j->ctx, &dev);
+    vkvit_model_get_info(j->model, &mi);
+    vkvit_session_get_stats(j->s, &ss);
+    const double ips = j->a.batch * 1e3 / j->st.p50;
+    const double gflops = (double)mi.flops * j->a.batch / (j->st.p50 * 1e6);
+    if (j->a.json) return print_json(j, &mi, &ss, dev.name, ips, gflops);
+    print_text(j, &mi, &ss, dev.name, ips, gflops);
+    return CLI_OK;
+}
+
+static int bench_model(int argc, char **argv) {
+    bench_job j = {0};
+    int rc = parse_args(argc, argv, &j.a);
+    if (rc != CLI_OK) return rc < 0 ? cli_finish_stdout("bench", CLI_OK) : rc;
+    vkvit_ctx_desc cd = {.device = j.a.device, .log = cli_log_stderr, .log_user = "vkvit bench"};
+    vkvit_result r = cli_open_model(&cd, j.a.path, &j.ctx, &j.model);
+    if (r == VKVIT_OK) r = prepare(&j);
+    if (r == VKVIT_OK) r = time_runs(&j);
+    if (r == VKVIT_OK) r = profile_kinds(&j);
+    rc = r != VKVIT_OK ? cli_fail("bench", r) : report(&j);
+    free(j.lat);
+    free(j.input);
+    free(j.cond);
+    vkvit_session_destroy(j.sp);
+    vkvit_session_destroy(j.s);
+    vkvit_model_destroy(j.model);
+    vkvit_ctx_destroy(j.ctx);
     return cli_finish_stdout("bench", rc);
 }
 

@@ -345,7 +345,34 @@ static vkvit_result bench_versus(vkvit_ctx *ctx, shape s, vkvit_precision precis
 enum { OPT_SHAPE = 256, OPT_REPEAT, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_CONFIG, OPT_VERSUS, OPT_ROUNDS,
        OPT_DEVICE };
 
-int vkvit_cli_bench_gemm(int argc, char **argv) {
+typedef struct gemm_args {
+    vkvit_precision precision;
+    shape shapes[32];
+    int n_shapes, json, versus;
+    uint32_t repeat, warmup, rounds;
+    gemm_config config, other;              /* --config; --versus */
+    const char *device;
+} gemm_args;
+
+/* The options' combinations, and the default shapes when none was given. Returns CLI_OK or CLI_USAGE. */
+static int check_args(gemm_args *a, int rounds_given) {
+    if (rounds_given && !a->versus) return cli_usage_error("bench gemm", "--rounds goes with --versus");
+    if (a->versus && a->rounds % 2)
+        return cli_usage_error("bench gemm", "--rounds %u: --versus runs rounds in pairs (A B, then B A), so an even "
+                               "number", a->rounds);
+    if (a->versus && a->warmup == 0)
+        return cli_usage_error("bench gemm", "--versus needs --warmup of at least 1: a driver may compile the pipeline "
+                               "in the first run, and each configuration is built afresh every round");
+    if (a->n_shapes == 0) {
+        static const shape defaults[] = {{1024, 1024, 1024}, {201, 1152, 384}, {201, 384, 1536}, {201, 1536, 384}};
+        memcpy(a->shapes, defaults, sizeof defaults);
+        a->n_shapes = (int)CLI_ARRAY_LEN(defaults);
+    }
+    return CLI_OK;
+}
+
+/* Returns CLI_OK, -1 after --help, or the exit code after printing the reason. */
+static int parse_args(int argc, char **argv, gemm_args *a) {
     static const struct option longopts[] = {
         {"shape", required_argument, NULL, OPT_SHAPE},   {"repeat", required_argument, NULL, OPT_REPEAT},
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"json", no_argument, NULL, OPT_JSON},
@@ -353,70 +380,55 @@ int vkvit_cli_bench_gemm(int argc, char **argv) {
         {"versus", required_argument, NULL, OPT_VERSUS}, {"rounds", required_argument, NULL, OPT_ROUNDS},
         {"device", required_argument, NULL, OPT_DEVICE}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    vkvit_precision precision = VKVIT_PRECISION_FP32;
-    shape shapes[32];
-    int n_shapes = 0, json = 0, versus = 0, rounds_given = 0;
-    uint32_t repeat = 10, warmup = 2, rounds = 8;
-    gemm_config config = {.text = "auto"}, other = {.text = "auto"};
-    const char *device = NULL;
+    *a = (gemm_args){.precision = VKVIT_PRECISION_FP32, .repeat = 10, .warmup = 2, .rounds = 8,
+                     .config = {.text = "auto"}, .other = {.text = "auto"}};
+    int rounds_given = 0;
     cli_opts o;
     cli_opts_init(&o, "bench gemm", argc, argv, "h", longopts);
     for (int c; (c = cli_opts_next(&o)) != -1;) {
         switch (c) {
-        case 'h': vkvit_cli_bench_gemm_usage(stdout); return cli_finish_stdout("bench", CLI_OK);
-        case OPT_JSON: json = 1; break;
-        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
-        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 128, &repeat)) return CLI_USAGE; break;
-        case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 128, &warmup)) return CLI_USAGE; break;
-        case OPT_ROUNDS: if (!cli_opt_u32(&o, 1, MAX_ROUNDS, &rounds)) return CLI_USAGE; rounds_given = 1; break;
-        case OPT_CONFIG: if (!parse_config("--config", o.arg, &config)) return CLI_USAGE; break;
-        case OPT_VERSUS: if (!parse_config("--versus", o.arg, &other)) return CLI_USAGE; versus = 1; break;
-        case OPT_DEVICE: device = o.arg; break;
+        case 'h': vkvit_cli_bench_gemm_usage(stdout); return -1;
+        case OPT_JSON: a->json = 1; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&o, &a->precision)) return CLI_USAGE; break;
+        case OPT_REPEAT: if (!cli_opt_u32(&o, 1, 128, &a->repeat)) return CLI_USAGE; break;
+        case OPT_WARMUP: if (!cli_opt_u32(&o, 0, 128, &a->warmup)) return CLI_USAGE; break;
+        case OPT_ROUNDS: if (!cli_opt_u32(&o, 1, MAX_ROUNDS, &a->rounds)) return CLI_USAGE; rounds_given = 1; break;
+        case OPT_CONFIG: if (!parse_config("--config", o.arg, &a->config)) return CLI_USAGE; break;
+        case OPT_VERSUS: if (!parse_config("--versus", o.arg, &a->other)) return CLI_USAGE; a->versus = 1; break;
+        case OPT_DEVICE: a->device = o.arg; break;
         case OPT_SHAPE:
-            if (n_shapes == (int)CLI_ARRAY_LEN(shapes))
-                return cli_usage_error("bench gemm", "at most %zu --shape options", CLI_ARRAY_LEN(shapes));
-            if (!parse_shape(o.arg, &shapes[n_shapes]))
+            if (a->n_shapes == (int)CLI_ARRAY_LEN(a->shapes))
+                return cli_usage_error("bench gemm", "at most %zu --shape options", CLI_ARRAY_LEN(a->shapes));
+            if (!parse_shape(o.arg, &a->shapes[a->n_shapes]))
                 return cli_usage_error("bench gemm", "--shape wants MxNxK with each in [1, 65536] and each matrix "
                                        "under 2^28 elements, got '%s'", o.arg);
-            n_shapes++;
+            a->n_shapes++;
             break;
         default: return CLI_USAGE;
         }
     }
     if (o.first_operand < argc)
         return cli_usage_error("bench gemm", "unexpected argument '%s'", argv[o.first_operand]);
-    if (rounds_given && !versus) return cli_usage_error("bench gemm", "--rounds goes with --versus");
-    if (versus && rounds % 2)
-        return cli_usage_error("bench gemm", "--rounds %u: --versus runs rounds in pairs (A B, then B A), so an even "
-                               "number", rounds);
-    if (versus && warmup == 0)
-        return cli_usage_error("bench gemm", "--versus needs --warmup of at least 1: a driver may compile the pipeline "
-                               "in the first run, and each configuration is built afresh every round");
-    if (n_shapes == 0) {
-        static const shape defaults[] = {{1024, 1024, 1024}, {201, 1152, 384}, {201, 384, 1536}, {201, 1536, 384}};
-        memcpy(shapes, defaults, sizeof defaults);
-        n_shapes = (int)CLI_ARRAY_LEN(defaults);
-    }
+    return check_args(a, rounds_given);
+}
+
+int vkvit_cli_bench_gemm(int argc, char **argv) {
+    gemm_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK) return rc < 0 ? cli_finish_stdout("bench", CLI_OK) : rc;
     vkvit_ctx *ctx = NULL;
-    vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit bench gemm"};
+    vkvit_ctx_desc cd = {.device = a.device, .log = cli_log_stderr, .log_user = "vkvit bench gemm"};
     vkvit_result r = vkvit_ctx_create(&cd, &ctx);
-    if (r != VKVIT_OK) {
-        cli_print_error("bench gemm", cli_last_error());
-        return vkvit_cli_exit_code(r);
-    }
+    if (r != VKVIT_OK) return cli_fail("bench gemm", r);
     vkvit_device_info dev;
     vkvit_ctx_device_info(ctx, &dev);
-    table_header header = {.due = !json, .device = dev.name, .precision = precision, .a = &config,
-                           .b = versus ? &other : NULL, .rounds = rounds, .repeat = repeat};
-    int rc = CLI_OK;
-    for (int i = 0; i < n_shapes && rc == CLI_OK && !cli_stdout_failed(); i++) {
-        r = versus
-                ? bench_versus(ctx, shapes[i], precision, warmup, repeat, &config, &other, rounds, json, &header, &rc)
-                : bench_one(ctx, shapes[i], precision, warmup, repeat, &config, json, &header, &rc);
-        if (r != VKVIT_OK) {
-            cli_print_error("bench gemm", cli_last_error());
-            rc = vkvit_cli_exit_code(r);
-        }
+    table_header header = {.due = !a.json, .device = dev.name, .precision = a.precision, .a = &a.config,
+                           .b = a.versus ? &a.other : NULL, .rounds = a.rounds, .repeat = a.repeat};
+    for (int i = 0; i < a.n_shapes && rc == CLI_OK && !cli_stdout_failed(); i++) {
+        r = a.versus ? bench_versus(ctx, a.shapes[i], a.precision, a.warmup, a.repeat, &a.config, &a.other, a.rounds,
+                                    a.json, &header, &rc)
+                     : bench_one(ctx, a.shapes[i], a.precision, a.warmup, a.repeat, &a.config, a.json, &header, &rc);
+        if (r != VKVIT_OK) rc = cli_fail("bench gemm", r);
         cli_flush_stdout();
     }
     vkvit_ctx_destroy(ctx);

@@ -247,218 +247,237 @@ static void progress(uint32_t done, uint32_t total, uint64_t t0, int clear) {
     fflush(stderr);
 }
 
-int vkvit_cli_classify(int argc, char **argv) {
+/* One classify run: the model, the session (created for the first batch), the decoded chunk and the results. */
+typedef struct classify_job {
     classify_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc != CLI_OK) return rc < 0 ? cli_finish_stdout("classify", CLI_OK) : rc;
-    char bundled[4096];
-    if (!a.model_path) {
-        if (!cli_find_bundled_model(CLI_BUNDLED_MODEL, bundled, sizeof bundled)) {
-            fprintf(stderr, "vkvit classify: no --model given and the bundled model %s is not installed (looked "
-                            "at %s)\n", CLI_BUNDLED_MODEL, bundled);
-            return CLI_BAD_INPUT;
-        }
-        a.model_path = bundled;
-    }
+    vkvit_ctx *ctx;
+    vkvit_model *model;
+    vkvit_session *s;
+    uint32_t batch, top;                    /* the session's batch (0 before it exists); classes per image */
+    image_result *res;                      /* [n_paths] */
+    cli_image *chunk;                       /* [a.batch] decoded images */
+    uint32_t *chunk_of;                     /* [a.batch]: chunk slot -> index into res */
+    uint32_t *classes;                      /* [batch * top] */
+    float *probs;                           /* [batch * top] */
+    float *feats;                           /* [batch * F] with --features */
+    float *cond_file, *cond;                /* the condition file's rows; [batch * cond_row] for a run */
+    uint32_t cond_rows;
+    size_t cond_row;                        /* floats per condition row (0: the model takes none) */
+    uint32_t n_bad;
+    printer pr;
+} classify_job;
 
-    vkvit_result r;
-    vkvit_ctx *ctx = NULL;
-    vkvit_model *model = NULL;
-    vkvit_session *s = NULL;
-    image_result *res = calloc(a.n_paths, sizeof *res);
-    cli_image *chunk = calloc(a.batch, sizeof *chunk);
-    uint32_t *chunk_of = calloc(a.batch, sizeof *chunk_of); /* chunk slot -> index into res */
-    uint32_t *classes = NULL;
-    float *probs = NULL, *cond_file = NULL, *cond = NULL, *feats = NULL;
-    uint32_t cond_rows = 0;
-    size_t cond_row = 0;
-    uint32_t n_bad = 0, batch = 0;
-    printer pr = {.json = a.json};
-    int tty = isatty(STDERR_FILENO);
-    uint64_t t0 = cli_now_ns();
-#define FAIL(r_)                                                                                              \
-    do {                                                                                                      \
-        cli_print_error("classify", cli_last_error());                                                        \
-        rc = vkvit_cli_exit_code(r_);                                                                         \
-        goto done;                                                                                            \
-    } while (0)
-    if (!res || !chunk || !chunk_of) {
-        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", a.n_paths);
-        FAIL(r);
-    }
-    for (uint32_t i = 0; i < a.n_paths; i++) res[i].path = a.paths[i];
-    /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
-    if ((r = cli_sniff_model(a.model_path)) != VKVIT_OK) FAIL(r);
-    /* The ctx's own label is the default; the log callback prefixes its lines with "vkvit classify". */
-    vkvit_ctx_desc cd = {.device = a.device, .log = cli_log_stderr, .log_user = "vkvit classify"};
-    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
-    if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = a.model_path}, &model)) != VKVIT_OK) FAIL(r);
+/* Column widths from what will be printed (every image name, every label or its "class N" stand-in) and, for
+ * --json, the document's head. */
+static void start_printer(classify_job *j) {
     vkvit_model_info info;
-    vkvit_model_get_info(model, &info);
-    uint32_t top = CLI_MIN(CLI_MIN(a.top, info.num_classes), VKVIT_MAX_TOP_K);
-
-    /* Column widths from what will be printed: every image name, every label (or its "class N" stand-in). */
-    pr.model = model;
-    pr.top = top;
-    pr.path_w = 5;
-    pr.label_w = 5;
-    for (uint32_t i = 0; i < a.n_paths; i++) pr.path_w = CLI_MAX(pr.path_w, cli_clean_width(a.paths[i], PATH_MAX_SHOWN));
+    vkvit_model_get_info(j->model, &info);
+    printer *pr = &j->pr;
+    pr->model = j->model;
+    pr->top = j->top;
+    pr->path_w = 5;
+    pr->label_w = 5;
+    for (uint32_t i = 0; i < j->a.n_paths; i++)
+        pr->path_w = CLI_MAX(pr->path_w, cli_clean_width(j->a.paths[i], PATH_MAX_SHOWN));
     for (uint32_t c = 0; c < info.num_classes; c++) {
         char fallback[32];
-        pr.label_w = CLI_MAX(pr.label_w, cli_clean_width(label_of(model, c, fallback, sizeof fallback), LABEL_MAX));
+        pr->label_w = CLI_MAX(pr->label_w, cli_clean_width(label_of(j->model, c, fallback, sizeof fallback), LABEL_MAX));
     }
-    if (a.json) {
-        vkvit_device_info dev;
-        vkvit_ctx_device_info(ctx, &dev);
-        pr.head = cJSON_CreateObject();
-        cJSON_AddItemToObject(pr.head, "model", cli_jstr(a.model_path));
-        cJSON_AddItemToObject(pr.head, "device", cli_jstr(dev.name));
-        cJSON_AddStringToObject(pr.head, "precision", cli_precision_name(a.precision));
-        cJSON_AddNumberToObject(pr.head, "top", top);
-    }
+    if (!j->a.json) return;
+    vkvit_device_info dev;
+    vkvit_ctx_device_info(j->ctx, &dev);
+    pr->head = cJSON_CreateObject();
+    cJSON_AddItemToObject(pr->head, "model", cli_jstr(j->a.model_path));
+    cJSON_AddItemToObject(pr->head, "device", cli_jstr(dev.name));
+    cJSON_AddStringToObject(pr->head, "precision", cli_precision_name(j->a.precision));
+    cJSON_AddNumberToObject(pr->head, "top", j->top);
+}
 
-    uint32_t next = 0, printed = 0; /* the next path to decode; results printed so far */
-    while (next < a.n_paths) {
-        /* Decode up to a batch of good images (and at most CLI_CHUNK_MAX_BYTES of pixels, so a batch of large photos
-         * is never all held at once); bad ones are reported and skipped. */
-        uint32_t count = 0, limit = s ? batch : a.batch;
-        uint64_t max_pixels = 0, bytes = 0;
-        while (count < limit && next < a.n_paths && bytes < CLI_CHUNK_MAX_BYTES) {
-            image_result *ir = &res[next];
-            if (tty) progress(0, 0, 0, 1);
-            if ((r = load_image(ir->path, &chunk[count])) != VKVIT_OK) {
-                if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) FAIL(r);
-                image_failed(ir);
-                n_bad++;
-            } else {
-                ir->width = chunk[count].width;
-                ir->height = chunk[count].height;
-                max_pixels = CLI_MAX(max_pixels, (uint64_t)ir->width * ir->height);
-                bytes += (uint64_t)ir->width * ir->height * 4;
-                chunk_of[count++] = next;
-            }
-            next++;
-        }
-        if (count > 0 && !s) {
-            /* The first batch holds every good image, or as many as --batch (or the memory cap) allows: its size is
-             * the session's batch. */
-            batch = count;
-            vkvit_session_desc sd = {.label = "classify", .batch = batch, .precision = a.precision, .top_k = top,
-                                     .max_image_pixels = max_pixels, .features = a.features};
-            if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
-            if (a.features) {
-                pr.n_features = vkvit_session_feature_shape(s).dims[1];
-                if (!(feats = malloc((size_t)batch * pr.n_features * sizeof *feats))) {
-                    r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the features");
-                    FAIL(r);
-                }
-            }
-            classes = malloc((size_t)batch * top * sizeof *classes);
-            probs = malloc((size_t)batch * top * sizeof *probs);
-            if (!classes || !probs) {
-                r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", batch);
-                FAIL(r);
-            }
-            vkvit_shape cs = vkvit_session_condition_shape(s);
-            char want[64];
-            if (cs.ndim > 0) {
-                cs.dims[0] = 1;
-                cli_shape_text(&cs, want, sizeof want);
-                if (!a.condition_path) {
-                    rc = cli_usage_error("classify", "model '%s' takes a condition %s per image: give it with "
-                                         "--condition FILE", a.model_path, want);
-                    goto done;
-                }
-                if ((r = cli_read_condition(a.condition_path, cs, &cond_file, &cond_rows)) != VKVIT_OK) FAIL(r);
-                if (cond_rows != 1 && cond_rows != a.n_paths) {
-                    r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows: give 1 (for every "
-                                  "image) or %u (one per image)", cli_input_name(a.condition_path), cond_rows,
-                                  a.n_paths);
-                    FAIL(r);
-                }
-                cond_row = 1;
-                for (uint32_t d = 1; d < cs.ndim; d++) cond_row *= cs.dims[d];
-                if (!(cond = malloc((size_t)batch * cond_row * sizeof *cond))) {
-                    r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the condition");
-                    FAIL(r);
-                }
-            } else if (a.condition_path) {
-                fprintf(stderr, "vkvit classify: note: model '%s' takes no condition; --condition is ignored\n",
-                        a.model_path);
-            }
-        }
-        if (count > 0) {
-            /* One upload per slot (the library's sentence then names one image); a short last batch repeats its last
-             * image in the unused slots, whose results are not read. */
-            for (uint32_t slot = 0; slot < batch; slot++) {
-                uint32_t i = CLI_MIN(slot, count - 1);
-                vkvit_image view = cli_image_view(&chunk[i]);
-                if ((r = vkvit_session_set_images(s, slot, &view, 1)) != VKVIT_OK) FAIL(r);
-                if (cond)
-                    memcpy(cond + (size_t)slot * cond_row,
-                           cond_file + (cond_rows == 1 ? 0 : (size_t)chunk_of[i] * cond_row), cond_row * sizeof *cond);
-            }
-            if (cond && (r = vkvit_session_set_condition(s, cond, (size_t)batch * cond_row)) != VKVIT_OK) FAIL(r);
-            if ((r = vkvit_session_run(s)) != VKVIT_OK) FAIL(r);
-            if ((r = vkvit_session_get_top_k(s, classes, probs, (size_t)batch * top)) != VKVIT_OK) FAIL(r);
-            if (feats && (r = vkvit_session_get_features(s, feats, (size_t)batch * pr.n_features)) != VKVIT_OK)
-                FAIL(r);
-            for (uint32_t i = 0; i < count; i++) {
-                image_result *ir = &res[chunk_of[i]];
-                ir->classes = malloc(top * sizeof *ir->classes);
-                ir->probs = malloc(top * sizeof *ir->probs);
-                if (!ir->classes || !ir->probs) {
-                    r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
-                    FAIL(r);
-                }
-                memcpy(ir->classes, classes + (size_t)i * top, top * sizeof *classes);
-                memcpy(ir->probs, probs + (size_t)i * top, top * sizeof *probs);
-                if (feats) {
-                    if (!(ir->features = malloc(pr.n_features * sizeof *feats))) {
-                        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
-                        FAIL(r);
-                    }
-                    memcpy(ir->features, feats + (size_t)i * pr.n_features, pr.n_features * sizeof *feats);
-                }
-                ir->ok = 1;
-            }
-            for (uint32_t i = 0; i < count; i++) cli_image_free(&chunk[i]);
-        }
-        /* Stream: everything up to `next` is final. */
+/* Decodes up to a batch of good images from *next on (and at most CLI_CHUNK_MAX_BYTES of pixels, so a batch of
+ * large photos is never all held at once); bad ones are reported and skipped. Fails only when memory runs out. */
+static vkvit_result decode_chunk(classify_job *j, uint32_t *next, uint32_t *count, uint64_t *max_pixels, int tty) {
+    const uint32_t limit = j->s ? j->batch : j->a.batch;
+    uint64_t bytes = 0;
+    *max_pixels = 0;
+    for (*count = 0; *count < limit && *next < j->a.n_paths && bytes < CLI_CHUNK_MAX_BYTES; ++*next) {
+        image_result *ir = &j->res[*next];
         if (tty) progress(0, 0, 0, 1);
-        for (; printed < next; printed++) print_result(&pr, &res[printed]);
-        cli_flush_stdout();
-        if (cli_stdout_failed()) { /* nobody reads the rest (`| head`): stop, cli_finish_stdout says why */
-            rc = CLI_FAILURE;
-            goto done;
+        vkvit_result r = load_image(ir->path, &j->chunk[*count]);
+        if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) return r;
+        if (r != VKVIT_OK) {
+            image_failed(ir);
+            j->n_bad++;
+            continue;
         }
-        if (tty && next < a.n_paths) progress(next, a.n_paths, t0, 0);
+        ir->width = j->chunk[*count].width;
+        ir->height = j->chunk[*count].height;
+        *max_pixels = CLI_MAX(*max_pixels, (uint64_t)ir->width * ir->height);
+        bytes += (uint64_t)ir->width * ir->height * 4;
+        j->chunk_of[(*count)++] = *next;
     }
-    rc = n_bad ? CLI_BAD_INPUT : CLI_OK;
-#undef FAIL
-done:
+    return VKVIT_OK;
+}
+
+/* The condition a session with condition shape cs needs: --condition's rows (1, or one per image), or a usage error
+ * when none was given. Returns CLI_OK or the exit code after printing the reason. */
+static int read_condition(classify_job *j, vkvit_shape cs) {
+    char want[64];
+    cs.dims[0] = 1;
+    cli_shape_text(&cs, want, sizeof want);
+    if (!j->a.condition_path)
+        return cli_usage_error("classify", "model '%s' takes a condition %s per image: give it with --condition FILE",
+                               j->a.model_path, want);
+    vkvit_result r = cli_read_condition(j->a.condition_path, cs, &j->cond_file, &j->cond_rows);
+    if (r == VKVIT_OK && j->cond_rows != 1 && j->cond_rows != j->a.n_paths)
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows: give 1 (for every image) or %u "
+                      "(one per image)", cli_input_name(j->a.condition_path), j->cond_rows, j->a.n_paths);
+    if (r != VKVIT_OK) return cli_fail("classify", r);
+    j->cond_row = 1;
+    for (uint32_t d = 1; d < cs.ndim; d++) j->cond_row *= cs.dims[d];
+    if (!(j->cond = malloc((size_t)j->batch * j->cond_row * sizeof *j->cond)))
+        return cli_fail("classify", cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the condition"));
+    return CLI_OK;
+}
+
+/* The first batch holds every good image, or as many as --batch (or the memory cap) allows: its size is the
+ * session's batch. Returns CLI_OK or the exit code after printing the reason. */
+static int create_session(classify_job *j, uint32_t count, uint64_t max_pixels) {
+    j->batch = count;
+    vkvit_session_desc sd = {.label = "classify", .batch = j->batch, .precision = j->a.precision, .top_k = j->top,
+                             .max_image_pixels = max_pixels, .features = j->a.features};
+    vkvit_result r = vkvit_session_create(j->model, &sd, &j->s);
+    if (r != VKVIT_OK) return cli_fail("classify", r);
+    if (j->a.features) {
+        j->pr.n_features = vkvit_session_feature_shape(j->s).dims[1];
+        if (!(j->feats = malloc((size_t)j->batch * j->pr.n_features * sizeof *j->feats)))
+            return cli_fail("classify", cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the features"));
+    }
+    j->classes = malloc((size_t)j->batch * j->top * sizeof *j->classes);
+    j->probs = malloc((size_t)j->batch * j->top * sizeof *j->probs);
+    if (!j->classes || !j->probs)
+        return cli_fail("classify", cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results",
+                                              j->batch));
+    vkvit_shape cs = vkvit_session_condition_shape(j->s);
+    if (cs.ndim > 0) return read_condition(j, cs);
+    if (j->a.condition_path)
+        fprintf(stderr, "vkvit classify: note: model '%s' takes no condition; --condition is ignored\n",
+                j->a.model_path);
+    return CLI_OK;
+}
+
+/* Copies slot i's top-K (and features) out of the batch's buffers into its image's result. */
+static vkvit_result keep_result(classify_job *j, uint32_t i) {
+    image_result *ir = &j->res[j->chunk_of[i]];
+    ir->classes = malloc(j->top * sizeof *ir->classes);
+    ir->probs = malloc(j->top * sizeof *ir->probs);
+    ir->features = j->feats ? malloc(j->pr.n_features * sizeof *j->feats) : NULL;
+    if (!ir->classes || !ir->probs || (j->feats && !ir->features))
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the results");
+    memcpy(ir->classes, j->classes + (size_t)i * j->top, j->top * sizeof *j->classes);
+    memcpy(ir->probs, j->probs + (size_t)i * j->top, j->top * sizeof *j->probs);
+    if (j->feats) memcpy(ir->features, j->feats + (size_t)i * j->pr.n_features, j->pr.n_features * sizeof *j->feats);
+    ir->ok = 1;
+    return VKVIT_OK;
+}
+
+/* Classifies the chunk's `count` images. One upload per slot (the library's sentence then names one image); a
+ * short last batch repeats its last image in the unused slots, whose results are not read. */
+static vkvit_result run_chunk(classify_job *j, uint32_t count) {
+    vkvit_result r = VKVIT_OK;
+    for (uint32_t slot = 0; slot < j->batch && r == VKVIT_OK; slot++) {
+        const uint32_t i = CLI_MIN(slot, count - 1);
+        vkvit_image view = cli_image_view(&j->chunk[i]);
+        r = vkvit_session_set_images(j->s, slot, &view, 1);
+        if (j->cond)
+            memcpy(j->cond + (size_t)slot * j->cond_row,
+                   j->cond_file + (j->cond_rows == 1 ? 0 : (size_t)j->chunk_of[i] * j->cond_row),
+                   j->cond_row * sizeof *j->cond);
+    }
+    if (r == VKVIT_OK && j->cond) r = vkvit_session_set_condition(j->s, j->cond, (size_t)j->batch * j->cond_row);
+    if (r == VKVIT_OK) r = vkvit_session_run(j->s);
+    if (r == VKVIT_OK) r = vkvit_session_get_top_k(j->s, j->classes, j->probs, (size_t)j->batch * j->top);
+    if (r == VKVIT_OK && j->feats)
+        r = vkvit_session_get_features(j->s, j->feats, (size_t)j->batch * j->pr.n_features);
+    for (uint32_t i = 0; i < count && r == VKVIT_OK; i++) r = keep_result(j, i);
+    for (uint32_t i = 0; i < count && r == VKVIT_OK; i++) cli_image_free(&j->chunk[i]);
+    return r;
+}
+
+/* Decodes, runs and prints batch after batch (everything up to the next undecoded image is final, so it is
+ * printed at once). Returns the exit code. */
+static int classify_all(classify_job *j, int tty) {
+    const uint64_t t0 = cli_now_ns();
+    for (uint32_t next = 0, printed = 0; next < j->a.n_paths;) {
+        uint32_t count = 0;
+        uint64_t max_pixels = 0;
+        vkvit_result r = decode_chunk(j, &next, &count, &max_pixels, tty);
+        if (r != VKVIT_OK) return cli_fail("classify", r);
+        int rc = count > 0 && !j->s ? create_session(j, count, max_pixels) : CLI_OK;
+        if (rc != CLI_OK) return rc;
+        if (count > 0 && (r = run_chunk(j, count)) != VKVIT_OK) return cli_fail("classify", r);
+        if (tty) progress(0, 0, 0, 1);
+        for (; printed < next; printed++) print_result(&j->pr, &j->res[printed]);
+        cli_flush_stdout();
+        if (cli_stdout_failed()) return CLI_FAILURE; /* nobody reads the rest (`| head`): cli_finish_stdout says why */
+        if (tty && next < j->a.n_paths) progress(next, j->a.n_paths, t0, 0);
+    }
+    return j->n_bad ? CLI_BAD_INPUT : CLI_OK;
+}
+
+/* The end of the output (a JSON document is always closed, even after a failure), its warnings, and the job's
+ * memory and objects. */
+static void finish(classify_job *j, int tty) {
     if (tty) progress(0, 0, 0, 1);
-    print_end(&pr); /* a JSON document is always closed, even after a failure */
-    cJSON_Delete(pr.head);
-    if (a.json) cli_json_warn_non_finite("classify");
-    if (pr.n_nan)
+    print_end(&j->pr);
+    cJSON_Delete(j->pr.head);
+    if (j->a.json) cli_json_warn_non_finite("classify");
+    if (j->pr.n_nan)
         fprintf(stderr, "vkvit classify: warning: %u probabilit%s printed as NaN: the model's logits were not "
-                        "finite numbers\n", pr.n_nan, pr.n_nan == 1 ? "y" : "ies");
-    if (chunk)
-        for (uint32_t i = 0; i < a.batch; i++) cli_image_free(&chunk[i]);
-    if (res)
-        for (uint32_t i = 0; i < a.n_paths; i++)
-            free(res[i].error), free(res[i].classes), free(res[i].probs), free(res[i].features);
-    free(res);
-    free(chunk);
-    free(chunk_of);
-    free(classes);
-    free(probs);
-    free(feats);
-    free(cond_file);
-    free(cond);
-    vkvit_session_destroy(s);
-    vkvit_model_destroy(model);
-    vkvit_ctx_destroy(ctx);
+                        "finite numbers\n", j->pr.n_nan, j->pr.n_nan == 1 ? "y" : "ies");
+    if (j->chunk)
+        for (uint32_t i = 0; i < j->a.batch; i++) cli_image_free(&j->chunk[i]);
+    if (j->res)
+        for (uint32_t i = 0; i < j->a.n_paths; i++)
+            free(j->res[i].error), free(j->res[i].classes), free(j->res[i].probs), free(j->res[i].features);
+    free(j->res);
+    free(j->chunk);
+    free(j->chunk_of);
+    free(j->classes);
+    free(j->probs);
+    free(j->feats);
+    free(j->cond_file);
+    free(j->cond);
+    vkvit_session_destroy(j->s);
+    vkvit_model_destroy(j->model);
+    vkvit_ctx_destroy(j->ctx);
+}
+
+int vkvit_cli_classify(int argc, char **argv) {
+    classify_job j = {0};
+    int rc = parse_args(argc, argv, &j.a);
+    if (rc != CLI_OK) return rc < 0 ? cli_finish_stdout("classify", CLI_OK) : rc;
+    char bundled[4096];
+    if (!(j.a.model_path = cli_model_path("classify", j.a.model_path, bundled, sizeof bundled))) return CLI_BAD_INPUT;
+    const int tty = isatty(STDERR_FILENO);
+    j.pr.json = j.a.json;
+    j.res = calloc(j.a.n_paths, sizeof *j.res);
+    j.chunk = calloc(j.a.batch, sizeof *j.chunk);
+    j.chunk_of = calloc(j.a.batch, sizeof *j.chunk_of);
+    /* The ctx's own label is the default; the log callback prefixes its lines with "vkvit classify". */
+    vkvit_ctx_desc cd = {.device = j.a.device, .log = cli_log_stderr, .log_user = "vkvit classify"};
+    vkvit_result r = !j.res || !j.chunk || !j.chunk_of
+                         ? cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for %u results", j.a.n_paths)
+                         : cli_open_model(&cd, j.a.model_path, &j.ctx, &j.model);
+    if (r != VKVIT_OK) {
+        rc = cli_fail("classify", r);
+    } else {
+        for (uint32_t i = 0; i < j.a.n_paths; i++) j.res[i].path = j.a.paths[i];
+        vkvit_model_info info;
+        vkvit_model_get_info(j.model, &info);
+        j.top = CLI_MIN(CLI_MIN(j.a.top, info.num_classes), VKVIT_MAX_TOP_K);
+        start_printer(&j);
+        rc = classify_all(&j, tty);
+    }
+    finish(&j, tty);
     return cli_finish_stdout("classify", rc);
 }

@@ -97,6 +97,104 @@ static void usage(FILE *f) {
 
 enum { OPT_JSON = 256 };
 
+/* "a (x, y), b" -> ["a (x, y)", "b"]: the workarounds split at the commas outside parentheses. */
+static void add_workarounds(cJSON *w, const char *workarounds) {
+    char item[512];
+    size_t at = 0;
+    int depth = 0;
+    for (const char *c = workarounds;; c++) {
+        if (*c == '\0' || (*c == ',' && depth == 0)) {
+            item[at] = '\0';
+            if (at) cJSON_AddItemToArray(w, cli_jstr(item));
+            at = 0;
+            if (*c == '\0') break;
+            while (c[1] == ' ') c++;
+            continue;
+        }
+        depth += (*c == '(') - (*c == ')');
+        if (at + 1 < sizeof item) item[at++] = *c;
+    }
+}
+
+/* Device i as a member of the JSON document's "devices". */
+static cJSON *device_json(uint32_t i, const vkvit_device_info *d, const feature *f) {
+    cJSON *dj = cJSON_CreateObject();
+    char api[32];
+    snprintf(api, sizeof api, "%u.%u.%u", VK_API_VERSION_MAJOR(d->api_version), VK_API_VERSION_MINOR(d->api_version),
+             VK_API_VERSION_PATCH(d->api_version));
+    cJSON_AddNumberToObject(dj, "index", i);
+    cJSON_AddItemToObject(dj, "name", cli_jstr(d->name));
+    cJSON_AddStringToObject(dj, "type", type_name(d->device_type));
+    cJSON_AddNumberToObject(dj, "vendor_id", d->vendor_id);
+    cJSON_AddNumberToObject(dj, "device_id", d->device_id);
+    cJSON_AddItemToObject(dj, "driver", cli_jstr(d->driver_name));
+    cJSON_AddItemToObject(dj, "driver_info", cli_jstr(d->driver_info));
+    cJSON_AddStringToObject(dj, "vulkan", api);
+    cJSON *fo = cJSON_AddObjectToObject(dj, "features");
+    for (int k = 0; k < N_FEATURES; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "%s", f[k].name);
+        for (char *c = key; *c; c++) if (*c == ' ') *c = '_';
+        cJSON *e = cJSON_AddObjectToObject(fo, key);
+        cJSON_AddBoolToObject(e, "available", f[k].available);
+        cJSON_AddBoolToObject(e, "used", f[k].used);
+        cJSON_AddStringToObject(e, "why", f[k].why);
+    }
+    cJSON *sg = cJSON_AddObjectToObject(dj, "subgroup");
+    cJSON_AddNumberToObject(sg, "size", d->subgroup_size);
+    cJSON_AddBoolToObject(sg, "size_control", d->subgroup_size_control);
+    cJSON_AddNumberToObject(sg, "min", d->subgroup_size_min);
+    cJSON_AddNumberToObject(sg, "max", d->subgroup_size_max);
+    cJSON_AddBoolToObject(sg, "arithmetic", d->subgroup_arithmetic);
+    cJSON_AddBoolToObject(dj, "timeline_semaphore", d->timeline_semaphore);
+    cJSON_AddItemToObject(dj, "timestamp_period_ns", cli_jnum(d->timestamp_period_ns));
+    cJSON_AddNumberToObject(dj, "max_shared_memory", d->max_shared_memory);
+    cJSON_AddNumberToObject(dj, "max_workgroup_invocations", d->max_workgroup_invocations);
+    cJSON_AddNumberToObject(dj, "device_local_bytes", (double)d->device_local_bytes);
+    add_workarounds(cJSON_AddArrayToObject(dj, "workarounds"), d->workarounds);
+    return dj;
+}
+
+/* Device i as text. */
+static void print_device(uint32_t i, const vkvit_device_info *d, const feature *f) {
+    printf("device %u: ", i);
+    cli_put_clean(stdout, d->name, 256);
+    printf("\n  type               %s (vendor 0x%04x, device 0x%04x)\n", type_name(d->device_type), d->vendor_id,
+           d->device_id);
+    printf("  driver             ");
+    cli_put_clean(stdout, d->driver_name[0] ? d->driver_name : "(unknown)", 256);
+    printf(" ");
+    cli_put_clean(stdout, d->driver_info, 256);
+    printf("\n  vulkan             %u.%u.%u\n", VK_API_VERSION_MAJOR(d->api_version),
+           VK_API_VERSION_MINOR(d->api_version), VK_API_VERSION_PATCH(d->api_version));
+    printf("  subgroup size      %u", d->subgroup_size);
+    if (d->subgroup_size_control) printf(" (size control %u..%u)", d->subgroup_size_min, d->subgroup_size_max);
+    printf(", subgroup arithmetic %s", yes(d->subgroup_arithmetic));
+    printf("\n  timeline semaphore %s\n", yes(d->timeline_semaphore));
+    printf("  timestamp period   %.3g ns/tick\n", d->timestamp_period_ns);
+    printf("  shared memory      %u bytes per workgroup, %u invocations max\n", d->max_shared_memory,
+           d->max_workgroup_invocations);
+    printf("  device memory      %.1f GiB\n", (double)d->device_local_bytes / (1u << 30));
+    printf("  feature              device  vkvit uses  why\n");
+    for (int k = 0; k < N_FEATURES; k++)
+        printf("  %-20s %-7s %-11s %s\n", f[k].name, yes(f[k].available), yes(f[k].used), f[k].why);
+    printf("  workarounds        %s\n", d->workarounds[0] ? d->workarounds : "none");
+}
+
+/* Every device the loader lists, malloc'ed in *devs (none: a sentence and CLI_NO_DEVICE). Returns the exit code. */
+static int list_devices(vkvit_device_info **devs, uint32_t *n) {
+    /* vkvit_enumerate_devices checks the driver manifests the environment names before the loader reads them */
+    vkvit_result r = vkvit_enumerate_devices(NULL, 0, n);
+    if (r != VKVIT_OK) return cli_fail("info", r);
+    if (*n == 0) {
+        fprintf(stderr, "vkvit info: no Vulkan device found (is a Vulkan driver installed?)\n");
+        return CLI_NO_DEVICE;
+    }
+    if (!(*devs = calloc(*n, sizeof **devs))) return CLI_FAILURE;
+    if ((r = vkvit_enumerate_devices(*devs, *n, n)) != VKVIT_OK) return cli_fail("info", r);
+    return CLI_OK;
+}
+
 int vkvit_cli_info(int argc, char **argv) {
     static const struct option longopts[] = {
         {"json", no_argument, NULL, OPT_JSON}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
@@ -111,26 +209,13 @@ int vkvit_cli_info(int argc, char **argv) {
         }
     }
     if (o.first_operand < argc) return cli_usage_error("info", "unexpected argument '%s'", argv[o.first_operand]);
+    vkvit_device_info *devs = NULL;
     uint32_t n = 0;
-    /* vkvit_enumerate_devices checks the driver manifests the environment names before the loader reads them */
-    vkvit_result r = vkvit_enumerate_devices(NULL, 0, &n);
-    if (r != VKVIT_OK) {
-        cli_print_error("info", cli_last_error());
-        return vkvit_cli_exit_code(r);
-    }
-    if (n == 0) {
-        fprintf(stderr, "vkvit info: no Vulkan device found (is a Vulkan driver installed?)\n");
-        return CLI_NO_DEVICE;
-    }
-    vkvit_device_info *devs = calloc(n, sizeof *devs);
-    if (!devs) return CLI_FAILURE;
-    r = vkvit_enumerate_devices(devs, n, &n);
-    if (r != VKVIT_OK) {
-        cli_print_error("info", cli_last_error());
+    int rc = list_devices(&devs, &n);
+    if (rc != CLI_OK) {
         free(devs);
-        return vkvit_cli_exit_code(r);
+        return rc;
     }
-    int rc = CLI_OK;
     cJSON *doc = json ? cJSON_CreateObject() : NULL, *arr = json ? cJSON_AddArrayToObject(doc, "devices") : NULL;
     if (json) {
         char version[32];
@@ -138,85 +223,10 @@ int vkvit_cli_info(int argc, char **argv) {
         cJSON_AddStringToObject(doc, "vkvit_version", version);
     }
     for (uint32_t i = 0; i < n; i++) {
-        const vkvit_device_info *d = &devs[i];
         feature f[N_FEATURES];
-        features_of(d, f);
-        if (json) {
-            cJSON *dj = cJSON_CreateObject();
-            char api[32];
-            snprintf(api, sizeof api, "%u.%u.%u", VK_API_VERSION_MAJOR(d->api_version),
-                     VK_API_VERSION_MINOR(d->api_version), VK_API_VERSION_PATCH(d->api_version));
-            cJSON_AddNumberToObject(dj, "index", i);
-            cJSON_AddItemToObject(dj, "name", cli_jstr(d->name));
-            cJSON_AddStringToObject(dj, "type", type_name(d->device_type));
-            cJSON_AddNumberToObject(dj, "vendor_id", d->vendor_id);
-            cJSON_AddNumberToObject(dj, "device_id", d->device_id);
-            cJSON_AddItemToObject(dj, "driver", cli_jstr(d->driver_name));
-            cJSON_AddItemToObject(dj, "driver_info", cli_jstr(d->driver_info));
-            cJSON_AddStringToObject(dj, "vulkan", api);
-            cJSON *fo = cJSON_AddObjectToObject(dj, "features");
-            for (int k = 0; k < N_FEATURES; k++) {
-                char key[32];
-                snprintf(key, sizeof key, "%s", f[k].name);
-                for (char *c = key; *c; c++) if (*c == ' ') *c = '_';
-                cJSON *e = cJSON_AddObjectToObject(fo, key);
-                cJSON_AddBoolToObject(e, "available", f[k].available);
-                cJSON_AddBoolToObject(e, "used", f[k].used);
-                cJSON_AddStringToObject(e, "why", f[k].why);
-            }
-            cJSON *sg = cJSON_AddObjectToObject(dj, "subgroup");
-            cJSON_AddNumberToObject(sg, "size", d->subgroup_size);
-            cJSON_AddBoolToObject(sg, "size_control", d->subgroup_size_control);
-            cJSON_AddNumberToObject(sg, "min", d->subgroup_size_min);
-            cJSON_AddNumberToObject(sg, "max", d->subgroup_size_max);
-            cJSON_AddBoolToObject(sg, "arithmetic", d->subgroup_arithmetic);
-            cJSON_AddBoolToObject(dj, "timeline_semaphore", d->timeline_semaphore);
-            cJSON_AddItemToObject(dj, "timestamp_period_ns", cli_jnum(d->timestamp_period_ns));
-            cJSON_AddNumberToObject(dj, "max_shared_memory", d->max_shared_memory);
-            cJSON_AddNumberToObject(dj, "max_workgroup_invocations", d->max_workgroup_invocations);
-            cJSON_AddNumberToObject(dj, "device_local_bytes", (double)d->device_local_bytes);
-            cJSON *w = cJSON_AddArrayToObject(dj, "workarounds");
-            /* "a (x, y), b": split at the commas outside parentheses */
-            char item[512];
-            size_t at = 0;
-            int depth = 0;
-            for (const char *c = d->workarounds;; c++) {
-                if (*c == '\0' || (*c == ',' && depth == 0)) {
-                    item[at] = '\0';
-                    if (at) cJSON_AddItemToArray(w, cli_jstr(item));
-                    at = 0;
-                    if (*c == '\0') break;
-                    while (c[1] == ' ') c++;
-                    continue;
-                }
-                depth += (*c == '(') - (*c == ')');
-                if (at + 1 < sizeof item) item[at++] = *c;
-            }
-            cJSON_AddItemToArray(arr, dj);
-            continue;
-        }
-        printf("device %u: ", i);
-        cli_put_clean(stdout, d->name, 256);
-        printf("\n  type               %s (vendor 0x%04x, device 0x%04x)\n", type_name(d->device_type), d->vendor_id,
-               d->device_id);
-        printf("  driver             ");
-        cli_put_clean(stdout, d->driver_name[0] ? d->driver_name : "(unknown)", 256);
-        printf(" ");
-        cli_put_clean(stdout, d->driver_info, 256);
-        printf("\n  vulkan             %u.%u.%u\n", VK_API_VERSION_MAJOR(d->api_version),
-               VK_API_VERSION_MINOR(d->api_version), VK_API_VERSION_PATCH(d->api_version));
-        printf("  subgroup size      %u", d->subgroup_size);
-        if (d->subgroup_size_control) printf(" (size control %u..%u)", d->subgroup_size_min, d->subgroup_size_max);
-        printf(", subgroup arithmetic %s", yes(d->subgroup_arithmetic));
-        printf("\n  timeline semaphore %s\n", yes(d->timeline_semaphore));
-        printf("  timestamp period   %.3g ns/tick\n", d->timestamp_period_ns);
-        printf("  shared memory      %u bytes per workgroup, %u invocations max\n", d->max_shared_memory,
-               d->max_workgroup_invocations);
-        printf("  device memory      %.1f GiB\n", (double)d->device_local_bytes / (1u << 30));
-        printf("  feature              device  vkvit uses  why\n");
-        for (int k = 0; k < N_FEATURES; k++)
-            printf("  %-20s %-7s %-11s %s\n", f[k].name, yes(f[k].available), yes(f[k].used), f[k].why);
-        printf("  workarounds        %s\n", d->workarounds[0] ? d->workarounds : "none");
+        features_of(&devs[i], f);
+        if (json) cJSON_AddItemToArray(arr, device_json(i, &devs[i], f));
+        else print_device(i, &devs[i], f);
     }
     if (json) rc = cli_json_print("info", doc, 1);
     free(devs);

@@ -1,6 +1,7 @@
 /* vkvit inspect FILE [--json]: what a model file holds — architecture, shapes, parameters, FLOPs, classes,
  * preprocessing, dtypes. Everything comes from vkvit_describe_model (include/vkvit.h), which reads and validates
- * the whole file without a device; --json prints its document as it is, the text is rendered from it. */
+ * the whole file without a device; --json prints its document as it is, the text is rendered from it and its
+ * "summary" (vkvit_describe_model_ex), so this file knows no architecture. */
 #include "cli.h"
 
 #include <stdbool.h>
@@ -55,121 +56,33 @@ static const char *str(const cJSON *o, const char *key) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
 }
-static bool flag(const cJSON *o, const char *key) { return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key)); }
 static const cJSON *obj(const cJSON *o, const char *key) { return cJSON_GetObjectItemCaseSensitive(o, key); }
 static uint32_t at(const cJSON *o, const char *key, int i) {
     const cJSON *v = cJSON_GetArrayItem(obj(o, key), i);
     return cJSON_IsNumber(v) ? (uint32_t)v->valuedouble : 0;
 }
-static const char *yn(bool b) { return b ? "yes" : "no"; }
 
-/* "rmsnorm (eps 1e-06)", "layernorm (eps 1e-05, bias)", "identity" (no norm) */
-static const char *norm_text(const cJSON *n, char *buf, size_t cap) {
-    const char *kind = str(n, "kind");
-    if (!strcmp(kind, "identity")) snprintf(buf, cap, "identity");
-    else snprintf(buf, cap, "%s (eps %g%s)", kind, num(n, "eps"),
-                  !strcmp(kind, "layernorm") && flag(n, "bias") ? ", bias" : "");
-    return buf;
+/* "FLOPs ... per image (2.35 GFLOPs; attention 1,234 and block 5,678 per block)": the per-block terms are those the
+ * description names (summary.flops_per_block). */
+static void print_flops(const cJSON *d) {
+    char a[32], b[32];
+    const cJSON *fb = obj(d, "flops_breakdown");
+    const uint64_t total = u64(d, "flops");
+    const double f = (double)total;
+    const char *unit = f >= 1e9 ? "GFLOPs" : f >= 1e6 ? "MFLOPs" : "kFLOPs";
+    const double scaled = f >= 1e9 ? f * 1e-9 : f >= 1e6 ? f * 1e-6 : f * 1e-3;
+    printf("FLOPs          %s per image (%.2f %s; ", thousands(total, a, sizeof a), scaled, unit);
+    const cJSON *term;
+    int i = 0;
+    cJSON_ArrayForEach(term, obj(obj(d, "summary"), "flops_per_block"))
+        printf("%s%s %s", i++ ? ", " : "", str(term, "name"), thousands(u64(fb, str(term, "key")), b, sizeof b));
+    printf(" and block %s per block)\n", thousands(u64(fb, "block"), b, sizeof b));
 }
 
-static void print_text(const cJSON *d) {
-    char a[32], b[32], c3[32], c4[32];
-    const char *arch = str(d, "architecture"), *flavour = str(d, "flavour");
-    uint32_t classes = u32(d, "num_classes");
-    printf("file           ");
-    cli_put_clean(stdout, str(d, "file"), 300);
-    printf(" (%s bytes, format_version %u)\n", thousands(u64(d, "file_size"), a, sizeof a), u32(d, "format_version"));
-    printf("name           ");
-    cli_put_clean(stdout, str(d, "name")[0] ? str(d, "name") : "(none)", 120);
-    printf("\n");
-
-    if (!strcmp(arch, "vit5")) {
-        const cJSON *bias = obj(d, "bias");
-        printf("architecture   vit5, flavour %s (%s RoPE, tokens [%s])\n", flavour,
-               !strcmp(str(d, "rope_pairing"), "split_half") ? "split_half" : "adjacent", str(d, "token_layout"));
-        printf("input          %u x %u RGB, patch %u -> %u x %u grid = %u patches\n", at(d, "image_size", 0),
-               at(d, "image_size", 1), u32(d, "patch_size"), at(d, "grid", 0), at(d, "grid", 1), u32(d, "patches"));
-        printf("tokens         %u (%u patches%s + %u registers)\n", u32(d, "tokens"), u32(d, "patches"),
-               flag(d, "has_cls") ? " + CLS" : "", u32(d, "num_registers"));
-        printf("width          %u, depth %u, heads %u (head dim %u), MLP %u (%s)\n", u32(d, "dim"), u32(d, "depth"),
-               u32(d, "num_heads"), u32(d, "head_dim"), u32(d, "mlp_hidden"), str(d, "mlp_activation"));
-        printf("blocks         QK-norm %s, layer scale %s, GRN %s; biases: patch_embed %s, qkv %s, proj %s, mlp %s, "
-               "head %s\n", yn(flag(d, "qk_norm")), yn(flag(d, "layer_scale")), yn(flag(d, "grn")),
-               yn(flag(bias, "patch_embed")), yn(flag(bias, "qkv")), yn(flag(bias, "proj")), yn(flag(bias, "mlp")),
-               yn(flag(bias, "head")));
-        if (!strcmp(str(d, "readout"), "register_concat"))
-            printf("readout        register_concat (%u registers x neck %u) -> out_norm -> out_proj (%u -> %u)\n",
-                   u32(d, "num_registers"), u32(d, "neck_dim"), u32(d, "head_in"), classes);
-        else
-            printf("readout        %s -> out_norm -> out_proj (%u -> %u)\n", str(d, "readout"), u32(d, "head_in"),
-                   classes);
-    } else if (!strcmp(arch, "resnet")) {
-        const cJSON *blk = obj(d, "block"), *sm = obj(blk, "sequence_mixer"), *cm = obj(blk, "condition_mixer"),
-                    *mm = obj(blk, "mlp"), *norms = obj(d, "norms"), *bias = obj(d, "bias");
-        char n1[48], n2[48], n3[48];
-        printf("architecture   resnet, flavour %s (ClassificationResNet of generic ResidualBlocks)\n", flavour);
-        printf("input          %u x %u RGB, patch %u -> %u x %u grid = %u tokens%s\n", at(d, "image_size", 0),
-               at(d, "image_size", 1), u32(d, "patch_size"), at(d, "grid", 0), at(d, "grid", 1), u32(d, "tokens"),
-               flag(d, "pos_embed") ? " (+ pos_embed)" : "");
-        printf("width          %u, depth %u (every block alike)\n", u32(d, "dim"), u32(d, "depth"));
-        if (!strcmp(str(sm, "type"), "attention"))
-            printf("sequence mixer %s -> attention, heads %u (head dim %u), RoPE %s, qk-norm %s, causal %s, "
-                   "bias %s\n", norm_text(obj(norms, "input_norm"), n1, sizeof n1), u32(sm, "num_heads"),
-                   u32(sm, "head_dim"), yn(flag(sm, "rope")), yn(flag(sm, "qk_norm")), yn(flag(sm, "causal")),
-                   yn(flag(sm, "bias")));
-        else
-            printf("sequence mixer identity\n");
-        uint32_t tc = u32(d, "condition_tokens");
-        if (!strcmp(str(cm, "type"), "attention"))
-            printf("condition      %s -> cross-attention, heads %u (head dim %u), qk-norm %s, causal %s; "
-                   "condition %s\n", norm_text(obj(norms, "condition_mixer_norm"), n2, sizeof n2),
-                   u32(cm, "num_heads"), u32(cm, "head_dim"), yn(flag(cm, "qk_norm")), yn(flag(cm, "causal")),
-                   tc ? "[B, Tc, C] tokens" : "[B, C] (one global token)");
-        else
-            printf("condition      identity (the network takes no condition)\n");
-        if (tc) printf("               Tc = %u condition tokens of width %u\n", tc, u32(d, "condition_dim"));
-        if (!strcmp(str(mm, "type"), "mlp"))
-            printf("mlp            %s -> MLP %u (%s%s), bias %s\n", norm_text(obj(norms, "mlp_norm"), n3, sizeof n3),
-                   u32(mm, "hidden"), str(mm, "activation"), u32(mm, "glu_factor") == 2 ? ", layer1 doubled" : "",
-                   yn(flag(mm, "bias")));
-        else
-            printf("mlp            identity\n");
-        printf("readout        gap -> out_norm %s -> out_proj (%u -> %u); biases: patch_embed %s, head %s\n",
-               norm_text(obj(norms, "out_norm"), n1, sizeof n1), u32(d, "dim"), classes,
-               yn(flag(bias, "patch_embed")), yn(flag(bias, "head")));
-    } else {
-        printf("architecture   vil, flavour %s (%s numerics)\n", flavour,
-               !strcmp(flavour, "seed") ? "seed-004" : "official NX-AI v1");
-        printf("input          %u x %u RGB, patch %u -> %u x %u grid\n", at(d, "image_size", 0), at(d, "image_size", 1),
-               u32(d, "patch_size"), at(d, "grid", 0), at(d, "grid", 1));
-        printf("tokens         %u (patches only; odd blocks run the sequence reversed)\n", u32(d, "tokens"));
-        uint32_t qb = u32(d, "qkv_block_size");
-        printf("width          %u, depth %u, inner %u, memory heads %u (head dim %u), q/k/v %u blocks of %ux%u, "
-               "conv kernel %u\n", u32(d, "dim"), u32(d, "depth"), u32(d, "inner_dim"), u32(d, "num_heads"),
-               u32(d, "head_dim"), u32(d, "num_proj_heads"), qb, qb, u32(d, "conv_kernel"));
-        printf("readout        bilateral_avg -> LayerNorm -> head (%u -> %u)\n", u32(d, "dim"), classes);
-    }
-
-    const cJSON *fb = obj(d, "flops_breakdown");
-    uint64_t total = u64(d, "flops");
-    printf("parameters     %s\n", thousands(u64(d, "params"), a, sizeof a));
-    double f = (double)total;
-    const char *unit = f >= 1e9 ? "GFLOPs" : f >= 1e6 ? "MFLOPs" : "kFLOPs";
-    double scaled = f >= 1e9 ? f * 1e-9 : f >= 1e6 ? f * 1e-6 : f * 1e-3;
-    if (!strcmp(arch, "resnet"))
-        printf("FLOPs          %s per image (%.2f %s; sequence mixer %s, condition mixer %s and block %s per "
-               "block)\n", thousands(total, a, sizeof a), scaled, unit,
-               thousands(u64(fb, "sequence_mixer_per_block"), b, sizeof b),
-               thousands(u64(fb, "condition_mixer_per_block"), c3, sizeof c3), thousands(u64(fb, "block"), c4, sizeof c4));
-    else
-        printf("FLOPs          %s per image (%.2f %s; %s %s and block %s per block)\n", thousands(total, a, sizeof a),
-               scaled, unit, !strcmp(arch, "vit5") ? "attention" : "mLSTM cell (parallel form)",
-               thousands(u64(fb, !strcmp(arch, "vit5") ? "attention_per_block" : "cell_per_block"), b, sizeof b),
-               thousands(u64(fb, "block"), c3, sizeof c3));
-
+static void print_labels(const cJSON *d) {
     const cJSON *labels = obj(d, "labels");
     int n_labels = cJSON_GetArraySize(labels);
-    printf("classes        %u", classes);
+    printf("classes        %u", u32(d, "num_classes"));
     if (n_labels) {
         printf(": ");
         for (int i = 0; i < n_labels && i < SHOW_LABELS; i++) {
@@ -182,6 +95,25 @@ static void print_text(const cJSON *d) {
         printf(" (no labels in the file)");
     }
     printf("\n");
+}
+
+static void print_text(const cJSON *d) {
+    char a[32];
+    printf("file           ");
+    cli_put_clean(stdout, str(d, "file"), 300);
+    printf(" (%s bytes, format_version %u)\n", thousands(u64(d, "file_size"), a, sizeof a), u32(d, "format_version"));
+    printf("name           ");
+    cli_put_clean(stdout, str(d, "name")[0] ? str(d, "name") : "(none)", 120);
+    printf("\n");
+    const cJSON *line; /* the architecture's own lines, as the library words them */
+    cJSON_ArrayForEach(line, obj(obj(d, "summary"), "lines")) {
+        printf("%-15s", str(line, "key"));
+        cli_put_clean(stdout, str(line, "text"), 1024);
+        printf("\n");
+    }
+    printf("parameters     %s\n", thousands(u64(d, "params"), a, sizeof a));
+    print_flops(d);
+    print_labels(d);
     const cJSON *pp = obj(d, "preprocess"), *mean = obj(pp, "mean"), *std = obj(pp, "std");
 #define AT(a_, i_) (cJSON_GetArrayItem(a_, i_) ? cJSON_GetArrayItem(a_, i_)->valuedouble : 0.0)
     printf("preprocess     shorter side -> %u (%s), centre crop %u x %u, mean [%.4g, %.4g, %.4g], std [%.4g, %.4g, "
@@ -224,8 +156,8 @@ int vkvit_cli_inspect(int argc, char **argv) {
         cli_print_error("inspect", cli_last_error());
         return CLI_BAD_INPUT;
     }
-    char *text = NULL;
-    vkvit_result r = vkvit_describe_model(&(vkvit_model_desc){.path = path}, &text);
+    char *text = NULL; /* the text is rendered from the document and its summary (the architecture's words) */
+    vkvit_result r = vkvit_describe_model_ex(&(vkvit_model_desc){.path = path}, json ? 0 : VKVIT_DESCRIBE_SUMMARY, &text);
     if (r != VKVIT_OK) {
         cli_print_error("inspect", cli_last_error());
         return r == VKVIT_ERROR_OUT_OF_HOST_MEMORY ? CLI_FAILURE : CLI_BAD_INPUT;

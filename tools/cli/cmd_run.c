@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,37 @@ static vkvit_result write_outputs(cli_out_file *out, const float *logits, const 
     return r == VKVIT_OK ? cli_out_commit(out) : r;
 }
 
-enum { OPT_CONDITION = 256, OPT_PRECISION, OPT_DEVICE, OPT_JSON, OPT_FEATURES };
+typedef struct run_args {
+    const char *model_path, *in_path, *out_path, *device, *cond_path;
+    vkvit_precision precision;
+    int json, want_features;
+} run_args;
 
-int vkvit_cli_run(int argc, char **argv) {
+/* The output must not replace a file the run reads: the model, the input, the condition (the same path, or the same
+ * file through a symbolic or hard link: the same device and inode). The input would otherwise be replaced by its
+ * own logits. Returns CLI_OK or CLI_USAGE after printing the reason. */
+static int check_paths(const run_args *a) {
+    if (a->cond_path && !strcmp(a->cond_path, "-") && !strcmp(a->in_path, "-"))
+        return cli_usage_error("run", "standard input ('-') can be read only once");
+    if (!strcmp(a->out_path, "-") && isatty(STDOUT_FILENO))
+        return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
+                               "file or a pipe");
+    if (!a->out_path[0]) return cli_usage_error("run", "--output is empty: give a file, or '-' for standard output");
+    if (cli_same_file(a->out_path, a->model_path))
+        return cli_usage_error("run", "--output '%s' is the model file; give another path", a->out_path);
+    const int out_is_file = strcmp(a->out_path, "-") != 0; /* '-' is standard output, never a file named '-' */
+    if (out_is_file && strcmp(a->in_path, "-") &&
+        (!strcmp(a->out_path, a->in_path) || cli_same_file(a->out_path, a->in_path)))
+        return cli_usage_error("run", "--output '%s' is the input file; give another path", a->out_path);
+    if (out_is_file && a->cond_path && strcmp(a->cond_path, "-") &&
+        (!strcmp(a->out_path, a->cond_path) || cli_same_file(a->out_path, a->cond_path)))
+        return cli_usage_error("run", "--output '%s' is the condition file; give another path", a->out_path);
+    return CLI_OK;
+}
+
+/* Returns CLI_OK, -1 after --help, or the exit code after printing the reason. */
+static int parse_args(int argc, char **argv, run_args *a) {
+    enum { OPT_CONDITION = 256, OPT_PRECISION, OPT_DEVICE, OPT_JSON, OPT_FEATURES };
     static const struct option longopts[] = {
         {"model", required_argument, NULL, 'm'},     {"input", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},    {"condition", required_argument, NULL, OPT_CONDITION},
@@ -81,203 +110,170 @@ int vkvit_cli_run(int argc, char **argv) {
         {"json", no_argument, NULL, OPT_JSON},       {"help", no_argument, NULL, 'h'},
         {"features", no_argument, NULL, OPT_FEATURES},
         {NULL, 0, NULL, 0}};
-    const char *model_path = NULL, *in_path = NULL, *out_path = NULL, *device = NULL, *cond_path = NULL;
-    vkvit_precision precision = VKVIT_PRECISION_FP32;
-    int json = 0, want_features = 0;
+    *a = (run_args){.precision = VKVIT_PRECISION_FP32};
     cli_opts o;
     cli_opts_init(&o, "run", argc, argv, "m:i:o:h", longopts);
     for (int c; (c = cli_opts_next(&o)) != -1;) {
         switch (c) {
-        case 'h': run_usage(stdout); return cli_finish_stdout("run", CLI_OK);
-        case 'm': model_path = o.arg; break;
-        case 'i': in_path = o.arg; break;
-        case 'o': out_path = o.arg; break;
-        case OPT_CONDITION: cond_path = o.arg; break;
-        case OPT_PRECISION: if (!cli_opt_precision(&o, &precision)) return CLI_USAGE; break;
-        case OPT_DEVICE: device = o.arg; break;
-        case OPT_JSON: json = 1; break;
-        case OPT_FEATURES: want_features = 1; break;
+        case 'h': run_usage(stdout); return -1;
+        case 'm': a->model_path = o.arg; break;
+        case 'i': a->in_path = o.arg; break;
+        case 'o': a->out_path = o.arg; break;
+        case OPT_CONDITION: a->cond_path = o.arg; break;
+        case OPT_PRECISION: if (!cli_opt_precision(&o, &a->precision)) return CLI_USAGE; break;
+        case OPT_DEVICE: a->device = o.arg; break;
+        case OPT_JSON: a->json = 1; break;
+        case OPT_FEATURES: a->want_features = 1; break;
         default: return CLI_USAGE;
         }
     }
     if (o.first_operand < argc) return cli_usage_error("run", "unexpected argument '%s'", argv[o.first_operand]);
-    if (!model_path || !in_path || !out_path)
+    if (!a->model_path || !a->in_path || !a->out_path)
         return cli_usage_error("run", "--model, --input and --output are required");
-    if (cond_path && !strcmp(cond_path, "-") && !strcmp(in_path, "-"))
-        return cli_usage_error("run", "standard input ('-') can be read only once");
-    if (!strcmp(out_path, "-") && isatty(STDOUT_FILENO))
-        return cli_usage_error("run", "--output - writes a binary safetensors file: redirect standard output to a "
-                               "file or a pipe");
-    if (!out_path[0]) return cli_usage_error("run", "--output is empty: give a file, or '-' for standard output");
-    /* The output must not replace a file the run reads: the model, the input, the condition (the same path, or the
-     * same file through a symbolic or hard link: the same device and inode). The input would otherwise be replaced
-     * by its own logits. */
-    if (cli_same_file(out_path, model_path))
-        return cli_usage_error("run", "--output '%s' is the model file; give another path", out_path);
-    const int out_is_file = strcmp(out_path, "-") != 0; /* '-' is standard output, never a file named '-' */
-    if (out_is_file && strcmp(in_path, "-") && (!strcmp(out_path, in_path) || cli_same_file(out_path, in_path)))
-        return cli_usage_error("run", "--output '%s' is the input file; give another path", out_path);
-    if (out_is_file && cond_path && strcmp(cond_path, "-") &&
-        (!strcmp(out_path, cond_path) || cli_same_file(out_path, cond_path)))
-        return cli_usage_error("run", "--output '%s' is the condition file; give another path", out_path);
-    FILE *summary = strcmp(out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
-    /* The output is opened before any work (a path that cannot be written costs nothing); an existing file is
-     * replaced only once the run has succeeded (cli_out_commit). */
-    cli_out_file out;
-    if (cli_out_open(&out, out_path) != VKVIT_OK) {
-        cli_print_error("run", cli_last_error());
-        cli_out_abort(&out);
-        return CLI_FAILURE; /* the output cannot be written: a runtime failure, not bad input */
-    }
+    return check_paths(a);
+}
 
-    int rc = CLI_OK;
-    vkvit_result r;
-    uint8_t *data = NULL;
-    float *input = NULL, *logits = NULL, *condition = NULL, *features = NULL;
-    vkvit_tensor_file *tf = NULL;
-    vkvit_ctx *ctx = NULL;
-    vkvit_model *model = NULL;
-    vkvit_session *s = NULL;
-#define FAIL(r_)                                                                                              \
-    do {                                                                                                      \
-        cli_print_error("run", cli_last_error());                                                             \
-        rc = vkvit_cli_exit_code(r_);                                                                         \
-        goto done;                                                                                            \
-    } while (0)
+/* One run: the input file and tensor, the model and session, the outputs. */
+typedef struct run_job {
+    run_args a;
+    const char *in_name;                    /* how messages name the input */
+    uint8_t *data;                          /* the input file's bytes, under tf */
+    vkvit_tensor_file *tf;
+    vkvit_tensor_info in;                   /* the tensor `input` */
+    float *input, *condition, *logits, *features;
+    vkvit_ctx *ctx;
+    vkvit_model *model;
+    vkvit_session *s;
+    vkvit_shape os, fs;                     /* logits [B, classes]; features [B, F] */
+} run_job;
 
-    const char *in_name = cli_input_name(in_path);
-    if ((r = cli_open_tensor_file(in_path, (size_t)4 << 30, &data, &tf)) != VKVIT_OK) FAIL(r);
-    const int64_t in_at = vkvit_tensor_file_find(tf, "input");
-    vkvit_tensor_info in_info;
-    if (in_at < 0 || vkvit_tensor_file_info(tf, (uint32_t)in_at, &in_info) != VKVIT_OK) {
-        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", in_name);
-        FAIL(r);
-    }
-    const vkvit_tensor_info *t = &in_info;
+/* The tensor `input` of IN: [B, H, W, 3] (channels-last), as fp32. */
+static vkvit_result read_input(run_job *j) {
+    vkvit_result r = cli_open_tensor_file(j->a.in_path, (size_t)4 << 30, &j->data, &j->tf);
+    if (r != VKVIT_OK) return r;
+    const int64_t at = vkvit_tensor_file_find(j->tf, "input");
+    const vkvit_tensor_info *t = &j->in;
+    if (at < 0 || vkvit_tensor_file_info(j->tf, (uint32_t)at, &j->in) != VKVIT_OK)
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s' has no tensor named 'input'", j->in_name);
     if (t->ndim != 4 || t->shape[3] != 3 || t->shape[0] == 0) {
         char got[96];
         cli_dims_text(t->shape, t->ndim, got, sizeof got);
         if (t->ndim == 4 && t->shape[1] == 3 && t->shape[3] != 3)
-            r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s, which looks like NCHW (channels first); "
-                          "vkvit takes channels-last [B, H, W, 3]: in PyTorch, x.permute(0, 2, 3, 1).contiguous()",
-                          in_name, got);
-        else
-            r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s; vkvit takes [B, H, W, 3] "
-                          "(channels-last)", in_name, got);
-        FAIL(r);
+            return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s, which looks like NCHW (channels first); "
+                             "vkvit takes channels-last [B, H, W, 3]: in PyTorch, x.permute(0, 2, 3, 1).contiguous()",
+                             j->in_name, got);
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %s; vkvit takes [B, H, W, 3] (channels-last)",
+                         j->in_name, got);
     }
-    if ((r = cli_read_tensor_f32(tf, (uint32_t)in_at, t, "the input", &input)) != VKVIT_OK) FAIL(r);
+    return cli_read_tensor_f32(j->tf, (uint32_t)at, t, "the input", &j->input);
+}
 
-    /* the model path first: a FIFO, a device or a foreign file is refused before any device work */
-    if ((r = cli_sniff_model(model_path)) != VKVIT_OK) FAIL(r);
-    vkvit_ctx_desc cd = {.device = device, .log = cli_log_stderr, .log_user = "vkvit run"};
-    if ((r = vkvit_ctx_create(&cd, &ctx)) != VKVIT_OK) FAIL(r);
-    if ((r = vkvit_model_create(ctx, &(vkvit_model_desc){.path = model_path}, &model)) != VKVIT_OK) FAIL(r);
+/* The input's picture size against the model's, and its batch against the limit; then the session. */
+static vkvit_result create_session(run_job *j) {
     vkvit_model_info info;
-    vkvit_model_get_info(model, &info);
-    if (t->shape[1] != info.image_height || t->shape[2] != info.image_width) {
-        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %llux%llu, the model takes %ux%u", in_name,
-                      (unsigned long long)t->shape[1], (unsigned long long)t->shape[2], info.image_height,
-                      info.image_width);
-        FAIL(r);
+    vkvit_model_get_info(j->model, &info);
+    const vkvit_tensor_info *t = &j->in;
+    if (t->shape[1] != info.image_height || t->shape[2] != info.image_width)
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': input is %llux%llu, the model takes %ux%u", j->in_name,
+                         (unsigned long long)t->shape[1], (unsigned long long)t->shape[2], info.image_height,
+                         info.image_width);
+    if (t->shape[0] > 4096)
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': batch %llu is above 4096", j->in_name,
+                         (unsigned long long)t->shape[0]);
+    vkvit_session_desc sd = {.label = "run", .batch = (uint32_t)t->shape[0], .precision = j->a.precision,
+                             .features = j->a.want_features};
+    return vkvit_session_create(j->model, &sd, &j->s);
+}
+
+/* The rows of the tensor `condition` of IN, for a session whose condition shape is cs ([B, ...]; any row count). */
+static vkvit_result condition_of_input(run_job *j, vkvit_shape cs, const char *want, float **rows_f, uint32_t *rows) {
+    const int64_t at = vkvit_tensor_file_find(j->tf, "condition");
+    vkvit_tensor_info ct;
+    if (at < 0 || vkvit_tensor_file_info(j->tf, (uint32_t)at, &ct) != VKVIT_OK)
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor named "
+                         "'condition' (give one with --condition FILE)", j->a.model_path, want, j->in_name);
+    bool same = ct.ndim == cs.ndim && ct.shape[0] >= 1;
+    for (uint32_t d = 1; same && d < cs.ndim; d++) same = ct.shape[d] == cs.dims[d];
+    if (!same) {
+        char got[96];
+        cli_dims_text(ct.shape, ct.ndim, got, sizeof got);
+        return cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", j->in_name, got,
+                         j->a.model_path, want);
     }
-    if (t->shape[0] > 4096) {
-        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': batch %llu is above 4096", in_name,
-                      (unsigned long long)t->shape[0]);
-        FAIL(r);
+    *rows = (uint32_t)CLI_MIN(ct.shape[0], (uint64_t)UINT32_MAX);
+    return cli_read_tensor_f32(j->tf, (uint32_t)at, &ct, "the condition", rows_f);
+}
+
+/* The condition: required exactly when the session has one; [B, ...] or one row [1, ...] for every image, from
+ * --condition or else from IN. */
+static vkvit_result set_condition(run_job *j) {
+    vkvit_shape cs = vkvit_session_condition_shape(j->s);
+    if (cs.ndim == 0) {
+        if (j->a.cond_path || vkvit_tensor_file_find(j->tf, "condition") >= 0)
+            fprintf(stderr, "vkvit run: note: model '%s' takes no condition; the condition %s is ignored\n",
+                    j->a.model_path, j->a.cond_path ? "given with --condition" : "tensor of the input file");
+        return VKVIT_OK;
     }
-    vkvit_session_desc sd = {.label = "run", .batch = (uint32_t)t->shape[0], .precision = precision,
-                             .features = want_features};
-    if ((r = vkvit_session_create(model, &sd, &s)) != VKVIT_OK) FAIL(r);
-    /* The condition: required exactly when the session has one; [B, ...] or one row [1, ...] for every image. */
-    vkvit_shape cs = vkvit_session_condition_shape(s);
-    if (cs.ndim > 0) {
-        char want[64];
-        cli_shape_text(&cs, want, sizeof want);
-        float *rows_f = NULL;
-        uint32_t rows = 0;
-        const char *from = cond_path ? cli_input_name(cond_path) : in_name;
-        if (cond_path) {
-            if ((r = cli_read_condition(cond_path, cs, &rows_f, &rows)) != VKVIT_OK) FAIL(r);
-        } else {
-            const int64_t cond_at = vkvit_tensor_file_find(tf, "condition");
-            vkvit_tensor_info cond_info;
-            if (cond_at < 0 || vkvit_tensor_file_info(tf, (uint32_t)cond_at, &cond_info) != VKVIT_OK) {
-                r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' needs a condition %s, but '%s' has no tensor "
-                              "named 'condition' (give one with --condition FILE)", model_path, want, in_name);
-                FAIL(r);
-            }
-            const vkvit_tensor_info *ct = &cond_info;
-            bool same = ct->ndim == cs.ndim && ct->shape[0] >= 1;
-            for (uint32_t d = 1; same && d < cs.ndim; d++) same = ct->shape[d] == cs.dims[d];
-            if (!same) {
-                char got[96];
-                cli_dims_text(ct->shape, ct->ndim, got, sizeof got);
-                r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': condition is %s, model '%s' needs %s", in_name,
-                              got, model_path, want);
-                FAIL(r);
-            }
-            rows = (uint32_t)CLI_MIN(ct->shape[0], (uint64_t)UINT32_MAX);
-            if ((r = cli_read_tensor_f32(tf, (uint32_t)cond_at, ct, "the condition", &rows_f)) != VKVIT_OK) FAIL(r);
-        }
-        if (rows != 1 && rows != cs.dims[0]) {
-            free(rows_f);
-            r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows; model '%s' with batch %u "
-                          "needs %s (or one row for every image)", from, rows, model_path, cs.dims[0], want);
-            FAIL(r);
-        }
-        size_t row = 1;
-        for (uint32_t d = 1; d < cs.ndim; d++) row *= cs.dims[d];
-        if (!(condition = malloc((size_t)cs.dims[0] * row * sizeof(float)))) {
-            free(rows_f);
-            r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
-            FAIL(r);
-        }
-        for (uint32_t b = 0; b < cs.dims[0]; b++)
-            memcpy(condition + b * row, rows_f + (rows == 1 ? 0 : b * row), row * sizeof(float));
-        free(rows_f);
-        if ((r = vkvit_session_set_condition(s, condition, (size_t)cs.dims[0] * row)) != VKVIT_OK) FAIL(r);
-    } else if (cond_path || vkvit_tensor_file_find(tf, "condition") >= 0) {
-        fprintf(stderr, "vkvit run: note: model '%s' takes no condition; the condition %s is ignored\n", model_path,
-                cond_path ? "given with --condition" : "tensor of the input file");
-    }
-    vkvit_shape os = vkvit_session_output_shape(s);
-    size_t n_out = (size_t)os.dims[0] * os.dims[1];
-    logits = malloc(n_out * sizeof(float));
-    if (!logits) {
-        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the logits");
-        FAIL(r);
-    }
-    vkvit_shape fs = vkvit_session_feature_shape(s);
-    const size_t n_feat = want_features ? (size_t)fs.dims[0] * fs.dims[1] : 0;
-    if (want_features && !(features = malloc(n_feat * sizeof(float)))) {
-        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the features");
-        FAIL(r);
-    }
-    if ((r = vkvit_session_set_input(s, input, (size_t)t->count)) != VKVIT_OK || (r = vkvit_session_run(s)) != VKVIT_OK ||
-        (r = vkvit_session_get_output(s, logits, n_out)) != VKVIT_OK ||
-        (want_features && (r = vkvit_session_get_features(s, features, n_feat)) != VKVIT_OK))
-        FAIL(r);
-    if ((r = write_outputs(&out, logits, &os, features, &fs)) != VKVIT_OK) {
-        cli_print_error("run", cli_last_error());
-        rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
-        goto done;
-    }
+    char want[64];
+    cli_shape_text(&cs, want, sizeof want);
+    float *rows_f = NULL;
+    uint32_t rows = 0;
+    vkvit_result r = j->a.cond_path ? cli_read_condition(j->a.cond_path, cs, &rows_f, &rows)
+                                    : condition_of_input(j, cs, want, &rows_f, &rows);
+    if (r != VKVIT_OK) return r;
+    size_t row = 1;
+    for (uint32_t d = 1; d < cs.ndim; d++) row *= cs.dims[d];
+    if (rows != 1 && rows != cs.dims[0])
+        r = cli_error(VKVIT_ERROR_BAD_MODEL_FILE, "'%s': the condition has %u rows; model '%s' with batch %u needs %s "
+                      "(or one row for every image)", j->a.cond_path ? cli_input_name(j->a.cond_path) : j->in_name,
+                      rows, j->a.model_path, cs.dims[0], want);
+    else if (!(j->condition = malloc((size_t)cs.dims[0] * row * sizeof(float))))
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the condition");
+    for (uint32_t b = 0; r == VKVIT_OK && b < cs.dims[0]; b++)
+        memcpy(j->condition + b * row, rows_f + (rows == 1 ? 0 : b * row), row * sizeof(float));
+    free(rows_f);
+    return r == VKVIT_OK ? vkvit_session_set_condition(j->s, j->condition, (size_t)cs.dims[0] * row) : r;
+}
+
+/* Runs the session on the input and reads the logits (and features). */
+static vkvit_result infer(run_job *j) {
+    j->os = vkvit_session_output_shape(j->s);
+    j->fs = vkvit_session_feature_shape(j->s);
+    const size_t n_out = (size_t)j->os.dims[0] * j->os.dims[1];
+    const size_t n_feat = j->a.want_features ? (size_t)j->fs.dims[0] * j->fs.dims[1] : 0;
+    if (!(j->logits = malloc(n_out * sizeof(float))))
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the logits");
+    if (j->a.want_features && !(j->features = malloc(n_feat * sizeof(float))))
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the features");
+    vkvit_result r = vkvit_session_set_input(j->s, j->input, (size_t)j->in.count);
+    if (r == VKVIT_OK) r = vkvit_session_run(j->s);
+    if (r == VKVIT_OK) r = vkvit_session_get_output(j->s, j->logits, n_out);
+    if (r == VKVIT_OK && j->a.want_features) r = vkvit_session_get_features(j->s, j->features, n_feat);
+    return r;
+}
+
+/* The summary (one JSON object or one line; on stderr when the tensor file goes to stdout) and the warning about
+ * logits that are not finite. */
+static void print_summary(const run_job *j) {
+    FILE *summary = strcmp(j->a.out_path, "-") ? stdout : stderr; /* stdout carries the tensor file then */
+    vkvit_model_info info;
+    vkvit_model_get_info(j->model, &info);
     vkvit_device_info dev;
-    vkvit_ctx_device_info(ctx, &dev);
-    if (json) {
+    vkvit_ctx_device_info(j->ctx, &dev);
+    const size_t n_out = (size_t)j->os.dims[0] * j->os.dims[1];
+    size_t bad = 0;
+    for (size_t i = 0; i < n_out; i++) bad += !isfinite(j->logits[i]);
+    if (j->a.json) {
         cJSON *doc = cJSON_CreateObject();
-        cJSON_AddItemToObject(doc, "model", cli_jstr(model_path));
+        cJSON_AddItemToObject(doc, "model", cli_jstr(j->a.model_path));
         cJSON_AddStringToObject(doc, "architecture", info.architecture);
         cJSON_AddStringToObject(doc, "flavour", info.flavour);
-        cJSON_AddItemToObject(doc, "input", cli_jstr(in_path));
-        cJSON_AddItemToObject(doc, "output", cli_jstr(out_path));
+        cJSON_AddItemToObject(doc, "input", cli_jstr(j->a.in_path));
+        cJSON_AddItemToObject(doc, "output", cli_jstr(j->a.out_path));
         cJSON_AddItemToObject(doc, "device", cli_jstr(dev.name));
-        cJSON_AddStringToObject(doc, "precision", cli_precision_name(precision));
-        const double shape[2] = {os.dims[0], os.dims[1]};
+        cJSON_AddStringToObject(doc, "precision", cli_precision_name(j->a.precision));
+        const double shape[2] = {j->os.dims[0], j->os.dims[1]};
         cJSON_AddItemToObject(doc, "logits_shape", cJSON_CreateDoubleArray(shape, 2));
-        size_t bad = 0;
-        for (size_t i = 0; i < n_out; i++) bad += !isfinite(logits[i]);
         cJSON_AddNumberToObject(doc, "non_finite_logits", (double)bad);
         char *text = cli_json_line(doc);
         cJSON_Delete(doc);
@@ -285,29 +281,57 @@ int vkvit_cli_run(int argc, char **argv) {
         free(text);
     } else {
         fputs("vkvit run: ", summary); /* names from the command line and the driver: sanitised for a terminal */
-        cli_put_clean(summary, model_path, 300);
+        cli_put_clean(summary, j->a.model_path, 300);
         fprintf(summary, " (%s/%s) on ", info.architecture, info.flavour);
         cli_put_clean(summary, dev.name, 256);
-        fprintf(summary, ", %s: logits [%u, %u] -> ", cli_precision_name(precision), os.dims[0], os.dims[1]);
-        cli_put_clean(summary, strcmp(out_path, "-") ? out_path : "standard output", 300);
+        fprintf(summary, ", %s: logits [%u, %u] -> ", cli_precision_name(j->a.precision), j->os.dims[0],
+                j->os.dims[1]);
+        cli_put_clean(summary, strcmp(j->a.out_path, "-") ? j->a.out_path : "standard output", 300);
         fputc('\n', summary);
     }
-    {
-        size_t bad = 0;
-        for (size_t i = 0; i < n_out; i++) bad += !isfinite(logits[i]);
-        if (bad) fprintf(stderr, "vkvit run: warning: %zu of %zu logits are NaN or infinite\n", bad, n_out);
+    if (bad) fprintf(stderr, "vkvit run: warning: %zu of %zu logits are NaN or infinite\n", bad, n_out);
+}
+
+static void job_free(run_job *j) {
+    vkvit_session_destroy(j->s);
+    vkvit_model_destroy(j->model);
+    vkvit_ctx_destroy(j->ctx);
+    vkvit_tensor_file_destroy(j->tf);
+    free(j->data);
+    free(j->input);
+    free(j->condition);
+    free(j->logits);
+    free(j->features);
+}
+
+int vkvit_cli_run(int argc, char **argv) {
+    run_job j = {0};
+    int rc = parse_args(argc, argv, &j.a);
+    if (rc != CLI_OK) return rc < 0 ? cli_finish_stdout("run", CLI_OK) : rc;
+    /* The output is opened before any work (a path that cannot be written costs nothing); an existing file is
+     * replaced only once the run has succeeded (cli_out_commit). */
+    cli_out_file out;
+    if (cli_out_open(&out, j.a.out_path) != VKVIT_OK) {
+        cli_print_error("run", cli_last_error());
+        cli_out_abort(&out);
+        return CLI_FAILURE; /* the output cannot be written: a runtime failure, not bad input */
     }
-#undef FAIL
-done:
+    j.in_name = cli_input_name(j.a.in_path);
+    vkvit_ctx_desc cd = {.device = j.a.device, .log = cli_log_stderr, .log_user = "vkvit run"};
+    vkvit_result r = read_input(&j);
+    if (r == VKVIT_OK) r = cli_open_model(&cd, j.a.model_path, &j.ctx, &j.model);
+    if (r == VKVIT_OK) r = create_session(&j);
+    if (r == VKVIT_OK) r = set_condition(&j);
+    if (r == VKVIT_OK) r = infer(&j);
+    if (r != VKVIT_OK) {
+        rc = cli_fail("run", r);
+    } else if (write_outputs(&out, j.logits, &j.os, j.features, &j.fs) != VKVIT_OK) {
+        cli_print_error("run", cli_last_error());
+        rc = CLI_FAILURE; /* the output could not be written: a runtime failure, not bad input */
+    } else {
+        print_summary(&j);
+    }
     cli_out_abort(&out); /* nothing once committed; else the temporary file goes, an existing file stays */
-    vkvit_session_destroy(s);
-    vkvit_model_destroy(model);
-    vkvit_ctx_destroy(ctx);
-    vkvit_tensor_file_destroy(tf);
-    free(data);
-    free(input);
-    free(condition);
-    free(logits);
-    free(features);
+    job_free(&j);
     return cli_finish_stdout("run", rc);
 }
