@@ -43,7 +43,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, env, summary
-from test_cli_models import st_read, st_write
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))  # tests/cli: the safetensors helpers
+from test_cli_models import st_read, st_write  # noqa: E402
 
 TOLERANCE = 1e-2
 GOLDEN = os.path.join(ROOT, "tests", "golden", "models")
