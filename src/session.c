@@ -170,7 +170,6 @@ static void build_sub_batches(vkvit_session *s, uint32_t sub) {
  * (one submission still); what one image alone exceeds is refused with a sentence. */
 static void build_graph(vkvit_session *s) {
     vkvit__graph *g = &s->graph;
-    const bool f16 = g->f16_weights, f16_math = g->f16_math;
     const uint64_t range = s->ctx->limits.maxStorageBufferRange;
     uint32_t sub = s->batch;
     for (;;) {
@@ -187,10 +186,7 @@ static void build_graph(vkvit_session *s) {
             break;
         }
         sub = (sub + 1) / 2;
-        vkvit__graph_free(g);
-        vkvit__graph_init(g, s->ctx);
-        g->f16_weights = f16;
-        g->f16_math = f16_math;
+        vkvit__graph_reset(g); /* same ctx and build options */
     }
     s->sub_batch = sub;
     if (sub < s->batch && !g->error)
@@ -358,7 +354,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->top_k = desc.top_k;
     s->want_features = desc.features != 0;
     s->features = VKVIT_NONE;
-    vkvit__graph_init(&s->graph, ctx);
+    const vkvit__build_opts opts = vkvit__build_opts_of(desc.precision); /* this graph's and every rebuild's */
+    vkvit__graph_init_opts(&s->graph, ctx, &opts);
     if (desc.precision == VKVIT_PRECISION_FP16_MATH && !(ctx->caps.fp16_math && ctx->caps.fp16_in_use)) {
         const char *missing =
             ctx->caps.disabled_f16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
@@ -384,8 +381,6 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         const uint64_t t_f16 = vkvit__now_ns();
         if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
         f16_ms = vkvit__ms_since(t_f16);
-        s->graph.f16_weights = true;
-        s->graph.f16_math = desc.precision == VKVIT_PRECISION_FP16_MATH;
     }
 
     build_graph(s);

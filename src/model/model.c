@@ -42,7 +42,7 @@ static uint64_t f16_copy_elems(const vkvit__weight *w) {
 
 uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name) {
     if (g->error) return VKVIT_NONE;
-    if (!g->f16_weights) return vkvit__model_weight(g, m, name);
+    if (g->opts.weights != VKVIT_ELEM_F16) return vkvit__model_weight(g, m, name);
     const vkvit__weight *w = find_weight(m, name);
     if (!w)
         return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);

@@ -45,7 +45,7 @@ uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *
 /* Same with printf-style name formatting, e.g. vkvit__model_weightf(g, m, "blocks.%u.mlp_norm.weight", i). */
 uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) VKVIT_PRINTF(3, 4);
 /* A weight used as a GEMM operand (2-D, or a 4-D convolution kernel viewed as 2-D by its caller): from the fp16
- * buffer when the graph builds an fp16 session (g->f16_weights), else the fp32 one. */
+ * buffer when the graph builds an fp16 session (g->opts.weights F16), else the fp32 one. */
 uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name);
 uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) VKVIT_PRINTF(3, 4);
 
