@@ -30,6 +30,8 @@ struct vkvit_session {
     char label[64];
     uint32_t batch;
     uint32_t sub_batch;                     /* images per sub-network (= batch unless a device limit split it) */
+    bool holds_weights;                     /* counted by the model's image for graph.opts.weights
+                                               (vkvit__model_acquire; given back by destroy) */
     vkvit__graph graph;
     vkvit__plan_stats plan;
     vkvit__buffer arena;
@@ -201,8 +203,7 @@ static void build_graph(vkvit_session *s) {
 
 static vkvit__record_target target_of(const vkvit_session *s) {
     vkvit__record_target tg = {
-        .weights = &s->model->buffer,
-        .weights_f16 = s->model->has_f16 ? &s->model->buffer_f16 : NULL,
+        .weights = vkvit__model_image(s->model, s->graph.opts.weights),
         .arena = &s->arena,
     };
     if (s->img.ctx) vkvit__imgproc_target(&s->img, &tg);
@@ -375,11 +376,12 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         vkvit__coopmat_guard(ctx);
         guard_ms = vkvit__ms_since(t0);
     }
-    if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
-        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (include/vkvit.h, vkvit_precision); with
-         * FP16_MATH those GEMMs also multiply in fp16 (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK). */
+    {
+        /* The model's weights in this session's dtype (fp16 GEMM weights for FP16 and FP16_MATH: include/vkvit.h,
+         * vkvit_precision), made from the file's bytes unless another session made them (src/model/model.h). */
         const uint64_t t_f16 = vkvit__now_ns();
-        if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
+        if ((res = vkvit__model_acquire(model, opts.weights)) != VKVIT_OK) goto fail;
+        s->holds_weights = true;
         f16_ms = vkvit__ms_since(t_f16);
     }
 
@@ -425,7 +427,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     /* CPU devices compile each shader at its first dispatch: do that here, not in the first run. */
     const double record_ms = vkvit__ms_since(t_record);
     if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
-    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, fp16 "
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, model "
                    "weights %.1f, %u pipelines (%u new, the others shared with the ctx's other sessions) and "
                    "descriptor sets %.1f of which vkCreateComputePipelines %.1f, recording %.1f, CPU warm-up run "
                    "%.1f)", s->label, vkvit__ms_since(t0), guard_ms, f16_ms, s->rec.n_kernels,
@@ -455,6 +457,7 @@ void vkvit_session_destroy(vkvit_session *s) {
     vkvit__buffer_destroy(ctx, &s->in_staging);
     vkvit__buffer_destroy(ctx, &s->out_staging);
     vkvit__buffer_destroy(ctx, &s->cond_staging);
+    if (s->holds_weights) vkvit__model_release(model, s->graph.opts.weights);
     vkvit__graph_free(&s->graph);
     free(s);
     atomic_fetch_sub(&model->sessions, 1); /* last: the model outlives everything above */
@@ -628,7 +631,7 @@ static vkvit_result get_stats(const vkvit_session *s, vkvit_session_stats *out) 
         .arena_bytes = s->plan.arena_bytes,
         .sum_activation_bytes = s->plan.sum_activation_bytes,
         .largest_activation_bytes = s->plan.largest_activation_bytes,
-        .weight_bytes = s->model->buffer.size,
+        .weight_bytes = vkvit__model_image(s->model, s->graph.opts.weights)->size,
         .nodes = s->graph.n_nodes,
         .barriers = s->rec.n_barriers,
         .pipelines = s->rec.n_kernels,
