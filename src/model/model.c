@@ -118,6 +118,13 @@ static bool all_finite(const float *values, uint64_t n) {
     return !special;
 }
 
+/* The same for fp16 or bf16 bits as stored: none has an all-ones exponent (`mask`: 0x7c00 for fp16, 0x7f80 bf16). */
+static bool all_finite_16(const uint16_t *values, uint64_t n, uint32_t mask) {
+    uint32_t special = 0;
+    for (uint64_t j = 0; j < n; j++) special |= (values[j] & mask) == mask;
+    return !special;
+}
+
 /* Non-finite weights are refused (docs/model-format.md): one NaN would turn every logit into NaN, silently. The
  * tables vkvit derives (RoPE) are checked too. `first` is values[0]'s element index in the tensor. */
 static vkvit_result check_finite(const char *model, const char *tensor, const float *values, uint64_t n,
@@ -200,6 +207,13 @@ static vkvit_result fill_range(const weight_image *wi, uint8_t *out, uint64_t at
                                            : narrow_range(wi, w, t, e0, e1, (uint16_t *)dst, report);
             if (res != VKVIT_OK) return res;
             continue;
+        }
+        if (wi->check && w->source < n_file && wi->mf->st.tensors[w->source].dtype != VKVIT_ST_F32) {
+            /* the check pass on a 2-byte tensor: its bits as stored, no conversion; only a tensor holding a
+             * non-finite value goes on below (converted, for the sentence) */
+            const vkvit__st_tensor *t = &wi->mf->st.tensors[w->source];
+            if ((res = read_stored(wi->mf, t, e0, (size_t)(e1 - e0), dst)) != VKVIT_OK) return res;
+            if (all_finite_16((const uint16_t *)dst, e1 - e0, t->dtype == VKVIT_ST_F16 ? 0x7c00u : 0x7f80u)) continue;
         }
         if (w->source < n_file) { /* from the caller's bytes, or read from the file (a file that shrank fails here) */
             res = vkvit__model_file_read_f32(wi->mf, &wi->mf->st.tensors[w->source], e0, (size_t)(e1 - e0),
