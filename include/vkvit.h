@@ -284,12 +284,22 @@ typedef struct vkvit_model_desc {
     size_t size;                            /* bytes at data (at most 4 GiB) */
 } vkvit_model_desc;
 
-/* Reads and validates the model (hostile input: every length, offset, dtype, shape and hyperparameter is checked)
- * and uploads its weights (converted to fp32) into one device buffer. `ctx` must outlive the model. A file is
- * opened without blocking and must be a regular file (a FIFO, device or directory is refused at once with
- * VKVIT_ERROR_IO); it is read (pread, never mapped) and closed before this returns. A file that another process
- * shrinks meanwhile fails with VKVIT_ERROR_IO ("... the file shrank while vkvit read it ..."), never a SIGBUS. Bytes
- * in memory get the same checks, and the same sentences as a file with those bytes (named by label). Errors:
+/* Reads and validates the model (hostile input: every length, offset, dtype, shape and hyperparameter is checked;
+ * every weight is read and a non-finite one refused). `ctx` must outlive the model. A file is opened without
+ * blocking and must be a regular file (a FIFO, device or directory is refused at once with VKVIT_ERROR_IO); it is
+ * read with pread (never mapped) and stays open until vkvit_model_destroy. A file that another process shrinks
+ * meanwhile fails with VKVIT_ERROR_IO ("... the file shrank while vkvit read it ..."), never a SIGBUS, here or at a
+ * session's creation. Bytes in memory get the same checks, and the same sentences as a file with those bytes (named
+ * by label); the model keeps a copy of them (host memory of the file's size), so the caller may free them at once.
+ *
+ * Device memory: nothing is uploaded here. The weights go to the device as one image per kind of session, made from
+ * the file's bytes when the first session that needs it is created (nothing is read back from the device): fp32
+ * sessions read an image with every weight in fp32 (vkvit_model_info.weight_bytes); FP16 and FP16_MATH sessions one
+ * with the GEMM weights (2-D weights, convolution kernels) in fp16, as the file stores them or rounded to nearest
+ * even, and the other weights (norms, biases, embeddings) in fp32 (vkvit_session_stats.weight_bytes gives a
+ * session's). An image stays while a live session reads it; when none does, the image of the most recently created
+ * session stays, and creating a session frees the other image. So a program using one precision holds one image,
+ * and only one with live sessions of both kinds holds both. Errors:
  * VKVIT_ERROR_IO, _BAD_MODEL_FILE (with a sentence naming the tensor or field), _UNSUPPORTED, _INVALID_ARGUMENT
  * (both or neither of path and data; above 4 GiB), _OUT_OF_HOST_MEMORY, _OUT_OF_DEVICE_MEMORY, _VULKAN. */
 VKVIT_API vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out);
@@ -304,7 +314,8 @@ typedef struct vkvit_model_info {
     uint32_t num_labels;                    /* 0 or num_classes; see vkvit_model_label */
     uint64_t parameters;
     uint64_t flops;                         /* per image, by the seeds' flop_count formulas */
-    uint64_t weight_bytes;                  /* device bytes of the weight buffer */
+    uint64_t weight_bytes;                  /* device bytes of the fp32 weight image (fp32 sessions'; resident
+                                               while one lives, see vkvit_model_create) */
     /* preprocessing the model was trained with */
     uint32_t resize_shorter;
     int bicubic;                            /* 1 bicubic, 0 bilinear */
@@ -328,7 +339,7 @@ typedef enum vkvit_precision {
     VKVIT_PRECISION_FP16 = 2,               /* GEMM weights stored as fp16 (half the weight traffic); activations,
                                                accumulation and statistics stay fp32. Needs storageBuffer16BitAccess
                                                (VKVIT_ERROR_UNSUPPORTED without it). The first fp16 session of a
-                                               model creates the fp16 weight copy. */
+                                               model makes the fp16 weight image (vkvit_model_create). */
     VKVIT_PRECISION_FP16_MATH = 3,          /* fp16 arithmetic in the GEMMs that read fp16 weights (the linear
                                                layers): the fp16 weights of FP16, activations rounded to fp16 as
                                                they are loaded, products as packed fp16 FMAs summed in fp16 over 16
@@ -421,7 +432,7 @@ typedef struct vkvit_session_stats {
     uint64_t arena_bytes;                   /* the planned activation arena (inputs and outputs included) */
     uint64_t sum_activation_bytes;          /* all intermediates added up (what a naive runtime would allocate) */
     uint64_t largest_activation_bytes;
-    uint64_t weight_bytes;
+    uint64_t weight_bytes;                  /* the model's weight image this session reads (its precision's) */
     uint32_t nodes;                         /* dispatches per inference */
     uint32_t barriers;                      /* pipeline barriers between them */
     uint32_t pipelines;                     /* pipelines the session uses (the ctx's, shared with its other

@@ -130,7 +130,8 @@ vkvit_result vkvit__gemm_bench_run(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *
     const uint32_t m = desc->m, n = desc->n, k = desc->k;
     const uint32_t repeat = desc->repeat ? desc->repeat : 10, runs = desc->warmup + repeat;
     vkvit__graph g;
-    vkvit__graph_init(&g, ctx);
+    const vkvit__build_opts opts = vkvit__build_opts_of(desc->precision);
+    vkvit__graph_init_opts(&g, ctx, &opts);
     vkvit__plan_stats plan;
     vkvit__recording rec = {0};
     vkvit__buffer arena = {0}, weights16 = {0};
@@ -144,8 +145,6 @@ vkvit_result vkvit__gemm_bench_run(vkvit_ctx *ctx, const vkvit_gemm_bench_desc *
      * session), D [m, n] the output (never aliased by the planner); one GEMM per run, each rewriting D, so the
      * recorder puts a write-after-write barrier between runs. */
     const uint32_t shape_a[2] = {m, k}, shape_w[2] = {n, k}, shape_d[2] = {m, n};
-    g.f16_weights = w16;
-    g.f16_math = desc->precision == VKVIT_PRECISION_FP16_MATH;
     const uint32_t ta = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "bench.a", 2, shape_a);
     const uint32_t tw = w16 ? vkvit__graph_weight_at(&g, VKVIT_TENSOR_WEIGHT_F16, "bench.w", 0, 2, shape_w)
                             : vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "bench.w", 2, shape_w);

@@ -33,7 +33,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->top_k = desc.top_k;
     s->want_features = desc.features != 0;
     s->features = VKVIT_NONE;
-    vkvit__graph_init(&s->graph, ctx);
+    const vkvit__build_opts opts = vkvit__build_opts_of(desc.precision); /* this graph's and every rebuild's */
+    vkvit__graph_init_opts(&s->graph, ctx, &opts);
     if (desc.precision == VKVIT_PRECISION_FP16_MATH && !ctx->policy.fp16_math) {
         const char *missing =
             ctx->caps.fp16_storage && !ctx->policy.fp16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
@@ -53,14 +54,13 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
         vkvit__coopmat_guard(ctx);
         guard_ms = vkvit__ms_since(t0);
     }
-    if (desc.precision == VKVIT_PRECISION_FP16 || desc.precision == VKVIT_PRECISION_FP16_MATH) {
-        /* fp16 storage of the GEMM weights, fp32 activations and accumulation (include/vkvit.h, vkvit_precision); with
-         * FP16_MATH those GEMMs also multiply in fp16 (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK). */
+    {
+        /* The model's weights in this session's dtype (fp16 GEMM weights for FP16 and FP16_MATH: include/vkvit.h,
+         * vkvit_precision), made from the file's bytes unless another session made them (src/model/model.h). */
         const uint64_t t_f16 = vkvit__now_ns();
-        if ((res = vkvit__model_prepare_f16(model)) != VKVIT_OK) goto fail;
+        if ((res = vkvit__model_acquire(model, opts.weights)) != VKVIT_OK) goto fail;
+        s->holds_weights = true;
         f16_ms = vkvit__ms_since(t_f16);
-        s->graph.f16_weights = true;
-        s->graph.f16_math = desc.precision == VKVIT_PRECISION_FP16_MATH;
     }
 
     vkvit__session_build_graph(s);
@@ -93,7 +93,7 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     /* CPU devices compile each shader at its first dispatch: do that here, not in the first run. */
     const double record_ms = vkvit__ms_since(t_record);
     if (ctx->caps.cpu_device && (res = vkvit__record_warmup(ctx, &s->graph, &tg, &s->rec, 0)) != VKVIT_OK) goto fail;
-    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, fp16 "
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "session '%s' ready in %.1f ms (cooperative-matrix self-check %.1f, model "
                    "weights %.1f, %u pipelines (%u new, the others shared with the ctx's other sessions) and "
                    "descriptor sets %.1f of which vkCreateComputePipelines %.1f, recording %.1f, CPU warm-up run "
                    "%.1f)", s->label, vkvit__ms_since(t0), guard_ms, f16_ms, s->rec.n_kernels,
@@ -119,6 +119,7 @@ void vkvit_session_destroy(vkvit_session *s) {
     vkvit__buffer_destroy(ctx, &s->in_staging);
     vkvit__buffer_destroy(ctx, &s->out_staging);
     vkvit__buffer_destroy(ctx, &s->cond_staging);
+    if (s->holds_weights) vkvit__model_release(model, s->graph.opts.weights);
     vkvit__graph_free(&s->graph);
     free(s);
     atomic_fetch_sub(&model->sessions, 1); /* last: the model outlives everything above */
@@ -146,7 +147,7 @@ static vkvit_result get_stats(const vkvit_session *s, vkvit_session_stats *out) 
         .arena_bytes = s->plan.arena_bytes,
         .sum_activation_bytes = s->plan.sum_activation_bytes,
         .largest_activation_bytes = s->plan.largest_activation_bytes,
-        .weight_bytes = s->model->buffer.size,
+        .weight_bytes = vkvit__model_image(s->model, s->graph.opts.weights)->size,
         .nodes = s->graph.n_nodes,
         .barriers = s->rec.n_barriers,
         .pipelines = s->rec.n_kernels,

@@ -25,6 +25,8 @@ struct vkvit_session {
     char label[64];
     uint32_t batch;
     uint32_t sub_batch;                     /* images per sub-network (= batch unless a device limit split it) */
+    bool holds_weights;                     /* counted by the model's image for graph.opts.weights
+                                               (vkvit__model_acquire; given back by destroy) */
     vkvit__graph graph;
     vkvit__plan_stats plan;
     vkvit__buffer arena;

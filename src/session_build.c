@@ -92,7 +92,6 @@ static void build_sub_batches(vkvit_session *s, uint32_t sub) {
  * (one submission still); what one image alone exceeds is refused with a sentence. */
 void vkvit__session_build_graph(vkvit_session *s) {
     vkvit__graph *g = &s->graph;
-    const bool f16 = g->f16_weights, f16_math = g->f16_math;
     const uint64_t range = s->ctx->limits.maxStorageBufferRange;
     uint32_t sub = s->batch;
     for (;;) {
@@ -109,10 +108,7 @@ void vkvit__session_build_graph(vkvit_session *s) {
             break;
         }
         sub = (sub + 1) / 2;
-        vkvit__graph_free(g);
-        vkvit__graph_init(g, s->ctx);
-        g->f16_weights = f16;
-        g->f16_math = f16_math;
+        vkvit__graph_reset(g); /* same ctx and build options */
     }
     s->sub_batch = sub;
     if (sub < s->batch && !g->error)
@@ -127,8 +123,7 @@ void vkvit__session_build_graph(vkvit_session *s) {
 
 vkvit__record_target vkvit__session_target(const vkvit_session *s) {
     vkvit__record_target tg = {
-        .weights = &s->model->buffer,
-        .weights_f16 = s->model->has_f16 ? &s->model->buffer_f16 : NULL,
+        .weights = vkvit__model_image(s->model, s->graph.opts.weights),
         .arena = &s->arena,
     };
     if (s->img.ctx) vkvit__imgproc_target(&s->img, &tg);

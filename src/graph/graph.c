@@ -5,10 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx) {
+void vkvit__graph_init_opts(vkvit__graph *g, vkvit_ctx *ctx, const vkvit__build_opts *opts) {
     memset(g, 0, sizeof *g);
     g->ctx = ctx;
+    g->opts = *opts;
     g->features = VKVIT_NONE;
+}
+
+void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx) {
+    const vkvit__build_opts fp32 = vkvit__build_opts_of(VKVIT_PRECISION_FP32);
+    vkvit__graph_init_opts(g, ctx, &fp32);
+}
+
+void vkvit__graph_reset(vkvit__graph *g) {
+    vkvit_ctx *ctx = g->ctx;
+    const vkvit__build_opts opts = g->opts;
+    vkvit__graph_free(g);
+    vkvit__graph_init_opts(g, ctx, &opts);
 }
 
 void vkvit__graph_free(vkvit__graph *g) {
@@ -60,8 +73,8 @@ static void join_label(char *dst, size_t cap, const char *scope, const char *nam
 
 /* `name` and `shape` may point into the tensor table itself (a builder passing another tensor's shape): both are
  * copied into the new entry before the table grows, so no caller can hand in a pointer that the growth frees. */
-static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
-                           const uint32_t *shape) {
+static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, vkvit__dtype dtype, const char *name,
+                           uint32_t ndim, const uint32_t *shape) {
     if (g->error) return VKVIT_NONE;
     if (ndim == 0 || ndim > VKVIT_MAX_DIMS)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' has %u dims", name, ndim);
@@ -84,8 +97,9 @@ static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char 
     vkvit__tensor *t = &g->tensors[g->n_tensors];
     *t = nt;
     t->kind = kind;
+    t->dtype = dtype;
     t->ndim = ndim;
-    t->bytes = n * vkvit__elem_size(kind);
+    t->bytes = n * vkvit__dtype_size(dtype);
     t->view_of = VKVIT_NONE;
     t->first_use = t->last_use = VKVIT_NONE;
     return g->n_tensors++;
@@ -93,14 +107,30 @@ static uint32_t add_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char 
 
 uint32_t vkvit__graph_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
                              const uint32_t *shape) {
-    return add_tensor(g, kind, name, ndim, shape);
+    return add_tensor(g, kind, VKVIT_ELEM_F32, name, ndim, shape);
+}
+
+uint32_t vkvit__graph_tensor_typed(vkvit__graph *g, vkvit__tensor_kind kind, vkvit__dtype dtype, const char *name,
+                                   uint32_t ndim, const uint32_t *shape) {
+    if (dtype != VKVIT_ELEM_F32 && dtype != VKVIT_ELEM_F16 && dtype != VKVIT_ELEM_U8)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: tensor '%s' of an unknown dtype %d", name,
+                                 (int)dtype);
+    return add_tensor(g, kind, dtype, name, ndim, shape);
 }
 
 uint32_t vkvit__graph_weight_at(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint64_t offset,
                                 uint32_t ndim, const uint32_t *shape) {
     if (!vkvit__is_weight(kind))
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: weight '%s' with a non-weight kind", name);
-    uint32_t t = add_tensor(g, kind, name, ndim, shape);
+    uint32_t t = add_tensor(g, kind, kind == VKVIT_TENSOR_WEIGHT_F16 ? VKVIT_ELEM_F16 : VKVIT_ELEM_F32, name, ndim,
+                            shape);
+    if (t != VKVIT_NONE) g->tensors[t].offset = offset;
+    return t;
+}
+
+uint32_t vkvit__graph_weight_typed(vkvit__graph *g, vkvit__dtype dtype, const char *name, uint64_t offset,
+                                   uint32_t ndim, const uint32_t *shape) {
+    uint32_t t = vkvit__graph_tensor_typed(g, VKVIT_TENSOR_WEIGHT, dtype, name, ndim, shape);
     if (t != VKVIT_NONE) g->tensors[t].offset = offset;
     return t;
 }
@@ -110,10 +140,10 @@ uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, u
     if (g->error) return VKVIT_NONE;
     if (parent >= g->n_tensors)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: view '%s' of an invalid tensor", name);
-    uint32_t t = add_tensor(g, g->tensors[parent].kind, name, ndim, shape);
+    uint32_t t = add_tensor(g, g->tensors[parent].kind, g->tensors[parent].dtype, name, ndim, shape);
     if (t == VKVIT_NONE) return t;
     vkvit__tensor *v = &g->tensors[t], *p = &g->tensors[parent];
-    const uint64_t elem = vkvit__elem_size(p->kind);
+    const uint64_t elem = vkvit__dtype_size(p->dtype);
     if (elem_offset * elem + v->bytes > p->bytes)
         return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT,
                                  "graph: view '%s' (%llu bytes at +%llu) does not fit in '%s' (%llu bytes)", v->name,
@@ -133,8 +163,8 @@ void vkvit__graph_rebase(vkvit__graph *g, uint32_t t, uint32_t parent, uint64_t 
     }
     vkvit__tensor *v = &g->tensors[t];
     const vkvit__tensor *p = &g->tensors[parent];
-    const uint64_t elem = vkvit__elem_size(p->kind);
-    if (v->view_of != VKVIT_NONE || v->kind != p->kind || elem_offset * elem + v->bytes > p->bytes) {
+    const uint64_t elem = vkvit__dtype_size(p->dtype);
+    if (v->view_of != VKVIT_NONE || v->kind != p->kind || v->dtype != p->dtype || elem_offset * elem + v->bytes > p->bytes) {
         vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "graph: '%s' cannot become a view of '%s' at +%llu", v->name,
                           p->name, (unsigned long long)(elem_offset * elem));
         return;

@@ -29,21 +29,55 @@ typedef enum vkvit__tensor_kind {
     VKVIT_TENSOR_ACTIVATION,                /* placed in the session arena by the planner */
     VKVIT_TENSOR_INPUT,                     /* arena, never aliased; written by the host before a run */
     VKVIT_TENSOR_OUTPUT,                    /* arena, never aliased; read by the host after a run */
-    VKVIT_TENSOR_WEIGHT,                    /* the model's weight buffer, at a fixed offset */
-    VKVIT_TENSOR_WEIGHT_F16,                /* the model's fp16 weight buffer (fp16 sessions): 2-byte elements */
+    VKVIT_TENSOR_WEIGHT,                    /* the record target's weight buffer (a model's weight image for the
+                                               session's dtype, src/model/model.h), at a fixed offset */
+    VKVIT_TENSOR_WEIGHT_F16,                /* the record target's second weight buffer (weights_f16: the fp16
+                                               operand of vkvit_bench_gemm), at a fixed offset; dtype F16 */
     VKVIT_TENSOR_EXTERNAL,                  /* a buffer of the session's beside the arena (record target's
                                                external[t.external]) at an offset the builder sets; never planned */
 } vkvit__tensor_kind;
 
 static inline bool vkvit__is_weight(vkvit__tensor_kind k) { return k == VKVIT_TENSOR_WEIGHT || k == VKVIT_TENSOR_WEIGHT_F16; }
-static inline uint32_t vkvit__elem_size(vkvit__tensor_kind k) { return k == VKVIT_TENSOR_WEIGHT_F16 ? 2 : 4; }
+
+/* What one element of a tensor is. Its creator sets it; a view has its parent's; bytes = elements * size. */
+typedef enum vkvit__dtype {
+    VKVIT_ELEM_F32,                        /* the default: activations, fp32 weights */
+    VKVIT_ELEM_F16,                        /* fp16 weights of fp16 sessions, the fp16 k~ / vT of fp16-math attention */
+    VKVIT_ELEM_U8,                         /* raw bytes (the pre-processing's pixel and parameter buffers) */
+} vkvit__dtype;
+
+static inline uint32_t vkvit__dtype_size(vkvit__dtype d) { return d == VKVIT_ELEM_F32 ? 4 : d == VKVIT_ELEM_F16 ? 2 : 1; }
+static inline const char *vkvit__dtype_name(vkvit__dtype d) {
+    return d == VKVIT_ELEM_F32 ? "f32" : d == VKVIT_ELEM_F16 ? "f16" : "u8";
+}
+
+/* How a session builds its graph, fixed when the graph is created (vkvit__graph_init_opts) and kept for every
+ * rebuild (vkvit__graph_reset): builders read it from g->opts, never from anywhere else. */
+typedef struct vkvit__build_opts {
+    vkvit_precision precision;              /* the session's (include/vkvit.h); DEFAULT reads as FP32 */
+    vkvit__dtype weights;                   /* dtype of the GEMM operands the model hands out (vkvit__model_weight):
+                                               F16 for FP16 and FP16_MATH, else F32; other weights stay F32 */
+    vkvit__dtype math;                      /* arithmetic of the GEMMs on F16 operands: F16 for FP16_MATH (src/ops/gemm.h,
+                                               VKVIT_GEMM_F16_CHUNK), else F32 */
+} vkvit__build_opts;
+
+/* The options of a session at `precision`. */
+static inline vkvit__build_opts vkvit__build_opts_of(vkvit_precision precision) {
+    const bool f16 = precision == VKVIT_PRECISION_FP16 || precision == VKVIT_PRECISION_FP16_MATH;
+    return (vkvit__build_opts){
+        .precision = precision == VKVIT_PRECISION_DEFAULT ? VKVIT_PRECISION_FP32 : precision,
+        .weights = f16 ? VKVIT_ELEM_F16 : VKVIT_ELEM_F32,
+        .math = precision == VKVIT_PRECISION_FP16_MATH ? VKVIT_ELEM_F16 : VKVIT_ELEM_F32,
+    };
+}
 
 typedef struct vkvit__tensor {
     char name[64];
     vkvit__tensor_kind kind;
+    vkvit__dtype dtype;
     uint32_t ndim;
     uint32_t shape[VKVIT_MAX_DIMS];
-    uint64_t bytes;
+    uint64_t bytes;                         /* numel * vkvit__dtype_size(dtype) (an EXTERNAL tensor: as its builder sets) */
     uint32_t view_of;                       /* VKVIT_NONE, or the tensor whose storage this one shares */
     uint64_t view_offset;                   /* bytes into the parent */
     uint64_t offset;                        /* weights: offset in the weight buffer; else in the arena (plan.c) */
@@ -84,14 +118,17 @@ typedef struct vkvit__graph {
     vkvit_result error;                     /* first failure (sticky) */
     char error_msg[512];
     char scope[64];                         /* name prefix for labels, e.g. "blocks.3" */
-    bool f16_weights;                       /* GEMM weights come from the model's fp16 buffer (fp16 sessions) */
-    bool f16_math;                          /* GEMMs on fp16 weights use fp16 arithmetic (fp16-math sessions) */
+    vkvit__build_opts opts;                 /* the session's precision and dtypes (set at init, kept by reset) */
     bool grid_too_large;                    /* the first error was a grid above maxComputeWorkGroupCount */
     uint32_t features;                      /* what the classifier head reads: the pooled features [B, F] (timm's
                                                pre-logits), set by the head builder; VKVIT_NONE before */
 } vkvit__graph;
 
+/* An empty graph built with `opts` (vkvit__graph_init: an fp32 session's). */
+void vkvit__graph_init_opts(vkvit__graph *g, vkvit_ctx *ctx, const vkvit__build_opts *opts);
 void vkvit__graph_init(vkvit__graph *g, vkvit_ctx *ctx);
+/* Frees everything and starts an empty graph with the same ctx and opts (a sub-batch rebuild). */
+void vkvit__graph_reset(vkvit__graph *g);
 void vkvit__graph_free(vkvit__graph *g);
 
 /* Records the first error (sticky) and returns VKVIT_NONE, so a builder can `return vkvit__graph_fail(...)`. */
@@ -102,10 +139,18 @@ vkvit_result vkvit__graph_error(const vkvit__graph *g);
 /* A new tensor of `kind` with fp32 elements and the given shape. */
 uint32_t vkvit__graph_tensor(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint32_t ndim,
                              const uint32_t *shape);
-/* A weight tensor at `offset` bytes in the model's weight buffer (kind WEIGHT: fp32, WEIGHT_F16: fp16). */
+/* The same with `dtype` elements. */
+uint32_t vkvit__graph_tensor_typed(vkvit__graph *g, vkvit__tensor_kind kind, vkvit__dtype dtype, const char *name,
+                                   uint32_t ndim, const uint32_t *shape);
+/* A weight tensor at `offset` bytes in a weight buffer of the record target (kind WEIGHT: fp32 elements,
+ * WEIGHT_F16: fp16). */
 uint32_t vkvit__graph_weight_at(vkvit__graph *g, vkvit__tensor_kind kind, const char *name, uint64_t offset,
                                 uint32_t ndim, const uint32_t *shape);
-/* A view: `ndim`/`shape` elements starting `elem_offset` elements into `parent` (must fit inside it). */
+/* A WEIGHT tensor of `dtype` elements at `offset` bytes in the record target's weight buffer. */
+uint32_t vkvit__graph_weight_typed(vkvit__graph *g, vkvit__dtype dtype, const char *name, uint64_t offset,
+                                   uint32_t ndim, const uint32_t *shape);
+/* A view: `ndim`/`shape` elements starting `elem_offset` elements into `parent` (must fit inside it); its dtype is
+ * the parent's, and elements count in it. */
 uint32_t vkvit__graph_view(vkvit__graph *g, uint32_t parent, const char *name, uint64_t elem_offset, uint32_t ndim,
                            const uint32_t *shape);
 
@@ -128,7 +173,7 @@ uint32_t vkvit__graph_node(vkvit__graph *g, const char *name, const char *kind, 
 /* Scoped labels: vkvit__graph_scope(g, "blocks.%u", i) ... vkvit__graph_scope(g, NULL). */
 void vkvit__graph_scope(vkvit__graph *g, const char *fmt, ...) VKVIT_PRINTF(2, 3);
 
-/* Turns root tensor `t` into a view of `parent` starting `elem_offset` elements in (same kind; must fit). A
+/* Turns root tensor `t` into a view of `parent` starting `elem_offset` elements in (same kind and dtype; must fit). A
  * session that runs its batch as sub-batches builds each sub-network with its own input and output, then makes
  * them views of the whole batch's tensors. */
 void vkvit__graph_rebase(vkvit__graph *g, uint32_t t, uint32_t parent, uint64_t elem_offset);
@@ -207,7 +252,7 @@ typedef struct vkvit__swap_set_desc {
 } vkvit__swap_set_desc;
 
 typedef struct vkvit__record_target {
-    const vkvit__buffer *weights;           /* WEIGHT tensors */
+    const vkvit__buffer *weights;           /* WEIGHT tensors (a session's: its model's image for its weights dtype) */
     const vkvit__buffer *weights_f16;       /* WEIGHT_F16 tensors (NULL in fp32 sessions) */
     const vkvit__buffer *arena;             /* INPUT, OUTPUT, ACTIVATION */
     const vkvit__buffer *external[VKVIT_MAX_EXTERNAL]; /* EXTERNAL tensors, by vkvit__tensor.external */

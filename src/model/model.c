@@ -1,5 +1,6 @@
-/* vkvit_model: read + validate the file (model_file.c), convert every tensor to fp32 into one host image, add the
- * architecture's constant tables, upload once (less the file tensors only the constants are made of). */
+/* vkvit_model: read + validate the file (model_file.c), check every tensor's values, add the architecture's constant
+ * tables and lay out the two weight images (model.h); an image is made from the file's bytes and uploaded when a
+ * session first needs it (less the file tensors only the constants are made of). */
 #include "model/model.h"
 
 #include "model/model_file.h"
@@ -20,61 +21,47 @@ static const vkvit__weight *find_weight(const vkvit_model *m, const char *name) 
 
 bool vkvit__model_has(const vkvit_model *m, const char *name) { return find_weight(m, name) != NULL; }
 
+static uint32_t image_of(vkvit__dtype weights) { return weights == VKVIT_ELEM_F16 ? VKVIT_IMAGE_F16 : VKVIT_IMAGE_F32; }
+
+/* The dtype of weight w in image `image`. */
+static vkvit__dtype dtype_in(const vkvit__weight *w, uint32_t image) {
+    return image == VKVIT_IMAGE_F16 && w->gemm_operand ? VKVIT_ELEM_F16 : VKVIT_ELEM_F32;
+}
+
 uint32_t vkvit__model_weight(vkvit__graph *g, const vkvit_model *m, const char *name) {
     if (g->error) return VKVIT_NONE;
     const vkvit__weight *w = find_weight(m, name);
     if (!w)
         return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);
-    return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT, w->name, w->offset, w->ndim, w->shape);
+    const uint32_t image = image_of(g->opts.weights);
+    return vkvit__graph_weight_typed(g, dtype_in(w, image), w->name, w->offset[image], w->ndim, w->shape);
 }
 
-/* Elements of the fp16 copy of a weight (vkvit__model_prepare_f16), 0 for none: the GEMM operands, i.e. the 2-D
- * weights and the 4-D "*.weight" tensors, convolution kernels [Cout, Cin, kh, kw] that the patch embeddings multiply
- * with im2col rows as [Cout, Cin kh kw] (4-D position embeddings [1, H, W, C] are not called "*.weight"). */
-static uint64_t f16_copy_elems(const vkvit__weight *w) {
-    const size_t len = strlen(w->name);
-    const bool conv_kernel = w->ndim == 4 && len >= 7 && !strcmp(w->name + len - 7, ".weight");
-    if (w->ndim != 2 && !conv_kernel) return 0;
-    uint64_t n = 1;
-    for (uint32_t d = 0; d < w->ndim; d++) n *= w->shape[d];
-    return n;
-}
-
-uint32_t vkvit__model_gemm_weight(vkvit__graph *g, const vkvit_model *m, const char *name) {
-    if (g->error) return VKVIT_NONE;
-    if (!g->f16_weights) return vkvit__model_weight(g, m, name);
-    const vkvit__weight *w = find_weight(m, name);
-    if (!w)
-        return vkvit__graph_fail(g, VKVIT_ERROR_BAD_MODEL_FILE, "model '%s' has no tensor '%s'", m->label, name);
-    if (!m->has_f16 || !f16_copy_elems(w))
-        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "model '%s': no fp16 copy of '%s'", m->label, name);
-    return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT_F16, w->name, w->offset_f16, w->ndim, w->shape);
-}
-
-uint32_t vkvit__model_gemm_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) {
-    char name[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    return vkvit__model_gemm_weight(g, m, name);
+/* True for the weights image F16 holds in fp16: the GEMM operands, i.e. the 2-D file tensors and the 4-D "*.weight"
+ * ones, convolution kernels [Cout, Cin, kh, kw] that the patch embeddings multiply with im2col rows as
+ * [Cout, Cin kh kw] (4-D position embeddings [1, H, W, C] are not called "*.weight"). The constants (RoPE tables,
+ * folds) stay fp32: no GEMM reads them. */
+static bool is_gemm_operand(const char *name, uint32_t ndim) {
+    const size_t len = strlen(name);
+    return ndim == 2 || (ndim == 4 && len >= 7 && !strcmp(name + len - 7, ".weight"));
 }
 
 uint32_t vkvit__model_weight_rows_pair(vkvit__graph *g, const vkvit_model *m, const char *first, const char *second,
                                        const char *label) {
     if (g->error) return VKVIT_NONE;
     const vkvit__weight *a = find_weight(m, first), *b = find_weight(m, second);
-    if (!a || !b || a->ndim != b->ndim) return VKVIT_NONE;
-    uint64_t a_elems = 1;
-    for (uint32_t d = 0; d < a->ndim; d++) {
-        a_elems *= a->shape[d];
-        if (d > 0 && a->shape[d] != b->shape[d]) return VKVIT_NONE;
-    }
-    if (b->offset != a->offset + a_elems * 4 || (uint64_t)a->shape[0] + b->shape[0] > UINT32_MAX) return VKVIT_NONE;
+    const uint32_t image = image_of(g->opts.weights);
+    if (!a || !b || a->ndim != b->ndim || dtype_in(a, image) != dtype_in(b, image)) return VKVIT_NONE;
+    for (uint32_t d = 1; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return VKVIT_NONE;
+    const vkvit__dtype dtype = dtype_in(a, image);
+    if (b->offset[image] != a->offset[image] + a->numel * vkvit__dtype_size(dtype) ||
+        (uint64_t)a->shape[0] + b->shape[0] > UINT32_MAX)
+        return VKVIT_NONE;
     uint32_t shape[VKVIT_MAX_DIMS];
     memcpy(shape, a->shape, sizeof shape);
     shape[0] = a->shape[0] + b->shape[0];
-    return vkvit__graph_weight_at(g, VKVIT_TENSOR_WEIGHT, label, a->offset, a->ndim, shape);
+    return vkvit__graph_weight_typed(g, dtype, label, a->offset[image], a->ndim, shape);
 }
 
 uint32_t vkvit__model_weightf(vkvit__graph *g, const vkvit_model *m, const char *fmt, ...) {
@@ -131,6 +118,13 @@ static bool all_finite(const float *values, uint64_t n) {
     return !special;
 }
 
+/* The same for fp16 or bf16 bits as stored: none has an all-ones exponent (`mask`: 0x7c00 for fp16, 0x7f80 bf16). */
+static bool all_finite_16(const uint16_t *values, uint64_t n, uint32_t mask) {
+    uint32_t special = 0;
+    for (uint64_t j = 0; j < n; j++) special |= (values[j] & mask) == mask;
+    return !special;
+}
+
 /* Non-finite weights are refused (docs/model-format.md): one NaN would turn every logit into NaN, silently. The
  * tables vkvit derives (RoPE) are checked too. `first` is values[0]'s element index in the tensor. */
 static vkvit_result check_finite(const char *model, const char *tensor, const float *values, uint64_t n,
@@ -143,45 +137,96 @@ static vkvit_result check_finite(const char *model, const char *tensor, const fl
                         "weights are refused", model, tensor, what, (unsigned long long)(first + j));
 }
 
-/* The device weight buffer's bytes, produced window by window for vkvit__buffer_upload_from: each device tensor's
- * elements that fall in the window, converted from the file (or copied from a constant) and checked; zeros
- * between them. */
+/* One image's bytes, produced window by window (for vkvit__buffer_upload_from, or to check the values only): each
+ * device tensor's elements that fall in the window, from the file (or copied from a constant) in the image's dtype
+ * for it; zeros between them. */
 typedef struct weight_image {
-    float *scratch;                         /* VKVIT_UPLOAD_WINDOW_BYTES of host memory: the window is converted and
-                                               checked here, then copied, since dst may be uncached (a BAR heap) */
-    const vkvit__model_file *mf;
-    const vkvit_model *m;                   /* weights[i]: file tensor i, then the constants, with their offsets */
-    const vkvit__constant *consts;
-    const uint64_t *numels;
-    const uint8_t *host;                    /* 1: not on the device */
-    uint32_t n;
+    uint8_t *scratch;                       /* VKVIT_UPLOAD_WINDOW_BYTES of host memory: the window is made here, then
+                                               copied, since dst may be uncached (a BAR heap) */
+    const vkvit_model *m;
+    const vkvit__model_file *mf;            /* m->file */
+    uint32_t image;                         /* VKVIT_IMAGE_F32 / _F16 */
+    bool check;                             /* refuse non-finite values (model creation's pass) */
 } weight_image;
 
-/* Converts and checks the device tensors' elements in bytes [at, at + bytes) of the weight buffer into `out`, zeros
- * between them (offsets and edges are multiples of 4). A non-finite value fails: with its sentence (check_finite)
- * when `report`, else silently (worker threads: the caller reports). A file that can no longer be read (it shrank)
- * fails with its sentence on this thread either way. */
+/* Elements [first, first + count) of file tensor t as they are stored (the file's fp16 tensors copied as-is). */
+static vkvit_result read_stored(const vkvit__model_file *mf, const vkvit__st_tensor *t, uint64_t first, size_t count,
+                                void *dst) {
+    const size_t esize = vkvit__st_dtype_size(t->dtype);
+    const uint64_t at = t->offset + first * esize;
+    if (mf->data) {
+        memcpy(dst, mf->data + at, count * esize);
+        return VKVIT_OK;
+    }
+    vkvit_result r = vkvit__file_read_at(&mf->file, at, dst, count * esize);
+    return r == VKVIT_OK ? r : vkvit__error_prefix(r, "model '%s': tensor '%s'", mf->label, t->name);
+}
+
+/* fp16 elements [e0, e1) of file tensor t (fp32 or bf16 in the file) into dst: widened to fp32 through a small buffer
+ * as the fp32 image gets them, then rounded to nearest even. A value beyond the fp16 range fails: with its
+ * sentence when `report`, else silently (worker threads: the caller reports). */
+#define NARROW_CHUNK 2048u
+static vkvit_result narrow_range(const weight_image *wi, const vkvit__weight *w, const vkvit__st_tensor *t,
+                                 uint64_t e0, uint64_t e1, uint16_t *dst, bool report) {
+    float buf[NARROW_CHUNK];
+    for (uint64_t e = e0; e < e1; e += NARROW_CHUNK) {
+        const size_t n = (size_t)VKVIT_MIN((uint64_t)NARROW_CHUNK, e1 - e);
+        vkvit_result res = vkvit__model_file_read_f32(wi->mf, t, e, n, buf);
+        if (res != VKVIT_OK) return res;
+        if (vkvit__f32_to_f16_array(buf, dst + (e - e0), n)) continue;
+        if (!report) return VKVIT_ERROR_UNSUPPORTED;
+        size_t j = 0;
+        while (j + 1 < n && fabsf(buf[j]) <= 65504.0f) j++;
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': weight '%s' holds %g, outside the fp16 range; use "
+                            "fp32", wi->m->label, w->name, (double)buf[j]);
+    }
+    return VKVIT_OK;
+}
+
+/* Makes bytes [at, at + bytes) of the image into `out`, zeros between tensors (offsets and edges are multiples of
+ * the elements' sizes). A non-finite value (wi->check) or one beyond the fp16 range fails: with its sentence
+ * (check_finite, narrow_range) when `report`, else silently (worker threads: the caller reports). A file that can no
+ * longer be read (it shrank) fails with its sentence on this thread either way. */
 static vkvit_result fill_range(const weight_image *wi, uint8_t *out, uint64_t at, uint64_t bytes, bool report) {
     memset(out, 0, (size_t)bytes);
+    const vkvit_model *m = wi->m;
     const uint32_t n_file = wi->mf->st.n_tensors;
-    for (uint32_t i = 0; i < wi->n; i++) {
-        const vkvit__weight *w = &wi->m->weights[i];
-        const uint64_t end = w->offset + wi->numels[i] * 4;
-        if (wi->host[i] || end <= at || w->offset >= at + bytes) continue;
+    for (uint32_t i = 0; i < m->n_weights; i++) {
+        const vkvit__weight *w = &m->weights[i];
+        const vkvit__dtype dtype = dtype_in(w, wi->image);
+        const uint64_t es = vkvit__dtype_size(dtype), offset = w->offset[wi->image], end = offset + w->numel * es;
+        if (end <= at || offset >= at + bytes) continue;
         /* elements [e0, e1) of this tensor land in the range */
-        const uint64_t e0 = w->offset >= at ? 0 : (at - w->offset) / 4;
-        const uint64_t e1 = end <= at + bytes ? wi->numels[i] : (at + bytes - w->offset) / 4;
-        float *dst = (float *)(out + (w->offset + e0 * 4 - at));
-        if (i < n_file) { /* from the caller's bytes, or read from the file (a file that shrank fails here) */
-            vkvit_result res = vkvit__model_file_read_f32(wi->mf, &wi->mf->st.tensors[i], e0, (size_t)(e1 - e0), dst);
+        const uint64_t e0 = offset >= at ? 0 : (at - offset) / es;
+        const uint64_t e1 = end <= at + bytes ? w->numel : (at + bytes - offset) / es;
+        uint8_t *dst = out + (offset + e0 * es - at);
+        vkvit_result res = VKVIT_OK;
+        if (dtype == VKVIT_ELEM_F16) { /* a file tensor (gemm_operand) */
+            const vkvit__st_tensor *t = &wi->mf->st.tensors[w->source];
+            res = t->dtype == VKVIT_ST_F16 ? read_stored(wi->mf, t, e0, (size_t)(e1 - e0), dst)
+                                           : narrow_range(wi, w, t, e0, e1, (uint16_t *)dst, report);
+            if (res != VKVIT_OK) return res;
+            continue;
+        }
+        if (wi->check && w->source < n_file && wi->mf->st.tensors[w->source].dtype != VKVIT_ST_F32) {
+            /* the check pass on a 2-byte tensor: its bits as stored, no conversion; only a tensor holding a
+             * non-finite value goes on below (converted, for the sentence) */
+            const vkvit__st_tensor *t = &wi->mf->st.tensors[w->source];
+            if ((res = read_stored(wi->mf, t, e0, (size_t)(e1 - e0), dst)) != VKVIT_OK) return res;
+            if (all_finite_16((const uint16_t *)dst, e1 - e0, t->dtype == VKVIT_ST_F16 ? 0x7c00u : 0x7f80u)) continue;
+        }
+        if (w->source < n_file) { /* from the caller's bytes, or read from the file (a file that shrank fails here) */
+            res = vkvit__model_file_read_f32(wi->mf, &wi->mf->st.tensors[w->source], e0, (size_t)(e1 - e0),
+                                             (float *)dst);
             if (res != VKVIT_OK) return res;
         } else {
-            memcpy(dst, wi->consts[i - n_file].data + e0, (size_t)(e1 - e0) * 4);
+            memcpy(dst, m->consts[w->source - n_file].data + e0, (size_t)(e1 - e0) * 4);
         }
+        if (!wi->check) continue;
         if (report) {
-            vkvit_result res = check_finite(wi->m->label, w->name, dst, e1 - e0, e0);
+            res = check_finite(m->label, w->name, (const float *)dst, e1 - e0, e0);
             if (res != VKVIT_OK) return res;
-        } else if (!all_finite(dst, e1 - e0)) {
+        } else if (!all_finite((const float *)dst, e1 - e0)) {
             return VKVIT_ERROR_BAD_MODEL_FILE;
         }
     }
@@ -196,9 +241,9 @@ _Static_assert(VKVIT_UPLOAD_WINDOW_BYTES % FILL_PIECE_BYTES == 0, "fill_window.b
 
 typedef struct fill_window {
     const weight_image *wi;
-    uint8_t *window, *dst;
+    uint8_t *window, *dst;                  /* dst NULL: the values are only checked */
     uint64_t at, bytes;
-    bool bad[VKVIT_UPLOAD_WINDOW_BYTES / FILL_PIECE_BYTES]; /* per piece: a non-finite value */
+    bool bad[VKVIT_UPLOAD_WINDOW_BYTES / FILL_PIECE_BYTES]; /* per piece: a value refused */
 } fill_window;
 
 static void fill_piece(void *user, uint32_t p) {
@@ -206,7 +251,7 @@ static void fill_piece(void *user, uint32_t p) {
     const uint64_t off = (uint64_t)p * FILL_PIECE_BYTES, n = VKVIT_MIN((uint64_t)FILL_PIECE_BYTES, f->bytes - off);
     f->bad[p] = fill_range(f->wi, f->window + off, f->at + off, n, false) != VKVIT_OK;
     /* each piece written once, in order: what a write-combined mapping (a BAR heap) wants */
-    if (!f->bad[p]) memcpy(f->dst + off, f->window + off, (size_t)n);
+    if (!f->bad[p] && f->dst) memcpy(f->dst + off, f->window + off, (size_t)n);
 }
 
 static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t bytes) {
@@ -214,7 +259,7 @@ static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t by
     if (bytes > VKVIT_UPLOAD_WINDOW_BYTES)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "fill_weights: a window of %llu bytes",
                             (unsigned long long)bytes);
-    fill_window f = {.wi = wi, .window = (uint8_t *)wi->scratch, .dst = dst, .at = at, .bytes = bytes};
+    fill_window f = {.wi = wi, .window = wi->scratch, .dst = dst, .at = at, .bytes = bytes};
     const uint32_t pieces = (uint32_t)VKVIT_CEIL_DIV(bytes, FILL_PIECE_BYTES);
     vkvit__parallel_for(pieces, VKVIT_LOAD_THREADS, fill_piece, &f);
     for (uint32_t p = 0; p < pieces; p++) /* the first bad piece again, on this thread, for its sentence */
@@ -229,6 +274,18 @@ static vkvit_result fill_weights(void *user, void *dst, uint64_t at, uint64_t by
     return VKVIT_OK;
 }
 
+/* Model creation's pass over the fp32 image's bytes, made window by window and dropped: every device tensor read
+ * and its values checked (the file tensors only the constants are made of were checked before). */
+static vkvit_result check_weights(vkvit_model *m, uint8_t *scratch) {
+    const weight_image wi = {.scratch = scratch, .m = m, .mf = &m->file, .image = VKVIT_IMAGE_F32, .check = true};
+    const uint64_t total = m->images[VKVIT_IMAGE_F32].bytes;
+    for (uint64_t at = 0; at < total; at += VKVIT_UPLOAD_WINDOW_BYTES) {
+        vkvit_result res = fill_weights((void *)&wi, NULL, at, VKVIT_MIN((uint64_t)VKVIT_UPLOAD_WINDOW_BYTES, total - at));
+        if (res != VKVIT_OK) return res;
+    }
+    return VKVIT_OK;
+}
+
 vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vkvit_model **out) {
     vkvit__error_clear();
     if (!out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: out is NULL");
@@ -236,71 +293,94 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     if (!ctx || !desc)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_model_create: ctx and desc are required");
     const uint64_t t0 = vkvit__now_ns();
-    vkvit__model_file mf; /* desc->path (read with pread) or desc->data (borrowed until the end of this call) */
-    vkvit_result res = vkvit__model_file_load(desc->path, desc->data, desc->size, desc->label, &mf);
-    if (res != VKVIT_OK) return vkvit__ctx_fail(ctx, res);
+    /* desc->path (kept open: read with pread when an image is made) or desc->data (copied: the model outlives the
+     * caller's bytes) */
+    uint8_t *copy = NULL;
+    if (desc->data && !desc->path && desc->size && desc->size <= VKVIT_MODEL_MAX_FILE) {
+        if (!(copy = malloc(desc->size)))
+            return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host "
+                                                     "memory for a copy of the model's %zu bytes", desc->size));
+        memcpy(copy, desc->data, desc->size);
+    }
+    vkvit__model_file mf;
+    vkvit_result res = vkvit__model_file_load(desc->path, copy ? copy : desc->data, desc->size, desc->label, &mf);
+    if (res != VKVIT_OK) {
+        free(copy);
+        return vkvit__ctx_fail(ctx, res);
+    }
     if (!vkvit__arch_ops_of(mf.cfg.arch)->build) { /* a row without a network (none today) */
+        res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': architecture %s is not supported yet", mf.label,
+                           vkvit__arch_name(mf.cfg.arch));
         vkvit__model_file_close(&mf);
-        return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': architecture %s is not supported yet",
-                                                 mf.label, vkvit__arch_name(mf.cfg.arch)));
+        free(copy);
+        return vkvit__ctx_fail(ctx, res);
     }
 
     vkvit_model *m = calloc(1, sizeof *m);
-    vkvit__constant *consts = NULL;
-    uint32_t n_consts = 0;
-    uint64_t *numels = NULL;                /* per weight (file tensors, then constants): its element count */
     uint32_t *follower = NULL;              /* per weight: the one packed right after it (packed_after), or none */
     uint8_t *packed = NULL;                 /* per weight: 1 when it is some weight's follower */
     uint8_t *host = NULL;                   /* per weight: 1 for a file tensor that stays on the host (host_only) */
-    float *scratch = NULL;                  /* the host-only tensors' values, for the checks */
-    float *window = NULL;                   /* one upload window of the device weights (fill_weights) */
+    float *scratch = NULL;                  /* the largest host-only tensor, converted and checked */
+    uint8_t *window = NULL;                 /* one window of the check pass (check_weights) */
     if (!m) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
-        goto fail;
+        vkvit__model_file_close(&mf);
+        free(copy);
+        return vkvit__ctx_fail(ctx, vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host "
+                                                 "memory"));
     }
     m->ctx = ctx;
     atomic_fetch_add(&ctx->borrowers, 1); /* vkvit_model_destroy (on every path from here) gives it back */
+    m->file = mf; /* the model owns the file from here (and vkvit_model_destroy closes it) */
+    m->file_copy = copy;
     snprintf(m->label, sizeof m->label, "%s", desc->label ? desc->label : mf.label);
     m->params = vkvit__model_param_count(&mf.cfg);
     m->flops = vkvit__model_flops(&mf.cfg);
-    if ((res = architecture_constants(&mf, &consts, &n_consts)) != VKVIT_OK) goto fail;
-
-    /* Layout: file tensors in name order, then the constants; each at a VKVIT_ARENA_ALIGN boundary, except a
-     * tensor the architecture packs after another (vkvit__arch_ops.packed_after): it starts where that one ends. */
-    uint32_t n = mf.st.n_tensors + n_consts;
-    size_t names_bytes = 0;
-    for (uint32_t i = 0; i < mf.st.n_tensors; i++) names_bytes += strlen(mf.st.tensors[i].name) + 1;
-    for (uint32_t i = 0; i < n_consts; i++) names_bytes += strlen(consts[i].name) + 1;
-    m->weights = calloc(n ? n : 1, sizeof *m->weights);
-    m->names = malloc(names_bytes ? names_bytes : 1);
-    numels = calloc(n ? n : 1, sizeof *numels);
-    follower = malloc((n ? n : 1) * sizeof *follower);
-    packed = calloc(n ? n : 1, 1);
-    host = calloc(n ? n : 1, 1);
-    if (!m->weights || !m->names || !numels || !follower || !packed || !host) {
+    if (!(m->lock = vkvit__mutex_create())) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
         goto fail;
     }
-    const vkvit__arch_ops *arch = vkvit__arch_ops_of(mf.cfg.arch);
-    uint64_t total = 0, largest_host = 0;
+    if ((res = architecture_constants(&m->file, &m->consts, &m->n_consts)) != VKVIT_OK) goto fail;
+    const vkvit__safetensors *st = &m->file.st;
+    const vkvit__constant *consts = m->consts;
+    const uint32_t n_consts = m->n_consts;
+
+    /* Layout of each image: file tensors in name order, then the constants; each at a VKVIT_ARENA_ALIGN boundary,
+     * except a tensor the architecture packs after another (vkvit__arch_ops.packed_after): it starts where that one
+     * ends (both 1-D biases: fp32 in both images). */
+    uint32_t n = st->n_tensors + n_consts;
+    size_t names_bytes = 0;
+    for (uint32_t i = 0; i < st->n_tensors; i++) names_bytes += strlen(st->tensors[i].name) + 1;
+    for (uint32_t i = 0; i < n_consts; i++) names_bytes += strlen(consts[i].name) + 1;
+    m->weights = calloc(n ? n : 1, sizeof *m->weights);
+    m->names = malloc(names_bytes ? names_bytes : 1);
+    follower = malloc((n ? n : 1) * sizeof *follower);
+    packed = calloc(n ? n : 1, 1);
+    host = calloc(n ? n : 1, 1);
+    if (!m->weights || !m->names || !follower || !packed || !host) {
+        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "vkvit_model_create: out of host memory");
+        goto fail;
+    }
+    const vkvit__arch_ops *arch = vkvit__arch_ops_of(m->file.cfg.arch);
+    uint64_t largest_host = 0;
     char *np = m->names;
     for (uint32_t i = 0; i < n; i++) {
         const char *name;
         uint32_t ndim;
         uint64_t shape[VKVIT_ST_MAX_DIMS] = {0}, numel = 1;
-        if (i < mf.st.n_tensors) {
-            const vkvit__st_tensor *t = &mf.st.tensors[i];
+        if (i < st->n_tensors) {
+            const vkvit__st_tensor *t = &st->tensors[i];
             name = t->name;
             ndim = t->ndim;
             memcpy(shape, t->shape, sizeof t->shape);
         } else {
-            const vkvit__constant *c = &consts[i - mf.st.n_tensors];
+            const vkvit__constant *c = &consts[i - st->n_tensors];
             name = c->name;
             ndim = c->ndim;
             for (uint32_t d = 0; d < ndim; d++) shape[d] = c->shape[d];
         }
         if (ndim > VKVIT_MAX_DIMS) { /* no architecture uses more; the reader already checked the table */
-            res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' has %u dims", mf.label, name, ndim);
+            res = vkvit__error(VKVIT_ERROR_BAD_MODEL_FILE, "model '%s': tensor '%s' has %u dims", m->file.label, name,
+                               ndim);
             goto fail;
         }
         vkvit__weight *w = &m->weights[i];
@@ -314,25 +394,35 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
             numel *= shape[d];
         }
         if (!ndim) w->shape[0] = 1;
-        numels[i] = numel;
+        w->numel = numel;
+        w->source = i;
+        w->gemm_operand = i < st->n_tensors && is_gemm_operand(name, ndim);
         follower[i] = UINT32_MAX;
-        host[i] = i < mf.st.n_tensors && arch->host_only && arch->host_only(&mf.cfg, name);
+        host[i] = i < st->n_tensors && arch->host_only && arch->host_only(&m->file.cfg, name);
         if (host[i]) largest_host = VKVIT_MAX(largest_host, numel);
     }
     m->n_weights = n;
-    pack_followers(arch, &mf.st, host, follower, packed);
-    for (uint32_t i = 0; i < n; i++) {
-        if (packed[i] || host[i]) continue; /* placed with its leader / not on the device */
-        m->weights[i].offset = total;
-        uint64_t bytes = numels[i] * 4;
-        if (follower[i] != UINT32_MAX) {
-            m->weights[follower[i]].offset = total + bytes;
-            bytes += numels[follower[i]] * 4;
+    pack_followers(arch, st, host, follower, packed);
+    for (uint32_t image = 0; image < VKVIT_N_IMAGES; image++) {
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (packed[i] || host[i]) continue; /* placed with its leader / not on the device */
+            vkvit__weight *w = &m->weights[i];
+            w->offset[image] = total;
+            uint64_t bytes = w->numel * vkvit__dtype_size(dtype_in(w, image));
+            if (follower[i] != UINT32_MAX) {
+                vkvit__weight *f = &m->weights[follower[i]];
+                f->offset[image] = total + bytes;
+                bytes += f->numel * vkvit__dtype_size(dtype_in(f, image));
+            }
+            total += align_up(bytes);
         }
-        total += align_up(bytes);
+        m->images[image].bytes = total;
     }
 
-    /* A weight buffer the device cannot allocate is refused before the file is converted (a 3 GiB file: seconds). */
+    /* A weight buffer the device cannot allocate is refused before the file is read (a 3 GiB file: seconds): the
+     * fp32 image, the larger one. */
+    const uint64_t total = m->images[VKVIT_IMAGE_F32].bytes;
     if (ctx->max_allocation && total > ctx->max_allocation) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_DEVICE_MEMORY, "model '%s': its weights need %llu bytes; the device "
                            "allows %llu bytes in one allocation", m->label, (unsigned long long)total,
@@ -343,160 +433,98 @@ vkvit_result vkvit_model_create(vkvit_ctx *ctx, const vkvit_model_desc *desc, vk
     window = malloc((size_t)VKVIT_MIN((uint64_t)VKVIT_UPLOAD_WINDOW_BYTES, VKVIT_MAX(total, 4u)));
     if (!scratch || !window) {
         res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': cannot allocate %llu bytes for the weights",
-                           mf.label, (unsigned long long)(largest_host * sizeof(float) + VKVIT_UPLOAD_WINDOW_BYTES));
+                           m->file.label, (unsigned long long)(largest_host * sizeof(float) + VKVIT_UPLOAD_WINDOW_BYTES));
         goto fail;
     }
     /* The tensors that stay on the host: converted and checked here, then dropped. */
-    for (uint32_t i = 0; i < mf.st.n_tensors; i++) {
+    for (uint32_t i = 0; i < st->n_tensors; i++) {
         if (!host[i]) continue;
-        if ((res = vkvit__model_file_tensor_f32(&mf, &mf.st.tensors[i], scratch, (size_t)numels[i])) != VKVIT_OK ||
-            (res = check_finite(m->label, m->weights[i].name, scratch, numels[i], 0)) != VKVIT_OK)
+        if ((res = vkvit__model_file_tensor_f32(&m->file, &st->tensors[i], scratch, (size_t)m->weights[i].numel)) !=
+                VKVIT_OK ||
+            (res = check_finite(m->label, m->weights[i].name, scratch, m->weights[i].numel, 0)) != VKVIT_OK)
             goto fail;
     }
-    /* The device tensors: converted straight into the upload's windows (no host copy of the whole image). */
-    const uint64_t t_upload = vkvit__now_ns();
-    weight_image wi = {.scratch = window, .mf = &mf, .m = m, .consts = consts, .numels = numels, .host = host, .n = n};
-    if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, m->label, &m->buffer)) != VKVIT_OK ||
-        (res = vkvit__buffer_upload_from(ctx, &m->buffer, 0, total, fill_weights, &wi)) != VKVIT_OK)
-        goto fail;
     uint32_t kept = 0; /* the host-only tensors leave the list: nothing on the device is theirs */
     for (uint32_t i = 0; i < n; i++)
         if (!host[i]) m->weights[kept++] = m->weights[i];
     m->n_weights = kept;
+    /* The device tensors: read and checked (no image is made: a session's first need makes its own) */
+    if ((res = check_weights(m, window)) != VKVIT_OK) goto fail;
     qsort(m->weights, m->n_weights, sizeof *m->weights, cmp_weight);
-    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s' ready in %.1f ms (%.1f MB of weights, converted, checked and "
-                   "uploaded in %.1f ms)",
-                   m->label, vkvit__ms_since(t0), (double)total * 1e-6, vkvit__ms_since(t_upload));
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s' ready in %.1f ms (%.1f MB of fp32 weights read and checked; "
+                   "images of %.1f MB (fp32) and %.1f MB (fp16) made when a session needs them)", m->label,
+                   vkvit__ms_since(t0), (double)total * 1e-6, (double)total * 1e-6,
+                   (double)m->images[VKVIT_IMAGE_F16].bytes * 1e-6);
     free(scratch), free(window);
-    free(numels), free(follower), free(packed), free(host);
-    free_constants(consts, n_consts);
-    m->cfg = mf.cfg; /* take ownership of the config's strings */
-    memset(&mf.cfg, 0, sizeof mf.cfg);
-    vkvit__model_file_close(&mf);
+    free(follower), free(packed), free(host);
+    m->cfg = m->file.cfg; /* take ownership of the config's strings */
+    memset(&m->file.cfg, 0, sizeof m->file.cfg);
     *out = m;
     return VKVIT_OK;
 fail:
     free(scratch), free(window);
-    free(numels), free(follower), free(packed), free(host);
-    free_constants(consts, n_consts);
-    vkvit__model_file_close(&mf);
+    free(follower), free(packed), free(host);
     vkvit_model_destroy(m);
     return vkvit__ctx_fail(ctx, res);
 }
 
-/* A 2-D weight by its offset in the fp32 buffer: prepare_f16 walks them in buffer order. */
-typedef struct placed_weight {
-    uint64_t offset;
-    uint32_t index;
-} placed_weight;
-
-static int cmp_offset(const void *a, const void *b) {
-    const uint64_t x = ((const placed_weight *)a)->offset, y = ((const placed_weight *)b)->offset;
-    return x < y ? -1 : x > y;
-}
-
-/* prepare_f16 moves neighbouring weights together, this many fp32 bytes at a time (a larger weight alone): ViT-5-S's
- * 88 MB take six downloads and six uploads, not one of each per weight, and the host buffers are reused. */
-#define F16_WINDOW_BYTES (16u << 20)
-
-/* One window of vkvit__model_prepare_f16: its weights converted on up to VKVIT_LOAD_THREADS threads, one weight each. */
-typedef struct f16_window {
-    const vkvit_model *m;
-    const placed_weight *order;             /* the window's weights */
-    const float *f32;                       /* the fp32 span from `from` */
-    uint16_t *f16;                          /* the fp16 span from `from_f16` */
-    uint64_t from, from_f16;
-    bool *in_range;                         /* per weight: every value within fp16's range */
-} f16_window;
-
-static void convert_f16(void *user, uint32_t i) {
-    const f16_window *fw = user;
-    const vkvit__weight *w = &fw->m->weights[fw->order[i].index];
-    fw->in_range[i] = vkvit__f32_to_f16_array(fw->f32 + (w->offset - fw->from) / 4,
-                                              fw->f16 + (w->offset_f16 - fw->from_f16) / 2, (size_t)f16_copy_elems(w));
-}
-
-vkvit_result vkvit__model_prepare_f16(vkvit_model *m) {
-    if (m->has_f16) return VKVIT_OK;
+/* Makes image `image` from the file's bytes and uploads it (m->lock held). */
+static vkvit_result make_image(vkvit_model *m, uint32_t image) {
     vkvit_ctx *ctx = m->ctx;
-    if (!ctx->info.fp16_in_use) /* storage missing, or disabled (VKVIT_DISABLE_F16 / desc.disable_f16) */
+    vkvit__weight_image *im = &m->images[image];
+    const uint64_t t0 = vkvit__now_ns();
+    uint8_t *window = malloc((size_t)VKVIT_MIN((uint64_t)VKVIT_UPLOAD_WINDOW_BYTES, VKVIT_MAX(im->bytes, 4u)));
+    if (!window)
+        return vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for its weights", m->label);
+    weight_image wi = {.scratch = window, .m = m, .mf = &m->file, .image = image};
+    vkvit_result res = vkvit__buffer_create(ctx, VKVIT_MAX(im->bytes, 4u), VKVIT_MEM_DEVICE,
+                                            image == VKVIT_IMAGE_F16 ? "vkvit weights fp16" : "vkvit weights fp32",
+                                            &im->buffer);
+    if (res == VKVIT_OK) res = vkvit__buffer_upload_from(ctx, &im->buffer, 0, im->bytes, fill_weights, &wi);
+    free(window);
+    if (res != VKVIT_OK) {
+        vkvit__buffer_destroy(ctx, &im->buffer);
+        return res;
+    }
+    vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "model '%s': %s weights made from the file and uploaded in %.1f ms (%.1f MB)",
+                   m->label, image == VKVIT_IMAGE_F16 ? "fp16" : "fp32", vkvit__ms_since(t0), (double)im->bytes * 1e-6);
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit__model_acquire(vkvit_model *m, vkvit__dtype weights) {
+    vkvit_ctx *ctx = m->ctx;
+    const uint32_t image = image_of(weights);
+    if (image == VKVIT_IMAGE_F16 && !ctx->info.fp16_in_use) /* storage missing, or disabled (VKVIT_DISABLE_F16 /
+                                                               desc.disable_f16) */
         return vkvit__error(VKVIT_ERROR_UNSUPPORTED, ctx->info.fp16_storage
                                 ? "model '%s': fp16 is disabled on device '%s' (VKVIT_DISABLE_F16 or desc.disable_f16)"
                                 : "model '%s': fp16 needs storageBuffer16BitAccess, which device '%s' does not offer "
                                   "(or the host did not enable)", m->label, ctx->info.name);
     vkvit_result res = VKVIT_OK;
-    uint32_t n_copies = 0; /* weights with an fp16 copy (f16_copy_elems) */
-    for (uint32_t i = 0; i < m->n_weights; i++) n_copies += f16_copy_elems(&m->weights[i]) > 0;
-    placed_weight *order = malloc((n_copies ? n_copies : 1) * sizeof *order);
-    bool *in_range = malloc(n_copies ? n_copies : 1);
-    float *f32 = NULL;
-    uint16_t *f16 = NULL;
-    if (!order || !in_range) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for the fp16 weights",
-                           m->label);
-        goto done;
+    vkvit__mutex_lock(m->lock);
+    vkvit__weight_image *im = &m->images[image], *other = &m->images[1 - image];
+    if (!im->buffer.buffer) res = make_image(m, image);
+    if (res == VKVIT_OK) {
+        im->sessions++;
+        if (!other->sessions) vkvit__buffer_destroy(ctx, &other->buffer); /* the residency rule (model.h) */
     }
-    n_copies = 0;
-    for (uint32_t i = 0; i < m->n_weights; i++)
-        if (f16_copy_elems(&m->weights[i])) order[n_copies++] = (placed_weight){m->weights[i].offset, i};
-    qsort(order, n_copies, sizeof *order, cmp_offset);
-    /* fp16 copies of the GEMM operands (f16_copy_elems), each at a VKVIT_ARENA_ALIGN boundary, in the fp32 buffer's
-     * order: a window of neighbours there is one range here too. */
-    uint64_t total = 0, largest = 0;
-    for (uint32_t k = 0; k < n_copies; k++) {
-        vkvit__weight *w = &m->weights[order[k].index];
-        const uint64_t n = f16_copy_elems(w);
-        w->offset_f16 = total;
-        total += (n * 2 + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
-        largest = VKVIT_MAX(largest, n);
-    }
-    const uint64_t window = VKVIT_MAX((uint64_t)F16_WINDOW_BYTES, largest * 4);
-    f32 = malloc((size_t)window);
-    f16 = malloc((size_t)(window / 2 + n_copies * VKVIT_ARENA_ALIGN)); /* the window's weights and their alignment gaps */
-    if (!f32 || !f16) {
-        res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "model '%s': out of host memory for the fp16 weights", m->label);
-        goto done;
-    }
-    if ((res = vkvit__buffer_create(ctx, total, VKVIT_MEM_DEVICE, "vkvit weights fp16", &m->buffer_f16)) != VKVIT_OK)
-        goto done;
-    for (uint32_t first = 0, last; first < n_copies; first = last) {
-        /* weights first .. last-1: one download of their fp32 span, one upload of their fp16 span */
-        const vkvit__weight *head = &m->weights[order[first].index];
-        const uint64_t from = head->offset, from_f16 = head->offset_f16;
-        uint64_t to = from, to_f16 = from_f16;
-        for (last = first; last < n_copies; last++) {
-            const vkvit__weight *w = &m->weights[order[last].index];
-            const uint64_t n = f16_copy_elems(w);
-            if (last > first && w->offset + n * 4 - from > window) break;
-            to = VKVIT_MAX(to, w->offset + n * 4);
-            to_f16 = w->offset_f16 + (n * 2 + VKVIT_ARENA_ALIGN - 1) / VKVIT_ARENA_ALIGN * VKVIT_ARENA_ALIGN;
-        }
-        if ((res = vkvit__buffer_download(ctx, &m->buffer, from, f32, to - from)) != VKVIT_OK) goto done;
-        memset(f16, 0, (size_t)(to_f16 - from_f16)); /* the alignment gaps, the last one's included */
-        f16_window fw = {.m = m, .order = order + first, .f32 = f32, .f16 = f16, .from = from, .from_f16 = from_f16,
-                         .in_range = in_range};
-        vkvit__parallel_for(last - first, VKVIT_LOAD_THREADS, convert_f16, &fw);
-        for (uint32_t k = first; k < last; k++) {
-            if (in_range[k - first]) continue;
-            const vkvit__weight *w = &m->weights[order[k].index];
-            const uint64_t n = f16_copy_elems(w);
-            const float *src = f32 + (w->offset - from) / 4;
-            uint64_t j = 0;
-            while (j + 1 < n && fabsf(src[j]) <= 65504.0f) j++;
-            res = vkvit__error(VKVIT_ERROR_UNSUPPORTED, "model '%s': weight '%s' holds %g, outside the fp16 range; "
-                               "use fp32", m->label, w->name, (double)src[j]);
-            goto done;
-        }
-        if ((res = vkvit__buffer_upload(ctx, &m->buffer_f16, from_f16, f16, to_f16 - from_f16)) != VKVIT_OK) goto done;
-    }
-    m->has_f16 = true;
-done:
-    if (!m->has_f16) vkvit__buffer_destroy(ctx, &m->buffer_f16);
-    free(order);
-    free(in_range);
-    free(f32);
-    free(f16);
+    vkvit__mutex_unlock(m->lock);
     return res;
+}
+
+void vkvit__model_release(vkvit_model *m, vkvit__dtype weights) {
+    vkvit__mutex_lock(m->lock);
+    vkvit__weight_image *im = &m->images[image_of(weights)];
+    if (im->sessions) im->sessions--;
+    vkvit__mutex_unlock(m->lock);
+}
+
+uint64_t vkvit__model_resident_bytes(vkvit_model *m) {
+    uint64_t bytes = 0;
+    vkvit__mutex_lock(m->lock);
+    for (uint32_t i = 0; i < VKVIT_N_IMAGES; i++) bytes += m->images[i].buffer.size;
+    vkvit__mutex_unlock(m->lock);
+    return bytes;
 }
 
 void vkvit_model_destroy(vkvit_model *m) {
@@ -509,9 +537,12 @@ void vkvit_model_destroy(vkvit_model *m) {
         return;
     }
     vkvit_ctx *ctx = m->ctx;
-    if (ctx) vkvit__buffer_destroy(ctx, &m->buffer);
-    if (ctx) vkvit__buffer_destroy(ctx, &m->buffer_f16);
+    for (uint32_t i = 0; ctx && i < VKVIT_N_IMAGES; i++) vkvit__buffer_destroy(ctx, &m->images[i].buffer);
     vkvit__model_config_free(&m->cfg);
+    vkvit__model_file_close(&m->file);
+    free(m->file_copy);
+    free_constants(m->consts, m->n_consts);
+    if (m->lock) vkvit__mutex_destroy(m->lock);
     free(m->weights);
     free(m->names);
     free(m);
@@ -534,7 +565,7 @@ vkvit_result vkvit_model_get_info(const vkvit_model *m, vkvit_model_info *out) {
     out->num_labels = c->n_labels;
     out->parameters = m->params;
     out->flops = m->flops;
-    out->weight_bytes = m->buffer.size;
+    out->weight_bytes = m->images[VKVIT_IMAGE_F32].bytes;
     out->resize_shorter = c->preprocess.resize_shorter;
     out->bicubic = c->preprocess.interpolation == VKVIT_INTERP_BICUBIC;
     for (int i = 0; i < 3; i++) {

@@ -15,7 +15,7 @@ void vkvit__patch_embed(vkvit__graph *g, const vkvit_model *m, const vkvit__patc
     uint32_t cols = vkvit__op_patchify(g, "patch_embed.im2col", op->img, op->batch, op->height, op->width,
                                        op->in_chans, op->patch);
     snprintf(name, sizeof name, "%s.weight", op->prefix);
-    uint32_t w = vkvit__model_gemm_weight(g, m, name); /* fp16 in fp16 sessions (tensor cores in fp16-math ones) */
+    uint32_t w = vkvit__model_weight(g, m, name); /* fp16 in fp16 sessions (tensor cores in fp16-math ones) */
     uint32_t w2d_shape[2] = {op->dim, K};
     uint32_t w2d = vkvit__graph_view(g, w, "patch_embed.weight[2d]", 0, 2, w2d_shape);
     snprintf(name, sizeof name, "%s.bias", op->prefix);
@@ -37,7 +37,7 @@ uint32_t vkvit__classifier_head(vkvit__graph *g, const vkvit_model *m, uint32_t 
     uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, shape);
     g->features = v; /* [B, in_dim]: the pre-logits features (vkvit_session_get_features) */
     vkvit__gemm_op head = {
-        .a = vkvit__mat_dense(v, B, in_dim), .w = vkvit__model_gemm_weight(g, m, "out_proj.weight"),
+        .a = vkvit__mat_dense(v, B, in_dim), .w = vkvit__model_weight(g, m, "out_proj.weight"),
         .bias = bias ? vkvit__model_weight(g, m, "out_proj.bias") : VKVIT_NONE,
         .d = vkvit__mat_dense(logits, B, classes), .M = B, .N = classes, .K = in_dim, .batch = 1,
         .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},

@@ -118,7 +118,7 @@ void vkvit__rn_sequence_mixer(vkvit__graph *g, const vkvit_model *m, const vkvit
     const uint32_t C = c->dim, T = vkvit__rn_tokens(b), B = b->B, rows = B * T;
     char name[128];
 #define NAME(s) (snprintf(name, sizeof name, "%s." s, label), name)
-    uint32_t qkv = vkvit__op_linear(g, NAME("qkv_proj"), xn, vkvit__model_gemm_weightf(g, m, "%sqkv_proj.weight", wprefix),
+    uint32_t qkv = vkvit__op_linear(g, NAME("qkv_proj"), xn, vkvit__model_weightf(g, m, "%sqkv_proj.weight", wprefix),
                                     c->seq.bias ? vkvit__model_weightf(g, m, "%sqkv_proj.bias", wprefix) : VKVIT_NONE,
                                     VKVIT_ACT_NONE);
     vkvit__attention_op att = {
@@ -129,7 +129,7 @@ void vkvit__rn_sequence_mixer(vkvit__graph *g, const vkvit_model *m, const vkvit
     };
     uint32_t o = vkvit__op_attention(g, NAME("attention"), &att);
     vkvit__gemm_op proj = {
-        .a = vkvit__mat_dense(o, rows, C), .w = vkvit__model_gemm_weightf(g, m, "%sout_proj.weight", wprefix),
+        .a = vkvit__mat_dense(o, rows, C), .w = vkvit__model_weightf(g, m, "%sout_proj.weight", wprefix),
         .bias = c->seq.bias ? vkvit__model_weightf(g, m, "%sout_proj.bias", wprefix) : VKVIT_NONE,
         .d = vkvit__mat_dense(out, rows, C), .M = rows, .N = C, .K = C, .batch = 1,
         .scale = VKVIT_NONE, .residual = {accumulate ? out : VKVIT_NONE, 0, C, rows * C},
@@ -149,11 +149,11 @@ void vkvit__rn_condition_mixer(vkvit__graph *g, const vkvit_model *m, const vkvi
 #define NAME(s) (snprintf(name, sizeof name, "%s." s, label), name)
     uint32_t c2d_shape[2] = {B * Tc, C};
     uint32_t c2d = vkvit__graph_view(g, cond, "condition", 0, 2, c2d_shape);
-    uint32_t kv = vkvit__op_linear(g, NAME("kv_proj"), c2d, vkvit__model_gemm_weightf(g, m, "%skv_proj.weight", wprefix),
+    uint32_t kv = vkvit__op_linear(g, NAME("kv_proj"), c2d, vkvit__model_weightf(g, m, "%skv_proj.weight", wprefix),
                                    VKVIT_NONE, VKVIT_ACT_NONE); /* [B*Tc, 2C]: K columns 0..C, V columns C..2C */
     const uint32_t res = accumulate ? out : VKVIT_NONE;
     vkvit__gemm_op proj = {
-        .w = vkvit__model_gemm_weightf(g, m, "%sout_proj.weight", wprefix), .bias = VKVIT_NONE,
+        .w = vkvit__model_weightf(g, m, "%sout_proj.weight", wprefix), .bias = VKVIT_NONE,
         .N = C, .K = C, .scale = VKVIT_NONE,
     };
     if (Tc == 1) {
@@ -166,7 +166,7 @@ void vkvit__rn_condition_mixer(vkvit__graph *g, const vkvit_model *m, const vkvi
         proj.M = T;
         proj.batch = B;
     } else {
-        uint32_t q = vkvit__op_linear(g, NAME("q_proj"), xn, vkvit__model_gemm_weightf(g, m, "%sq_proj.weight", wprefix),
+        uint32_t q = vkvit__op_linear(g, NAME("q_proj"), xn, vkvit__model_weightf(g, m, "%sq_proj.weight", wprefix),
                                       VKVIT_NONE, VKVIT_ACT_NONE);
         vkvit__attention_op att = {
             .q = {q, 0, C, T * C}, .k = {kv, 0, 2 * C, Tc * 2 * C}, .v = {kv, C, 2 * C, Tc * 2 * C},
@@ -221,12 +221,12 @@ void vkvit__rn_block_build(vkvit__graph *g, const vkvit_model *m, const vkvit__r
                                : a == VKVIT_RN_ACT_SILU ? VKVIT_ACT_SILU
                                                         : VKVIT_ACT_NONE;
         uint32_t xn = NORM("mlp_norm", &c->mlp_norm, x2d);
-        uint32_t h = vkvit__op_linear(g, "mlp.layer1", xn, vkvit__model_gemm_weightf(g, m, "%smlp.layer1.weight", prefix),
+        uint32_t h = vkvit__op_linear(g, "mlp.layer1", xn, vkvit__model_weightf(g, m, "%smlp.layer1.weight", prefix),
                                       c->mlp.bias ? vkvit__model_weightf(g, m, "%smlp.layer1.bias", prefix) : VKVIT_NONE,
                                       act);
         if (gated) h = vkvit__op_glu(g, "mlp.gate", h, a == VKVIT_RN_ACT_GLU ? VKVIT_GLU : VKVIT_SWIGLU);
         vkvit__gemm_op l2 = {
-            .a = vkvit__mat_dense(h, rows, Hd), .w = vkvit__model_gemm_weightf(g, m, "%smlp.layer2.weight", prefix),
+            .a = vkvit__mat_dense(h, rows, Hd), .w = vkvit__model_weightf(g, m, "%smlp.layer2.weight", prefix),
             .bias = c->mlp.bias ? vkvit__model_weightf(g, m, "%smlp.layer2.bias", prefix) : VKVIT_NONE,
             .d = vkvit__mat_dense(x2d, rows, C), .M = rows, .N = C, .K = Hd, .batch = 1,
             .scale = VKVIT_NONE, .residual = vkvit__mat_dense(x2d, rows, C),

@@ -31,7 +31,7 @@
 
 /* Weights by state_dict name under the caller's prefix ("blocks.3.mlstm.", or "w." in tests). */
 #define WEIGHT(name) vkvit__model_weightf(g, m, "%s%s", wprefix, name)
-#define GEMM_WEIGHT(name) vkvit__model_gemm_weightf(g, m, "%s%s", wprefix, name) /* fp16 in fp16 sessions */
+#define GEMM_WEIGHT(name) vkvit__model_weightf(g, m, "%s%s", wprefix, name) /* fp16 in fp16 sessions */
 #define FOLD(name) vkvit__model_weightf(g, m, "const.%s%s", wprefix, name)        /* vkvit__vil_constants */
 
 void vkvit__mlstm_fold(const float *wq, const float *wk, const float *wv, const float *wig, const float *wfg,
@@ -305,7 +305,7 @@ void vkvit__vil_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_
     uint32_t logits = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "logits", 2, logits_shape);
     g->features = v; /* [B, D]: the pre-logits features (vkvit_session_get_features) */
     vkvit__gemm_op head = {
-        .a = vkvit__mat_dense(v, B, D), .w = vkvit__model_gemm_weight(g, m, "head.weight"),
+        .a = vkvit__mat_dense(v, B, D), .w = vkvit__model_weight(g, m, "head.weight"),
         .bias = vkvit__model_weight(g, m, "head.bias"), .d = vkvit__mat_dense(logits, B, c->num_classes),
         .M = B, .N = c->num_classes, .K = D, .batch = 1, .scale = VKVIT_NONE, .residual = {VKVIT_NONE, 0, 0, 0},
     };

@@ -125,7 +125,7 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
         uint32_t neck_shape[2] = {B * R, nd};
         uint32_t neck = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "neck", 2, neck_shape);
         vkvit__gemm_op op = {
-            .a = {x, rows.reg0 * C, C, T * C}, .w = vkvit__model_gemm_weight(g, m, "neck.weight"), .bias = VKVIT_NONE,
+            .a = {x, rows.reg0 * C, C, T * C}, .w = vkvit__model_weight(g, m, "neck.weight"), .bias = VKVIT_NONE,
             .d = {neck, 0, nd, R * nd}, .M = R, .N = nd, .K = C, .batch = B, .scale = VKVIT_NONE,
             .residual = {VKVIT_NONE, 0, 0, 0},
         };

@@ -23,7 +23,7 @@ void vkvit__vit5_block(vkvit__graph *g, const vkvit_model *m, uint32_t i, uint32
     const uint32_t row0 = only_cls ? vkvit__vit5_cls_row(c) * C : 0, row_stride = only_cls ? T * C : C;
     vkvit__graph_scope(g, "blocks.%u", i);
 #define WEIGHT(name) vkvit__model_weightf(g, m, "blocks.%u." name, i)
-#define GEMM_WEIGHT(name) vkvit__model_gemm_weightf(g, m, "blocks.%u." name, i) /* fp16 in fp16 sessions */
+#define GEMM_WEIGHT(name) vkvit__model_weightf(g, m, "blocks.%u." name, i) /* fp16 in fp16 sessions */
 #define OPTIONAL(cond, name) ((cond) ? WEIGHT(name) : VKVIT_NONE)
 
     /* ---- attention branch ---- */

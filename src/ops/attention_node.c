@@ -70,7 +70,7 @@ VKVIT_PUSH_MIRROR(softmax_rows_push, 5);
  *            outer b -> Tq*C, inner h -> dk in o)
  * No causal mask: a causal generic attention takes the fused kernel.
  * kv_f16 (fp16-math sessions whose GEMMs run on cooperative matrices, policy.coopmat): k~ and vT
- * are fp16 (the prep's KV_F16 variant; tensors of half as many fp32 elements hold them) and Tkp is Tkv rounded up to
+ * are fp16 (the prep's KV_F16 variant: F16 tensors) and Tkp is Tkv rounded up to
  * 8, so that both GEMMs take the cooperative-matrix kernel with 16-byte B loads; q~, the scores, the softmax and o
  * stay fp32. This is the path of such sessions on every device: the fused kernel has no tensor-core form. */
 typedef struct unfused_attention {
@@ -87,7 +87,7 @@ typedef struct unfused_attention {
 static void attention_unfused(vkvit__graph *g, const char *name, const unfused_attention *u, uint32_t o) {
     const uint32_t B = u->B, Tq = u->Tq, Tkv = u->Tkv, C = u->C, H = u->heads, dk = C / H;
     const uint32_t Tkp = u->kv_f16 ? (Tkv + 7) & ~7u : (Tkv + 3) & ~3u;
-    const uint32_t kv_div = u->kv_f16 ? 2 : 1; /* fp16 k~ / vT: two halves per element of their fp32 tensors */
+    const vkvit__dtype kv_dtype = u->kv_f16 ? VKVIT_ELEM_F16 : VKVIT_ELEM_F32; /* k~ and vT */
     if ((uint64_t)B * H * VKVIT_MAX(Tq, dk) * Tkp > UINT32_MAX / 2 || (uint64_t)B * H * VKVIT_MAX(Tq, Tkv) * dk > UINT32_MAX / 2) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "attention '%s': score matrix of %llu floats is too large",
                           name, (unsigned long long)B * H * Tq * Tkp);
@@ -95,8 +95,8 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     }
     char label[64];
     const uint32_t qt = ops_intermediate(g, name, "q", B * H * Tq, dk);
-    const uint32_t kt = ops_intermediate(g, name, "k", B * H * Tkv, dk / kv_div);
-    const uint32_t vt = ops_intermediate(g, name, "vT", B * H * dk, Tkp / kv_div);
+    const uint32_t kt = ops_intermediate_typed(g, name, "k", kv_dtype, B * H * Tkv, dk);
+    const uint32_t vt = ops_intermediate_typed(g, name, "vT", kv_dtype, B * H * dk, Tkp);
     const uint32_t st = ops_intermediate(g, name, "scores", B * H * Tq, Tkp);
     const bool cpu = g->ctx->policy.cpu_kernels;
     const uint32_t wg = ops_row_wg(g->ctx); /* CPU: one llvmpipe SIMD vector (8 rows/tokens side by side) */
@@ -135,7 +135,7 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
     vkvit__gemm_op qk = {
         .a = {qt, 0, dk, Tq * dk}, .w = kt, .bias = VKVIT_NONE, .d = {st, 0, Tkp, Tq * Tkp},
         .M = Tq, .N = Tkv, .K = dk, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
-        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = Tkv * dk, .w_f16 = u->kv_f16,
+        .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = dk, .w_batch_stride = Tkv * dk,
         .d_spare_column = true, /* column Tkv < Tkp: padding the softmax zeroes */
     };
     snprintf(label, sizeof label, "%s.qk", name);
@@ -167,14 +167,15 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
         .M = Tq, .N = dk, .K = Tkp, .batch = B * H, .act = VKVIT_ACT_NONE, .scale = VKVIT_NONE,
         .residual = {VKVIT_NONE, 0, 0, 0}, .w_stride = Tkp, .w_batch_stride = H * dk * Tkp,
         .n_inner = H, .inner_stride_a = Tq * Tkp, .inner_stride_w = dk * Tkp, .inner_stride_d = dk,
-        .w_f16 = u->kv_f16,
     };
     snprintf(label, sizeof label, "%s.pv", name);
     vkvit__op_gemm_kind(g, label, "attn_gemm", &pv);
 }
 
 /* fp16-math sessions whose GEMMs run on cooperative matrices take the unfused path with fp16 k~ and vT. */
-static bool kv_f16_gemms(const vkvit__graph *g) { return g->f16_math && (g->ctx->policy.coopmat != VKVIT_COOPMAT_NONE); }
+static bool kv_f16_gemms(const vkvit__graph *g) {
+    return g->opts.math == VKVIT_ELEM_F16 && g->ctx->policy.coopmat != VKVIT_COOPMAT_NONE;
+}
 
 /* The path when the op names none: policy.attention (VKVIT_ATTENTION, read once at ctx creation), else the GEMM
  * path on CPU devices and with kv_f16_gemms, the fused kernel elsewhere (see vkvit__op_rope_attention). */

@@ -188,7 +188,10 @@ typedef enum vkvit__act {
 
 typedef struct vkvit__gemm_op {
     vkvit__mat a;                           /* [M, K] per batch */
-    uint32_t w;                             /* weight [N, K] (nn.Linear layout), shared by the batch */
+    uint32_t w;                             /* weight [N, K] (nn.Linear layout), shared by the batch. Its dtype picks
+                                               the kernel: F16 (an fp16 weight, or in fp16-math sessions the fp16 k~
+                                               and vT of attention, shaders/attention_prep.comp) reads B as fp16, and
+                                               w_offset, w_stride and the strides count fp16 elements */
     uint32_t bias;                          /* [N] or VKVIT_NONE */
     vkvit__mat d;                           /* [M, N] per batch */
     uint32_t M, N, K, batch;
@@ -207,10 +210,6 @@ typedef struct vkvit__gemm_op {
     uint32_t n_inner;
     uint32_t inner_stride_a, inner_stride_w, inner_stride_d, inner_stride_r;
     vkvit__gemm_causal causal;              /* work that may be skipped (NONE: compute every output) */
-    /* B holds fp16 values although w is an fp32 activation tensor (two halves per element; w_offset, w_stride and
-     * the batch strides count halves): the attention GEMMs of fp16-math sessions on cooperative matrices, whose k~
-     * and vT operands shaders/attention_prep.comp stores as fp16. Only with g->f16_math. */
-    bool w_f16;
     /* Column N of every row of d lies inside its row stride and may be overwritten (the next node rewrites it: the
      * attention scores' padding, which the softmax zeroes): the CPU texel kernel then stores an odd N in 64-bit
      * pairs too. Ignored unless d's stride exceeds N and the batch is plain (n_inner <= 1). */

@@ -13,7 +13,7 @@
  * row, or one row alone beyond the limit): the recorder then refuses it with a sentence. */
 static bool gemm_split_weight_rows(vkvit__graph *g, const char *name, const char *kind, const vkvit__gemm_op *op) {
     const vkvit__tensor w = vkvit__graph_get(g, op->w);
-    const uint64_t range = g->ctx->limits.maxStorageBufferRange, elem = vkvit__elem_size(w.kind);
+    const uint64_t range = g->ctx->limits.maxStorageBufferRange, elem = vkvit__dtype_size(w.dtype);
     const uint64_t row_bytes = (uint64_t)op->K * elem, r0 = op->w_offset / op->K;
     if (w.bytes <= range || op->batch != 1 || op->w_offset % op->K || (op->w_stride && op->w_stride != op->K) ||
         w.ndim != 2 || w.shape[1] != op->K || r0 + op->N > w.shape[0] || range <= VKVIT_ARENA_ALIGN)
@@ -45,13 +45,20 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     if (gemm_split_weight_rows(g, name, kind, op)) return;
     const bool has_res = op->residual.t != VKVIT_NONE;
     vkvit__gemm_config cfg = vkvit__gemm_pick(g->ctx, op->M, op->N, op->K);
-    if (op->w_f16 && !g->f16_math) {
-        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': an fp16 B operand outside fp16-math", name);
+    const vkvit__tensor w = vkvit__graph_get(g, op->w);
+    const bool f16_math = g->opts.math == VKVIT_ELEM_F16;
+    if (w.dtype == VKVIT_ELEM_F16 && !vkvit__is_weight(w.kind) && !f16_math) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': an fp16 activation as B outside fp16-math", name);
         return;
     }
-    cfg.b_f16 = op->w_f16 || g->tensors[vkvit__graph_root(g, op->w, NULL)].kind == VKVIT_TENSOR_WEIGHT_F16;
-    /* fp16-math sessions: the GEMMs on fp16 weights, and the attention GEMMs whose k~ / vT are fp16 (w_f16) */
-    cfg.f16_math = cfg.b_f16 && g->f16_math;
+    if (w.dtype != VKVIT_ELEM_F32 && w.dtype != VKVIT_ELEM_F16) {
+        vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "gemm '%s': B '%s' is %s, not f32 or f16", name, w.name,
+                          vkvit__dtype_name(w.dtype));
+        return;
+    }
+    cfg.b_f16 = w.dtype == VKVIT_ELEM_F16;
+    /* fp16-math sessions: the GEMMs on fp16 weights, and the attention GEMMs whose k~ / vT are fp16 */
+    cfg.f16_math = cfg.b_f16 && f16_math;
     /* ... which run on cooperative matrices where the device has them (and they passed their self-check) */
     if (cfg.f16_math && (g->ctx->policy.coopmat != VKVIT_COOPMAT_NONE))
         cfg = vkvit__gemm_pick_coopmat(g->ctx, op->M, op->N, op->K, op->batch);

@@ -20,6 +20,15 @@ static inline uint32_t ops_intermediate(vkvit__graph *g, const char *name, const
     return vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, label, 2, shape);
 }
 
+/* The same with `dtype` elements (fp16 intermediates). */
+static inline uint32_t ops_intermediate_typed(vkvit__graph *g, const char *name, const char *part, vkvit__dtype dtype,
+                                              uint32_t rows, uint32_t cols) {
+    char label[64];
+    snprintf(label, sizeof label, "%s.%s", name, part);
+    const uint32_t shape[2] = {rows, cols};
+    return vkvit__graph_tensor_typed(g, VKVIT_TENSOR_ACTIVATION, dtype, label, 2, shape);
+}
+
 /* Any valid tensor for a binding the kernel ignores (a disabled bias, say): the node still needs a buffer. */
 static inline uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKVIT_NONE ? fallback : t; }
 

@@ -200,7 +200,8 @@ void vkvit__imgproc_destroy(vkvit__imgproc *ip) {
  * ------------------------------------------------------------------------------------------------------------ */
 
 static uint32_t external_tensor(vkvit__graph *g, const char *name, uint32_t ext, uint64_t offset, uint64_t bytes) {
-    uint32_t t = vkvit__graph_tensor(g, VKVIT_TENSOR_EXTERNAL, name, 1, (uint32_t[1]){(uint32_t)VKVIT_MAX(bytes / 4, 1)});
+    const uint32_t shape = (uint32_t)VKVIT_MIN(VKVIT_MAX(bytes, 1), UINT32_MAX);
+    uint32_t t = vkvit__graph_tensor_typed(g, VKVIT_TENSOR_EXTERNAL, VKVIT_ELEM_U8, name, 1, &shape);
     if (t != VKVIT_NONE) {
         g->tensors[t].external = ext;
         g->tensors[t].offset = offset;

@@ -275,6 +275,7 @@ vkvit_result vkvit__buffer_download(vkvit_ctx *ctx, vkvit__buffer *buf, VkDevice
                                     VkDeviceSize size) {
     vkvit_result res = check_range(buf, offset, size, "vkvit__buffer_download");
     if (res != VKVIT_OK || size == 0) return res;
+    VKVIT_COUNT(ctx, downloads);
     if (buf->mapped && buf->coherent && buf->cached) {
         /* Host-cached device memory (UMA, CPU devices): read in place once earlier device writes are made visible to
          * the host (a barrier to HOST_READ; waiting alone would not). */

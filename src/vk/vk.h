@@ -57,6 +57,7 @@ typedef struct vkvit__counters {
     atomic_uint descriptor_sets;            /* vkAllocateDescriptorSets */
     atomic_uint command_buffers;            /* vkAllocateCommandBuffers (one-shot uploads included) */
     atomic_uint other_objects;              /* layouts, shader modules, descriptor and query pools */
+    atomic_uint downloads;                  /* vkvit__buffer_download calls (device -> host reads) */
 } vkvit__counters;
 
 /* A plain snapshot of the counters; two snapshots compare with memcmp. */

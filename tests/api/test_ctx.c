@@ -154,8 +154,8 @@ static void disabled_f16_refuses_fp16_sessions(void) {
     vkvit_ctx_destroy(ctx);
 }
 
-/* An fp16 or fp16-math session needs fp16 copies of the 2-D weights (vkvit__model_prepare_f16, which converts them
- * window by window): one value beyond 65504 in one of them refuses the session, naming the weight, and leaves the
+/* An fp16 or fp16-math session needs the model's fp16 weight image (vkvit__model_acquire, which narrows the file's
+ * fp32 weights window by window): one value beyond 65504 in one of them refuses the session, naming the weight, and leaves the
  * model usable in fp32; a model whose weights fit gets a working fp16 session after that refusal. */
 static void fp16_session_refuses_weights_beyond_the_fp16_range(void) {
     vkvit_ctx *ctx = vt_ctx();

@@ -156,8 +156,8 @@ def test_non_finite(tmp):
 
 
 def test_wide_fp16(tmp):
-    # fp16 sessions copy the 2-D weights to fp16 in 16 MiB windows of neighbours (vkvit__model_prepare_f16): a model
-    # with 36 MiB of them takes three. Its features at fp16 and fp16-math must match fp32's within 2e-3 of their
+    # fp16 sessions' weight image is made from the file in 16 MiB upload windows (src/model/model.c, fill_weights): a
+    # model with 36 MiB of fp16 GEMM weights takes three. Its features at fp16 and fp16-math must match fp32's within 2e-3 of their
     # largest (6e-5 measured on lavapipe); without the first window's weights they were 0.045 off.
     print("36 MiB of GEMM weights in fp16")
     path = make("wide", out=os.path.join(tmp, "wide.vkvit"))

@@ -163,7 +163,7 @@ static void run_case(vkvit_ctx *ctx, const char *path, case_kind kind) {
         if (strncmp(t->name, "w.", 2) != 0) continue;
         owned[nw] = vt_golden_f32_req(&gd, t->name, NULL);
         table[nw].name = t->name;
-        table[nw].offset = vt_graph_stage(&r, owned[nw], (size_t)t->numel);
+        table[nw].offset[0] = table[nw].offset[1] = vt_graph_stage(&r, owned[nw], (size_t)t->numel);
         table[nw].ndim = t->ndim;
         for (uint32_t d = 0; d < t->ndim && d < VKVIT_MAX_DIMS; d++) table[nw].shape[d] = (uint32_t)t->shape[d];
         nw++;

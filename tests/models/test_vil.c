@@ -351,7 +351,7 @@ static void stage_weights(vt_graph *r, const vt_golden *gd, staged_model *sm) {
         if (strncmp(t->name, "w.", 2) != 0) continue;
         sm->owned[sm->n] = vt_golden_f32_req(gd, t->name, NULL);
         table[sm->n].name = t->name;
-        table[sm->n].offset = vt_graph_stage(r, sm->owned[sm->n], (size_t)t->numel);
+        table[sm->n].offset[0] = table[sm->n].offset[1] = vt_graph_stage(r, sm->owned[sm->n], (size_t)t->numel);
         table[sm->n].ndim = t->ndim;
         for (uint32_t d = 0; d < t->ndim && d < VKVIT_MAX_DIMS; d++) table[sm->n].shape[d] = (uint32_t)t->shape[d];
         sm->n++;
@@ -382,7 +382,7 @@ static void stage_weights(vt_graph *r, const vt_golden *gd, staged_model *sm) {
         for (uint32_t d = 0; d < folds[f].ndim; d++) numel *= folds[f].shape[d];
         sm->owned[sm->n] = folds[f].data;
         table[sm->n].name = sm->fold_names[f];
-        table[sm->n].offset = vt_graph_stage(r, folds[f].data, numel);
+        table[sm->n].offset[0] = table[sm->n].offset[1] = vt_graph_stage(r, folds[f].data, numel);
         table[sm->n].ndim = folds[f].ndim;
         memcpy(table[sm->n].shape, folds[f].shape, sizeof folds[f].shape);
         sm->n++;
@@ -524,8 +524,8 @@ static void check_gate_packing(const vkvit_model *m, const char *stem) {
         }
         const char *f = strstr(w->name, "fgate.bias");
         if (!f) {
-            CHECK(w->offset % VKVIT_ARENA_ALIGN == 0, "%s: '%s' at %llu is not aligned", stem, w->name,
-                  (unsigned long long)w->offset);
+            CHECK(w->offset[VKVIT_IMAGE_F32] % VKVIT_ARENA_ALIGN == 0, "%s: '%s' at %llu is not aligned", stem, w->name,
+                  (unsigned long long)w->offset[VKVIT_IMAGE_F32]);
             continue;
         }
         char leader[256];
@@ -536,7 +536,7 @@ static void check_gate_packing(const vkvit_model *m, const char *stem) {
             if (!strcmp(m->weights[j].name, leader)) l = &m->weights[j];
         uint64_t bytes = 4;
         for (uint32_t d = 0; l && d < l->ndim; d++) bytes *= l->shape[d];
-        CHECK(l && w->offset == l->offset + bytes, "%s: '%s' is not packed after '%s'", stem, w->name, leader);
+        CHECK(l && w->offset[VKVIT_IMAGE_F32] == l->offset[VKVIT_IMAGE_F32] + bytes, "%s: '%s' is not packed after '%s'", stem, w->name, leader);
         packed++;
     }
     CHECK(packed == c->depth, "%s: %u packed gate biases for %u blocks", stem, packed, c->depth);

@@ -569,8 +569,9 @@ static float *run_graph_attention(vkvit_ctx *ctx, vkvit__attention_path path, ui
                                   const float *table, const float *w, bool f16_math, uint32_t *n_nodes) {
     const uint32_t C = H * dk;
     vkvit__graph g;
-    vkvit__graph_init(&g, ctx);
-    g.f16_math = f16_math; /* an fp16-math session's graph: with cooperative matrices, the fp16 k~ / vT path */
+    /* an fp16-math session's graph: with cooperative matrices, the fp16 k~ / vT path */
+    const vkvit__build_opts opts = vkvit__build_opts_of(f16_math ? VKVIT_PRECISION_FP16_MATH : VKVIT_PRECISION_FP32);
+    vkvit__graph_init_opts(&g, ctx, &opts);
     uint32_t qkv_shape[2] = {B * T, 3 * C}, rope_shape[2] = {T, dk}, w_shape[2] = {2, dk};
     const uint32_t tq = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "qkv", 2, qkv_shape);
     const uint32_t tr = vkvit__graph_tensor(&g, VKVIT_TENSOR_INPUT, "rope", 2, rope_shape);

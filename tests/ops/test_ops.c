@@ -499,7 +499,8 @@ static void block_model_add(block_model *bm, vt_graph *r, const char *name, cons
     size_t n = 1;
     for (uint32_t d = 0; d < ndim; d++) n *= shape[d];
     snprintf(bm->names[i], sizeof bm->names[i], "%s", name);
-    bm->w[i] = (vkvit__weight){.name = bm->names[i], .offset = vt_graph_stage(r, data, n), .ndim = ndim};
+    const uint64_t at = vt_graph_stage(r, data, n); /* an fp32 weight: the same offset in both images */
+    bm->w[i] = (vkvit__weight){.name = bm->names[i], .offset = {at, at}, .numel = n, .ndim = ndim};
     for (uint32_t d = 0; d < ndim; d++) bm->w[i].shape[d] = shape[d];
     bm->m.n_weights++;
 }
