@@ -65,6 +65,8 @@ def inside(path, *prefixes):
 VK_CALL = re.compile(r"\bvk[A-Z][A-Za-z0-9]*\s*\(")
 GETENV = re.compile(r"\b(secure_)?getenv\s*\(")
 ARCH_NAME = re.compile(r"(?i)(vit5|resnet|(?<![a-z])vil(?![a-z]))")
+# Names that contain an architecture's name but are not code that knows one: the bundled model's file name.
+ARCH_NAME_ALLOWED = ('"vit5_cifar10.vkvit"',)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 RULES = []
@@ -100,6 +102,8 @@ def arch_names():
     for path, code in sources("src", "tools/cli"):
         if inside(path, "src/arch/", "src/modules/"):
             continue
+        for allowed in ARCH_NAME_ALLOWED:
+            code = code.replace(allowed, " " * len(allowed))
         for m in ARCH_NAME.finditer(code):
             yield path, code.count("\n", 0, m.start()) + 1, m.group(0)
 

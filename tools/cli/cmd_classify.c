@@ -42,7 +42,7 @@ static void classify_usage(FILE *f) {
                "                        classifier head reads (an embedding for retrieval; include/vkvit.h)\n"
                "  --precision P         fp32 (default), fp16 (fp16 weights, fp32 activations) or fp16-math (fp16\n"
                "                        weights and GEMM arithmetic; attention, norms, softmax stay fp32)\n"
-               "  --condition FILE      for models that take a condition (resnet with a condition mixer): a\n"
+               "  --condition FILE      for models that take a condition (those with a condition mixer): a\n"
                "                        safetensors file with a float tensor `condition` of the session's shape\n"
                "                        with R rows, [R, C] or [R, Tc, C]: R = 1 (the same condition for every\n"
                "                        image) or R = the number of IMAGE arguments (row i for the i-th image);\n"

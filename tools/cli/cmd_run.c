@@ -22,7 +22,7 @@ static void run_usage(FILE *f) {
                "writes `logits` [B, classes] as float32 to OUT (safetensors; docs/model-format.md describes the\n"
                "format). The batch size is taken from the input. A PyTorch NCHW tensor x becomes channels-last with\n"
                "x.permute(0, 2, 3, 1).\n"
-               "Models that take a condition (resnet with a condition mixer) read it from --condition FILE, else\n"
+               "Models that take a condition (those with a condition mixer) read it from --condition FILE, else\n"
                "from the tensor `condition` of IN: [B, C] or [B, Tc, C] as the model says, or a single row\n"
                "([1, C] / [1, Tc, C]) used for every image; other models ignore a condition.\n\n"
                "options:\n"
