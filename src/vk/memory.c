@@ -7,35 +7,64 @@
 
 #define STAGING_BYTES VKVIT_UPLOAD_WINDOW_BYTES /* uploads/downloads larger than this are split into chunks */
 
-static int find_memory_type(const vkvit_ctx *ctx, uint32_t type_bits, VkMemoryPropertyFlags want,
-                            VkMemoryPropertyFlags avoid) {
-    for (uint32_t i = 0; i < ctx->mem_props.memoryTypeCount; i++) {
-        VkMemoryPropertyFlags f = ctx->mem_props.memoryTypes[i].propertyFlags;
-        if ((type_bits & (1u << i)) && (f & want) == want && !(f & avoid)) return (int)i;
-    }
-    return -1;
+/* Whether host-visible device-local memory is the device's memory itself: one of its heaps is as large as the
+ * largest device-local heap (unified memory, lavapipe, or a discrete GPU with resizable BAR). A discrete GPU without
+ * resizable BAR has a separate 256 MiB window of VRAM there, which must not hold weights or arenas. */
+static bool host_visible_vram(const VkPhysicalDeviceMemoryProperties *mp) {
+    const VkMemoryPropertyFlags DLHV = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    VkDeviceSize vram = 0, window = 0;
+    for (uint32_t h = 0; h < mp->memoryHeapCount; h++)
+        if (mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) vram = VKVIT_MAX(vram, mp->memoryHeaps[h].size);
+    for (uint32_t i = 0; i < mp->memoryTypeCount; i++)
+        if ((mp->memoryTypes[i].propertyFlags & DLHV) == DLHV)
+            window = VKVIT_MAX(window, mp->memoryHeaps[mp->memoryTypes[i].heapIndex].size);
+    return window && window >= vram;
 }
 
-/* Preference lists per kind, best first. */
-static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_kind kind) {
+int vkvit__memory_type_choose(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, vkvit__mem_kind kind,
+                              uint32_t rank) {
     const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
                                 HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, CA = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
     const VkMemoryPropertyFlags lazy = VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT | VK_MEMORY_PROPERTY_PROTECTED_BIT;
-    int t = -1;
+    /* Preference classes per kind, best first, each every type that has the `want` flags and none of `avoid`, in
+     * index order; `rank` takes the rank-th distinct type of the whole list (the next one to try when an
+     * allocation of the better one failed). */
+    typedef struct { VkMemoryPropertyFlags want, avoid; } class;
+    class classes[4];
+    int n = 0;
     switch (kind) {
     case VKVIT_MEM_DEVICE:
-        /* Device-local; when it is also host-visible (UMA, lavapipe) uploads skip the staging copy. */
-        if ((t = find_memory_type(ctx, bits, DL | HV | HC, lazy)) < 0) t = find_memory_type(ctx, bits, DL, lazy);
-        if (t < 0) t = find_memory_type(ctx, bits, 0, lazy);
+        /* Device-local; also host-visible only where that is the device's whole memory (uploads then skip the
+         * staging copy), else plain device-local first, then the BAR window, then host memory. */
+        if (host_visible_vram(mp)) classes[n++] = (class){DL | HV | HC, lazy};
+        classes[n++] = (class){DL, lazy | HV};
+        classes[n++] = (class){DL, lazy};
+        classes[n++] = (class){0, lazy};
         break;
     case VKVIT_MEM_UPLOAD:
-        if ((t = find_memory_type(ctx, bits, HV | HC, lazy | CA)) < 0) t = find_memory_type(ctx, bits, HV | HC, lazy);
+        classes[n++] = (class){HV | HC, lazy | CA};
+        classes[n++] = (class){HV | HC, lazy};
         break;
     case VKVIT_MEM_READBACK:
-        if ((t = find_memory_type(ctx, bits, HV | HC | CA, lazy)) < 0) t = find_memory_type(ctx, bits, HV | HC, lazy);
+        classes[n++] = (class){HV | HC | CA, lazy};
+        classes[n++] = (class){HV | HC, lazy};
         break;
     }
-    return t;
+    uint32_t seen = 0;
+    for (int c = 0; c < n; c++)
+        for (uint32_t i = 0; i < mp->memoryTypeCount && i < 32; i++) {
+            const VkMemoryPropertyFlags f = mp->memoryTypes[i].propertyFlags;
+            if (!(bits >> i & 1u) || (f & classes[c].want) != classes[c].want || (f & classes[c].avoid) ||
+                (seen >> i & 1u))
+                continue;
+            seen |= 1u << i;
+            if (rank-- == 0) return (int)i;
+        }
+    return -1;
+}
+
+static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_kind kind) {
+    return vkvit__memory_type_choose(&ctx->mem_props, bits, kind, 0);
 }
 
 /* Whether `size` bytes of memory type `type` fit one allocation: its heap and maxMemoryAllocationSize (a driver asked
@@ -134,6 +163,16 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
     if (!(try_import && import_huge_pages(ctx, &req, kind, &type, out))) {
         vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
         VKVIT_COUNT(ctx, memory_allocations);
+        /* A full heap: the next suitable type (plain device-local after the BAR window, host memory last). */
+        for (uint32_t rank = 1; vr == VK_ERROR_OUT_OF_DEVICE_MEMORY || vr == VK_ERROR_OUT_OF_HOST_MEMORY; rank++) {
+            const int next = vkvit__memory_type_choose(&ctx->mem_props, req.memoryTypeBits, kind, rank);
+            if (next < 0) break;
+            if (!fits_one_allocation(ctx, next, req.size)) continue;
+            alloc.memoryTypeIndex = (uint32_t)next;
+            vr = ctx->vk.vkAllocateMemory(ctx->device, &alloc, NULL, &out->memory);
+            VKVIT_COUNT(ctx, memory_allocations);
+            if (vr == VK_SUCCESS) type = next;
+        }
     }
     if (vr != VK_SUCCESS) {
         res = vkvit__error(vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? VKVIT_ERROR_OUT_OF_DEVICE_MEMORY : VKVIT_ERROR_VULKAN,

@@ -171,6 +171,12 @@ typedef struct vkvit__buffer {
      VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT)
 vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_kind kind, const char *label,
                                   vkvit__buffer *out);
+/* The memory type for a buffer of this kind among `bits`: the rank-th choice (0 the best, then the ones to try
+ * when an allocation fails), -1 past the last. VKVIT_MEM_DEVICE is plain device-local memory on discrete GPUs and
+ * takes the host-visible device-local type only where that is the whole VRAM (unified memory, resizable BAR): never
+ * the 256 MiB BAR window of a discrete GPU without it. */
+int vkvit__memory_type_choose(const VkPhysicalDeviceMemoryProperties *mp, uint32_t bits, vkvit__mem_kind kind,
+                              uint32_t rank);
 void vkvit__buffer_destroy(vkvit_ctx *ctx, vkvit__buffer *buf);
 
 /* Whether [offset, offset + bytes) can lie inside a buffer the host made: within its memory requirements' size
