@@ -11,7 +11,7 @@
 // ---------------------------------------------------------------------------------------------------------------
 #include "types.glsl"
 
-layout(local_size_x = 256) in;
+layout(local_size_x_id = 0) in;    // the host's ops_elementwise_wg: 256, or the device's limit below it
 
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
 layout(binding = 1, std430) writeonly buffer D { D_TYPE data_d[]; };

@@ -3,12 +3,52 @@
  * on them (policy/policy.c), the one-shot command pool and the pipeline cache. Also vkvit_enumerate_devices, which
  * shows for each device what a ctx would use. */
 #include "policy/policy.h"
+#include "policy/profiles.h"
 #include "vk/device.h"
 #include "vk/device_caps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A test's device profile (VKVIT_DEVICE_PROFILE, policy/profiles.h): the facts and the public info as that device
+ * would show them. */
+static vkvit_result profile_facts(const vkvit__env *env, vkvit__caps *f, vkvit_device_info *i) {
+    const vkvit__device_profile *p = vkvit__profile_find(env->device_profile);
+    if (!p) {
+        char names[256];
+        vkvit__profile_names(names, sizeof names);
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "VKVIT_DEVICE_PROFILE=%s: no such profile (%s)",
+                            env->device_profile, names);
+    }
+    vkvit__profile_clamp(p, f);
+    i->fp16_storage = f->fp16_storage;
+    i->fp16_arithmetic = f->fp16_math;
+    i->subgroup_arithmetic = f->subgroup_arithmetic;
+    i->subgroup_size_control = f->subgroup_size_control;
+    i->subgroup_size_min = f->subgroup_size_min;
+    i->subgroup_size_max = f->subgroup_size_max;
+    i->cooperative_matrix = f->cooperative_matrix_khr;
+    i->cooperative_matrix_nv = f->cooperative_matrix_nv;
+    i->max_shared_memory = f->max_shared_memory;
+    i->max_workgroup_invocations = f->max_workgroup_invocations;
+    i->max_storage_buffer_range = f->max_storage_buffer_range;
+    return VKVIT_OK;
+}
+
+/* ... and the limits the graph reads (ctx->limits) too. */
+static vkvit_result apply_profile(vkvit_ctx *ctx) {
+    vkvit_result res = profile_facts(&ctx->env, &ctx->caps, &ctx->info);
+    if (res != VKVIT_OK) return res;
+    const vkvit__caps *f = &ctx->caps;
+    VkPhysicalDeviceLimits *l = &ctx->limits;
+    l->maxComputeSharedMemorySize = f->max_shared_memory;
+    l->maxComputeWorkGroupInvocations = f->max_workgroup_invocations;
+    for (int d = 0; d < 3; d++) l->maxComputeWorkGroupSize[d] = f->max_workgroup_size[d];
+    l->maxPerStageDescriptorStorageBuffers = f->max_storage_buffers_per_stage;
+    l->maxStorageBufferRange = (uint32_t)VKVIT_MIN(f->max_storage_buffer_range, 0xffffffffull);
+    return VKVIT_OK;
+}
 
 vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     vkvit_result res = VKVIT_OK;
@@ -92,6 +132,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         device_ms = vkvit__ms_since(t0) - instance_ms;
     }
     vkvit__caps_narrow(ctx);
+    if (ctx->env.device_profile[0] && (res = apply_profile(ctx)) != VKVIT_OK) goto fail;
     vkvit__policy_choose(&ctx->caps, &ctx->env, req, &ctx->policy);
     vkvit__policy_to_info(&ctx->policy, &ctx->info);
     vkvit__policy_describe(&ctx->policy, &ctx->caps, &ctx->env, req, ctx->info.workarounds, sizeof ctx->info.workarounds);
@@ -143,6 +184,7 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
         vkvit__caps facts;
         vkvit__policy policy;
         vkvit__query_device(pds[i], tmp.instance_api, false, &out[i], &facts);
+        if (env.device_profile[0] && (res = profile_facts(&env, &facts, &out[i])) != VKVIT_OK) goto fail;
         vkvit__policy_choose(&facts, &env, (vkvit__policy_request){0}, &policy);
         vkvit__policy_to_info(&policy, &out[i]);
         vkvit__policy_describe(&policy, &facts, &env, (vkvit__policy_request){0}, out[i].workarounds,

@@ -24,10 +24,12 @@ uint32_t vkvit__op_patchify(vkvit__graph *g, const char *name, uint32_t img, uin
                                  (unsigned long long)total);
     uint32_t shape[2] = {B * Hp * Wp, Cin * P * P};
     uint32_t cols = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
-    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_PATCHIFY_F32_F32, .n_buffers = 2, .push_size = sizeof(patchify_push)};
+    const uint32_t wg = ops_elementwise_wg(g->ctx);
+    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_PATCHIFY_F32_F32, .n_buffers = 2, .push_size = sizeof(patchify_push),
+                             .n_spec = 1, .spec = {wg}};
     patchify_push p = {B, H, W, Cin, P, Hp, Wp, (uint32_t)total};
     vkvit__node_binding b[2] = {rd(img), wr(cols)};
-    vkvit__graph_node(g, name, "patchify", &kd, b, 2, &p, sizeof p, groups_for(total / P, 256), 1, 1); /* runs of P */
+    vkvit__graph_node(g, name, "patchify", &kd, b, 2, &p, sizeof p, groups_for(total / P, wg), 1, 1); /* runs of P */
     return cols;
 }
 
@@ -46,10 +48,12 @@ VKVIT_PUSH_MIRROR(copy_push, 9);
 void vkvit__op_copy_rows(vkvit__graph *g, const char *name, vkvit__mat src, vkvit__mat dst, uint32_t B,
                          uint32_t n_rows, uint32_t C) {
     if (g->error) return;
-    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_COPY_ROWS_F32_F32, .n_buffers = 2, .push_size = sizeof(copy_push)};
+    const uint32_t wg = ops_elementwise_wg(g->ctx);
+    vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_COPY_ROWS_F32_F32, .n_buffers = 2, .push_size = sizeof(copy_push),
+                             .n_spec = 1, .spec = {wg}};
     copy_push p = {B, n_rows, C, src.offset, src.stride, src.batch_stride, dst.offset, dst.stride, dst.batch_stride};
     vkvit__node_binding b[2] = {rd(src.t), rdwr(dst.t)};
-    vkvit__graph_node(g, name, "copy", &kd, b, 2, &p, sizeof p, groups_for((uint64_t)B * n_rows * C, 256), 1, 1);
+    vkvit__graph_node(g, name, "copy", &kd, b, 2, &p, sizeof p, groups_for((uint64_t)B * n_rows * C, wg), 1, 1);
 }
 
 /* Mirrors the `p` block of shaders/mean_rows.comp. */

@@ -54,6 +54,15 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit_gemm_ker
     vkvit__gemm_config c = {.bm = 64, .bn = 64, .bk = 16, .tm = 4, .tn = 4, .variant = VKVIT_GEMM_KERNEL_SHARED};
     if (M >= 1024 && N >= 1024) c.bm = 128, c.tm = 8;
     if (M >= 1024 && N >= 2048 && K >= 1024) c.bn = 128, c.tn = 8;
+    /* Fewer invocations where the device allows fewer than 256 (Vulkan guarantees 128): larger register tiles first,
+     * then a narrower tile. */
+    const uint32_t limit = VKVIT_MIN(ctx->caps.max_workgroup_invocations, ctx->caps.max_workgroup_size[0]);
+    while ((c.bm / c.tm) * (c.bn / c.tn) > limit) {
+        if (c.tn < 8) c.tn *= 2;
+        else if (c.tm < 8) c.tm *= 2;
+        else if (c.bn > 8) c.bn /= 2;
+        else break;
+    }
     return c;
 }
 
@@ -86,7 +95,11 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     const uint64_t b = batch ? batch : 1;
     const bool emulated = (ctx->policy.coopmat == VKVIT_COOPMAT_EMULATED);
     const uint32_t shared = ctx->caps.max_shared_memory;
-#define FITS(t) (COOPMAT_TILE_SHARED(t, emulated) <= shared)
+    const uint32_t warp = ctx->policy.coopmat_warp ? ctx->policy.coopmat_warp : 32;
+    /* 4 warps on the 32 and 64 tiles, 8 on the 128 (emulated warps are 32 invocations) */
+#define FITS(t)                                                                                                        \
+    (COOPMAT_TILE_SHARED(t, emulated) <= shared &&                                                                     \
+     ((t) == 128 ? 8u : 4u) * (emulated ? 32u : warp) <= ctx->caps.max_workgroup_invocations)
     const uint32_t largest = FITS(128) ? 128 : 64;
     const uint32_t smallest = FITS(32) ? 32 : 64;
     uint32_t tile = largest;

@@ -18,9 +18,9 @@ uint32_t vkvit__op_glu(vkvit__graph *g, const char *name, uint32_t a, vkvit__glu
     uint32_t shape[2] = {rows, C2 / 2};
     uint32_t h = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
     vkvit__kernel_desc kd = {.shader = VKVIT_SHADER_GLU_F32_F32, .n_buffers = 2, .push_size = sizeof(glu_push),
-                             .n_spec = 1, .spec = {(uint32_t)kind}};
+                             .n_spec = 2, .spec = {(uint32_t)kind, ops_elementwise_wg(g->ctx)}};
     glu_push p = {rows, C2 / 2};
     vkvit__node_binding b[2] = {rd(a), wr(h)};
-    vkvit__graph_node(g, name, "glu", &kd, b, 2, &p, sizeof p, groups_for((uint64_t)rows * (C2 / 2), 256), 1, 1);
+    vkvit__graph_node(g, name, "glu", &kd, b, 2, &p, sizeof p, groups_for((uint64_t)rows * (C2 / 2), kd.spec[1]), 1, 1);
     return h;
 }

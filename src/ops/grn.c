@@ -35,8 +35,9 @@ void vkvit__op_grn_residual(vkvit__graph *g, const char *name, uint32_t a, uint3
     vkvit__graph_node(g, label, "grn", &ks, bs, 2, &ps, sizeof ps, B, 1, 1);
 
     vkvit__kernel_desc ka = {.shader = VKVIT_SHADER_GRN_APPLY_F32_F32, .n_buffers = 6,
-                             .push_size = sizeof(grn_apply_push), .n_spec = 1, .spec = {ls != VKVIT_NONE}};
+                             .push_size = sizeof(grn_apply_push), .n_spec = 2,
+                             .spec = {ls != VKVIT_NONE, ops_elementwise_wg(g->ctx)}};
     grn_apply_push pa = {B, T, C};
     vkvit__node_binding ba[6] = {rd(a), rd(nx), rd(gamma), rd(beta), rd(or_dummy(ls, gamma)), rdwr(x)};
-    vkvit__graph_node(g, name, "grn", &ka, ba, 6, &pa, sizeof pa, groups_for((uint64_t)B * T * C, 256), 1, 1);
+    vkvit__graph_node(g, name, "grn", &ka, ba, 6, &pa, sizeof pa, groups_for((uint64_t)B * T * C, ka.spec[1]), 1, 1);
 }

@@ -37,6 +37,12 @@ static inline uint32_t or_dummy(uint32_t t, uint32_t fallback) { return t == VKV
  * estimates (loop trips of one invocation, upper bounds) under this on CPU devices. */
 #define VKVIT_LLVMPIPE_LOOP_BUDGET 60000u
 
+/* The workgroup of the element-wise grid-stride kernels (patchify, copy_rows, glu, grn_apply): 256 invocations, or
+ * the device's limit where it is lower (Vulkan guarantees 128). */
+static inline uint32_t ops_elementwise_wg(const vkvit_ctx *ctx) {
+    return VKVIT_MIN(256u, VKVIT_MIN(ctx->caps.max_workgroup_invocations, ctx->caps.max_workgroup_size[0]));
+}
+
 /* Workgroups for n items at per_group each, at least 1 and at most 65535: the kernels grid-stride over the rest. */
 static inline uint32_t groups_for(uint64_t n, uint32_t per_group) {
     uint64_t g = (n + per_group - 1) / per_group;

@@ -21,6 +21,8 @@ static const vkvit__env_var k_table[] = {
     {"VKVIT_COOPMAT_KHR", "1: the VK_KHR_cooperative_matrix kernel where the NV one could run too"},
     {"VKVIT_COOPMAT_TILE", "32, 64 or 128: that cooperative-matrix GEMM tile wherever it fits (tuning and tests)"},
     {"VKVIT_ATTENTION", "fused or gemm: that attention path wherever the op names none; another value is refused"},
+    {"VKVIT_DEVICE_PROFILE", "tests: the device seen through a profile's limits and features (gpu, vulkan-1.1-minimum, "
+                             "android-baseline-2022, ...: docs/gpu.md), gpu profiles with the GPU kernels"},
     {"VK_DRIVER_FILES", "the Vulkan loader's: checked for broken driver manifests before the loader reads them"},
     {"VK_ICD_FILENAMES", "the older name of VK_DRIVER_FILES"},
     {"VK_ADD_DRIVER_FILES", "the Vulkan loader's: checked as VK_DRIVER_FILES is"},
@@ -65,6 +67,7 @@ void vkvit__env_read(vkvit__env *out) {
     const char *tile = getenv("VKVIT_COOPMAT_TILE");
     if (tile && (!strcmp(tile, "32") || !strcmp(tile, "64") || !strcmp(tile, "128"))) out->coopmat_tile = (uint32_t)atoi(tile);
     copy(out->device, sizeof out->device, getenv("VKVIT_DEVICE"));
+    copy(out->device_profile, sizeof out->device_profile, getenv("VKVIT_DEVICE_PROFILE"));
     const char *dir = getenv("VKVIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n = 0;
     if (dir && dir[0]) n = snprintf(out->cache_dir, sizeof out->cache_dir, "%s", dir);

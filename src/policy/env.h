@@ -24,6 +24,7 @@ typedef struct vkvit__env {
     char attention_text[32];                /* its value as given (cut), for the sentence that refuses another */
     uint32_t coopmat_tile;                  /* VKVIT_COOPMAT_TILE: 32, 64 or 128; 0 unset or another value */
     char device[VKVIT_ENV_TEXT_CAP];        /* VKVIT_DEVICE: index or name substring of the device to take; "" */
+    char device_profile[64];                /* VKVIT_DEVICE_PROFILE (tests): a profile of policy/profiles.c; "" */
     /* Paths. */
     char cache_dir[VKVIT_ENV_TEXT_CAP];     /* VKVIT_CACHE_DIR, else $XDG_CACHE_HOME/vkvit, else $HOME/.cache/vkvit */
     /* The Vulkan loader's own variables, as it reads them (secure_getenv on glibc), for the manifest check. */

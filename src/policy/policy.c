@@ -1,5 +1,6 @@
 /* The kernel policy of a ctx (policy.h): facts + environment + request -> choices. */
 #include "policy/policy.h"
+#include "policy/profiles.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -35,11 +36,13 @@ static vkvit__coopmat_kernel coopmat_choice(const vkvit__caps *f, const vkvit__e
 
 void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__policy_request req, vkvit__policy *p) {
     memset(p, 0, sizeof *p);
-    p->cpu_kernels = f->cpu_device;
+    const vkvit__device_profile *profile = vkvit__profile_find(env->device_profile);
+    const bool gpu_mode = profile && profile->gpu_kernels; /* a test profile: the kernels GPUs take */
+    p->cpu_kernels = f->cpu_device && !gpu_mode;
     p->fp16 = f->fp16_storage && !env->disable_f16 && !req.disable_f16;
     p->fp16_math = p->fp16 && f->fp16_math;
     p->subgroup_reductions = f->subgroup_arithmetic && !env->disable_subgroup;
-    p->texel_reads = f->cpu_device && f->texel_buffers && !env->disable_texel;
+    p->texel_reads = p->cpu_kernels && f->texel_buffers && !env->disable_texel;
     p->subgroup_shuffles = f->subgroup_shuffle && f->subgroup_size_control && !env->disable_subgroup;
     p->gemm_cpu = f->subgroup_shuffle && (f->subgroup_size_control ? f->subgroup_size_min <= 8 && f->subgroup_size_max >= 8
                                                                    : f->subgroup_size == 8);
@@ -67,8 +70,14 @@ static void add(char *list, size_t cap, const char *text) {
 void vkvit__policy_describe(const vkvit__policy *p, const vkvit__caps *f, const vkvit__env *env,
                             vkvit__policy_request req, char *out, size_t cap) {
     out[0] = '\0';
-    if (f->cpu_device) add(out, cap, "cpu-device (large register tiles, fp32 kernels)");
-    if (f->cpu_device && !p->gemm_cpu) {
+    if (env->device_profile[0]) {
+        char line[160];
+        snprintf(line, sizeof line, "device profile %s (a test: limits and features clamped%s)", env->device_profile,
+                 p->cpu_kernels || !f->cpu_device ? "" : ", GPU kernels");
+        add(out, cap, line);
+    }
+    if (p->cpu_kernels) add(out, cap, "cpu-device (large register tiles, fp32 kernels)");
+    if (p->cpu_kernels && !p->gemm_cpu) {
         char line[160];
         snprintf(line, sizeof line, "cpu-gemm-off (subgroups of %u, the CPU GEMM needs 8: GEMMs take the "
                  "shared-memory kernel)", f->subgroup_size);

@@ -65,7 +65,10 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     vkvit_result res = VKVIT_OK;
     memset(out, 0, sizeof *out);
     VkShaderModule module = VK_NULL_HANDLE;
-    const char *label = desc->label ? desc->label : "?";
+    /* a shared kernel has no node of its own: its shader names it */
+    const char *label = desc->label                                  ? desc->label
+                        : (unsigned)desc->shader < VKVIT_SHADER_COUNT ? vkvit_spirv_table[desc->shader].name
+                                                                      : "?";
     if ((unsigned)desc->shader >= VKVIT_SHADER_COUNT || desc->n_buffers > VKVIT_MAX_BINDINGS ||
         desc->push_size > VKVIT_MAX_PUSH || desc->push_size % 4 || desc->n_spec > VKVIT_MAX_SPEC)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT,
