@@ -12,6 +12,7 @@ the code (a comment may name what a room does not touch); string literals are ke
   cli           tools/cli/ includes only include/vkvit.h and its own headers (the build gives it no path into src/)
   policy        src/policy/ includes no Vulkan header: it reads facts (src/vk/facts.h), never the driver
   modules       src/modules/ and src/arch/ include nothing of src/vk/: networks are built from ops and graph nodes
+  environment documented   every variable of env.c's table has its row in docs/environment.md
 
 Exit 0 when every rule holds, 1 with one line per breach (file:line, the rule, the text).
 """
@@ -131,6 +132,19 @@ def module_includes():
         for m in INCLUDE.finditer(code):
             if m.group(1).startswith("vk/"):
                 yield path, code.count("\n", 0, m.start()) + 1, m.group(0).strip()
+
+
+@rule("environment documented")
+def environment_documented():
+    """Every variable of src/policy/env.c's table has a row in docs/environment.md."""
+    table = open(os.path.join(ROOT, "src", "policy", "env.c"), encoding="utf-8").read()
+    doc = open(os.path.join(ROOT, "docs", "environment.md"), encoding="utf-8").read()
+    names = re.findall(r'^\s*\{"([A-Z_0-9]+)",', table, re.M)
+    if not names:
+        yield "src/policy/env.c", 1, "no table rows found"
+    for name in names:
+        if f"| `{name}` |" not in doc:
+            yield "docs/environment.md", 1, f"{name} (in src/policy/env.c's table) has no row"
 
 
 def self_test():
