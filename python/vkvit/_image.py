@@ -159,6 +159,11 @@ def pil_to_rgba8(image: Any, exif: bool = True) -> np.ndarray:
         raise ImageError(f"cannot convert a mode {mode!r} image to RGB: {e}") from None
     if out.ndim != 3 or out.shape[2] != 4:
         raise ImageError(f"a mode {mode!r} image gave pixels of shape {out.shape}, not [H, W, 4]")
+    transparent = image.info.get("transparency")
+    if getattr(image, "format", None) == "GIF" and mode in ("P", "L") and isinstance(transparent, int):
+        # stb_image's GIF decoder starts the first frame from (0, 0, 0, 0) and skips the transparent pixels, so
+        # they come out black (Pillow keeps the palette colour under them)
+        out[np.asarray(image) == transparent] = 0
     return apply_orientation(out, orientation(image)) if exif else np.ascontiguousarray(out)
 
 
