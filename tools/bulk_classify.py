@@ -19,8 +19,10 @@ How it works:
     Its device: --devices (LocalCluster worker i gets entry i mod len), else $VKVIT_DEVICE of the worker
     process, else vkvit's default choice. The model file's bytes travel with the plugin, so workers need no copy
     of it (--model-on-workers loads the path on each worker instead);
-  - workers decode the images (PIL), pre-process them on the GPU (vkvit_session_set_images: resize, crop,
-    normalise as the model file says) and return the top-K;
+  - workers decode the images (vkvit.load_image: Pillow, every mode mapped to the 8-bit pixels `vkvit classify`
+    decodes the file to, EXIF orientation applied), pre-process them on the GPU (vkvit_session_set_images: resize,
+    crop, normalise as the model file says) and return the top-K; a task that fails on a worker reaches the
+    client as one sentence;
   - the client is the only writer: rows are appended as tasks complete (JSON Lines, or CSV), each batch flushed
     and fsync'ed, one row per path (duplicates from retried tasks are dropped by path). A killed worker's tasks are
     re-run by Dask elsewhere; a killed client loses at most the batch it was writing (a torn last line is cut off

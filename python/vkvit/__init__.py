@@ -11,9 +11,14 @@ QUICK START
         model = vkvit.Model(ctx, "assets/models/vil_cifar10.vkvit")   # a path, or the file's bytes
         print(model.describe())                                   # architecture, classes, FLOPs, preprocessing
         with vkvit.Session(model, batch=2, top_k=5) as s:
-            print(s.classify([Image.open("cat.png"), Image.open("dog.jpg")]))
-            # [[('cat', 3, 0.29), ('frog', 6, 0.26), ...], [...]]
-            logits = s.run(np.zeros(s.input_shape, np.float32))  # [B, H, W, 3] normalised -> [B, classes]
+            print(s.classify([Image.open("cat.png"), "dog.jpg"]))  # PIL images (any mode) or paths
+            # [[('cat', 3, 0.29), ('frog', 6, 0.26), ...], [...]]: one vkvit.Classification per image (.error)
+            logits = s.run(np.zeros(s.input_shape, np.float32))  # [N <= B, H, W, 3] normalised -> [N, classes]
+
+IMAGES
+    PIL images and paths become the pixels `vkvit classify` decodes the same file to: every Pillow mode mapped as
+    the CLI's decoder maps it (16-bit samples by their high byte, CMYK by stb_image's rule, ...) and EXIF
+    orientation applied (vkvit._image has the table; vkvit.load_image / vkvit.image_pixels return them).
 
 OBJECTS
     Context   a Vulkan device and queue               Context(device=None, validation=None, ...)
@@ -1264,9 +1269,9 @@ class Session:
         (vkvit_session_set_images, docs/preprocessing.md), in chunks of `batch`. Returns one Classification per
         image: a list of the top_k (label, class index, probability) tuples, most probable first (ties: lower
         class index first), whose .error is None; an image that cannot be read, decoded or used gives an empty
-        Classification whose .error is the sentence why (errors='raise': that Error is raised instead, the behaviour
-        before error entries). Uses the GPU's softmax/top-K when the session was created with top_k >= this top_k, else a softmax
-        of the logits on the host.
+        Classification whose .error is the sentence why (errors='raise': that Error is raised instead, the
+        behaviour before error entries). Uses the GPU's softmax/top-K when the session was created with
+        top_k >= this top_k, else a softmax of the logits on the host.
 
         images  a list of PIL images (any mode), paths (str or pathlib.Path, decoded by Pillow the same way) or
                 uint8 arrays [H, W, 3] (RGB) / [H, W, 4] (RGBA, alpha ignored; taken as they are); a single
