@@ -251,6 +251,8 @@ class DeviceInfo:
         object.__setattr__(self, "_values", values)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):                # no field starts so; keeps copy / pickle probes off _values
+            raise AttributeError(name)
         try:
             return self._values[name]
         except KeyError:
@@ -293,6 +295,9 @@ class DeviceInfo:
 
     def asdict(self) -> dict:
         return dict(self._values)
+
+    def __reduce__(self):
+        return (DeviceInfo, (dict(self._values),))
 
     def __repr__(self) -> str:
         return (f"vkvit.DeviceInfo(name={self._values.get('name')!r}, "
