@@ -19,8 +19,10 @@ How it works:
     Its device: --devices (LocalCluster worker i gets entry i mod len), else $VKVIT_DEVICE of the worker
     process, else vkvit's default choice. The model file's bytes travel with the plugin, so workers need no copy
     of it (--model-on-workers loads the path on each worker instead);
-  - workers decode the images (PIL), pre-process them on the GPU (vkvit_session_set_images: resize, crop,
-    normalise as the model file says) and return the top-K;
+  - workers decode the images (vkvit.load_image: Pillow, every mode mapped to the 8-bit pixels `vkvit classify`
+    decodes the file to, EXIF orientation applied), pre-process them on the GPU (vkvit_session_set_images: resize,
+    crop, normalise as the model file says) and return the top-K; a task that fails on a worker reaches the
+    client as one sentence;
   - the client is the only writer: rows are appended as tasks complete (JSON Lines, or CSV), each batch flushed
     and fsync'ed, one row per path (duplicates from retried tasks are dropped by path). A killed worker's tasks are
     re-run by Dask elsewhere; a killed client loses at most the batch it was writing (a torn last line is cut off
@@ -306,9 +308,9 @@ class VkvitWorker(WorkerPlugin):
         return self._state
 
     def classify(self, items: List[List[str]]) -> dict:
-        """items: [path as listed (the row's key), absolute path (what is opened)]."""
-        import numpy as np
-        from PIL import Image, ImageOps
+        """items: [path as listed (the row's key), absolute path (what is opened)]. Each image is decoded by the
+        vkvit package's helper (vkvit.load_image: Pillow, every mode mapped to 8-bit RGB as `vkvit classify`'s
+        decoder maps it, EXIF orientation applied), so a row says what the CLI says for that file."""
         ctx, model, session = self.session()
         vkvit = sys.modules["vkvit"]
         t0 = time.perf_counter()                      # busy time: decode + classify, not session creation
@@ -318,25 +320,16 @@ class VkvitWorker(WorkerPlugin):
         good, pictures = [], []
         for i, (p, absolute) in enumerate(items):
             try:
-                with Image.open(absolute) as im:
-                    im.load()  # EXIF orientation applied, as vkvit's own decoder does
-                    pictures.append(np.asarray(ImageOps.exif_transpose(im).convert("RGBA")))
+                pictures.append(vkvit.load_image(absolute))
                 good.append(i)
-            except Exception as e:  # noqa: BLE001 - one bad file is one error row
+            except vkvit.BadImageError as e:          # one bad file is one error row
                 rows[i] = self._row(p, None, f"cannot decode: {e}")
-
-        def put(indices, pics):
-            for i, preds in zip(indices, session.classify(pics, top_k=k)):
-                rows[i] = self._row(paths[i], preds, None)
-
-        try:
-            put(good, pictures)
-        except vkvit.Error:
-            for i, pic in zip(good, pictures):           # find the culprit: one image at a time
-                try:
-                    put([i], [pic])
-                except vkvit.Error as e:
-                    rows[i] = self._row(paths[i], None, f"{type(e).__name__}: {e}")
+        # classify gives a bad picture an entry with .error (the library's sentence), not a failed call
+        for i, res in zip(good, session.classify(pictures, top_k=k)):
+            if res.error is not None:
+                rows[i] = self._row(paths[i], None, res.error)
+            else:
+                rows[i] = self._row(paths[i], res, None)
         return {"rows": rows, "validation_messages": ctx.validation_messages(),
                 "worker": str(self._worker_name), "pid": os.getpid(), "busy_s": time.perf_counter() - t0}
 
@@ -348,9 +341,20 @@ class VkvitWorker(WorkerPlugin):
 
 
 def classify_task(items: List[List[str]], plugin_name: str = PLUGIN_NAME) -> dict:
-    """The Dask task: classify [listed path, absolute path] items with this worker's session."""
+    """The Dask task: classify [listed path, absolute path] items with this worker's session.
+
+    Any failure leaves the worker as a RuntimeError holding one sentence (which worker, the exception's type and
+    message). The original exception would travel pickled, and the client cannot always unpickle it: a
+    vkvit.NoDeviceError needs the vkvit package on the client, which the client never imports, and Dask then
+    hands over the pickle's bytes as the message. The sentence is made outside the except block, so the new
+    exception carries no __context__ (which would be pickled with it)."""
     from distributed import get_worker
-    return get_worker().plugins[plugin_name].classify(items)
+    worker = get_worker()
+    try:
+        return worker.plugins[plugin_name].classify(items)
+    except Exception as e:  # noqa: BLE001 - every failure reaches the client as a sentence
+        sentence = f"worker {worker.name} ({worker.address}): {type(e).__name__}: {e}"
+    raise RuntimeError(sentence)
 
 
 # ------------------------------------------------------------------------------------------------------------

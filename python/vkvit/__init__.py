@@ -11,9 +11,14 @@ QUICK START
         model = vkvit.Model(ctx, "assets/models/vil_cifar10.vkvit")   # a path, or the file's bytes
         print(model.describe())                                   # architecture, classes, FLOPs, preprocessing
         with vkvit.Session(model, batch=2, top_k=5) as s:
-            print(s.classify([Image.open("cat.png"), Image.open("dog.jpg")]))
-            # [[('cat', 3, 0.29), ('frog', 6, 0.26), ...], [...]]
-            logits = s.run(np.zeros(s.input_shape, np.float32))  # [B, H, W, 3] normalised -> [B, classes]
+            print(s.classify([Image.open("cat.png"), "dog.jpg"]))  # PIL images (any mode) or paths
+            # [[('cat', 3, 0.29), ('frog', 6, 0.26), ...], [...]]: one vkvit.Classification per image (.error)
+            logits = s.run(np.zeros(s.input_shape, np.float32))  # [N <= B, H, W, 3] normalised -> [N, classes]
+
+IMAGES
+    PIL images and paths become the pixels `vkvit classify` decodes the same file to: every Pillow mode mapped as
+    the CLI's decoder maps it (16-bit samples by their high byte, CMYK by stb_image's rule, ...) and EXIF
+    orientation applied (vkvit._image has the table; vkvit.load_image / vkvit.image_pixels return them).
 
 OBJECTS
     Context   a Vulkan device and queue               Context(device=None, validation=None, ...)
@@ -85,13 +90,13 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _lib
+from . import _image, _lib
 
 __all__ = [
     "Context", "Model", "Session", "Error", "ClosedError", "NoLoaderError", "NoDeviceError", "OutOfHostMemoryError",
     "OutOfDeviceMemoryError", "InvalidArgumentError", "BadModelFileError", "FileError", "VulkanError",
     "UnsupportedError", "BadImageError", "DeviceLostError", "LibraryNotFoundError", "library_path", "features", "devices",
-    "MAX_TOP_K", "__version__",
+    "DeviceInfo", "Classification", "load_image", "image_pixels", "MAX_TOP_K", "__version__",
 ]
 
 __version__ = "0.1.0"
@@ -229,12 +234,85 @@ def _str(b: Optional[bytes]) -> Optional[str]:
     return None if b is None else b.decode("utf-8", "replace")
 
 
-def _device_info_dict(info: _lib.vkvit_device_info) -> dict:
+def _vulkan_version(v: int) -> str:
+    """A packed Vulkan version (VK_MAKE_API_VERSION) as text: 4206830 -> '1.3.230'."""
+    return f"{(v >> 22) & 0x7F}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
+
+
+class DeviceInfo:
+    """One Vulkan device (vkvit_device_info) with named fields: d.name, d.driver_name, d.api_version ('1.3.230',
+    text), d.api_version_number (the packed uint32), d.fp16_in_use, d.subgroup_size, ... (every field of
+    vkvit_device_info, arrays as lists). Also read as the dict it used to be: d['name'], d.keys(), dict(d),
+    d.get(...); d['api_version'] is the text too."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: dict):
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):                # no field starts so; keeps copy / pickle probes off _values
+            raise AttributeError(name)
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"vkvit.DeviceInfo has no field {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("vkvit.DeviceInfo is read-only")
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeviceInfo):
+            return self._values == other._values
+        return NotImplemented
+
+    def __dir__(self):
+        return list(self._values) + ["keys", "values", "items", "get", "asdict"]
+
+    def keys(self):
+        return self._values.keys()
+
+    def values(self):
+        return self._values.values()
+
+    def items(self):
+        return self._values.items()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._values.get(key, default)
+
+    def asdict(self) -> dict:
+        return dict(self._values)
+
+    def __reduce__(self):
+        return (DeviceInfo, (dict(self._values),))
+
+    def __repr__(self) -> str:
+        return (f"vkvit.DeviceInfo(name={self._values.get('name')!r}, "
+                f"driver_name={self._values.get('driver_name')!r}, api_version={self._values.get('api_version')!r})")
+
+
+def _device_info_dict(info: Any) -> DeviceInfo:
     out = {}
-    for name, _ in _lib.vkvit_device_info._fields_:
+    for name, _ in type(info)._fields_:
         v = getattr(info, name)
         out[name] = v.decode("utf-8", "replace") if isinstance(v, bytes) else _plain(v)
-    return out
+    if isinstance(out.get("api_version"), int):
+        out["api_version_number"] = out["api_version"]
+        out["api_version"] = _vulkan_version(out["api_version"])
+    return DeviceInfo(out)
 
 
 def _plain(v):
@@ -286,8 +364,9 @@ def _c_path(path: Any, what: str) -> bytes:
     return _refuse_nul(os.fsencode(path), what)
 
 
-def devices() -> List[dict]:
-    """Every Vulkan device (vkvit_enumerate_devices) as dicts of vkvit_device_info's fields, without a Context."""
+def devices() -> List[DeviceInfo]:
+    """Every Vulkan device (vkvit_enumerate_devices), without a Context: DeviceInfo objects with named fields
+    (d.name, d.api_version as text '1.3.230', ...), which also read as the dicts they used to be (d['name'])."""
     lib = _lib_or_raise()
     with _process_lock:
         count = ctypes.c_uint32(0)
@@ -648,9 +727,10 @@ class Context:
         """True after close()."""
         return self._node is None or self._node.closed
 
-    def device_info(self) -> dict:
-        """The device vkvit uses and what it found there (vkvit_device_info as a dict: name, driver_name,
-        fp16_in_use, subgroup_size, workarounds, validation, ...)."""
+    def device_info(self) -> DeviceInfo:
+        """The device vkvit uses and what it found there (vkvit_device_info as a DeviceInfo: named fields that
+        also read as a dict: name, driver_name, api_version ('1.3.230'), fp16_in_use, subgroup_size, workarounds,
+        validation, ...)."""
         node = self._alive()
         info = _lib.vkvit_device_info()
         with _Exclusive(node, self._lib):
@@ -893,8 +973,67 @@ class Model:
 _PRECISIONS = {"default": _lib.VKVIT_PRECISION_DEFAULT, "fp32": _lib.VKVIT_PRECISION_FP32,
                "fp16": _lib.VKVIT_PRECISION_FP16, "fp16-math": _lib.VKVIT_PRECISION_FP16_MATH}
 
-ImageLike = Any  # a PIL.Image.Image, or a uint8 numpy array [H, W, 3] (RGB) or [H, W, 4] (RGBA)
+ImageLike = Any  # a PIL.Image.Image, a path (str, os.PathLike), or a uint8 numpy array [H, W, 3|4]
 Prediction = Tuple[str, int, float]
+
+
+class Classification(list):
+    """One image's result from Session.classify: a list of (label, class index, probability) tuples, most
+    probable first (so it compares equal to the plain list classify returned before), and .error: None, or
+    the sentence why this image could not be classified (then the list is empty)."""
+
+    def __init__(self, predictions: Sequence[Prediction] = (), error: Optional[str] = None):
+        super().__init__(predictions)
+        self.error: Optional[str] = error
+
+    def __repr__(self) -> str:
+        return f"Classification(error={self.error!r})" if self.error is not None else super().__repr__()
+
+    def __reduce__(self):
+        return (Classification, (list(self), self.error))
+
+
+def load_image(path: Any) -> np.ndarray:
+    """An image file decoded by Pillow to the pixels `vkvit classify` decodes it to: uint8 [H, W, 4] RGBA, every
+    Pillow mode mapped as the CLI's decoder maps it, EXIF orientation applied (vkvit._image has the table).
+    BadImageError with a sentence naming the file."""
+    try:
+        return _image.load_rgba8(path)
+    except _image.ImageError as e:
+        raise BadImageError(str(e)) from None
+
+
+def image_pixels(image: Any) -> np.ndarray:
+    """A PIL image (any mode) as the RGBA8 pixels [H, W, 4] Session.classify hands the library for it: the CLI's
+    decode of the same file (EXIF orientation applied). BadImageError with a sentence."""
+    try:
+        return _image.pil_to_rgba8(image)
+    except _image.ImageError as e:
+        raise BadImageError(str(e)) from None
+
+
+def _as_ndarray(x: Any, what: str) -> np.ndarray:
+    """A numpy array as it is; an object with __dlpack__ (a torch tensor: no copy) or __array__ as the ndarray it
+    exports; anything else refused with a sentence."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "__dlpack__") and hasattr(np, "from_dlpack"):
+        try:
+            return np.from_dlpack(x)
+        except Exception as e:  # noqa: BLE001 - a tensor on a GPU, one that needs grad, a dtype numpy lacks
+            if not hasattr(x, "__array__"):
+                raise InvalidArgumentError(f"{what}: cannot read the {type(x).__name__} through DLPack: {e}") \
+                    from None
+    if hasattr(x, "__array__"):
+        try:
+            a = np.asarray(x)
+        except Exception as e:  # noqa: BLE001 - torch: "Can't call numpy() on Tensor that requires grad", ...
+            raise InvalidArgumentError(f"{what}: cannot read the {type(x).__name__} as an array: {e}") from None
+        if not isinstance(a, np.ndarray) or a.dtype == object:
+            raise InvalidArgumentError(f"{what}: the {type(x).__name__}'s __array__ gave no numeric array")
+        return a
+    raise InvalidArgumentError(f"{what}: expected a numpy.ndarray or an object with __array__ or __dlpack__ (a "
+                               f"torch tensor), got {type(x).__name__}")
 
 
 class Session:
@@ -956,6 +1095,7 @@ class Session:
         self.precision: str = precision
         self.top_k: int = int(top_k)
         self._condition_set = False
+        self._last_rows = 0                     # rows (images) of the last run: what features() returns
 
     # -- plumbing -----------------------------------------------------------------------------------------------
 
@@ -986,15 +1126,21 @@ class Session:
             _check(self._lib, r, what)
 
     @staticmethod
-    def _check_array(a: Any, shape: Tuple[int, ...], what: str) -> np.ndarray:
-        if not isinstance(a, np.ndarray):
-            raise InvalidArgumentError(f"{what}: expected a numpy.ndarray, got {type(a).__name__}")
+    def _check_array(a: Any, shape: Tuple[int, ...], what: str, max_rows: int = 0) -> np.ndarray:
+        """`a` (a numpy array, or any object with __dlpack__ / __array__: a torch tensor) as the float32
+        C-contiguous ndarray C reads, of exactly `shape`, or, with max_rows, of shape[1:] with 1..max_rows rows."""
+        a = _as_ndarray(a, what)
         if a.dtype != np.float32:
             raise InvalidArgumentError(f"{what}: expected dtype float32, got {a.dtype}")
-        if tuple(a.shape) != tuple(shape):
+        if max_rows:
+            if a.ndim != len(shape) or tuple(a.shape[1:]) != tuple(shape[1:]) or not 1 <= a.shape[0] <= max_rows:
+                raise InvalidArgumentError(f"{what}: expected shape (N,) + {tuple(shape[1:])} with 1 <= N <= "
+                                           f"{max_rows} (the session's batch), got {tuple(a.shape)}")
+        elif tuple(a.shape) != tuple(shape):
             raise InvalidArgumentError(f"{what}: expected shape {tuple(shape)}, got {tuple(a.shape)}")
         if not a.flags["C_CONTIGUOUS"]:
-            raise InvalidArgumentError(f"{what}: the array must be C-contiguous (use numpy.ascontiguousarray)")
+            raise InvalidArgumentError(f"{what}: the array must be C-contiguous (use numpy.ascontiguousarray, "
+                                       "or .contiguous() on a torch tensor)")
         if not a.flags["ALIGNED"]:
             raise InvalidArgumentError(f"{what}: the array must be aligned")
         return a
@@ -1018,44 +1164,69 @@ class Session:
                        what="vkvit_session_set_condition")
             self._condition_set = True
 
-    def run(self, x: np.ndarray) -> np.ndarray:
-        """One inference on a normalised float32 input of exactly input_shape [B, H, W, 3] (C-contiguous,
-        channels-last); returns the logits, a new float32 array [B, num_classes]. The GIL is released while the
-        GPU works."""
-        a = self._check_array(x, self.input_shape, "Session.run")
+    def run(self, x: Any) -> np.ndarray:
+        """One inference on a normalised float32 input [N, H, W, 3] (C-contiguous, channels-last; H, W, 3 as in
+        input_shape) with 1 <= N <= batch: a numpy array or any object with __dlpack__ or __array__ (a CPU torch
+        tensor, read without a copy). Returns the logits, a new float32 array [N, num_classes]; a short batch
+        runs with the remaining slots zero. The GIL is released while the GPU works."""
+        a = self._check_array(x, self.input_shape, "Session.run", max_rows=self.batch)
+        n = a.shape[0]
+        if n < self.batch:
+            full = np.zeros(self.input_shape, np.float32)
+            full[:n] = a
+            a = full
         with self._lock:
             self._call(self._lib.vkvit_session_set_input, a.ctypes.data, a.size, what="vkvit_session_set_input")
             self._call(self._lib.vkvit_session_run, submit=True, what="vkvit_session_run")
-            return self._output()
+            self._last_rows = n
+            return self._output()[:n]
 
     def features(self) -> np.ndarray:
-        """The pooled features of the last run, [B, D] float32, when the library supports them
-        (vkvit_session_feature_shape / vkvit_session_get_features); UnsupportedError otherwise."""
-        if not self._lib.has_features or not self.feature_shape:
+        """The pooled features of the last run, [N, D] float32 (N: the images or rows that run had), for a
+        session created with features=True; UnsupportedError otherwise, saying which."""
+        if not self._lib.has_features:
             self._alive()
             raise UnsupportedError("Session.features: the loaded libvkvit has no pooled-feature output "
                                    "(vkvit_session_get_features)")
+        if not self.feature_shape:
+            self._alive()
+            raise UnsupportedError("Session.features: this session was created without features=True; create "
+                                   "it with vkvit.Session(model, ..., features=True) to read pooled features")
         out = np.empty(self.feature_shape, np.float32)
         with self._lock:
             self._call(self._lib.vkvit_session_get_features, out.ctypes.data, out.size,
                        what="vkvit_session_get_features")
-        return out
+            n = self._last_rows
+        return out[:n] if n else out
 
     @staticmethod
     def _rgba(image: ImageLike, i: int) -> np.ndarray:
-        if isinstance(image, np.ndarray):
+        """Image i of a classify() call as RGBA8 pixels [H, W, 4]; an Error with a sentence naming it."""
+        what = f"Session.classify: image {i}"
+        if isinstance(image, (str, os.PathLike)):
+            try:
+                a = _image.load_rgba8(image)
+            except _image.ImageError as e:
+                raise BadImageError(f"{what}: {e}") from None
+        elif isinstance(image, np.ndarray):
             a = image
         elif hasattr(image, "convert") and hasattr(image, "mode"):     # PIL.Image.Image, without importing PIL
-            a = np.asarray(image.convert("RGBA") if image.mode != "RGBA" else image)
+            try:
+                a = _image.pil_to_rgba8(image)
+            except _image.ImageError as e:
+                raise BadImageError(f"{what}: {e}") from None
         else:
-            raise InvalidArgumentError(f"Session.classify: image {i} is a {type(image).__name__}, expected a "
-                                       "PIL image or a uint8 array [H, W, 3|4]")
+            raise InvalidArgumentError(f"{what} is a {type(image).__name__}, expected a PIL image, a path (str "
+                                       "or pathlib.Path) or a uint8 array [H, W, 3|4]")
         if a.dtype != np.uint8:
-            raise InvalidArgumentError(f"Session.classify: image {i} has dtype {a.dtype}, expected uint8")
+            raise InvalidArgumentError(f"{what} has dtype {a.dtype}, expected uint8")
         if a.ndim != 3 or a.shape[2] not in (3, 4):
-            raise InvalidArgumentError(f"Session.classify: image {i} has shape {a.shape}, expected [H, W, 3|4]")
+            raise InvalidArgumentError(f"{what} has shape {a.shape}, expected [H, W, 3|4]")
         if a.shape[0] < 1 or a.shape[1] < 1:
-            raise BadImageError(f"Session.classify: image {i} is empty ({a.shape[1]} x {a.shape[0]})")
+            raise BadImageError(f"{what} is empty ({a.shape[1]} x {a.shape[0]})")
+        if a.shape[0] > _lib.VKVIT_MAX_IMAGE_SIDE or a.shape[1] > _lib.VKVIT_MAX_IMAGE_SIDE:
+            raise BadImageError(f"{what} is {a.shape[1]} x {a.shape[0]}, larger than {_lib.VKVIT_MAX_IMAGE_SIDE} "
+                                "on a side")
         if a.shape[2] == 3:
             rgba = np.empty(a.shape[:2] + (4,), np.uint8)
             rgba[..., :3] = a
@@ -1063,61 +1234,100 @@ class Session:
             a = rgba
         return np.ascontiguousarray(a)
 
-    def classify(self, images: Sequence[ImageLike], top_k: int = 5) -> List[List[Prediction]]:
-        """Classifies pictures of any size: 8-bit RGB(A) pictures are resized, centre-cropped and normalised on
-        the GPU exactly as the model file says (vkvit_session_set_images, docs/preprocessing.md), in chunks of
-        `batch`. Returns, per image, the top_k (label, class index, probability) tuples, most probable first
-        (ties: lower class index first). Uses the GPU's softmax/top-K when the session was created with
+    def _classify_chunk(self, chunk: List[np.ndarray], top_k: int, gpu_top_k: bool) -> List[List[Prediction]]:
+        """One set_images + run of up to `batch` pictures; the caller holds self._lock."""
+        n = len(chunk)
+        descs = (_lib.vkvit_image * n)()
+        for d, a in zip(descs, chunk):
+            d.pixels = a.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
+            d.width, d.height = a.shape[1], a.shape[0]
+            d.row_bytes = a.strides[0]
+            d.format = _lib.VKVIT_PIXEL_RGBA8
+        self._call(self._lib.vkvit_session_set_images, 0, descs, n, submit=True, what="vkvit_session_set_images")
+        del descs
+        self._call(self._lib.vkvit_session_run, submit=True, what="vkvit_session_run")
+        self._last_rows = n
+        out: List[List[Prediction]] = []
+        if gpu_top_k:
+            k = self.top_k
+            cls = np.empty((self.batch, k), np.uint32)
+            prob = np.empty((self.batch, k), np.float32)
+            self._call(self._lib.vkvit_session_get_top_k, cls.ctypes.data, prob.ctypes.data, cls.size,
+                       what="vkvit_session_get_top_k")
+            for b in range(n):
+                out.append([(self.model.label(int(c)), int(c), float(p))
+                            for c, p in zip(cls[b, :top_k], prob[b, :top_k])])
+        else:
+            logits = self._output().astype(np.float64)
+            for b in range(n):
+                z = logits[b] - logits[b].max()
+                p = np.exp(z)
+                p /= p.sum()
+                order = np.argsort(-p, kind="stable")[:top_k]
+                out.append([(self.model.label(int(c)), int(c), float(p[c])) for c in order])
+        return out
+
+    def classify(self, images: Any, top_k: int = 5, errors: str = "entry") -> List["Classification"]:
+        """Classifies pictures of any size: each is turned into 8-bit RGB(A) pixels exactly as `vkvit classify`
+        decodes files (every Pillow mode, 16-bit samples by their high byte, EXIF orientation applied:
+        vkvit._image), then resized, centre-cropped and normalised on the GPU as the model file says
+        (vkvit_session_set_images, docs/preprocessing.md), in chunks of `batch`. Returns one Classification per
+        image: a list of the top_k (label, class index, probability) tuples, most probable first (ties: lower
+        class index first), whose .error is None; an image that cannot be read, decoded or used gives an empty
+        Classification whose .error is the sentence why (errors='raise': that Error is raised instead, the
+        behaviour before error entries). Uses the GPU's softmax/top-K when the session was created with
         top_k >= this top_k, else a softmax of the logits on the host.
 
-        images  a list of PIL images (any mode; converted to RGBA) or uint8 arrays [H, W, 3] (RGB) /
-                [H, W, 4] (RGBA, alpha ignored); a single picture is taken as a list of one."""
-        if (isinstance(images, np.ndarray) and images.ndim == 3) or hasattr(images, "convert"):
+        images  a list of PIL images (any mode), paths (str or pathlib.Path, decoded by Pillow the same way) or
+                uint8 arrays [H, W, 3] (RGB) / [H, W, 4] (RGBA, alpha ignored; taken as they are); a single
+                picture or path is taken as a list of one."""
+        if (isinstance(images, np.ndarray) and images.ndim == 3) or hasattr(images, "convert") \
+                or isinstance(images, (str, os.PathLike)):
             images = [images]                   # one picture rather than a list of them
         images = list(images)
+        if errors not in ("entry", "raise"):
+            raise InvalidArgumentError(f"Session.classify: errors must be 'entry' or 'raise', got {errors!r}")
         classes = self.output_shape[1] if len(self.output_shape) > 1 else 0
         top_k = _c_integer(top_k, "Session.classify: top_k", 1, classes)
         if self.condition_shape is not None and not self._condition_set:
             self._alive()
             raise InvalidArgumentError("Session.classify: this model takes a condition; call set_condition first")
-        rgba = [self._rgba(im, i) for i, im in enumerate(images)]
-        for i, a in enumerate(rgba):
-            if a.shape[0] > _lib.VKVIT_MAX_IMAGE_SIDE or a.shape[1] > _lib.VKVIT_MAX_IMAGE_SIDE:
-                raise BadImageError(f"Session.classify: image {i} is {a.shape[1]} x {a.shape[0]}, larger than "
-                                    f"{_lib.VKVIT_MAX_IMAGE_SIDE} on a side")
-        results: List[List[Prediction]] = []
+        self._alive()
+        results: List[Classification] = [Classification() for _ in images]
+        good: List[Tuple[int, np.ndarray]] = []
+        for i, im in enumerate(images):
+            try:
+                good.append((i, self._rgba(im, i)))
+            except (InvalidArgumentError, BadImageError, OutOfHostMemoryError) as e:
+                if errors == "raise":
+                    raise
+                results[i] = Classification(error=str(e))
+            except MemoryError as e:
+                if errors == "raise":
+                    raise
+                results[i] = Classification(error=f"Session.classify: image {i}: out of host memory ({e})")
         gpu_top_k = self.top_k >= top_k
         with self._lock:
-            for start in range(0, len(rgba), self.batch):
-                chunk = rgba[start:start + self.batch]
-                n = len(chunk)
-                descs = (_lib.vkvit_image * n)()
-                for d, a in zip(descs, chunk):
-                    d.pixels = a.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8))
-                    d.width, d.height = a.shape[1], a.shape[0]
-                    d.row_bytes = a.strides[0]
-                    d.format = _lib.VKVIT_PIXEL_RGBA8
-                self._call(self._lib.vkvit_session_set_images, 0, descs, n, submit=True,
-                           what="vkvit_session_set_images")
-                del descs
-                self._call(self._lib.vkvit_session_run, submit=True, what="vkvit_session_run")
-                if gpu_top_k:
-                    k = self.top_k
-                    cls = np.empty((self.batch, k), np.uint32)
-                    prob = np.empty((self.batch, k), np.float32)
-                    self._call(self._lib.vkvit_session_get_top_k, cls.ctypes.data, prob.ctypes.data, cls.size,
-                               what="vkvit_session_get_top_k")
-                    for b in range(n):
-                        results.append([(self.model.label(int(c)), int(c), float(p))
-                                        for c, p in zip(cls[b, :top_k], prob[b, :top_k])])
-                else:
-                    logits = self._output().astype(np.float64)
-                    for b in range(n):
-                        z = logits[b] - logits[b].max()
-                        p = np.exp(z)
-                        p /= p.sum()
-                        order = np.argsort(-p, kind="stable")[:top_k]
-                        results.append([(self.model.label(int(c)), int(c), float(p[c])) for c in order])
+            for start in range(0, len(good), self.batch):
+                part = good[start:start + self.batch]
+                try:
+                    preds = self._classify_chunk([a for _, a in part], top_k, gpu_top_k)
+                except (BadImageError, InvalidArgumentError) as e:
+                    if errors == "raise":
+                        raise
+                    if len(part) == 1:
+                        results[part[0][0]] = Classification(error=f"Session.classify: image {part[0][0]}: {e}")
+                        continue
+                    preds = None
+                if preds is not None:
+                    for (i, _), p in zip(part, preds):
+                        results[i] = Classification(p)
+                    continue
+                for i, a in part:                  # the library refused the chunk: find the image, one at a time
+                    try:
+                        results[i] = Classification(self._classify_chunk([a], top_k, gpu_top_k)[0])
+                    except (BadImageError, InvalidArgumentError) as e:
+                        results[i] = Classification(error=f"Session.classify: image {i}: {e}")
         return results
 
     # -- introspection ------------------------------------------------------------------------------------------

@@ -198,7 +198,8 @@ def test_bad_arrays_raise(ctx):
         bad = [
             (good.astype(np.float64), "dtype float32"),
             (good.astype(np.float16), "dtype float32"),
-            (np.zeros((1, 8, 8, 3), np.float32), "shape"),
+            (np.zeros((3, 8, 8, 3), np.float32), "1 <= N <= 2"),        # more rows than the batch
+            (np.zeros((0, 8, 8, 3), np.float32), "1 <= N <= 2"),
             (np.zeros((2, 8, 8, 4), np.float32), "shape"),
             (good.reshape(2, 8, 24), "shape"),
             (np.zeros((2, 8, 8, 6), np.float32)[..., ::2], "C-contiguous"),
@@ -213,9 +214,12 @@ def test_bad_arrays_raise(ctx):
             s.set_condition(np.zeros((2, 4), np.float32))
         for images, what in [([np.zeros((4, 4, 3), np.float32)], "uint8"), ([np.zeros((4, 4), np.uint8)], "shape"),
                              ([np.zeros((4, 4, 5), np.uint8)], "shape"), ([np.zeros((0, 4, 3), np.uint8)], "empty"),
-                             (["cat.png"], "PIL image")]:
-            with pytest.raises(vkvit.Error, match=what):
-                s.classify(images)
+                             (["no_such_cat.png"], "no_such_cat.png"), ([42], "PIL image")]:
+            # one bad image is an entry with the sentence; errors="raise" raises it, as classify used to
+            (res,) = s.classify(images)
+            assert res == [] and re.search(re.escape(what), res.error), res.error
+            with pytest.raises(vkvit.Error, match=re.escape(what)):
+                s.classify(images, errors="raise")
         with pytest.raises(vkvit.InvalidArgumentError, match="top_k"):
             s.classify([np.zeros((4, 4, 3), np.uint8)], top_k=11)
         assert np.array_equal(s.run(good), s.run(good))   # still usable after all of that
@@ -507,3 +511,80 @@ def test_device_listing_stats_and_profile(ctx):
         prof = s.profile()
         assert len(prof) == st["nodes"]
         assert all(label and kind and ms >= 0 for label, kind, ms in prof)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# The wider API (issue 57): paths, error entries, __array__ / DLPack inputs, short batches, named device fields
+# ------------------------------------------------------------------------------------------------------------
+
+CAT = os.path.join(ROOT, "assets", "images", "cat.png")
+
+
+def test_classify_takes_paths_and_gives_bad_images_an_entry(ctx, tmp_path):
+    import pathlib
+    from PIL import Image
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(20))
+    with vkvit.Model(ctx, BUNDLED) as model, vkvit.Session(model, batch=2, top_k=3) as s:
+        with Image.open(CAT) as im:
+            want = s.classify([im], top_k=3)[0]
+        res = s.classify([CAT, str(broken), pathlib.Path(CAT), np.zeros((4, 4, 3), np.float32), CAT], top_k=3)
+        assert [r.error is None for r in res] == [True, False, True, False, True]
+        for i in (0, 2, 4):
+            assert res[i] == want and res[i][0][0] == "cat"
+        assert "broken.png" in res[1].error and res[1] == []
+        assert "image 3" in res[3].error and "uint8" in res[3].error
+        assert s.classify(pathlib.Path(CAT), top_k=3) == [want]                   # one path without a list
+        assert isinstance(res[0], vkvit.Classification) and isinstance(res[0], list)
+
+
+def test_run_takes_array_likes_and_short_batches(ctx):
+    rng = np.random.default_rng(seed := int.from_bytes(os.urandom(4), "little"))
+    print(f"seed {seed}")
+    with vkvit.Model(ctx, TINY) as model, vkvit.Session(model, batch=3, features=True) as s:
+        x = rng.standard_normal(s.input_shape).astype(np.float32)
+        full = s.run(x)
+        assert full.shape == (3, s.output_shape[1]) and np.isfinite(full).all()
+        assert s.features().shape == (3, s.feature_shape[1])
+        for n in (1, 2):                                   # a batch of n <= 3 rows: the same logits per row
+            part = s.run(x[:n])
+            assert part.shape == (n, s.output_shape[1])
+            assert max_rel_err(part, full[:n]) <= 1e-6     # rows are independent; the same kernels
+            assert s.features().shape == (n, s.feature_shape[1])
+
+        class ArrayLike:                                   # any object with __array__
+            def __array__(self, dtype=None):
+                return x
+        assert np.array_equal(s.run(ArrayLike()), full)
+        torch = pytest.importorskip("torch")
+        t = torch.from_numpy(x.copy())
+        assert max_rel_err(s.run(t), full) == 0            # through DLPack (or __array__), no copy needed
+        assert max_rel_err(s.run(t[:1]), full[:1]) <= 1e-6
+        with pytest.raises(vkvit.InvalidArgumentError, match="float32"):
+            s.run(t.double())
+        with pytest.raises(vkvit.InvalidArgumentError, match="requires grad|gradient|Tensor"):
+            s.run(t.clone().requires_grad_())
+        with pytest.raises(vkvit.InvalidArgumentError, match="C-contiguous"):
+            s.run(torch.from_numpy(np.ascontiguousarray(x.transpose(0, 2, 1, 3))).transpose(1, 2))
+
+
+def test_devices_have_named_fields(ctx):
+    devs = vkvit.devices()
+    assert devs and all(isinstance(d, vkvit.DeviceInfo) for d in devs)
+    d = devs[0]
+    assert d.name == d["name"] and isinstance(d.name, str) and d.name
+    assert re.fullmatch(r"\d+\.\d+\.\d+", d.api_version), d.api_version
+    n = d.api_version_number
+    assert d.api_version == f"{(n >> 22) & 0x7F}.{(n >> 12) & 0x3FF}.{n & 0xFFF}"
+    assert "subgroup_size" in d and dict(d)["name"] == d.name
+    info = ctx.device_info()
+    assert info.name == info["name"] and info.api_version == info["api_version"]
+    with pytest.raises(AttributeError):
+        d.no_such_field
+
+
+def test_features_without_features_says_so(ctx):
+    with vkvit.Model(ctx, TINY) as model, vkvit.Session(model) as s:
+        s.run(np.zeros(s.input_shape, np.float32))
+        with pytest.raises(vkvit.UnsupportedError, match="without features=True"):
+            s.features()
