@@ -22,6 +22,9 @@ vkvit_shader(gemm_cpu_f32_f32_f16_texel gemm_cpu.comp DEFINES F16_MATH=1 TEXEL=1
 if(VKVIT_HAVE_GEMM_CPU_UNROLLED)
   vkvit_shader(gemm_cpu_f32_f32_texel_t8k2 gemm_cpu.comp UNROLL DEFINES TEXEL=1 GEMM_TN=8 GEMM_KCH=2)
   vkvit_shader(gemm_cpu_f32_f32_texel_t8k1 gemm_cpu.comp UNROLL DEFINES TEXEL=1 GEMM_TN=8 GEMM_KCH=1)
+  # ... and with fp16 weights (fp16 sessions on CPU devices)
+  vkvit_shader(gemm_cpu_f32_f32_w16_texel_t8k2 gemm_cpu.comp UNROLL DEFINES B_F16=1 TEXEL=1 GEMM_TN=8 GEMM_KCH=2)
+  vkvit_shader(gemm_cpu_f32_f32_w16_texel_t8k1 gemm_cpu.comp UNROLL DEFINES B_F16=1 TEXEL=1 GEMM_TN=8 GEMM_KCH=1)
 endif()
 # Cooperative matrices for fp16-math sessions (fp16 weights, A rounded to fp16, fp32 accumulation; gemm_coopmat.comp):
 # the GL_NV_cooperative_matrix and GL_KHR_cooperative_matrix kernels where the configured glslang compiles them

@@ -38,7 +38,7 @@ static vkvit__gemm_config gemm_pick_cpu(const vkvit_ctx *ctx, uint32_t M, uint32
 
 bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal) {
     return VKVIT_HAVE_GEMM_CPU_UNROLLED && cfg->variant == VKVIT_GEMM_KERNEL_CPU && cfg->unrolled && cfg->texel &&
-           !cfg->b_f16 && !cfg->f16_math && cfg->tn == 8 && cfg->vec4 && cfg->pairs &&
+           !cfg->f16_math && cfg->tn == 8 && cfg->vec4 && cfg->pairs &&
            causal == VKVIT_GEMM_CAUSAL_NONE;
 }
 
@@ -256,6 +256,8 @@ static const gemm_shader_row k_gemm_shaders[] = {
 #if VKVIT_HAVE_GEMM_CPU_UNROLLED
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 64, 1, 0, 0, 1, VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2},
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 32, 1, 0, 0, 1, VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 64, 1, 1, 0, 1, VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL_T8K2},
+    {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 32, 1, 1, 0, 1, VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL_T8K1},
 #endif
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 0, 0, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32},
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 0, 1, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_W16},

@@ -133,7 +133,7 @@ typedef struct vkvit__gemm_epilogue {
 } vkvit__gemm_epilogue;
 
 /* Whether a CPU GEMM of this configuration runs a build-time unrolled shader (shaders/variants.cmake): cfg->unrolled
- * (policy.gemm_cpu_unrolled, not switched off by VKVIT_GEMM_BENCH_GENERIC) on fp32 texel reads with tn 8, vec4 loads,
+ * (policy.gemm_cpu_unrolled, not switched off by VKVIT_GEMM_BENCH_GENERIC) on texel reads (fp32 arithmetic, fp32 or fp16 weights) with tn 8, vec4 loads,
  * pair stores and no causal skipping. */
 bool vkvit__gemm_cpu_unrolled(const vkvit__gemm_config *cfg, vkvit__gemm_causal causal);
 

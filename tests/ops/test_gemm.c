@@ -246,16 +246,18 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit_gemm_kernel 
     cfg.one_chunk = vkvit__gemm_one_chunk(&cfg, &push);                /* CPU variant: no running sums */
     vkvit__gemm_epilogue ep = {.bias = c->bias, .act = c->act, .scale = c->scale, .residual = c->residual,
                                .causal = causal};
-    /* The build-time unrolled variants run exactly where their fixed constants hold (fp32 texel kernel, tn 8, vec4
+    /* The build-time unrolled variants run exactly where their fixed constants hold (texel kernel with fp32 or fp16 weights, tn 8, vec4
      * loads, pair stores, no causal skipping), the 64-k one at bk 64 and the 32-k one at bk 32: a selection that
      * stopped picking them would otherwise leave this sweep testing the generic shader twice. */
     vkvit__kernel_desc kd;
     MUST(vkvit__gemm_kernel_desc(&cfg, &ep, "gemm", &kd));
-    const bool want_unrolled = ctx->policy.gemm_cpu_unrolled && variant == VKVIT_GEMM_KERNEL_CPU && texel && mode == MODE_F32 &&
+    const bool want_unrolled = ctx->policy.gemm_cpu_unrolled && variant == VKVIT_GEMM_KERNEL_CPU && texel && mode != MODE_F16_MATH &&
                                cfg.tn == 8 && cfg.vec4 && cfg.pairs && causal == VKVIT_GEMM_CAUSAL_NONE;
 #if VKVIT_HAVE_GEMM_CPU_UNROLLED
-    const bool k64 = kd.shader == VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2;
-    const bool k32 = kd.shader == VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1;
+    const bool k64 = kd.shader == (mode == MODE_W16 ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL_T8K2
+                                                    : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K2);
+    const bool k32 = kd.shader == (mode == MODE_W16 ? VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL_T8K1
+                                                    : VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL_T8K1);
 #else
     const bool k64 = false, k32 = false;
 #endif
