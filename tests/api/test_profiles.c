@@ -106,7 +106,7 @@ static void poison_run(vkvit_session *s, const char *what, float *nan_in, size_t
     CHECK(all_nan(out, classes), "%s: a NaN input gave a finite logit", what);
 }
 
-/* The bundled model in `ctx`: NULL-free results in `r` (logits allocated for `classes`). */
+/* The bundled model in `ctx`, its results into `r` (the logits allocated there, [classes] each). */
 static void run_model(vkvit_ctx *ctx, const char *what, const inputs *in, size_t classes, run_result *r) {
     memset(r, 0, sizeof *r);
     r->rand_logits = malloc(classes * sizeof(float));
