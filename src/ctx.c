@@ -83,6 +83,10 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     atomic_init(&ctx->pipeline_ns, 0u);
     const uint64_t t0 = vkvit__now_ns(); /* phase times for the INFO log: instance, device, pipeline cache */
     double instance_ms = 0, device_ms = 0;
+    if (ctx->env.device_profile[0] && !vkvit__profile_find(ctx->env.device_profile)) {
+        res = profile_facts(&ctx->env, &ctx->caps, &ctx->info); /* the sentence, before any Vulkan object exists */
+        goto fail;
+    }
 
     uint32_t instance_api;
     if (desc.host) {
