@@ -523,6 +523,9 @@ void vkvit_ctx_destroy(vkvit_ctx *ctx) {
         if (ctx->fence) ctx->vk.vkDestroyFence(ctx->device, ctx->fence, NULL);
         if (ctx->cmd_pool) ctx->vk.vkDestroyCommandPool(ctx->device, ctx->cmd_pool, NULL);
         if (ctx->owns_device) ctx->vk.vkDestroyDevice(ctx->device, NULL);
+    } else if (ctx->device && ctx->owns_device) {
+        /* vkvit's own device, refused before its function table was loaded: nothing was created on it yet */
+        vkDestroyDevice(ctx->device, NULL);
     }
     if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->owns_instance && ctx->instance) vkDestroyInstance(ctx->instance, NULL);
