@@ -226,6 +226,15 @@ uint32_t vkvit__op_rope_attention(vkvit__graph *g, const char *name, const vkvit
                                      "attention '%s': VKVIT_ATTENTION='%s' is neither 'fused' nor 'gemm'", name,
                                      pol->attention_text);
         path = auto_path(g);
+        /* A fused kernel the device cannot hold (a head of 128 or more in the guaranteed 16 KiB of shared memory)
+         * takes the GEMM path instead of failing: the choice was the library's, not the caller's. */
+        const vkvit__attention_config probe = {.mode = VKVIT_ATTENTION_QKNORM_ROPE, .dk = op->C / op->heads,
+                                               .qk_norm = op->qk_norm != VKVIT_NONE, .rope = op->pairing, .rope_axes = 2};
+        vkvit__attention_config resolved;
+        if (path == VKVIT_ATTENTION_PATH_FUSED && vkvit__attention_resolve(g->ctx, &probe, &resolved) != VKVIT_OK) {
+            vkvit__error_clear();
+            path = VKVIT_ATTENTION_PATH_GEMM;
+        }
     }
     uint32_t shape[2] = {op->B * op->T, op->C};
     uint32_t o = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, name, 2, shape);
