@@ -142,7 +142,7 @@ def test_help_texts():
     # 19: --version is in the usage text and in docs/cli.md, and works; VKVIT_ATTENTION is documented.
     check("--version" in texts["--help"], f"vkvit --help does not list --version:\n{texts['--help']}")
     rc, out, _ = run(["--version"])
-    check(rc == 0 and re.fullmatch(r"vkvit \d+\.\d+\.\d+\n", out), f"--version: exit {rc}: {out!r}")
+    check(rc == 0 and re.fullmatch(r"vkvit \d+\.\d+\.\d+ \([A-Za-z0-9._+-]+\)\n", out), f"--version: exit {rc}: {out!r}")
     doc = open(DOCS_CLI).read()
     check("--version" in doc, "docs/cli.md does not document --version")
     check("VKVIT_ATTENTION" in doc, "docs/cli.md does not document VKVIT_ATTENTION")
