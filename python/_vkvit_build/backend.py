@@ -219,7 +219,7 @@ def _package_files() -> list:
 def _write_dist_info(add, project: dict, dist_info: str, tag: str):
     add(f"{dist_info}/METADATA", _metadata(project).encode("utf-8"))
     add(f"{dist_info}/WHEEL", _wheel_file(tag).encode("utf-8"))
-    add(f"{dist_info}/licenses/LICENSE", _licence_bytes())
+    add(f"{dist_info}/LICENSE", _licence_bytes())
     add(f"{dist_info}/top_level.txt", b"vkvit\n")
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`pip install ./python` in a fresh venv gives an importable vkvit that carries its own libvkvit.so.
 
 The wheel is built by python/_vkvit_build/backend.py (pip's build isolation on, --no-index: nothing may be
@@ -84,7 +85,7 @@ def test_wheel_installs_and_loads_its_own_library():
             dist_info = f"vkvit-{project['version']}.dist-info"
             for want in ("vkvit/__init__.py", "vkvit/_lib.py", "vkvit/py.typed", "vkvit/libvkvit.so",
                          f"{dist_info}/METADATA", f"{dist_info}/WHEEL", f"{dist_info}/RECORD",
-                         f"{dist_info}/licenses/LICENSE"):
+                         f"{dist_info}/LICENSE"):
                 assert want in names, f"{whl} has no {want}"
             assert z.read("vkvit/libvkvit.so")[:4] == b"\x7fELF"
             meta = z.read(f"{dist_info}/METADATA").decode()
