@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs tests/consumer/ against vkvit the three ways an application gets it, each linked shared and static:
 #   1. vkvit configured for prefix /usr and installed into a staging root (DESTDIR), the layout a Debian package has
 #      (lib/<multiarch>/, include/, lib/<multiarch>/cmake/vkvit/, lib/<multiarch>/pkgconfig/vkvit.pc); the installed

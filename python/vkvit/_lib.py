@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes mirror of include/vkvit.h: the library, its structs (field for field), prototypes and feature probes.
 
 Internal module; the public API is in vkvit/__init__.py. Every struct here must have the size and field offsets

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The CLI's option syntax, usage errors, help texts and messages (issue 16 items 1, 2, 5, 19; issue 12 item 9).
 
   - every subcommand parses options with one getopt_long helper: `--model=X`, `--model X`, short flags (-m, -k, -b,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit — command-line entry point: dispatches to one subcommand per file. */
 #include "cli.h"
 
