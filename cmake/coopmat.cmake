@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cooperative matrix at build time: does the configured glslangValidator compile a tiny compute shader with
 # GL_NV_cooperative_matrix (Debian 12's glslang 12 does) and with GL_KHR_cooperative_matrix (glslang >= 13)?
 # Sets VKVIT_HAVE_NV_COOPMAT / VKVIT_HAVE_KHR_COOPMAT (ON/OFF, in the including scope) and prints the

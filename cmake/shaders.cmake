@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Build-time SPIR-V. shaders/variants.cmake calls vkvit_shader() once per variant; vkvit_generate_shader_table()
 # compiles each with glslangValidator (any error fails the build) into a C array, and writes spirv.h (an enum
 # VKVIT_SHADER_<NAME> and the table declaration) and spirv.c (the {name, words, n_words} table).

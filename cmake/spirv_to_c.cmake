@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DIN=x.spv -DOUT=x.h -DNAME=sym -P spirv_to_c.cmake: a SPIR-V binary as `const uint32_t NAME[] = {...};`,
 # the form glslangValidator --vn writes (the words in host order: SPIR-V files are little-endian, as every target
 # of vkvit is; a big-endian file would fail the magic-number check of vkCreateShaderModule).

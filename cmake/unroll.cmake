@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The spirv-opt unrolled CPU GEMM variants (shaders/variants.cmake, UNROLL): does the found spirv-opt run the
 # recipe of shaders/unroll.cfg and unroll a constant loop with it? Probed at every configure (one tiny compile and
 # optimisation), so a spirv-opt that rejects a flag of the recipe, or stops unrolling, is noticed here and not by a

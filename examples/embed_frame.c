@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* embed_frame — vkvit inside a renderer's frame, the way a game or AR app uses it (docs/embedding.md).
  *
  * The app owns everything a renderer owns: its VkInstance (validation layer + synchronization validation when

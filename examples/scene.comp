@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // The example renderer's own frame: a procedural scene drawn into an RGBA8 storage image, one invocation per
 // pixel. A sky gradient, a ground plane with moving stripes, and a sun-like disc that travels across the frame

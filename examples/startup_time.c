@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* startup_time — what an application waits for before its first inference: ctx, model and session creation
  * (every pipeline is created in vkvit_session_create, none later), and the first run.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Two vkvit builds side by side: which one is faster, on a machine whose speed drifts between runs.
 
     python3 lab/bench_ab.py OLD/vkvit NEW/vkvit --model M.vkvit [--rounds 8] [--batch N] [--precision P]

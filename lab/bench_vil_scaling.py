@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Vision-LSTM scaling: time per image at sequence lengths 256, 1024 and 4096 on one device, vkvit's chunked mLSTM
 scan (docs/math.md 7.3, linear in S) next to the seed's quadratic PyTorch form (docs/math.md 7.1).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Batched CIFAR-10 augmentations on the training device (lab/train_cifar.py --recipe gpu).
 
 Every function takes float images [B, 3, H, W] in [0, 1] (channels first, before normalisation) and a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A convolutional teacher for distilling the bundled CIFAR-10 models (lab/train_cifar.py --teacher).
 
     python3 lab/cifar_teacher.py --device cuda --epochs 40 --out teacher.pt     # trains, evaluates, saves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What one x86 core can do for the CPU GEMM's inner loop, as a ceiling for `vkvit bench gemm` on lavapipe
  * (README, "Where the rest goes"). Single-threaded; multiply by the cores lavapipe uses (LP_NUM_THREADS).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packs what tools/gpu_check.sh needs on a GPU machine that has no Debian packages (docs/gpu.md): run it here, on the
 # Debian machine that built the tree, with DIR a folder at the top of the checkout (ignored by git, e.g.
 # .gpu-bundle); copy the checkout with DIR to the GPU machine and run DIR/run.sh there (it links the checkout at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GPU machine's side of lab/gpu_bundle.sh (copied into the bundle as run.sh): unpacks the build tree, the
 # Vulkan loader and the validation layer next to itself, points the environment at them and at the GPU driver's
 # manifest, and runs tools/gpu_check.sh with the given arguments. Nothing is installed; / is not touched except to

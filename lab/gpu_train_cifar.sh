@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 18's training run on a lent GPU machine, in one command: decodes the CIFAR-10 tarball once, trains the
 # GPU recipe of lab/train_cifar.py for each model with a wall-clock budget (the cosine schedule runs over the
 # training time, so each run ends fully annealed whatever the machine's speed), side by side or one after the
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
         --teachers) teacher_count=$2; shift 2 ;;
         --teacher-epochs) teacher_epochs=$2; shift 2 ;;
         --finish-within) finish_within=$2; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
         -*) echo "gpu_train_cifar.sh: unknown option $1" >&2; exit 2 ;;
         *) out=$1; shift ;;
     esac

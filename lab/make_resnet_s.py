@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a ViT-S-sized ClassificationResNet of generic ResidualBlocks with random weights as a vkvit model file:
 224 x 224, patch 16, width 384, depth 12, attention with 6 heads of 64, RoPE, qk-norm and biases, GELU MLP 1536
 (9.16 GFLOP per image, the size of ViT-5-S), so that the generic attention can be timed against ViT-5's:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Where a model's GPU time goes, node by node: the GPU timestamps of a profiled session (vkvit_session_profile).
 
     lab/profile_nodes.py MODEL [--precision fp16-math] [--batch 1] [--runs 20] [--json]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Cold vs warm start: ctx + model + session creation and the first run, with an empty pipeline cache ("cold": a
 # fresh vkvit cache dir and a fresh Mesa shader cache dir) and then with the cache the cold run wrote ("warm"),
 # for each model file given (default: the golden models). Prints a Markdown table (docs/embedding.md).
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
         --runs) RUNS=$2; shift 2 ;;
         --precision) PRECISION=$2; shift 2 ;;
         --phases) PHASES=$2; shift 2 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,11p' "$0"; exit 0 ;;
         *) break ;;
     esac
 done

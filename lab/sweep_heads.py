@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Whole-model sweep over odd widths and classifier-head sizes: vkvit's logits against the PyTorch reference.
 
 What it checks: for each configuration it builds a small random-weight network from the reference modules

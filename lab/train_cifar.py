@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Train the bundled CIFAR-10 demo models (ViT-5 nvsubq and ViL seed) and export them as vkvit files.
 
     /usr/bin/python3 lab/train_cifar.py --arch vit5 --epochs 30            # trains, resumable, then exports

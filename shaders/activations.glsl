@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // Activations shared by GEMM epilogues and elementwise kernels. ACT values match vkvit__act in src/ops/gemm.h.
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // The GEMM epilogue shared by gemm.comp and gemm_cpu.comp, applied to each accumulated output element of batch
 // (outer, inner) (see the two-level batch of the push constants), row m, column n:

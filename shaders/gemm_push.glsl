@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The push constants of every GEMM kernel (gemm.comp, gemm_cpu.comp, gemm_coopmat.comp): the one home of this
 // contract. Its C mirror is vkvit__gemm_push in src/ops/gemm.h; pipeline creation compares the block's size, read
 // from the SPIR-V, with the mirror's (src/vk/pipeline.c), and VKVIT_PUSH_MIRROR checks the mirror's word count.

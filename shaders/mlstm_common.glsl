@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // Shared by the four phases of the chunked mLSTM scan (docs/math.md 7.3): mlstm_chunk.comp (per-chunk summaries),
 // mlstm_carry.comp (sequential combine over chunks), mlstm_inter.comp (the carried part C^T q of every output),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // The gates of one chunk in shared memory, as the two mLSTM phases that need them compute them (mlstm_chunk.comp,
 // mlstm_scan.comp; included after mlstm_common.glsl and the data_g binding):

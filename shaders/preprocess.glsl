@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // Resampling geometry and filters shared by preprocess_h.comp and preprocess_v.comp: PIL's separable resampling
 // (libImaging/Resample.c, precompute_coeffs) in exact integer arithmetic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // The q/k prologue of attention, written once for both paths (attention.comp: the fused kernel stages rows into
 // shared memory; attention_prep.comp: the unfused path writes q~ / k~ for the GEMMs):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // Workgroup-wide reductions, the one reduction every statistics shader uses (norm, GRN, the seed's GroupNorm, the
 // top-K softmax).

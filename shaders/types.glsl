@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ---------------------------------------------------------------------------------------------------------------
 // Shared vocabulary of all vkvit shaders: storage/arithmetic types, push-constant conventions.
 //   A_TYPE / B_TYPE / D_TYPE  storage types of the inputs and output (float, or float16_t with fp16 storage)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every shader variant vkvit embeds: vkvit_shader(<name> <source> [DEFINES ...]).
 # Names spell out op, stage, types and feature: <op>[_<stage>]_<srctype>_<dsttype>[_<feature>].
 

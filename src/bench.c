@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_bench_gemm: the GEMM micro-benchmark behind `vkvit bench gemm` (include/vkvit.h documents the contract).
  *
  * The GEMM goes through the same path as every linear layer of a model: vkvit__op_gemm adds the node (variant and

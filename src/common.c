@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The error channel (thread-local sentence + result names) and the assert hook. File and clock helpers: src/vk/platform.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Internal helpers shared by every part of the library: the error channel, checked arithmetic, small utilities.
  * Nothing here touches Vulkan. */
 #ifndef VKVIT_COMMON_H

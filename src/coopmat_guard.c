@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The first-use self-check of the cooperative-matrix GEMM: see coopmat_guard.h. */
 #include "coopmat_guard.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The first-use self-check of the cooperative-matrix GEMM (src/coopmat_guard.c). */
 #ifndef VKVIT_COOPMAT_GUARD_H
 #define VKVIT_COOPMAT_GUARD_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A ctx from start to finish of its creation: the environment read once (policy/env.c), the Vulkan side (vk/device.h:
  * instance, device choice, logical device or the host's), the device's facts (vk/device_caps.c), the kernel policy
  * on them (policy/policy.c), the one-shot command pool and the pipeline cache. Also vkvit_enumerate_devices, which

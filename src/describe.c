@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_describe_model: a model file described as JSON without a device (what `vkvit inspect` prints, and what
  * bindings want): architecture, flavour, hyperparameters, labels, preprocessing, parameter count, FLOPs, dtype
  * counts and the tensor table. Uses the model reader (src/model/), so the file is validated completely first; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_session: build the architecture's graph, plan one arena, create every pipeline and descriptor set, record
  * the whole inference once (src/session.h lists the files). This file: creation, destruction, shapes and stats. */
 #include "session.h"

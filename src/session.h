@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/session*.c — one vkvit_session, split by concern (docs/architecture.md):
  *
  *   session.c         lifecycle: create (build, plan, buffers, recording, CPU warm-up), destroy, shapes, stats

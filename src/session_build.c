@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A session's graph: the architecture's network for the batch, as sub-batches when a device limit needs them,
  * the GPU top-K after the head, the pre-processing nodes of pictures, and the record target. */
 #include "session.h"

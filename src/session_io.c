@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A session's host copies: inputs and condition into the arena or the staging buffers, the logits, features and
  * top-K words out of them, and pictures (include/vkvit.h "Images"; the work is in src/ops/preprocess.c). */
 #include "session.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A session's recorded work and its submission.
  *
  * Recorded command buffer:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_tensor_file_*: the public face of the safetensors reader (src/model/safetensors.c) for files that are not
  * models — `vkvit run`'s input and condition tensors, a binding's test data. The table borrows the caller's bytes;
  * every check is the reader's own, so a tensor file is exactly as strict as a model file's safetensors layer. */

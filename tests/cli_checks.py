@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared by the Python tests that drive the `vkvit` binary: where it is, a check counter, and how to run it."""
 
 import os

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Helpers for the embedding tests (test_submit, test_threads, test_destroy_order), header-only, on top of
  * host_util.h's stand-in host application.
  *

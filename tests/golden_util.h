@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Reading tests/golden/ files in C tests (header-only; every function is static inline, so a test pays only for
  * what it calls).
  *

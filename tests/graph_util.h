@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A one-shot graph runner for op-level tests (header-only).
  *
  *   vt_graph r;  vt_graph_begin(&r, ctx);

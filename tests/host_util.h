@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in "host application" for embedding tests (header-only): it creates its own instance with the validation
  * layer and synchronization validation, its own device with the extensions vkvit asks for, and a compute queue —
  * as a renderer would — and counts every validation message on its instance. */

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Legal but hostile model files for the reliability tests (issue 12), written with tools/vkvit_file.py.
 
     make_test_models.py deep DEPTH OUT      a tiny ViT-5 (8x8 image, patch 4, width 8) DEPTH blocks deep

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Shared by the model-file tests (test_model_file.c, test_model_hostile.c): a one-behaviour-per-case harness, a tiny
  * in-memory safetensors writer with JSON overrides, and small valid vit5 / vil / resnet models whose tensor tables
  * are written out by hand from docs/model-format.md. Header-only. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The C reference of vkvit's image pre-processing (header-only; docs/preprocessing.md): PIL's precompute_coeffs and
  * separable passes (libImaging/Resample.c) transcribed in double precision, with torchvision's output size and
  * centre-crop offsets. Deliberately the plain floating-point form (centres as doubles), independent of the

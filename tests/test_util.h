@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Test harness shared by the CTest executables (header-only).
  *
  *   vt_ctx()            a ctx with the validation layer on (synchronization validation included); exits 77

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the side-by-side benchmarks (tools/bench_vit5.py, tools/bench_vil.py) share: which BLAS kernel PyTorch
 runs, alternating rounds of the two engines, medians and minima, and the vkvit CLI calls.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """GEMM side by side: `vkvit bench gemm` against torch.matmul on the same shapes, alternating rounds.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 tools/bench_gemm.py        # CPU PyTorch

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Vision-LSTM (ViL-S: D 384, depth 24, 224 x 224, patch 16) on PyTorch and on vkvit, side by side in one run.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 tools/bench_vil.py      # seed numerics, batch 1

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """ViT-5 on PyTorch and on vkvit, side by side in one run, with a correctness check of the same logits.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE /usr/bin/python3 tools/bench_vit5.py   # ViT-5-S/16, 224, batch 1

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Classify many images with vkvit on a Dask cluster: one machine (a LocalCluster, the default) or many.
 
     /usr/bin/python3 tools/bulk_classify.py IMAGES_DIR -o predictions.jsonl                  # 2 local workers

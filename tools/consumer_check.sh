@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds and runs tests/consumer/ against vkvit the three ways an application gets it, each linked shared and static:
 #   1. vkvit configured for prefix /usr and installed into a staging root (DESTDIR), the layout a Debian package has
 #      (lib/<multiarch>/, include/, lib/<multiarch>/cmake/vkvit/, lib/<multiarch>/pkgconfig/vkvit.pc); the installed
-#      files are checked to hold no path of this machine (source or build tree);
+#      files are checked to hold no path of this machine (source or build tree), and the tools (vkvit-convert,
+#      vkvit-bulk-classify), man pages and bash / zsh completion to be there and to work;
 #   2. find_package(vkvit CONFIG) with CMAKE_PREFIX_PATH = the staged /usr;
 #   3. pkg-config (PKG_CONFIG_PATH = the staged .pc folder), through CMake and through a plain `cc` line;
 #   4. add_subdirectory(<this checkout>) (vkvit as a subproject: no tests, tools or examples built).
@@ -42,6 +44,43 @@ if grep -rlF -e "$root" -e "$work" "$prefix"; then
     fail "the files above hold a path of this machine"
 fi
 grep -q '^Libs.private: .*-lcjson' "$pc" || fail "vkvit.pc has no Libs.private with -lcjson"
+
+say "the installed tools, man pages and shell completion"
+for f in bin/vkvit-convert bin/vkvit-bulk-classify share/vkvit/tools/convert.py share/vkvit/tools/vkvit_file.py \
+         share/vkvit/tools/bulk_classify.py share/vkvit/python/vkvit/__init__.py share/vkvit/python/vkvit/_lib.py \
+         share/man/man1/vkvit.1 share/man/man1/vkvit-classify.1 share/man/man1/vkvit-eval.1 \
+         share/man/man1/vkvit-info.1 share/man/man1/vkvit-inspect.1 share/man/man1/vkvit-run.1 \
+         share/man/man1/vkvit-bench.1 share/man/man1/vkvit-bench-gemm.1 share/bash-completion/completions/vkvit \
+         share/zsh/site-functions/_vkvit; do
+    [ -e "$prefix/$f" ] || fail "missing installed file $prefix/$f"
+done
+for f in bin/vkvit-convert bin/vkvit-bulk-classify; do [ -x "$prefix/$f" ] || fail "$prefix/$f is not executable"; done
+version=$("$prefix/bin/vkvit" --version)
+echo "$version" | grep -Eq '^vkvit [0-9]+\.[0-9]+\.[0-9]+ \([A-Za-z0-9._+-]+\)$' || fail "vkvit --version printed '$version'"
+grep -qx "Version: $(echo "$version" | cut -d' ' -f2)" "$pc" || fail "vkvit.pc's Version is not that of '$version'"
+if command -v groff > /dev/null; then
+    for page in "$prefix"/share/man/man1/vkvit*.1; do
+        warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1) || fail "groff failed on $page"
+        [ -z "$warnings" ] || fail "groff warns on $page: $warnings"
+    done
+fi
+# The bash completion completes a command, an option, an option's value and the nested `bench gemm`.
+bash -c 'source "$1"
+    t() { local want=$1; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _vkvit 2>/dev/null
+          [[ " ${COMPREPLY[*]} " == *" $want "* ]] || { echo "completing \"$*\" gave \"${COMPREPLY[*]}\", not $want"; exit 1; }; }
+    t classify vkvit cl; t --model vkvit classify --mo; t fp16-math vkvit run --precision fp16-
+    t gemm vkvit bench ge; t --versus vkvit bench gemm --ver' _ "$prefix/share/bash-completion/completions/vkvit" \
+    || fail "the bash completion"
+if command -v zsh > /dev/null; then zsh -n "$prefix/share/zsh/site-functions/_vkvit" || fail "zsh -n _vkvit"; fi
+# The bulk tool finds its installed binding and library (--help loads neither, so ask the binding itself).
+env -u VKVIT_LIBRARY -u PYTHONPATH "$prefix/bin/vkvit-bulk-classify" --help > /dev/null || fail "vkvit-bulk-classify --help"
+py=${PYTHON:-python3}
+if "$py" -c 'import numpy' 2> /dev/null; then
+    PYTHONPATH="$prefix/share/vkvit/python" VKVIT_LIBRARY="$libdir/libvkvit.so" "$py" -c 'import vkvit; vkvit.devices()' \
+        || fail "the installed binding"
+else
+    say "not checked: the installed binding ($py has no numpy; PYTHON=/usr/bin/python3 picks another python)"
+fi
 
 run() { # name, binary, extra args
     local out

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Convert a PyTorch checkpoint into a vkvit model file (docs/model-format.md).
 
     /usr/bin/python3 tools/convert.py SRC -o OUT.vkvit [--source auto|nvsubq|paper|nxai|plain] [--preset NAME]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiles the vkvit library and CLI for aarch64 Linux on Debian 12 (amd64 build machine) and checks that
 # the results are ARM aarch64 binaries. CI calls it from .ci/run.
 #
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --install) INSTALL=1; shift ;;
         --build-dir) BUILD=$2; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,18p' "$0"; exit 0 ;;
         *) echo "cross_aarch64: unknown argument $1" >&2; exit 2 ;;
     esac
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian 13 lane: the README's two commands inside a Debian 13 (trixie) root, with Mesa from trixie-backports.
 #
 #   tools/debian13.sh                      make (or reuse) the root, copy the tree into it, run the two commands
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --ctest-args) ctest_args=$2; shift 2 ;;
         --shell) shell=1; shift ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,19p' "$0"; exit 0 ;;
         *) echo "debian13.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """vkvit against PyTorch on a folder of labelled images: both accuracies and how often the two predictions agree.
 
     /usr/bin/python3 tools/eval_agreement.py --data DIR [--model FILE] [--limit N] [--cli build/vkvit]

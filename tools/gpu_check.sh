@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # One command for a machine with a GPU (docs/gpu.md): the whole CTest suite with the validation layer on the default
 # Vulkan device, then `vkvit info`, `vkvit bench gemm` and `vkvit bench --model` for every bundled model at batch 1
 # and 8, then (with a Python that has PyTorch) vkvit side by side with PyTorch: GEMM against torch.matmul, ViT-5-S,
@@ -38,7 +39,7 @@ for arg in "$@"; do
         --dry-run) dry=1 ;;
         --quick) quick=1 ;;
         --parts) want_parts=1 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "gpu_check.sh: unknown option $arg" >&2; exit 2 ;;
         *) [ -z "$out" ] || { echo "gpu_check.sh: one OUTDIR only" >&2; exit 2; }; out=$arg ;;
     esac

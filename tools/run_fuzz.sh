@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds a fuzzer with clang (libFuzzer + ASan + UBSan; the sources under test are compiled in, so they are
 # instrumented) and runs it for SECONDS. Exits non-zero when the fuzzer finds a crash, a sanitizer report, a leak,
 # a timeout or an out-of-memory; the reproducer is written next to the binary as crash-* / leak-* / timeout-* / oom-*.

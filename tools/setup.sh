@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what vkvit needs (Debian packages; nothing is downloaded from elsewhere) and builds it into build/.
 #
 #   tools/setup.sh              runtime + build dependencies, then a Release build

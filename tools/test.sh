@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the whole test suite on the default Vulkan device (lavapipe on a machine without a GPU), with the
 # validation layer and synchronization validation on. Installs the test dependencies and builds first.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """vkvit model files: safetensors I/O and the `vkvit` metadata schema of docs/model-format.md.
 
 A vkvit model is one safetensors file:

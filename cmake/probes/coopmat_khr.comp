@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // Configure-time probe (cmake/coopmat.cmake): does glslangValidator compile GL_KHR_cooperative_matrix?
 // (glslang 12, Debian 12, does not; glslang >= 13 does.)

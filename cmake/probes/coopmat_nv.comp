@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 // Configure-time probe (cmake/coopmat.cmake): does glslangValidator compile GL_NV_cooperative_matrix?
 // fp16 A/B, fp32 accumulator, 16x16x16 at subgroup scope: the shape a first NV GEMM variant would use.

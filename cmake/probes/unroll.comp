@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 // cmake/unroll.cmake: a loop of constant trip count, which spirv-opt -Oconfig=shaders/unroll.cfg must unroll.

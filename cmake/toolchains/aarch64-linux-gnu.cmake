@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling vkvit for 64-bit ARM Linux with Debian's cross toolchain and multiarch -dev packages
 # (tools/cross_aarch64.sh installs them and runs this):
 #

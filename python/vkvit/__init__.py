@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """vkvit — vision backbones (ViT-5, Vision-LSTM, conditioned ResNets) on any Vulkan GPU, from Python.
 
 A pure-Python binding (ctypes, no compiled extension) over the C library libvkvit.so; include/vkvit.h is the

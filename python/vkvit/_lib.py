@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes mirror of include/vkvit.h: the library, its structs (field for field), prototypes and feature probes.
 
 Internal module; the public API is in vkvit/__init__.py. Every struct here must have the size and field offsets
@@ -229,13 +230,13 @@ _REPO_DIR = os.path.dirname(os.path.dirname(_PKG_DIR))
 
 
 def candidate_paths() -> list:
-    """Where the library is looked for, in order: $VKVIT_LIBRARY; libvkvit.so next to this package; build/ of the
-    source tree this package sits in (python/vkvit -> ../../build/libvkvit.so); the system (find_library)."""
-    out = []
+    """Where the library is looked for, in order: libvkvit.so inside this package (a wheel carries its own, built
+    with the binding it came with, so the struct layouts here match it); $VKVIT_LIBRARY; build/ of the source tree
+    this package sits in (python/vkvit -> ../../build/libvkvit.so); the system's (ctypes.util.find_library)."""
+    out = [os.path.join(_PKG_DIR, "libvkvit.so")]
     env = os.environ.get("VKVIT_LIBRARY")
     if env:
         out.append(env)
-    out.append(os.path.join(_PKG_DIR, "libvkvit.so"))
     out.append(os.path.join(_REPO_DIR, "build", "libvkvit.so"))
     found = ctypes.util.find_library("vkvit")
     if found:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The table of architectures: one row per line of VKVIT_ARCHITECTURES (src/arch/arch.h). */
 #include "arch/arch.h"
 

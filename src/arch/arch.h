@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/arch/arch.h — the one table of architectures.
  *
  * An architecture is one file, src/arch/<name>.c (with its config struct in src/arch/<name>.h), that fills one row:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/arch/arch_kit.h — what an architecture file (src/arch/<name>.c) uses to fill its row, so that it holds only
  * its own rules: strict JSON getters whose failures are one sentence naming the field (src/model/config.c), the
  * tensor-table writer (src/model/model_file.c), saturating counts for FLOP formulas, and describe's JSON helpers. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* resnet: the conditioned ClassificationResNet (seeds 002 and 003) — its `config` rules, tensor table, FLOPs,
  * description, RoPE table and network, reached through its row of the architecture table (src/arch/arch.h). The
  * network itself is src/modules/resnet.c. */

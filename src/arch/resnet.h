@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/arch/resnet.h — the `resnet` config (conditioned ClassificationResNet, seeds 002 and 003) as the modules read
  * it (m->cfg.resnet). Parsed, validated and described by src/arch/resnet.c. */
 #ifndef VKVIT_ARCH_RESNET_H

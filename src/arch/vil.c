@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vil: VisionLSTM v1 (docs/math.md 7) — its `config` rules, tensor table, FLOPs, description and network, reached
  * through its row of the architecture table (src/arch/arch.h). The network itself is src/modules/vil.c. */
 #include "arch/arch_kit.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/arch/vil.h — the `vil` config (VisionLSTM v1 network, mLSTM blocks, docs/math.md 7) as the modules read it
  * (m->cfg.vil). Parsed, validated and described by src/arch/vil.c. */
 #ifndef VKVIT_ARCH_VIL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vit5: ViT5ClassificationNet (docs/math.md 1, 2, 5, 6) — its `config` rules, tensor table, FLOPs, description,
  * constant tables and network, reached through its row of the architecture table (src/arch/arch.h). The network
  * itself is src/modules/vit5.c + vit5_block.c. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/arch/vit5.h — the `vit5` config (ViT5ClassificationNet, docs/math.md 1, 2, 5, 6) as the modules read it
  * (m->cfg.vit5). Parsed, validated and described by src/arch/vit5.c. */
 #ifndef VKVIT_ARCH_VIT5_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Graph tables and builder calls (see graph.h). */
 #include "graph/graph.h"
 

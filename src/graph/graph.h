@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/graph — build, plan, record (ggml's three phases).
  *
  *   graph.c   tensor and node tables and the builder calls. Modules add tensors and nodes; every id is a uint32_t

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Memory planning: liveness per root tensor, then one arena.
  *
  * Inputs and outputs are placed first, one after another, and never share their bytes (the host reads and

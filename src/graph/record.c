@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Recording: every descriptor set is created once and every pipeline acquired once from the ctx's shared kernels
  * (vkvit__record_prepare); the node sequence is then recorded with barriers derived from data flow
  * (vkvit__record_nodes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The `vkvit` metadata entry -> vkvit__model_config, with every rule of docs/model-format.md checked. Each failure
  * is one sentence that names the field and the numbers involved. This file holds what every architecture shares
  * (format_version, architecture, flavour, name, preprocess, labels, and the strict JSON getters of

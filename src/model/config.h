@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/model/config — the `vkvit` metadata entry (docs/model-format.md) parsed and validated into a plain struct.
  *
  * The JSON is untrusted. Every key of `config` is required and unknown `config` keys are rejected (a typo must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_model: read + validate the file (model_file.c), check every tensor's values, add the architecture's constant
  * tables and lay out the two weight images (model.h); an image is made from the file's bytes and uploaded when a
  * session first needs it (less the file tensors only the constants are made of). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The vkvit_model object: a validated model file's config, its weights looked up by state_dict name, and the
  * weights on the device as up to two images, one per weights dtype a session asks for (vkvit__build_opts.weights):
  *

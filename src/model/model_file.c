@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A vkvit model file: read -> safetensors table -> `vkvit` config -> the tensor table the config implies, checked
  * name by name and shape by shape. Also the parameter and FLOP counts (docs/math.md 8). */
 #include "model/model_file.h"

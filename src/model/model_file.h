@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/model/model_file — a whole vkvit model file: safetensors table + `vkvit` config + the exact tensor table the
  * config implies (docs/model-format.md), plus the parameter and FLOP counts of docs/math.md 8.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Host RoPE tables (see rope.h for the recipe and the compact layout). */
 #include "model/rope.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/model/rope — host-precomputed rotary position tables (no Vulkan).
  *
  * Both attention flavours rotate q and k with per-(token, channel) angles that are fixed by the model config, so

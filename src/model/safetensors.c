@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The safetensors reader: header length -> JSON header -> tensor table, with every byte treated as hostile.
  * The rules are listed in safetensors.h and docs/model-format.md. */
 #include "model/safetensors.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/model/safetensors — a safetensors image in memory, parsed into a tensor table without copying tensor data.
  *
  *     u64 little-endian N | N bytes of JSON header | data section (raw little-endian tensors)

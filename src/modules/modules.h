@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Module builders: one per model block, each reading top to bottom like the reference forward (tools/reference/).
  * They add nodes to a graph through src/ops/ops.h and never touch Vulkan. */
 #ifndef VKVIT_MODULES_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Pieces shared by the networks: the patch embedding at the input and the classifier head at the output.
  *
  * Patch embedding: Conv2d(Cin -> C, kernel P, stride P, padding 0) on a channels-last image

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Conditioned ClassificationResNet (docs/model-format.md `resnet`; tools/reference/generic.py; seeds 002, 003):
  *
  *   img [B, H, W, 3] --patchify + GEMM(patch_embed) (+ bias) (+ pos_embed)--> x [B, T, C]    (T = Hp * Wp)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Vision-LSTM (docs/math.md 7; network per 7.2 "v1" and 9.12), both flavours: the seed's numerics (7.1) and the
  * official NX-AI numerics (7.2). Token rows stay in their original order in every block; a reversed block's conv
  * and scan read mirrored indices (no flip is ever materialised).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ViT5ClassificationNet (docs/math.md 5.1; both flavours, docs/math.md 6):
  *
  *   img [B, H, W, 3] --patchify + GEMM(patch_embed) + pos_embed--> patch rows of x [B, T, C]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ViT5ResidualBlock with ViT5Attention (docs/math.md 1.3, 2.2), updating the residual stream x [B, T, C] in place:
  *
  *   xn  = input_norm(x)                                  RMSNorm

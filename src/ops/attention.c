@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The fused attention kernel (see attention.h): config resolution (tiles per device), pipeline creation, dispatch.
  * The graph nodes of both paths are in attention_node.c. */
 #include "ops/attention.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/attention — multi-head attention: the C mirror of shaders/attention.comp (the flash-style core, tiles per
  * device), the unfused path's prep + row softmax (shaders/attention_prep.comp, softmax_rows.comp; the GEMMs come
  * from ops/gemm.h), and the graph nodes (vkvit__op_rope_attention, vkvit__op_attention).

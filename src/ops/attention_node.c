@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Attention graph nodes (see attention.h): the ViT-5 core through the fused kernel or the unfused path (prep ->
  * GEMM -> row softmax -> GEMM, with the push-constant mirrors of attention_prep.comp and softmax_rows.comp), and
  * the generic core. The fused kernel's tiles and description: attention.c. */

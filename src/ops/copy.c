@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Token copies (see copy.h): push-constant mirrors of shaders/patchify.comp, copy_rows.comp, mean_rows.comp, and
  * their graph nodes. */
 #include "ops/copy.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/copy — data movement between token layouts: patchify (im2col before the patch-embedding GEMM), row
  * copies (CLS / register tokens into the residual stream), row means (pooling). */
 #ifndef VKVIT_OPS_COPY_H

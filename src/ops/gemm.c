@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GEMM with epilogues (see gemm.h): tile choice, kernel descriptions, dispatch geometry. The graph nodes are in
  * gemm_node.c. */
 #include "ops/gemm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/gemm — GEMM with fused epilogues: the push-constant mirror of shaders/gemm.comp and gemm_cpu.comp, the
  * kernel descriptions, the tile choice per device (vkvit__caps), and the graph-node builders (vkvit__op_gemm,
  * vkvit__op_linear) the modules call. */

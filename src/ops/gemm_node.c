@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GEMM graph nodes (see gemm.h): vkvit__op_gemm / vkvit__op_linear, with the row split of weights beyond one
  * storage-buffer descriptor's range. Tile choice and kernel descriptions: gemm.c. */
 #include "ops/gemm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Gated activations (see glu.h): the push-constant mirror of shaders/glu.comp and its graph node. */
 #include "ops/glu.h"
 

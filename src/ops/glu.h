@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/glu — gated MLP activations between an MLP's two linears (shaders/glu.comp). */
 #ifndef VKVIT_OPS_GLU_H
 #define VKVIT_OPS_GLU_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GRN (see grn.h): push-constant mirrors of shaders/grn_stats.comp and grn_apply.comp, their graph nodes. */
 #include "ops/grn.h"
 

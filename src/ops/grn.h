@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/grn — global response normalisation (ConvNeXt-V2 GRN) of the residual blocks: per-image channel
  * statistics (shaders/grn_stats.comp, reduction through shaders/reduce.glsl), then the fused apply + LayerScale +
  * residual add (shaders/grn_apply.comp). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/mat — how op builders address a matrix inside a graph tensor, in fp32 elements:
  *     element (b, r, c) = t[offset + b * batch_stride + r * stride + c]
  * which lets e.g. the patch-embedding GEMM write straight into the token rows of the residual stream. */

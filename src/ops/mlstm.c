@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Op builders of the Vision-LSTM cell (see mlstm.h): push-constant mirrors of shaders/mlstm_*.comp, tile choice,
  * dispatch geometry. */
 #include "ops/mlstm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/mlstm — op builders of the Vision-LSTM cell (docs/math.md 7): the kernels between proj_up and proj_down. The
  * GEMMs (proj_up, gates, proj_down) and the LayerNorms come from ops/gemm.h and ops/norm.h; src/modules/vil.c
  * strings everything together.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Norms (see norm.h): the push-constant mirror of shaders/norm.comp, the reduction variant, graph nodes. */
 #include "ops/norm.h"
 

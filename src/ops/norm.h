@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/norm — RMSNorm / LayerNorm / GroupNorm over rows (shaders/norm.comp: one workgroup per (group, row),
  * statistics in fp32 through shaders/reduce.glsl; the subgroup variant where vkvit__policy.subgroup_reductions). */
 #ifndef VKVIT_OPS_NORM_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Helpers shared by the op builders in src/ops (included by the .c files only, never by a header): node
  * bindings, grid sizes, and the workgroup width of the row reductions. */
 #ifndef VKVIT_OPS_OP_UTIL_H

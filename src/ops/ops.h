@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops — one file per kernel family. Each owns the one C mirror of its shaders' push-constant blocks, its kernel
  * descriptions, its variant and tile choice (from the ctx's kernel policy, src/policy/policy.h, and the device's facts) and its graph-node
  * builders: the bridge between modules (which think in tensors and shapes) and shaders. Each builder adds one node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Image pre-processing as graph nodes (docs/preprocessing.md): torchvision's
  *     Resize(resize_shorter, bicubic|bilinear, antialias=True) -> CenterCrop(H, W) -> Normalize(mean, std)
  * on the float image byte / 255, which is PIL's separable resampling (libImaging/Resample.c) in float.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/preprocess — torchvision's Resize(resize_shorter, antialias) + CenterCrop + Normalize on 8-bit pictures,
  * as nodes of the session's graph (docs/preprocessing.md).
  *

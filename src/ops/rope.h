@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/rope — what the attention kernels need to know about rotary position tables: how a channel is paired
  * with its rotation partner. The tables themselves (compact [T, dk/2, 2] (cos, sin) layout, one angle per channel
  * pair) are built on the host by src/model/rope.c, which includes this header. */

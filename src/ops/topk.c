@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The classification readout node: softmax + top-K per image (shaders/topk.comp), after the classifier head. Its
  * output is an OUTPUT tensor of the graph, so the planner never aliases it and the recorder orders it after the
  * head's GEMM like any other node. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/ops/topk — the softmax + top-K node after the classifier head (shaders/topk.comp). */
 #ifndef VKVIT_OPS_TOPK_H
 #define VKVIT_OPS_TOPK_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The one place the library reads its environment (env.h). */
 #include "policy/env.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The environment vkvit reads: every variable in one table (env.c), read once per ctx creation (and once per
  * vkvit_enumerate_devices call) into a plain snapshot that the rooms below take as an argument. No other file of the
  * library calls getenv (tests/api/test_rooms.py checks that). docs/environment.md lists the variables for users. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The kernel policy of a ctx (policy.h): facts + environment + request -> choices. */
 #include "policy/policy.h"
 #include "policy/profiles.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/policy — the one room of kernel policy. It turns the device's facts (vk/facts.h), the environment (env.h,
  * read once) and the ctx description into one value, vkvit__policy, that every op builder reads to choose its
  * kernels; nothing else decides which kernel family runs. A session's precision is the build context of its graph

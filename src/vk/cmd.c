@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Command buffers: one-shot begin/submit/wait, dispatch, buffer-range barriers, timestamp queries. */
 #include "vk/submission.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/vk/descriptors.h — descriptor sets that vkvit__descriptor_set_create (vk/vk.h) does not make whole: sets
  * some of whose bindings are written later, per recording, with a resource of the host's (the pre-processing's
  * host VkImages and VkBuffers through vkvit_session_record_ex; src/graph/record.c, vkvit__swap_sets). The pools and

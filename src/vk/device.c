@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The ctx's Vulkan objects: loader, instance and validation layer, physical-device choice, logical device — or
  * adoption of a host application's device — and their teardown (device.h). What a device has: device_caps.c; what
  * vkvit uses of it: src/policy/; the order of it all at ctx creation: src/ctx.c; errors and log messages: log.c. */

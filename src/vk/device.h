@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The steps of a ctx's Vulkan side (device.c), in the order src/ctx.c takes them: instance (own device) or the host's
  * objects (adopt mode), physical-device choice, logical device with the optional features the policy wants. */
 #ifndef VKVIT_VK_DEVICE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a physical device has: extensions, features, limits, the driver-identity table (CPU devices), the
  * cooperative-matrix shapes, and the facts struct (facts.h, vkvit__caps) the policy room reads. No choice is made
  * here: what vkvit uses of these is src/policy/policy.c's. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a physical device has (device_caps.c): its extensions, features and limits, the driver-identity table, the
  * cooperative-matrix probes and the facts struct (facts.h) the policy room reads. device.c asks these questions when it picks, creates or adopts a device. Internal to src/vk/. */
 #ifndef VKVIT_VK_DEVICE_CAPS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a device has: the facts vkvit reads from Vulkan (device_caps.c) and nothing it decides. Plain C, no Vulkan
  * types, so that the policy room (src/policy/) can read them without knowing Vulkan. Filled once per ctx from the
  * physical device, then narrowed to what is enabled on the logical device (vkvit's own, or the host's in adopt mode). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Driver manifests named in the environment, read and judged before the Vulkan loader reads them: the loader of
  * Debian 12 turns a broken one into "out of host memory", a crash or an abort of the whole process, and a library
  * must not take its host down over an environment variable (loader_check.h has the rules). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The driver manifests named in the environment, checked before the Vulkan loader reads them (loader_check.c). */
 #ifndef VKVIT_LOADER_CHECK_H
 #define VKVIT_LOADER_CHECK_H

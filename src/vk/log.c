@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Errors of Vulkan calls, the host's log callback and the validation layer's messages. */
 #include "vk/vk.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Buffers and memory: one VkDeviceMemory per buffer (vkvit creates few, large buffers: the weights, one arena per
  * session, staging), memory-type choice per use, and staging copies between host and device. */
 #include "vk/vk.h"

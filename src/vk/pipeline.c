@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Kernels (embedded SPIR-V -> compute pipeline with specialization constants), descriptor sets, and the on-disk
  * VkPipelineCache. */
 #include "vk/descriptors.h"

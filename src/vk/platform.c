@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The only operating-system calls of the library (files, directories, the clock, the host memory of CPU devices'
  * buffers), kept here so that a port (Windows, Android's app sandbox) has one file to change. POSIX: Linux, Android,
  * macOS. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a specialised compute shader asks of a device, read from its SPIR-V (spirv_limits.h). */
 #include "vk/spirv_limits.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What a specialised compute shader asks of a device, read from the exact SPIR-V words vkvit embeds (as the
  * push-constant size is): its workgroup size, its shared memory and its storage buffers. Kernel creation
  * (pipeline.c) compares them with the device's limits, so a kernel that would exceed one is refused with a sentence

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A session's submission: one command buffer recorded once (and again when its bindings change) and submitted per
  * run, a fence that says whether a run is in flight (vk/submission.h). */
 #include "vk/submission.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/vk/submission.h — what a session needs of Vulkan around its recorded work (src/session*.c), so that it makes
  * no Vulkan call itself:
  *

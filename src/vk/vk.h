@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* src/vk — the thin Vulkan runtime under vkvit.
  *
  *   device.c    instance, device choice, logical device or adoption, teardown (device.h; the order: src/ctx.c)

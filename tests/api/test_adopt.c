@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Adopt mode: a "host application" creates its own instance (validation + synchronization validation on) and
  * device, hands them to vkvit, vkvit runs a GEMM on the host's queue, the ctx is destroyed, and the host device
  * must still work afterwards (vkvit destroyed nothing of the host's). */

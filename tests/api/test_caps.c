@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device's facts (vkvit__caps, src/vk/facts.h) and the kernel policy on them (vkvit__policy,
  * src/policy/policy.h): filled once at ctx creation, mirrored in vkvit_device_info, and the environment overrides VKVIT_DISABLE_SUBGROUP / VKVIT_DISABLE_COOPMAT /
  * VKVIT_DISABLE_F16 / VKVIT_DISABLE_TEXEL switch the matching feature off and say so in the workarounds string; VKVIT_ATTENTION is read

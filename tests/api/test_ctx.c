@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ctx behaviour: device selection errors, NULL-safe destroy, and the on-disk pipeline cache (written at destroy,
  * reused by the next ctx, ignored — never trusted — when stale, corrupt or truncated). */
 #include "test_util.h"

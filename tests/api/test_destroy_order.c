@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Lifetime and destruction order (include/vkvit.h OWNERSHIP): sessions, then models, then the ctx; in adopt mode
  * the host's device outlives the ctx and must still work afterwards.
  *

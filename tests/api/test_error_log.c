@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Failed calls reach the ctx's log callback (include/vkvit.h ERRORS): every refused call on a ctx, model or
  * session sends exactly one VKVIT_LOG_ERROR message, and it is the sentence vkvit_last_error() returns; a call
  * that succeeds sends none, and a NULL object (no ctx to tell) sends none and does not crash.

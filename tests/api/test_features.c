@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Pooled features out (issue 17): a session created with desc.features = 1 outputs what the classifier head reads,
  * [B, F] (timm's forward_features + pre-logits), next to unchanged logits.
  *

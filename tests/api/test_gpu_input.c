@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GPU image input, end to end through sessions of a small golden model (vit5_nvsubq_cls_r4: 32 x 32 input,
  * resize_shorter 32, bicubic, 10 classes):
  *

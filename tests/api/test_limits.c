@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device limits (issue 12.3): a batch whose dispatches exceed maxComputeWorkGroupCount, or whose activations or
  * weights exceed maxStorageBufferRange, still runs and still matches PyTorch; what cannot be split is refused at
  * session creation with a sentence.

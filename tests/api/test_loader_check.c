@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Driver manifests the Vulkan loader cannot use, named by VK_DRIVER_FILES / VK_ICD_FILENAMES / VK_ADD_DRIVER_FILES
  * (src/vk/loader_check.h): vkvit_ctx_create and vkvit_enumerate_devices refuse them with VKVIT_ERROR_NO_DEVICE and
  * one sentence naming the file, the variable and what is wrong, before the loader reads them. Debian 12's loader

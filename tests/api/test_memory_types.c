@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Where buffers go (vkvit__memory_type_choose, src/vk/memory.c), on the memory layouts real devices publish
  * (VkPhysicalDeviceMemoryProperties as the public Vulkan hardware database lists them; no device needed):
  *

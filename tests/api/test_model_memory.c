@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Models from memory (vkvit_model_desc.data / size) through the public API:
  *   - every golden model (every .vkvit under tests/golden/models) created from a heap copy of its bytes gives logits bit-identical
  *     to the same model created from its path, on the same fresh random input (and condition); the copy is freed and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* One inference of a batch of pictures, pre-processing included, is one queue submission (issue 13): the
  * pre-processing is nodes of the session's graph, dispatched indirectly with counts and geometry that
  * vkvit_session_set_images writes into mapped memory, so set_images submits nothing and vkvit_session_run submits

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The rooms of docs/architecture.md, enforced on the source tree (no build needed).
 
 Each rule below is one "never touches" claim of docs/architecture.md. Comments are stripped before a rule looks at

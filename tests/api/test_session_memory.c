@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Host memory per live session, and the pipelines the sessions of a ctx share (vkvit__kernels_acquire):
  *   - 1,000 live sessions of a 145 KB model (tests/golden/models/vil_seed.vkvit) on one ctx: every session after the
  *     first creates no pipeline, descriptor-set layout or shader module (the ctx counters), the ctx's table holds

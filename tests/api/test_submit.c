@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_session_submit on the host's queue, ordered by the host's semaphores, never waiting.
  *
  *   submit_timeline           a host device with timeline semaphores (Vulkan 1.2 feature enabled): vkvit waits on a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The THREADING contract of include/vkvit.h, exercised with two threads under the validation layer (its
  * thread-safety checks report unsynchronised use of a VkQueue, command pool or fence) and synchronization
  * validation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The model's weight images (src/model/model.h): made from the file's bytes, never read back from the device, and
  * resident only as the residency rule says.
  *   - vkvit_model_create uploads nothing and reads nothing back; an fp16 session's creation reads nothing back

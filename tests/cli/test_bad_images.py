@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Bad input to `vkvit classify`: one clear line on stderr per bad file and a non-zero exit, never a crash.
 
 Runs the built CLI (VKVIT_BINARY_DIR, else build/) with the validation layer on over:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`vkvit classify` and `vkvit eval` as a user meets them (the built CLI, validation layer on).
 
 Mechanics, with the random-weight golden model tests/golden/models/vit5_nvsubq_cls_r4.vkvit (32x32, labels

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The CLI's image decoder (tools/cli/image_decode.c, compiled into this test): crafted in-memory files whose
  * answer is known exactly, and a dump mode for tests/cli/test_classify_decode.py, which compares every decoded image
  * with PIL's.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The CLI's image decoder (tools/cli/image_decode.c, stb_image) against PIL, image by image.
 
 Every valid PngSuite image (../shared/data/pngsuite/png, all but x*), the bundled example photos (assets/images) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The vkvit CLI as a user meets it: exit codes, help texts, `info` on this machine, and a clear sentence (not a
  * crash) when no Vulkan driver can be found or a driver manifest is broken; `vkvit run` on a conditioned resnet
  * golden (input + condition from the golden's io file, logits against PyTorch). Runs the built binary with popen().

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """What goes into and comes out of the CLI (issue 16 items 3, 4, 6-15; issue 12 items 7 and 9; issue 17 bench).
 
 With the small golden models (tests/golden/models/, random weights, 32x32 / 8x8 inputs) and tiny batches:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Every bundled and golden model through `vkvit classify`, `vkvit run` and `vkvit bench` (issue 12).
 
 A use-after-free in graph building was only hit by `vkvit classify assets/images/cat.png --model

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The CLI's option syntax, usage errors, help texts and messages (issue 16 items 1, 2, 5, 19; issue 12 item 9).
 
   - every subcommand parses options with one getopt_long helper: `--model=X`, `--model X`, short flags (-m, -k, -b,
@@ -142,7 +143,7 @@ def test_help_texts():
     # 19: --version is in the usage text and in docs/cli.md, and works; VKVIT_ATTENTION is documented.
     check("--version" in texts["--help"], f"vkvit --help does not list --version:\n{texts['--help']}")
     rc, out, _ = run(["--version"])
-    check(rc == 0 and re.fullmatch(r"vkvit \d+\.\d+\.\d+\n", out), f"--version: exit {rc}: {out!r}")
+    check(rc == 0 and re.fullmatch(r"vkvit \d+\.\d+\.\d+ \([A-Za-z0-9._+-]+\)\n", out), f"--version: exit {rc}: {out!r}")
     doc = open(DOCS_CLI).read()
     check("--version" in doc, "docs/cli.md does not document --version")
     check("VKVIT_ATTENTION" in doc, "docs/cli.md does not document VKVIT_ATTENTION")

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`vkvit eval` mechanics (issue 16 items 7 and 16): the bundled CIFAR-10 model on a few copied CIFAR images.
 
   - a --predictions path that cannot be created (missing folder, a directory) fails at once: exit 4, one stderr

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Pooled features through the CLI (issue 17): `vkvit run --features` and `vkvit classify --features --json`.
 
   - run: for every golden model, OUT holds `logits` (PyTorch's within 1e-4) and `features` [B, F]; the model's own

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """JPEG EXIF orientation, WebP, FIFOs and huge headers through the CLI's image decoder (tools/cli/image_decode.c).
 
   - EXIF: assets/images/cat.png stored as a JPEG eight times, each with the pixels PIL's ImageOps.exif_transpose

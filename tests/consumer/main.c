@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A program that uses an installed (or vendored) vkvit and nothing else of its source tree: it includes <vkvit.h>,
  * creates a ctx, loads a model (from its path, or with --memory from bytes it read itself), classifies one picture it
  * paints itself (a 96 x 64 RGBA gradient, pre-processed on the GPU) and prints the top-1 class. Exit 0 on success.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Tests for tools/vkvit_file.py (safetensors + vkvit schema) and tools/convert.py (checkpoint conversion).
 
 Run from the repository root:  /usr/bin/python3 tests/format/test_convert.py

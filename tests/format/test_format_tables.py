@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The model format's tensor tables agree wherever they are written out.
 
 Four places list which tensors each architecture / flavour has, their shapes and order, and how the loader treats

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CTest: the committed goldens under tests/golden/ are exactly what tools/reference/make_goldens.py writes.
 
 Run from the repository root as `/usr/bin/python3 tests/format/test_goldens_regen.py`.

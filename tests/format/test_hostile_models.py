@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Legal but hostile model files through the CLI (issue 12), written at test time with tests/make_test_models.py.
 
   - deep: a depth-16,384 ViT-5. `vkvit bench --model deep.vkvit --repeat 1 --warmup 0` exits 0 (validation off for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Model-file reader tests, valid files: safetensors parsing, the `vkvit` config, the tensor table, dtype conversion,
  * parameter and FLOP counts (docs/math.md 8, cross-checked with tools/vkvit_file.py), and every tests/golden/models/
  * *.vkvit. The hostile-file sweep is test_model_hostile.c. No GPU needed. Last line: "N passed, M failed". */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Model-file reader tests, hostile files: raw safetensors framing (every truncation, every single-byte header
  * corruption, bad lengths, garbage JSON) and one mutation per case of a valid file, each failing with a specific
  * result code and a sentence that names the offending tensor or field. No GPU needed. Last line: "N passed, M failed". */

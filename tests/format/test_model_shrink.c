@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A model file that another process shrinks while vkvit reads it: the host process must survive, and the call
  * must either finish (it read the file before the cut) or fail with a sentence that names the file. vkvit used to
  * map the file and read the mapping, so a truncation in the middle of vkvit_model_create killed the process with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Both model-file readers give the same verdict on a corpus of hostile files (issue 12 item 8).
 
 The corpus is written to a temporary folder: a small valid vit5 file (tests/fuzz/corpus/vit5_nvsubq.vkvit) and a

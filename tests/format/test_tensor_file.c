@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_tensor_file_*: the public safetensors reader (include/vkvit.h "Tensor files"), on crafted in-memory files
  * whose answers are known exactly: the table (names in order, dtypes, shapes, counts), exact F16 / BF16 widening,
  * argument checks that write nothing, and hostile files (every truncation, overlapping ranges, a size that does

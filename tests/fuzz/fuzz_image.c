@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the CLI's image decoder (tools/cli/image_decode.c: its checks, stb_image and libwebp): the
  * bytes go to cli_image_decode_max, the in-memory entry `vkvit classify` uses, with a pixel limit of 2^20 instead of
  * the CLI's 2^25: every check runs the same, and no input takes seconds to decode (a 5792 x 5792 JPEG of 100 scans,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libFuzzer target for the model-file reader: safetensors framing -> JSON header -> `vkvit` config -> tensor table,
  * from memory through vkvit__model_file_load, the entry vkvit_model_create uses for vkvit_model_desc.data (a file
  * path goes through the same parser after mapping). Every input is tried twice: as a whole model file, and as a

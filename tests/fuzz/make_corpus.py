@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpus of tests/fuzz/fuzz_model_file.c into tests/fuzz/corpus/ (standard library only).
 
 Small but complete vkvit model files (every option of each architecture switched on somewhere, F32 / F16 / BF16

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Seeds for the image-decoder fuzzer (tests/fuzz/fuzz_image.c): small files of every format and variant the CLI
 decodes (PNG colour types, bit depths, interlacing and ancillary chunks; baseline, progressive, CMYK and EXIF JPEGs;
 BMP bit depths, RLE, bit fields, OS/2 and V5 headers; GIF still and animated; TGA raw and RLE; WebP lossy, lossless,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Graph builder and memory planner: deterministic CPU logic, exact expectations, one behaviour per test.
  * No GPU: the graph only needs the device limits, so a zeroed ctx with limits filled in stands in. */
 #include "test_util.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Recording into the host's command buffer: a host application (own instance + device, validation and
  * synchronization validation on) records its own transfer work, then a vkvit inference, into one command buffer
  * per "frame", submits it on its queue with its own fence, and reads the logits after waiting. Three frames in a

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """lab/cifar_augment.py, the on-device augmentations of lab/train_cifar.py --recipe gpu, on the CPU:
 
   - crop_flip shifts each image by whole pixels (up to 4) and flips it or not: the interior of every output equals

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """lab/cifar_teacher.py and the distillation loss of lab/train_cifar.py --teacher (issue 18), on the CPU:
 
   - cutout blanks one square of at most 8x8 pixels per image (exactly 8x8 where it lies inside), at a random place,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """lab/train_cifar.py --init-from (continuing an exported model with a new schedule, issue 18), on the CPU:
 
   - each bundled model loads into the network of its --arch at --size large with every tensor bit-exact (fp16 in

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Every golden and bundled model at precision fp16-math (VKVIT_PRECISION_FP16_MATH) through `vkvit run`.
 
 fp16-math runs the GEMMs on fp16 weights with fp16 arithmetic (src/ops/gemm.h, VKVIT_GEMM_F16_CHUNK); attention,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The generic ResidualBlock and its two mixers (src/modules/resnet.c: vkvit__rn_block_build,
  * vkvit__rn_sequence_mixer, vkvit__rn_condition_mixer) over channels-last (B, *spatial, C) inputs with one, two and
  * three spatial dims, against PyTorch: every tests/golden/ops/residual_block_*, qkv_sequence_mixer_* and

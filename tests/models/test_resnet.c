@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Whole conditioned ClassificationResNets (docs/model-format.md `resnet`) against PyTorch: every
  * tests/golden/models/resnet_*.vkvit runs through the public API (model -> session with the golden's batch ->
  * set_input (+ set_condition) -> run -> get_output into NaN-filled buffers) and its logits must match the golden's

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The full-size models at 224, random weights, through `vkvit run` against PyTorch fp32 (tools/bench_vit5.py and
 tools/bench_vil.py with one round): ViT-5-S/16 (nvsubq and paper flavours) and ViL-S/16 (seed and NX-AI numerics).
 Each must give logits within 1e-4 relative and an activation arena of at most 3x its largest activation (issue 15's

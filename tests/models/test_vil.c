@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Vision-LSTM on the GPU (src/ops/mlstm.c, src/modules/vil.c, shaders/mlstm_*.comp), both numerics (seed,
  * docs/math.md 7.1; NX-AI, docs/math.md 7.2), both directions, against PyTorch and a plain-C float64 reference:
  *

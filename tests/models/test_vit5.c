@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Whole ViT-5 networks of both flavours against PyTorch: every tests/golden/models/vit5_*.vkvit runs through the
  * public API (model -> session -> set_input -> run -> get_output) and its logits must match the golden's within
  * 1e-4 relative to their scale (fp32), once with each attention path (VKVIT_ATTENTION=fused and =gemm, as ctx->policy.attention). Also:

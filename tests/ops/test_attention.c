@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Attention core (shaders/attention.comp) and the host RoPE tables (src/model/rope.c).
  *
  *   1. rope:    the C tables of every vit5_attention golden, expanded to [T, dk], against out.rope_cos / rope_sin.

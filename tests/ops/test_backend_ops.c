@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_backend_ops: one table-driven harness for the single-op graph nodes of src/ops (in the spirit of ggml's
  * test-backend-ops). Each row of `cases` below names an op, its shape parameters, its data types and a tolerance;
  * each op has a builder (random inputs -> graph tensors -> the library's own op builder) and a plain-C

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit_bench_gemm (include/vkvit.h "GEMM micro-benchmark"), through the public API only: shapes of 1, odd sizes,
  * and sizes past the 64 x 64 check grid give per-run GPU times, a median inside them, GFLOP/s, and a result that
  * agrees with the plain-C reference on every checked element (each shape with fresh inputs: a new seed), at every

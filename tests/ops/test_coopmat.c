@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The cooperative-matrix GEMM of fp16-math sessions (shaders/gemm_coopmat.comp): its first-use self-check
  * (src/coopmat_guard.c) and its selection. On a device without cooperative matrices (lavapipe) the emulated kernel
  * stands in, as VKVIT_COOPMAT_EMULATE=1 would make it; on one that uses the NV kernel, that kernel is tested.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GEMM (nn.Linear layout) and elementwise add (through the GEMM epilogue) against double-precision CPU loops.
  *
  * Every GEMM case runs on every GEMM variant (the shared-memory GPU kernel and the llvmpipe kernel), whichever one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GEMM at drawn shapes: every kernel variant the policy can choose on this device, at shapes drawn from a seeded
  * generator rather than a fixed table (a fixed table missed a CPU GEMM that gave NaN at 256 x 256 x 192 and at
  * 1024^3: docs/kernels.md, "Drawn shapes").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Op-level tests of the ViT-5 ops against the PyTorch goldens (tests/golden/ops/, see tests/golden/README.md).
  *
  * Every case runs as a real graph (tests/graph_util.h): the same op / module builders the networks use, planned

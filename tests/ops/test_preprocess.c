@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* GPU image pre-processing (src/ops/preprocess.c, shaders/preprocess_{h,v}.comp) against two references:
  *   - the goldens tests/golden/ops/preprocess_*.safetensors (tools/reference/preprocess.py: torchvision's Resize +
  *     CenterCrop + Normalize through PIL's float "F" mode), and

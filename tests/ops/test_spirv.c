@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Every embedded SPIR-V module is valid for Vulkan 1.1 (spirv-val), and every module the table names exists
  * and is non-empty, with a push-constant block the library can size. Runs spirv-val on the exact words the library
  * embeds. No GPU needed. The spirv-opt unrolled CPU GEMM variants have at most 3 loops left. The KHR cooperative-matrix kernels (builds with glslang >= 13) are validated only by a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Softmax + top-K on the GPU (shaders/topk.comp via vkvit__op_topk; vkvit_session_get_top_k) against a plain-C
  * double-precision reference: the same K classes in the same order (most probable first, equal logits to the lower
  * class index) and probabilities within 2e-6 absolute. Outputs start poisoned with NaN. Cases: random logits over

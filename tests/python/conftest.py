@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared by the pytest suite of the Python binding (tests/python/).
 
 - The binding is imported from python/ of this source tree; the library from $VKVIT_LIBRARY (CTest sets it to the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python binding (python/vkvit) against the C library: struct layouts, every golden model, bad input, lifetime,
 threads and memory. Validation layer on; zero validation messages after every test (conftest.ctx)."""
 

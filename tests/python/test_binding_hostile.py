@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python binding against a hostile caller: log callbacks that call back into vkvit, threads that hammer one
 lock, integers ctypes would truncate, paths with NUL bytes, that are not UTF-8 or that name a /proc file, driver
 manifests the Vulkan loader cannot use. Every scenario that could hang runs in a daemon thread joined with a timeout,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/bulk_classify.py on a 2-worker LocalCluster over the committed 300 CIFAR-10 test images.
 
 The images are the JPEGs of tests/data/cifar10-subset decoded once by PIL into a PNG copy (same layout), because

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The C architecture rows' tensor tables as JSON, for tests/format/test_format_tables.py (which compares them with
  * tools/vkvit_file.py's, tests/model_builder.h's and docs/model-format.md's).
  *

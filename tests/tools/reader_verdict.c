@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The C reader's verdict on each file named on the command line, one line per file, for
  * tests/format/test_reader_agreement.py (which compares them with tools/vkvit_file.py's):
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Latency statistics of the two benchmarks (bench_stats.h). */
 #include "bench_stats.h"
 

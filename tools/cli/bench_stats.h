@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Latency statistics of the two benchmarks (`vkvit bench --model`, `vkvit bench gemm`). */
 #ifndef VKVIT_CLI_BENCH_STATS_H
 #define VKVIT_CLI_BENCH_STATS_H

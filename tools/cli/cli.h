@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The vkvit command-line tool: one file per subcommand, each `int vkvit_cli_<name>(int argc, char **argv)` with
  * argv[0] the subcommand name. Exit codes: 0 success, 1 usage error, 2 bad input (file, model, image),
  * 3 no usable Vulkan device or loader, 4 runtime failure. */

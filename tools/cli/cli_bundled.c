@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Finding the bundled demo model (cli_find_bundled_model). The only file that reads VKVIT_SOURCE_DIR: build/vkvit
  * also looks in the source tree, the installed binary only next to itself (CMakeLists.txt links this file twice). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The CLI's process-wide state: the error channel (cli_error / cli_last_error), the clock, the log callback and
  * the state of standard output (cli_flush_stdout / cli_finish_stdout). */
 #include "cli.h"

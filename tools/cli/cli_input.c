@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Reading inputs: whole files, standard input and pipes under a size cap (cli_read_input), and the tensors of a
  * safetensors input through the library's reader (cli_open_tensor_file, cli_read_condition). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Files in and out (cli_input.c, cli_output.c) and the model sniffer (cli_sniff.c). */
 #ifndef VKVIT_CLI_IO_H
 #define VKVIT_CLI_IO_H

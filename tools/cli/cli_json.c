@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* JSON output: the cJSON values and printers every command's document is built with. */
 #include "cli.h"
 

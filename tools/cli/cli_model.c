@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The steps every command that opens a model shares: the model path (given or bundled), sniff + ctx + model, and
  * the one way a failure is printed. */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Option parsing (cli_opts: one getopt_long loop and one error style for every subcommand) and the parsers of
  * option values (integers, precisions). */
 #include "cli.h"

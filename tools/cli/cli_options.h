@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Option parsing for the vkvit subcommands (cli_options.c). */
 #ifndef VKVIT_CLI_OPTIONS_H
 #define VKVIT_CLI_OPTIONS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Writing outputs: atomic replacement of regular files (a temporary next to the file, then rename), in-place
  * writes to devices and FIFOs, and the signal handlers that remove an interrupted run's temporary file. */
 #include "cli.h"

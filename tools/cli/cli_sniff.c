@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Telling a model file from what it plainly is not before the reader (and a GPU driver) starts: special files are
  * refused, and a file of another kind is named by its magic bytes (cli_sniff_model, cli_sniff_safetensors). */
 #include "cli.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Strings on a terminal (cli_utf8.c) and JSON documents (cli_json.c). */
 #ifndef VKVIT_CLI_TEXT_H
 #define VKVIT_CLI_TEXT_H

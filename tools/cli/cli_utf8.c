@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* UTF-8 in the CLI: strings from model files and file names, cleaned for a terminal (cli_put_clean) or repaired
  * for JSON (cli_utf8_fix). The library repairs the strings of its own documents (vkvit_describe_model); the CLI
  * repairs what it takes from elsewhere (argv paths, folder entries, labels) and cleans everything it prints. */

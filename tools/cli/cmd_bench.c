@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit bench: model benchmark (`vkvit bench gemm`, the GEMM micro-benchmark, is cmd_bench_gemm.c).
  *
  *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N]

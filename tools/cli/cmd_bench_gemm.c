@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit bench gemm: the GEMM micro-benchmark per shape (vkvit_bench_gemm: the session's GEMM node, GPU timestamps
  * around each run, the result checked against a plain-C reference).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit classify: the K most probable classes of each image file.
  *
  *   vkvit classify IMG... [--model FILE] [--top K] [--batch N] [--json] [--device DEV]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit eval's parts (cmd_eval.c: options and the run; cmd_eval_data.c: the labelled folder; cmd_eval_report.c:
  * progress, the --predictions table and the report). */
 #ifndef VKVIT_CMD_EVAL_H

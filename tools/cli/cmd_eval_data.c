@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit eval: the labelled folder. DIR holds test/<class>/<image> (or <class>/<image> directly); each class
  * folder's name must be one of the model's labels. Images are taken in a fixed order that cycles through the
  * classes (the first image of every class, then the second, ...), so --limit N keeps the classes balanced. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit eval: what it prints and writes — the progress bar, the --predictions table and the report (text or one
  * JSON object: valid UTF-8 strings, null for numbers that are not finite). */
 #include "cmd_eval.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit info: every Vulkan device, its features, and what vkvit uses and works around on it. */
 #include "cli.h"
 

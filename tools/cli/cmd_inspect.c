@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit inspect FILE [--json]: what a model file holds — architecture, shapes, parameters, FLOPs, classes,
  * preprocessing, dtypes. Everything comes from vkvit_describe_model (include/vkvit.h), which reads and validates
  * the whole file without a device; --json prints its document as it is, the text is rendered from it and its

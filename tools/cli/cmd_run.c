@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit run: run a model on a tensor from a safetensors file and write the logits — the tool for checking vkvit
  * against any PyTorch model.
  *

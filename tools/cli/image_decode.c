@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Image files for the CLI: size-capped read, header check, stb_image / libwebp decode to RGBA8, EXIF orientation
  * (see image_decode.h).
  *

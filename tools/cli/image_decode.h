@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Image files for the CLI (`vkvit classify`, `vkvit eval`): read with a size cap, the header checked before any
  * pixel is decoded, then decoded into RGBA8 for vkvit_session_set_images.
  *

@@ -1,9 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vkvit — command-line entry point: dispatches to one subcommand per file. */
 #include "cli.h"
 
 #include <stdio.h>
 #include <signal.h>
 #include <string.h>
+
+#ifndef VKVIT_GIT_DESCRIBE
+#define VKVIT_GIT_DESCRIBE "unknown" /* CMakeLists.txt passes `git describe` of the checkout it configured */
+#endif
 
 typedef struct command {
     const char *name;
@@ -61,7 +66,7 @@ int main(int argc, char **argv) {
         return argc < 2 ? CLI_USAGE : cli_finish_stdout("--help", CLI_OK);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        printf("vkvit %d.%d.%d\n", VKVIT_VERSION_MAJOR, VKVIT_VERSION_MINOR, VKVIT_VERSION_PATCH);
+        printf("vkvit %d.%d.%d (%s)\n", VKVIT_VERSION_MAJOR, VKVIT_VERSION_MINOR, VKVIT_VERSION_PATCH, VKVIT_GIT_DESCRIBE);
         return cli_finish_stdout("--version", CLI_OK);
     }
     for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; i++)

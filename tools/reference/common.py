@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared building blocks of the vkvit PyTorch reference (docs/math.md sections 2 and 4).
 
 Everything here is channels-last: the feature axis is always the LAST axis, any number of leading axes.

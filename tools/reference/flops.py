@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reference configurations and network FLOP / parameter counts (docs/math.md sections 5.2, 7.2 and 8).
 
 The closed-form FLOP and parameter formulas live once in Python, in tools/vkvit_file.py (flops_breakdown,

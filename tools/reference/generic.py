@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Generic nvSubquadratic blocks: Attention (inner mixer), QKVSequenceMixer, QKVConditionMixer (seed 003),
 ResidualBlock (seed 002), and the conditioned ClassificationResNet built from them (docs/model-format.md `resnet`).
 docs/math.md 3, 8, 9.13.

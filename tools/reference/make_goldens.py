@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Write the vkvit golden files (inputs, weights, expected outputs) from the PyTorch reference.
 
     /usr/bin/python3 tools/reference/make_goldens.py            # (re)write tests/golden/{ops,models}/ + README.md

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """mLSTM / Vision-LSTM reference: seed 004 (numerics "seed") and NX-AI v1 (numerics "nxai"). docs/math.md 7.
 
 Scan functions work on per-head tensors ``q, k, v: (B, NH, S, DH)`` and gate pre-activations

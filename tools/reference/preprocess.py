@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reference image pre-processing (docs/preprocessing.md): what vkvit_session_set_images computes on the GPU.
 
 torchvision's ``Resize(resize_shorter, interpolation, antialias=True)`` + ``CenterCrop(image_size)`` +

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Self-checks of the vkvit PyTorch reference against docs/math.md. One line per check; exit 0 only if all pass.
 
     /usr/bin/python3 tools/reference/selfcheck.py

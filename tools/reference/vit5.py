@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ViT-5 reference: RoPE tables, ViT5Attention (seed 001), ViT5ResidualBlock (seed 000), ViT5ClassificationNet.
 
 docs/math.md sections 1, 2, 5, 6 and 9; tensor names and config keys of docs/model-format.md (`vit5`).
