@@ -27,9 +27,9 @@ OBJECTS
     Session   one recorded graph for a batch size      Session(model, batch=1, precision='fp32', top_k=0)
 
 FINDING THE LIBRARY
-    $VKVIT_LIBRARY (a path to libvkvit.so), else libvkvit.so inside this package's folder, else build/libvkvit.so
-    of the source tree the package sits in (python/vkvit -> ../../build), else the system's (ctypes.util
-    .find_library("vkvit"), e.g. after `cmake --install`). vkvit.library_path() says which one was loaded.
+    libvkvit.so inside this package's folder (the wheel bundles it), else $VKVIT_LIBRARY (a path to libvkvit.so),
+    else build/libvkvit.so of the source tree the package sits in (python/vkvit -> ../../build), else the system's
+    (ctypes.util.find_library("vkvit"), e.g. after `cmake --install`). vkvit.library_path() says which one was loaded.
 
 ERRORS
     Every failure raises a subclass of vkvit.Error, one per vkvit_result code (NoDeviceError, BadModelFileError,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Pictures to the RGBA8 pixels vkvit_session_set_images takes, as the CLI's decoder makes them.
 
 The CLI (tools/cli/image_decode.c) decodes files with stb_image and libwebp to 8-bit RGBA and then applies the EXIF

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device profiles of tests (profiles.h). Where each row's values come from:
  *   vulkan-1.1-minimum     the Vulkan 1.1 specification, table "Required Limits".
  *   android-baseline-2022  the Khronos Vulkan-Profiles repository (KhronosGroup/Vulkan-Profiles), profile

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Device profiles for tests (VKVIT_DEVICE_PROFILE=NAME, policy/env.c): the device facts vkvit sees, clamped to a real
  * family's published limits and features, and optionally the GPU kernels instead of a CPU device's, so that lavapipe
  * runs the paths an Android phone, a Mali or an RDNA3 GPU would take, under their limits. The table and the sources

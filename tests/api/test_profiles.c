@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The device profiles (VKVIT_DEVICE_PROFILE, src/policy/profiles.c), each in a ctx of its own:
  *   - the ctx reports the profile's limits and features clamped to the real device's (vkvit_device_info, ctx->caps
  *     and the limits the graph reads, ctx->limits): every limit the lower of the two, every feature both's, never

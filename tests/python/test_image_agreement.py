@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python binding, tools/bulk_classify.py and the CLI agree on odd images (issue 57, points 2 and 6).
 
 Pillow writes a set of images whose modes Pillow reads back as something other than 8-bit RGB (16-bit grey, which
