@@ -31,7 +31,11 @@ typedef struct gemm_config {
 
 #define MAX_ROUNDS 100u
 
-static const char *const kernel_names[] = {"auto", "cpu", "shared", "coopmat"}; /* by vkvit_gemm_kernel */
+/* The library's name of a kernel (vkvit_gemm_kernel_name, the one table of them), "?" for none. */
+static const char *kernel_name(vkvit_gemm_kernel k) {
+    const char *name = vkvit_gemm_kernel_name(k);
+    return name ? name : "?";
+}
 
 void vkvit_cli_bench_gemm_usage(FILE *f) {
     fprintf(f, "usage: vkvit bench gemm [options]\n\n"
@@ -141,8 +145,8 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
             out->flags |= VKVIT_GEMM_BENCH_RUNNING_SUMS;
         } else if (eq && !strcmp(item, "kernel")) {
             int k = -1;
-            for (int i = 0; i < (int)CLI_ARRAY_LEN(kernel_names); i++)
-                if (!strcmp(value, kernel_names[i])) k = i;
+            for (int i = 0; vkvit_gemm_kernel_name((vkvit_gemm_kernel)i); i++)
+                if (!strcmp(value, vkvit_gemm_kernel_name((vkvit_gemm_kernel)i))) k = i;
             if (k < 0)
                 return conf_error("%s: kernel=%s: not auto, cpu, shared or coopmat", option, value);
             out->kernel = (vkvit_gemm_kernel)k;
@@ -161,7 +165,7 @@ static int parse_config(const char *option, const char *text, gemm_config *out) 
  * "shared 64x64x16/4x4", "coopmat 64x64x32". */
 static void describe_kernel(const vkvit_gemm_bench_result *r, char *buf, size_t cap) {
     const vkvit_gemm_tile *t = &r->tile;
-    const char *name = (unsigned)r->kernel < CLI_ARRAY_LEN(kernel_names) ? kernel_names[r->kernel] : "?";
+    const char *name = kernel_name(r->kernel);
     int n = snprintf(buf, cap, "%s %ux%ux%u", name, t->bm, t->bn, t->bk);
     if (n >= 0 && (size_t)n < cap && r->kernel != VKVIT_GEMM_KERNEL_COOPMAT)
         n += snprintf(buf + n, cap - n, "/%ux%u", t->tm, t->tn);
@@ -172,8 +176,7 @@ static void describe_kernel(const vkvit_gemm_bench_result *r, char *buf, size_t 
 
 static void add_kernel_json(cJSON *o, const gemm_config *cfg, const vkvit_gemm_bench_result *r) {
     cJSON_AddStringToObject(o, "config", cfg->text);
-    cJSON_AddStringToObject(o, "kernel", (unsigned)r->kernel < CLI_ARRAY_LEN(kernel_names) ? kernel_names[r->kernel]
-                                                                                          : "?");
+    cJSON_AddStringToObject(o, "kernel", kernel_name(r->kernel));
     cJSON *t = cJSON_AddObjectToObject(o, "tile");
     if (t) {
         cJSON_AddNumberToObject(t, "bm", r->tile.bm);
