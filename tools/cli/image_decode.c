@@ -101,6 +101,7 @@ static int stb_budget_end(void) {
 #define STBI_ONLY_BMP
 #define STBI_ONLY_GIF
 #define STBI_ONLY_TGA
+#define STBI_ONLY_PNM /* binary PPM (P6) and PGM (P5), as tools/bulk_classify.py's Pillow reads them */
 #define STBI_MAX_DIMENSIONS (1 << 24) /* stb's own sanity limit; vkvit's (smaller) limit is checked below */
 #if defined(__GNUC__)
 /* stb declares stbi_set_unpremultiply_on_load_thread static without defining it under STB_IMAGE_STATIC; GCC
@@ -422,6 +423,7 @@ static const char *sniff_format(const uint8_t *data, size_t size) {
     if (jpeg_start(data, size)) return "JPEG";
     if (size >= 2 && data[0] == 'B' && data[1] == 'M') return "BMP";
     if (size >= 4 && !memcmp(data, "GIF8", 4)) return "GIF";
+    if (size >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6') return "PNM (PPM / PGM)";
     return NULL;
 }
 
@@ -669,7 +671,9 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
         if (format)
             return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
                              "unsupported", name, format);
-        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA or WebP image", name);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM image%s",
+                         name, size >= 4 && (!memcmp(data, "II*", 4) || !memcmp(data, "MM\0*", 4))
+                                   ? " (it is a TIFF file, which vkvit does not decode: convert it to PNG first)" : "");
     }
     if (h < 0 && data[0] == 'B') h = -h; /* top-down BMP */
     if ((r = check_sides(w, h, max_pixels, name)) != VKVIT_OK) return r;
