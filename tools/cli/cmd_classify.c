@@ -167,8 +167,9 @@ static void image_failed(image_result *res) {
     res->error = strdup(why);
 }
 
-/* Reads and decodes one image argument (a file, a pipe, or `-`). */
-static vkvit_result load_image(const image_result *ir, cli_image *img) {
+/* Reads and decodes one image argument (a file, a pipe, or `-`): up to CLI_IMAGE_HOST_MAX_PIXELS on the host, then
+ * reduced on the host (a box filter) to the device's limit when above it. */
+static vkvit_result load_image(image_result *ir, uint64_t device_max_pixels, cli_image *img) {
     memset(img, 0, sizeof *img);
     if (ir->walk_error) return cli_error(VKVIT_ERROR_IO, "%s", ir->walk_error);
     const char *path = ir->path;
@@ -177,8 +178,12 @@ static vkvit_result load_image(const image_result *ir, cli_image *img) {
     vkvit_result r = cli_read_input(path, CLI_IMAGE_MAX_FILE_BYTES, &data, &size);
     if (r == VKVIT_ERROR_INVALID_ARGUMENT) return VKVIT_ERROR_BAD_IMAGE; /* above the size cap; the sentence says so */
     if (r != VKVIT_OK) return r;
-    r = cli_image_decode(data, size, cli_input_name(path), img);
+    r = cli_image_decode_max(data, size, cli_input_name(path), CLI_IMAGE_HOST_MAX_PIXELS, img);
     free(data);
+    ir->width = img->width; /* the file's size, which --format json reports */
+    ir->height = img->height;
+    if (r == VKVIT_OK && (r = cli_image_reduce(img, device_max_pixels, cli_input_name(path))) != VKVIT_OK)
+        cli_image_free(img);
     return r;
 }
 
@@ -394,6 +399,7 @@ typedef struct classify_job {
     uint32_t cond_rows;
     size_t cond_row;                        /* floats per condition row (0: the model takes none) */
     uint32_t n_bad;
+    uint64_t device_max_pixels;             /* the most pixels one image may have on the device */
     printer pr;
 } classify_job;
 
@@ -432,17 +438,16 @@ static vkvit_result decode_chunk(classify_job *j, uint32_t *next, uint32_t *coun
     for (*count = 0; *count < limit && *next < j->a.n_paths && bytes < CLI_CHUNK_MAX_BYTES; ++*next) {
         image_result *ir = &j->res[*next];
         progress(tty, 0, 0, 0, 1);
-        vkvit_result r = load_image(ir, &j->chunk[*count]);
+        vkvit_result r = load_image(ir, j->device_max_pixels, &j->chunk[*count]);
         if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) return r;
         if (r != VKVIT_OK) {
             image_failed(ir);
             j->n_bad++;
             continue;
         }
-        ir->width = j->chunk[*count].width;
-        ir->height = j->chunk[*count].height;
-        *max_pixels = CLI_MAX(*max_pixels, (uint64_t)ir->width * ir->height);
-        bytes += (uint64_t)ir->width * ir->height * 4;
+        const cli_image *img = &j->chunk[*count];
+        *max_pixels = CLI_MAX(*max_pixels, (uint64_t)img->width * img->height);
+        bytes += (uint64_t)img->width * img->height * 4;
         j->chunk_of[(*count)++] = *next;
     }
     return VKVIT_OK;
@@ -638,6 +643,7 @@ int vkvit_cli_classify(int argc, char **argv) {
         vkvit_model_info info;
         vkvit_model_get_info(j.model, &info);
         j.top = CLI_MIN(CLI_MIN(j.a.top, info.num_classes), VKVIT_MAX_TOP_K);
+        j.device_max_pixels = cli_image_device_max_pixels(j.ctx);
         start_printer(&j);
         rc = classify_all(&j, tty);
     }

@@ -168,7 +168,10 @@ static vkvit_result decode_chunk(eval_job *j, uint32_t *next, uint32_t *count, i
     uint64_t bytes = 0;
     for (*count = 0; *count < j->t.batch && *next < j->list.count && bytes < CLI_CHUNK_MAX_BYTES; ++*next) {
         cli_image *img = &j->chunk[*count];
-        vkvit_result r = cli_image_load_max(j->list.items[*next].path, j->max_pixels, img);
+        /* decoded up to the host's limit, then reduced on the host to the device's (a phone photo) */
+        vkvit_result r = cli_image_load_max(j->list.items[*next].path, CLI_IMAGE_HOST_MAX_PIXELS, img);
+        if (r == VKVIT_OK && (r = cli_image_reduce(img, j->max_pixels, j->list.items[*next].path)) != VKVIT_OK)
+            cli_image_free(img);
         if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) return r;
         if (r != VKVIT_OK) {
             if (show_progress) fputc('\n', stderr);

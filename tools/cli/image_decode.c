@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,9 +462,11 @@ static vkvit_result check_sides(int64_t w, int64_t h, uint64_t max_pixels, const
                          "of %u pixels per side", name, (long long)w, (long long)h, VKVIT_MAX_IMAGE_SIDE);
     if ((uint64_t)w * (uint64_t)h > max_pixels) /* both <= 16384 here: no overflow */
         return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels (%llu MiB as RGBA8), "
-                         "above the limit of %llu pixels (%llu MiB) one image may have on this device", name,
+                         "above the limit of %llu pixels (%llu MiB) one image may have %s", name,
                          (long long)w, (long long)h, (unsigned long long)((uint64_t)w * (uint64_t)h * 4 >> 20),
-                         (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20));
+                         (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20),
+                         max_pixels == CLI_IMAGE_HOST_MAX_PIXELS ? "to be decoded on the host (16384 x 12288)"
+                                                                 : "on this device");
     return VKVIT_OK;
 }
 
@@ -801,4 +804,95 @@ void cli_image_free(cli_image *img) {
 vkvit_image cli_image_view(const cli_image *img) {
     return (vkvit_image){.pixels = img->pixels, .width = img->width, .height = img->height,
                          .row_bytes = img->width * 4u, .format = VKVIT_PIXEL_RGBA8};
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Host reduction of an image above the device's pixel limit: an area (box) filter
+ * ------------------------------------------------------------------------------------------------------------ */
+
+void cli_image_fit_size(uint32_t w, uint32_t h, uint64_t max_pixels, uint32_t *ow, uint32_t *oh) {
+    *ow = w;
+    *oh = h;
+    if (max_pixels == 0 || (uint64_t)w * h <= max_pixels) return;
+    const double s = sqrt((double)max_pixels / ((double)w * h)); /* the same scale on both axes: the aspect kept */
+    uint32_t nw = (uint32_t)fmax(1.0, floor(w * s)), nh = (uint32_t)fmax(1.0, floor(h * s));
+    while ((uint64_t)nw * nh > max_pixels) { /* floor(w s) floor(h s) <= w h s^2 in exact arithmetic; rounding aside */
+        if (nw >= nh && nw > 1) nw--;
+        else if (nh > 1) nh--;
+        else break;
+    }
+    *ow = nw;
+    *oh = nh;
+}
+
+/* The source span of output cell i of n over a side of `len` pixels: [i len / n, (i + 1) len / n), in source pixels,
+ * as the first pixel it touches, the count, and each one's overlap (the first and last may be partial). */
+typedef struct box_span {
+    uint32_t first, count;
+    double w_first, w_last;                 /* overlap of the first and last source pixel; the others 1 */
+} box_span;
+
+static box_span span_of(uint32_t i, uint32_t n, uint32_t len) {
+    const double a = (double)i * len / n, b = (double)(i + 1) * len / n;
+    box_span s;
+    s.first = (uint32_t)floor(a);
+    uint32_t last = (uint32_t)ceil(b) - 1;
+    if (last >= len) last = len - 1;
+    s.count = last - s.first + 1;
+    s.w_first = fmin(b, s.first + 1.0) - a;
+    s.w_last = s.count > 1 ? b - last : s.w_first;
+    return s;
+}
+
+static double span_weight(const box_span *s, uint32_t k) {
+    return k == 0 ? s->w_first : k == s->count - 1 ? s->w_last : 1.0;
+}
+
+vkvit_result cli_image_reduce(cli_image *img, uint64_t max_pixels, const char *name) {
+    uint32_t ow, oh;
+    cli_image_fit_size(img->width, img->height, max_pixels, &ow, &oh);
+    if (ow == img->width && oh == img->height) return VKVIT_OK;
+    const uint32_t w = img->width, h = img->height;
+    uint8_t *out = malloc((size_t)ow * oh * 4);
+    double *row = malloc((size_t)w * 4 * sizeof *row); /* one output row's vertical sum, at full width */
+    box_span *cols = malloc((size_t)ow * sizeof *cols);
+    if (!out || !row || !cols) {
+        free(out), free(row), free(cols);
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of host memory reducing %ux%u pixels to %ux%u",
+                         name, w, h, ow, oh);
+    }
+    for (uint32_t x = 0; x < ow; x++) cols[x] = span_of(x, ow, w);
+    /* Each output pixel is the mean of the source area it covers (partial pixels by their overlap): rows first, into
+     * `row`, then columns. Every source pixel is read once or twice. */
+    const double area = ((double)w / ow) * ((double)h / oh);
+    for (uint32_t y = 0; y < oh; y++) {
+        const box_span rs = span_of(y, oh, h);
+        memset(row, 0, (size_t)w * 4 * sizeof *row);
+        for (uint32_t k = 0; k < rs.count; k++) {
+            const double wy = span_weight(&rs, k);
+            const uint8_t *src = img->pixels + (size_t)(rs.first + k) * w * 4;
+            for (size_t i = 0; i < (size_t)w * 4; i++) row[i] += wy * src[i];
+        }
+        uint8_t *dst = out + (size_t)y * ow * 4;
+        for (uint32_t x = 0; x < ow; x++) {
+            const box_span *cs = &cols[x];
+            double acc[4] = {0, 0, 0, 0};
+            for (uint32_t k = 0; k < cs->count; k++) {
+                const double wx = span_weight(cs, k);
+                const double *p = row + (size_t)(cs->first + k) * 4;
+                for (int c = 0; c < 4; c++) acc[c] += wx * p[c];
+            }
+            for (int c = 0; c < 4; c++) {
+                const double v = acc[c] / area + 0.5;
+                dst[(size_t)x * 4 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
+    }
+    free(row);
+    free(cols);
+    free(img->pixels);
+    img->pixels = out;
+    img->width = ow;
+    img->height = oh;
+    return VKVIT_OK;
 }
