@@ -400,6 +400,8 @@ typedef struct classify_job {
     size_t cond_row;                        /* floats per condition row (0: the model takes none) */
     uint32_t n_bad;
     uint64_t device_max_pixels;             /* the most pixels one image may have on the device */
+    int all_tried;                          /* classify_all went through every image (some may be bad): -o's file
+                                             * is kept */
     printer pr;
 } classify_job;
 
@@ -556,23 +558,28 @@ static int classify_all(classify_job *j, int tty) {
         if (cli_stdout_failed()) return CLI_FAILURE; /* nobody reads the rest (`| head`): cli_finish_stdout says why */
         if (next < j->a.n_paths) progress(tty, next, j->a.n_paths, t0, 0);
     }
+    j->all_tried = 1;
     return j->n_bad ? CLI_BAD_INPUT : CLI_OK;
 }
 
 /* The end of the output (a JSON document on stdout is always closed, even after a failure; -o's file is renamed into
  * place when every image was tried, else removed), its warnings, and the job's memory and objects. Returns rc, or
  * the exit code of a failed write of -o's file. */
-static int finish(classify_job *j, int tty, int rc) {
+static int finish(classify_job *j, int tty, int rc, int all_tried) {
     progress(tty, 0, 0, 0, 1);
     if (j->pr.f) {
         print_end(&j->pr);
         if (j->pr.out) {
-            vkvit_result r = rc == CLI_OK || rc == CLI_BAD_INPUT ? printer_flush(&j->pr) : VKVIT_OK;
+            const int keep = all_tried && (rc == CLI_OK || rc == CLI_BAD_INPUT);
+            vkvit_result r = keep ? printer_flush(&j->pr) : VKVIT_OK;
             if (j->pr.f) fclose(j->pr.f);
             free(j->pr.buf);
-            if (r == VKVIT_OK && (rc == CLI_OK || rc == CLI_BAD_INPUT)) r = cli_out_commit(j->pr.out);
+            if (r == VKVIT_OK && keep) r = cli_out_commit(j->pr.out);
             else cli_out_abort(j->pr.out);
-            if (r != VKVIT_OK) rc = cli_fail("classify", r);
+            if (r != VKVIT_OK) { /* an output that cannot be written: exit 4, as for run --output */
+                cli_print_error("classify", cli_last_error());
+                rc = CLI_FAILURE;
+            }
         }
     }
     cJSON_Delete(j->pr.head);
@@ -621,7 +628,8 @@ int vkvit_cli_classify(int argc, char **argv) {
         if (r == VKVIT_OK && (r = printer_open_stream(&j.pr)) != VKVIT_OK) cli_out_abort(&out);
         if (r != VKVIT_OK) {
             cli_paths_free(&j.a.list);
-            return cli_fail("classify", r);
+            cli_print_error("classify", cli_last_error());
+            return CLI_FAILURE; /* an output that cannot be written: exit 4, as for run --output */
         }
         j.pr.out = &out;
     } else {
@@ -647,6 +655,6 @@ int vkvit_cli_classify(int argc, char **argv) {
         start_printer(&j);
         rc = classify_all(&j, tty);
     }
-    rc = finish(&j, tty, rc);
+    rc = finish(&j, tty, rc, j.all_tried);
     return cli_finish_stdout("classify", rc);
 }
