@@ -6,7 +6,8 @@
  *   2. PNG / BMP / WebP sides read from their headers and refused when 0, above VKVIT_MAX_IMAGE_SIDE, or above the
  *      caller's pixel limit (the device's buffer range), before any pixel memory is allocated;
  *   3. completeness checks stb_image does not make (it decodes a short file as if the missing bytes were zero):
- *      PNG critical-chunk CRCs and IEND, a JPEG's end-of-image marker, a BMP's whole pixel array;
+ *      PNG critical-chunk CRCs and IEND, a JPEG's end-of-image marker, a BMP's and a PPM / PGM's whole pixel
+ *      array;
  *   4. stbi_info_from_memory (headers only, every format), the sides refused again, a GIF's first frame and an
  *      uncompressed TGA's pixel array checked for completeness;
  *   5. only then the pixels are decoded;
@@ -417,6 +418,37 @@ static vkvit_result check_tga_complete(const uint8_t *data, size_t size, const c
     return VKVIT_OK;
 }
 
+/* A binary PPM (P6) or PGM (P5) holds its whole pixel array: stb_image decodes a short one as if the missing bytes
+ * were zero; Pillow refuses it ("image file is truncated"). The header is magic, width, height, maxval, each after
+ * blanks or '#' comments, then one blank; samples are 1 byte (maxval < 256) or 2. Returns VKVIT_OK for other
+ * formats and for headers stb itself will refuse. */
+static vkvit_result check_pnm_complete(const uint8_t *data, size_t size, const char *name) {
+    if (size < 2 || data[0] != 'P' || (data[1] != '5' && data[1] != '6')) return VKVIT_OK;
+    size_t at = 2;
+    uint64_t v[3] = {0, 0, 0};
+    for (int f = 0; f < 3; f++) {
+        for (;;) { /* blanks and comments */
+            while (at < size && (data[at] == ' ' || data[at] == '\t' || data[at] == '\n' || data[at] == '\r' ||
+                                 data[at] == '\v' || data[at] == '\f'))
+                at++;
+            if (at < size && data[at] == '#') {
+                while (at < size && data[at] != '\n' && data[at] != '\r') at++;
+                continue;
+            }
+            break;
+        }
+        if (at >= size || data[at] < '0' || data[at] > '9') return VKVIT_OK; /* stb's sentence */
+        while (at < size && data[at] >= '0' && data[at] <= '9' && v[f] < ((uint64_t)1 << 40))
+            v[f] = v[f] * 10 + (uint64_t)(data[at++] - '0');
+    }
+    at++; /* the one blank before the pixels */
+    const uint64_t need = v[0] * v[1] * (data[1] == '6' ? 3u : 1u) * (v[2] > 255 ? 2u : 1u);
+    if (v[0] > VKVIT_MAX_IMAGE_SIDE || v[1] > VKVIT_MAX_IMAGE_SIDE || at > size || size - at >= need) return VKVIT_OK;
+    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated %s: %llux%llu pixels need %llu bytes after the header, "
+                     "the file has %zu", name, data[1] == '6' ? "PPM" : "PGM", (unsigned long long)v[0],
+                     (unsigned long long)v[1], (unsigned long long)need, size - at);
+}
+
 /* The format a file claims by its magic bytes (TGA has none), for the error sentence when its header is bad:
  * stbi_info tries every format and reports only "unknown type". */
 static const char *sniff_format(const uint8_t *data, size_t size) {
@@ -683,6 +715,7 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     const char *format = sniff_format(data, size);
     if (format && !strcmp(format, "GIF") && (r = check_gif_complete(data, size, name)) != VKVIT_OK) return r;
     if (!format && (r = check_tga_complete(data, size, name)) != VKVIT_OK) return r; /* TGA: the one without magic */
+    if ((r = check_pnm_complete(data, size, name)) != VKVIT_OK) return r;
 
     /* Any bit depth and colour type -> RGBA8 (stb converts 16-bit samples to 8-bit and expands grey/palette). */
     int dw = 0, dh = 0, dn = 0;
