@@ -51,6 +51,7 @@ PROB_TOL = 1e-6  # csv / tsv print 9 significant digits, as the JSON does
 def json_images(args):
     rc, out, err = run(["classify", "--json"] + args)
     check(rc in (0, 2), f"classify --json {args}: exit {rc}\n{err}")
+    check("warning:" not in err, f"classify --json {args}: a warning (validation is on):\n{err}")
     try:
         return json.loads(out)["images"]
     except (ValueError, KeyError) as e:
@@ -104,9 +105,9 @@ def test_formats_and_walk(tmp):
     sys.path.insert(0, os.path.join(ROOT, "tools"))
     import bulk_classify  # list_images needs no Dask
     want_order = bulk_classify.list_images([tree])
-    top_only = sorted(os.path.join(tree, n) for n in os.listdir(tree)
-                      if not n.startswith(".") and bulk_classify.IMAGE_EXTENSIONS and
-                      n.lower().endswith((".png", ".jpg")) and os.path.isfile(os.path.join(tree, n)))
+    top_only = sorted(os.path.join(tree, n) for n in os.listdir(tree)  # the folder's own files, no -r
+                      if not n.startswith(".") and n.lower().endswith(bulk_classify.IMAGE_EXTENSIONS) and
+                      os.path.isfile(os.path.join(tree, n)))
 
     ref = json_images([tree, "-r", "-k", "3"])
     got_order = [im["image"] for im in ref]
@@ -177,7 +178,8 @@ def test_formats_and_walk(tmp):
     empty = os.path.join(tmp, "empty")
     os.makedirs(empty)
     rc, out, err = run(["classify", empty, CAT, "--format", "csv", "-k", "1"])
-    check(rc == 2 and "holds no image files" in err and len(out.splitlines()) == 2, f"empty folder: exit {rc}\n{out}\n{err}")
+    check(rc == 2 and "holds no image files" in err and len(out.splitlines()) == 2,
+          f"empty folder: exit {rc}\n{out}\n{err}")
 
 
 def test_output_file(tmp):
@@ -186,7 +188,8 @@ def test_output_file(tmp):
     rc, out, err = run(["classify", CAT, "-o", target, "--model", os.path.join(IMAGES, "cat.png")])
     check(rc == 2 and open(target).read() == "old\n", f"-o with a bad model: exit {rc}, file {open(target).read()!r}")
     rc, out, err = run(["classify", CAT, "-o", os.path.join(tmp, "no", "such", "dir.csv")])
-    check(rc == 4 and "cannot create" in err and len(err.splitlines()) == 1, f"-o in a missing folder: exit {rc}\n{err}")
+    check(rc == 4 and "cannot create" in err and len(err.splitlines()) == 1,
+          f"-o in a missing folder: exit {rc}\n{err}")
     bad = os.path.join(tmp, "bad.png")
     open(bad, "wb").write(b"\x89PNG\r\n\x1a\nnot really")
     rc, out, err = run(["classify", bad, CAT, "--format", "jsonl", "-o", target, "-k", "1"])

@@ -98,7 +98,8 @@ static vkvit_result walk(cli_path_list *l, walk_seen *seen, const char *dir, int
             if (!recursive) continue;
             int first = first_visit(seen, &st);
             if (first < 0) r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the folder walk");
-            else if (first && depth >= WALK_MAX_DEPTH) r = push(l, path, "folder nested too deep (64 levels); not entered");
+            else if (first && depth >= WALK_MAX_DEPTH)
+                r = push(l, path, "folder nested too deep (64 levels); not entered");
             else if (first) r = walk(l, seen, path, recursive, depth + 1);
             continue;
         }

@@ -5,8 +5,8 @@
  *                  [--precision fp32|fp16|fp16-math] [--condition FILE]
  *
  * Images are read whole (a file, a pipe, or `-` for standard input; cli_read_input), decoded on the host
- * (image_decode.c: PNG, JPEG, BMP, GIF, TGA, WebP, PPM / PGM -> RGBA8), pre-processed on the GPU as the model file says
- * (vkvit_session_set_images) and read out with the GPU's softmax + top-K (vkvit_session_get_top_k). Images run in
+ * (image_decode.c: PNG, JPEG, BMP, GIF, TGA, WebP, PPM / PGM -> RGBA8; an image above the device's pixel limit is
+ * reduced on the host with an area filter), pre-processed on the GPU as the model file says (vkvit_session_set_images) and read out with the GPU's softmax + top-K (vkvit_session_get_top_k). Images run in
  * batches of up to --batch good images (a last, shorter batch repeats its last image in the unused slots); each
  * batch's results are printed as soon as it finishes. A bad image gets one line on stderr and is left out; the
  * others are still classified, and the exit code is then 2. Folders give their image files (cli_paths.c). */
@@ -51,8 +51,8 @@ static void classify_usage(FILE *f) {
                "  -o, --output FILE     write the output to FILE, atomically: a temporary file renamed at the end,\n"
                "                        removed on failure or Ctrl-C (bad images are no failure: the file holds\n"
                "                        the others); default: standard output\n"
-               "  --features            with json or jsonl: each image also gets \"features\", the pooled features the\n"
-               "                        classifier head reads (an embedding for retrieval; include/vkvit.h)\n"
+               "  --features            with json or jsonl: each image also gets \"features\", the pooled features\n"
+               "                        the classifier head reads (an embedding for retrieval; include/vkvit.h)\n"
                "  --precision P         fp32 (default), fp16 (fp16 weights, fp32 activations) or fp16-math (fp16\n"
                "                        weights and GEMM arithmetic; attention, norms, softmax stay fp32)\n"
                "  --condition FILE      for models that take a condition (those with a condition mixer): a\n"
@@ -142,7 +142,7 @@ static int parse_args(int argc, char **argv, classify_args *a) {
     const int n_operands = argc - o.first_operand;
     if (n_operands == 0 && !a->files_from) return cli_usage_error("classify", "no image given");
     if (a->features && a->format != FORMAT_JSON && a->format != FORMAT_JSONL)
-        return cli_usage_error("classify", "--features needs --format json or jsonl (or --json)");
+        return cli_usage_error("classify", "--features needs --json (or --format jsonl)");
     uint32_t stdin_uses = 0;
     for (int i = o.first_operand; i < argc; i++) stdin_uses += !strcmp(argv[i], "-");
     if (a->condition_path && !strcmp(a->condition_path, "-")) stdin_uses++;
@@ -234,8 +234,9 @@ static vkvit_result printer_flush(printer *p) {
     const int failed = ferror(p->f) != 0;
     const int closed = fclose(p->f);
     p->f = NULL;
-    vkvit_result r = closed != 0 || failed ? cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the output")
-                                           : cli_out_write(p->out, p->buf, p->buf_size);
+    vkvit_result r = closed != 0 || failed
+                         ? cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for the output")
+                         : cli_out_write(p->out, p->buf, p->buf_size);
     free(p->buf);
     p->buf = NULL;
     return r == VKVIT_OK ? printer_open_stream(p) : r;

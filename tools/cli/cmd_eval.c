@@ -4,9 +4,10 @@
  *              [--precision fp32|fp16|fp16-math] [--class-map FILE]
  *
  * DIR holds test/<class>/<image> (or <class>/<image> directly); each class folder names its class (a label, an
- * index, or a --class-map line: cmd_eval_data.c). Images are taken in a fixed order that cycles through the classes (the first image of every
- * class, then the second, ...), so --limit N keeps the classes balanced. Each batch: decode on the host
- * (image_decode.c), vkvit_session_set_images (GPU resize / crop / normalise), run, top-5 on the GPU (top-1 and top-5 accuracy). */
+ * index, or a --class-map line: cmd_eval_data.c). Images are taken in a fixed order that cycles through the
+ * classes (the first image of every class, then the second, ...), so --limit N keeps the classes balanced. Each
+ * batch: decode on the host (image_decode.c; reduced there when above the device's pixel limit),
+ * vkvit_session_set_images (GPU resize / crop / normalise), run, top-5 on the GPU (top-1 and top-5 accuracy). */
 #include "cmd_eval.h"
 #include "image_decode.h"
 

@@ -706,7 +706,8 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
         if (format)
             return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
                              "unsupported", name, format);
-        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM image%s",
+        return cli_error(VKVIT_ERROR_BAD_IMAGE,
+                         "'%s' is not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM image%s",
                          name, size >= 4 && (!memcmp(data, "II*", 4) || !memcmp(data, "MM\0*", 4))
                                    ? " (it is a TIFF file, which vkvit does not decode: convert it to PNG first)" : "");
     }

@@ -2,8 +2,8 @@
  * pixel is decoded, then decoded into RGBA8 for vkvit_session_set_images.
  *
  * Formats: PNG (every colour type and bit depth; 16-bit samples keep their high byte), JPEG (baseline and
- * progressive), BMP, GIF (first frame), TGA, binary PPM (P6) and PGM (P5) (all through stb_image), WebP (lossy and lossless, still images;
- * Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
+ * progressive), BMP, GIF (first frame), TGA, binary PPM (P6) and PGM (P5) (all through stb_image), WebP (lossy and
+ * lossless, still images; Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
  * does. Grey, grey + alpha, palette and RGB inputs become RGBA8 with A = 255.
  *
  * Everything about the file is untrusted: a missing file, a directory, a FIFO or device (refused without blocking),
