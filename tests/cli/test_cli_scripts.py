@@ -12,7 +12,8 @@
     CRLF); an empty folder is one bad entry;
   - `vkvit help classify` is `classify --help`, `vkvit help` is `--help`; a mistyped command gets "did you mean";
   - the progress line (stderr a pty) has escape sequences, and none under NO_COLOR=1 or TERM=dumb;
-  - binary PPM / PGM decode to the same pixels as the PNG they were made from; TIFF is refused with a sentence;
+  - binary PPM / PGM decode to the same pixels as the PNG they were made from; a truncated one and maxval 15 or 65535
+    are refused, and TIFF, each with a sentence;
   - eval reports top-1 and top-5 (checked against classify's top-5 of the same images) and takes class folders named
     by index, by label in another case, or through --class-map (synset lines); a bad map line names its line;
   - a 48 MP and a 200 MP image (above lavapipe's 2^25-pixel limit) are reduced on the host and classify like the
@@ -315,6 +316,11 @@ def test_pnm_and_tiff(tmp):
     open(trunc, "wb").write(files["rgb.ppm"][:-100])
     d, e = dump(trunc, tmp)
     check(d is None and "short.ppm" in (e or ""), f"a truncated PPM was not refused: {e}")
+    for maxval, n in ((65535, 2 * w * h * 3), (15, w * h * 3)):  # 16-bit: stb 2.27 reads past its buffer
+        odd = os.path.join(tmp, f"max{maxval}.ppm")
+        open(odd, "wb").write(b"P6 %d %d %d\n" % (w, h, maxval) + bytes(n))
+        d, e = dump(odd, tmp)
+        check(d is None and f"maxval {maxval}" in (e or ""), f"a PPM with maxval {maxval} was not refused: {e}")
     tif = os.path.join(tmp, "photo.tif")
     open(tif, "wb").write(b"II*\0\x08\0\0\0" + b"\0" * 64)
     d, e = dump(tif, tmp)

@@ -418,11 +418,13 @@ static vkvit_result check_tga_complete(const uint8_t *data, size_t size, const c
     return VKVIT_OK;
 }
 
-/* A binary PPM (P6) or PGM (P5) holds its whole pixel array: stb_image decodes a short one as if the missing bytes
- * were zero; Pillow refuses it ("image file is truncated"). The header is magic, width, height, maxval, each after
- * blanks or '#' comments, then one blank; samples are 1 byte (maxval < 256) or 2. Returns VKVIT_OK for other
+/* A binary PPM (P6) or PGM (P5) with maxval 255 that holds its whole pixel array. stb_image decodes a short one as
+ * if the missing bytes were zero (Pillow refuses it: "image file is truncated"); it takes the samples of a maxval
+ * below 255 as they are (Pillow scales them to 0..255); and Debian 12's stb_image 2.27 reads past its buffer on
+ * 16-bit samples (maxval above 255: the fuzzer's first find on PNM). So only maxval 255 goes to stb. The header is
+ * magic, width, height, maxval, each after blanks or '#' comments, then one blank. Returns VKVIT_OK for other
  * formats and for headers stb itself will refuse. */
-static vkvit_result check_pnm_complete(const uint8_t *data, size_t size, const char *name) {
+static vkvit_result check_pnm(const uint8_t *data, size_t size, const char *name) {
     if (size < 2 || data[0] != 'P' || (data[1] != '5' && data[1] != '6')) return VKVIT_OK;
     size_t at = 2;
     uint64_t v[3] = {0, 0, 0};
@@ -442,7 +444,11 @@ static vkvit_result check_pnm_complete(const uint8_t *data, size_t size, const c
             v[f] = v[f] * 10 + (uint64_t)(data[at++] - '0');
     }
     at++; /* the one blank before the pixels */
-    const uint64_t need = v[0] * v[1] * (data[1] == '6' ? 3u : 1u) * (v[2] > 255 ? 2u : 1u);
+    if (v[2] != 255)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a %s with maxval %llu; vkvit decodes 8-bit PPM / PGM "
+                         "(maxval 255) only: convert it to PNG", name, data[1] == '6' ? "PPM" : "PGM",
+                         (unsigned long long)v[2]);
+    const uint64_t need = v[0] * v[1] * (data[1] == '6' ? 3u : 1u);
     if (v[0] > VKVIT_MAX_IMAGE_SIDE || v[1] > VKVIT_MAX_IMAGE_SIDE || at > size || size - at >= need) return VKVIT_OK;
     return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated %s: %llux%llu pixels need %llu bytes after the header, "
                      "the file has %zu", name, data[1] == '6' ? "PPM" : "PGM", (unsigned long long)v[0],
@@ -716,7 +722,7 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
     const char *format = sniff_format(data, size);
     if (format && !strcmp(format, "GIF") && (r = check_gif_complete(data, size, name)) != VKVIT_OK) return r;
     if (!format && (r = check_tga_complete(data, size, name)) != VKVIT_OK) return r; /* TGA: the one without magic */
-    if ((r = check_pnm_complete(data, size, name)) != VKVIT_OK) return r;
+    if ((r = check_pnm(data, size, name)) != VKVIT_OK) return r;
 
     /* Any bit depth and colour type -> RGBA8 (stb converts 16-bit samples to 8-bit and expands grey/palette). */
     int dw = 0, dh = 0, dn = 0;
