@@ -11,6 +11,7 @@
 #include "test_util.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- tiny encoders for crafted files ---- */
@@ -197,6 +198,72 @@ static int dump(const char *in, const char *out) {
     return ok ? 0 : 1;
 }
 
+/* cli_image_reduce against the area integral done another way (every source pixel's overlap with the output
+ * pixel's footprint, in double), on fresh random images and limits (the seed printed): each channel within 1 of the
+ * reference rounded (the reduction sums in another order, so a value at .5 may round either way); the size at most
+ * the limit, with the aspect kept to within a pixel on each side (unless a side is down to 1). */
+static void check_reduce(void) { /* VKVIT_TEST_SEED=N reruns seed N */
+    const char *again = getenv("VKVIT_TEST_SEED"); /* a failure's printed seed, to rerun it */
+    const uint64_t seed = again ? strtoull(again, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    vt_rng_state = seed;
+    printf("cli_image_reduce: seed %llu\n", (unsigned long long)seed);
+    int worst = 0;
+    for (int round = 0; round < 200; round++) {
+        const uint32_t w = 1 + vt_rand_u32() % 97, h = 1 + vt_rand_u32() % 89;
+        if (w * h < 2) continue;
+        const uint64_t max = 1 + vt_rand_u32() % (w * h - 1);
+        cli_image img = {.width = w, .height = h, .pixels = malloc((size_t)w * h * 4)};
+        for (size_t i = 0; i < (size_t)w * h * 4; i++) img.pixels[i] = (uint8_t)vt_rand_u32();
+        uint8_t *src = malloc((size_t)w * h * 4);
+        memcpy(src, img.pixels, (size_t)w * h * 4);
+        vkvit_result r = cli_image_reduce(&img, max, "random");
+        const uint32_t ow = img.width, oh = img.height;
+        const double s = sqrt((double)max / ((double)w * h));
+        const int clamped = w * s < 1.0 || h * s < 1.0; /* a side of 1: the other takes what the limit leaves */
+        CHECK(r == VKVIT_OK && (uint64_t)ow * oh <= max && ow >= 1 && oh >= 1 && ow <= w && oh <= h &&
+                  (clamped || (fabs(ow - w * s) <= 1.0 + 1e-9 * w && fabs(oh - h * s) <= 1.0 + 1e-9 * h)),
+              "reduce %ux%u to at most %llu pixels: %s, got %ux%u", w, h, (unsigned long long)max,
+              r ? cli_last_error() : "ok", ow, oh);
+        for (uint32_t y = 0; r == VKVIT_OK && y < oh; y++)
+            for (uint32_t x = 0; x < ow; x++) {
+                const double x0 = (double)x * w / ow, x1 = (double)(x + 1) * w / ow;
+                const double y0 = (double)y * h / oh, y1 = (double)(y + 1) * h / oh;
+                double acc[4] = {0, 0, 0, 0}, area = 0;
+                for (uint32_t sy = 0; sy < h; sy++) {
+                    const double oy = fmin(y1, sy + 1.0) - fmax(y0, (double)sy);
+                    if (oy <= 0) continue;
+                    for (uint32_t sx = 0; sx < w; sx++) {
+                        const double ox = fmin(x1, sx + 1.0) - fmax(x0, (double)sx);
+                        if (ox <= 0) continue;
+                        area += ox * oy;
+                        for (int c = 0; c < 4; c++) acc[c] += ox * oy * src[((size_t)sy * w + sx) * 4 + c];
+                    }
+                }
+                for (int c = 0; c < 4; c++) {
+                    const int want = (int)floor(acc[c] / area + 0.5), got = img.pixels[((size_t)y * ow + x) * 4 + c];
+                    worst = CLI_MAX(worst, abs(want - got));
+                }
+            }
+        free(src);
+        cli_image_free(&img);
+    }
+    CHECK(worst <= 1, "cli_image_reduce: a channel differs from the area integral by %d (tolerance 1)", worst);
+    printf("cli_image_reduce: 200 random images, largest difference from the area integral %d (tolerance 1)\n", worst);
+
+    /* Within the limit: untouched (the same pixels). A flat image stays exactly flat. */
+    cli_image img = {.width = 3, .height = 2, .pixels = calloc(24, 1)};
+    uint8_t *before = img.pixels;
+    CHECK(cli_image_reduce(&img, 6, "fits") == VKVIT_OK && img.pixels == before && img.width == 3,
+          "an image within the limit was changed");
+    cli_image_free(&img);
+    img = (cli_image){.width = 1000, .height = 750, .pixels = malloc(1000 * 750 * 4)};
+    memset(img.pixels, 77, 1000 * 750 * 4);
+    int flat = cli_image_reduce(&img, 1000, "flat") == VKVIT_OK && (uint64_t)img.width * img.height <= 1000;
+    for (size_t i = 0; flat && i < (size_t)img.width * img.height * 4; i++) flat = img.pixels[i] == 77;
+    CHECK(flat, "a flat 1000x750 image reduced to %ux%u is not flat 77", img.width, img.height);
+    cli_image_free(&img);
+}
+
 int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "--dump")) return dump(argv[2], argv[3]);
     static uint8_t buf[1 << 16];
@@ -254,7 +321,7 @@ int main(int argc, char **argv) {
     expect_refused(jpeg_head, sizeof jpeg_head, "cut.jpg", "truncated JPEG");
     expect_refused(buf, 0, "empty.png", "empty");
     const char *text = "this is not an image, just some text in a file with an image's name\n";
-    expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF, TGA or WebP");
+    expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM");
 
     r = cli_image_load("/nonexistent/vkvit/image.png", &img);
     CHECK(r == VKVIT_ERROR_IO && strstr(cli_last_error(), "cannot open"), "missing file: %s %s",
@@ -420,6 +487,8 @@ int main(int argc, char **argv) {
         cli_image_free(&img);
         free(bomb);
     }
+
+    check_reduce();
 
     printf("%d passed, %d failed\n", vt_passed, vt_failed);
     return vt_failed ? 1 : 0;

@@ -46,6 +46,28 @@ vkvit_result cli_out_write(cli_out_file *o, const void *data, size_t size);
 vkvit_result cli_out_commit(cli_out_file *o);
 void cli_out_abort(cli_out_file *o);
 
+/* The images a command works on (cli_paths.c): operands, folders and list files, in order. */
+typedef struct cli_path {
+    char *path;
+    char *error;                            /* NULL, or why this entry cannot be read (a folder the walk could not
+                                             * open): reported as a bad image in its place */
+} cli_path;
+typedef struct cli_path_list {
+    cli_path *items;
+    uint32_t count, cap;
+} cli_path_list;
+/* Whether a file name ends in an extension of an image format the CLI decodes (case-insensitive). */
+int cli_has_image_extension(const char *name);
+/* Adds an operand: a folder gives its image files (by extension; dot files and dot folders left out; recursive: its
+ * folders too, each entered once, so symlink loops end), sorted by path as strings, as tools/bulk_classify.py lists
+ * them; anything else (a file, `-`, a missing path) is added as given and reported when it is read. Errors:
+ * VKVIT_ERROR_OUT_OF_HOST_MEMORY only (an unreadable or empty folder is an entry with its sentence). */
+vkvit_result cli_paths_add(cli_path_list *l, const char *operand, int recursive);
+/* Adds the paths of a list file (`-`: standard input): one per line, surrounding blanks and CR stripped, blank lines
+ * and lines starting with '#' skipped. Errors: cli_read_input's, VKVIT_ERROR_INVALID_ARGUMENT (a NUL byte). */
+vkvit_result cli_paths_add_list(cli_path_list *l, const char *list_path);
+void cli_paths_free(cli_path_list *l);
+
 /* Reads a safetensors input whole (cli_read_input: `-` is standard input; above max_bytes is
  * VKVIT_ERROR_BAD_MODEL_FILE), refuses what is plainly not safetensors (cli_sniff_safetensors) and parses it with
  * vkvit_tensor_file_create (the library's strict reader). On success free *bytes after vkvit_tensor_file_destroy. */

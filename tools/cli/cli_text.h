@@ -22,6 +22,16 @@ size_t cli_clean_width(const char *s, size_t max);
 /* cli_put_clean, then spaces up to `width` characters. */
 void cli_put_clean_padded(FILE *f, const char *s, size_t max, size_t width);
 
+/* Delimited tables (cli_fields.c). A CSV field as RFC 4180 writes it: quoted when it holds a comma, a double quote,
+ * CR or LF, its double quotes doubled; NULL is an empty field. */
+void cli_put_csv_field(FILE *f, const char *s);
+/* A TSV field: tab, LF, CR and backslash written as \t, \n, \r and \\, so a row is one line of tab-separated
+ * columns whatever a file name holds; NULL is an empty field. */
+void cli_put_tsv_field(FILE *f, const char *s);
+/* Whether fd may get terminal escape sequences (the progress line's \r\033[K): a terminal, NO_COLOR unset or
+ * empty, TERM not "dumb". */
+int cli_terminal_escapes(int fd);
+
 /* ------------------------------------------------------------------------------------------------------------
  * JSON output: every document the CLI prints (classify, bench, run, info, inspect) is built with cJSON.
  * ------------------------------------------------------------------------------------------------------------ */

@@ -2,12 +2,13 @@
 /* vkvit eval: accuracy of a model on a folder of labelled images.
  *
  *   vkvit eval --data DIR [--model FILE] [--batch N] [--limit N] [--json] [--predictions FILE] [--device DEV]
- *              [--precision fp32|fp16|fp16-math]
+ *              [--precision fp32|fp16|fp16-math] [--class-map FILE]
  *
- * DIR holds test/<class>/<image> (or <class>/<image> directly); each class folder's name must be one of the
- * model's labels. Images are taken in a fixed order that cycles through the classes (the first image of every
- * class, then the second, ...), so --limit N keeps the classes balanced. Each batch: decode on the host
- * (image_decode.c), vkvit_session_set_images (GPU resize / crop / normalise), run, top-1 on the GPU. */
+ * DIR holds test/<class>/<image> (or <class>/<image> directly); each class folder names its class (a label, an
+ * index, or a --class-map line: cmd_eval_data.c). Images are taken in a fixed order that cycles through the
+ * classes (the first image of every class, then the second, ...), so --limit N keeps the classes balanced. Each
+ * batch: decode on the host (image_decode.c; reduced there when above the device's pixel limit),
+ * vkvit_session_set_images (GPU resize / crop / normalise), run, top-5 on the GPU (top-1 and top-5 accuracy). */
 #include "cmd_eval.h"
 #include "image_decode.h"
 
@@ -23,8 +24,10 @@
 static void eval_usage(FILE *f) {
     fprintf(f, "usage: vkvit eval --data DIR [options]\n\n"
                "Classifies every image under DIR/test/<class>/ (or DIR/<class>/ when DIR has no test/ folder) and\n"
-               "prints the accuracy, the accuracy per class and the throughput. Class folder names must be labels\n"
-               "of the model. Images (PNG, JPEG, BMP, GIF, TGA, WebP) are taken cycling through the classes in\n"
+               "prints the top-1 and top-5 accuracy, the top-1 accuracy per class and the throughput. A class\n"
+               "folder is named by a label of the model (case is ignored), by a class index (0, 17), or by a\n"
+               "--class-map line. Images (PNG, JPEG, BMP, GIF, TGA, WebP, PPM / PGM) are taken cycling through the\n"
+               "classes in\n"
                "name order, so --limit keeps the classes balanced; other files in class folders are skipped and\n"
                "counted. A progress bar with an ETA goes to stderr when it is a terminal.\n\n"
                "options:\n"
@@ -33,6 +36,8 @@ static void eval_usage(FILE *f) {
                "  -b, --batch N        images per inference (default %u, at most %u); a shorter remainder runs\n"
                "                       in a session of its own size, never padded\n"
                "  --limit N            evaluate only the first N images of that order (default: all)\n"
+               "  --class-map FILE     class folder -> class index, one 'FOLDER INDEX' line each (ImageNet's\n"
+               "                       'n01440764 0' synset style, or 'name index'); '#' starts a comment\n"
                "  --predictions FILE   also write one line per image: path<TAB>true label<TAB>predicted label\n"
                "                       (predicted is '-' for an unreadable image); default: none. FILE is\n"
                "                       created before any image is evaluated, so a bad path fails at once\n"
@@ -49,7 +54,7 @@ static void eval_usage(FILE *f) {
 }
 
 typedef struct eval_args {
-    const char *model_path, *data_dir, *pred_path, *device;
+    const char *model_path, *data_dir, *pred_path, *device, *class_map;
     uint32_t batch_max, limit;
     int json;
     vkvit_precision precision;
@@ -57,13 +62,14 @@ typedef struct eval_args {
 
 /* Returns CLI_OK, -1 after --help, or the exit code after printing the reason. */
 static int parse_args(int argc, char **argv, eval_args *a) {
-    enum { OPT_JSON = 256, OPT_DATA, OPT_PREDICTIONS, OPT_DEVICE, OPT_LIMIT, OPT_PRECISION };
+    enum { OPT_JSON = 256, OPT_DATA, OPT_PREDICTIONS, OPT_DEVICE, OPT_LIMIT, OPT_PRECISION, OPT_CLASS_MAP };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},           {"json", no_argument, NULL, OPT_JSON},
         {"model", required_argument, NULL, 'm'},    {"data", required_argument, NULL, OPT_DATA},
         {"predictions", required_argument, NULL, OPT_PREDICTIONS}, {"device", required_argument, NULL, OPT_DEVICE},
         {"batch", required_argument, NULL, 'b'},    {"limit", required_argument, NULL, OPT_LIMIT},
-        {"precision", required_argument, NULL, OPT_PRECISION}, {NULL, 0, NULL, 0},
+        {"precision", required_argument, NULL, OPT_PRECISION}, {"class-map", required_argument, NULL, OPT_CLASS_MAP},
+        {NULL, 0, NULL, 0},
     };
     *a = (eval_args){.batch_max = EVAL_DEFAULT_BATCH, .precision = VKVIT_PRECISION_FP32};
     cli_opts opts; /* the same parsing as every command: -m / -b short forms, prefixes, --name=value, -- */
@@ -76,6 +82,7 @@ static int parse_args(int argc, char **argv, eval_args *a) {
         case OPT_DATA: a->data_dir = opts.arg; break;
         case OPT_PREDICTIONS: a->pred_path = opts.arg; break;
         case OPT_DEVICE: a->device = opts.arg; break;
+        case OPT_CLASS_MAP: a->class_map = opts.arg; break;
         case 'b': if (!cli_opt_u32(&opts, 1, EVAL_MAX_BATCH, &a->batch_max)) return CLI_USAGE; break;
         case OPT_LIMIT: if (!cli_opt_u32(&opts, 1, UINT32_MAX, &a->limit)) return CLI_USAGE; break;
         case OPT_PRECISION: if (!cli_opt_precision(&opts, &a->precision)) return CLI_USAGE; break;
@@ -122,8 +129,10 @@ typedef struct eval_job {
     uint64_t max_pixels;                    /* the largest picture the device takes */
     cli_image *chunk;                       /* [batch] decoded images */
     vkvit_image *views;                     /* [batch] */
-    uint32_t *chunk_of, *classes;           /* [batch]: chunk slot -> list index; top-1 class */
-    float *probs;                           /* [batch] */
+    uint32_t *chunk_of;                     /* [batch]: chunk slot -> list index */
+    uint32_t *classes;                      /* [batch * top_k] */
+    float *probs;                           /* [batch * top_k] */
+    eval_class_map map;                     /* --class-map */
     eval_tally t;
 } eval_job;
 
@@ -135,17 +144,18 @@ static vkvit_result create_sessions(eval_job *j) {
     j->max_pixels = cli_image_device_max_pixels(j->ctx);
     const uint32_t batch = j->t.batch = CLI_MIN(j->a.batch_max, j->list.count);
     j->t.tail_batch = j->list.count % batch;
+    const uint32_t k = j->t.top_k = CLI_MIN(5u, info.num_classes);
     j->chunk = calloc(batch, sizeof *j->chunk);
     j->views = calloc(batch, sizeof *j->views);
     j->chunk_of = calloc(batch, sizeof *j->chunk_of);
-    j->classes = calloc(batch, sizeof *j->classes);
-    j->probs = calloc(batch, sizeof *j->probs);
+    j->classes = calloc((size_t)batch * k, sizeof *j->classes);
+    j->probs = calloc((size_t)batch * k, sizeof *j->probs);
     j->t.per_class_total = calloc(info.num_classes, sizeof *j->t.per_class_total);
     j->t.per_class_correct = calloc(info.num_classes, sizeof *j->t.per_class_correct);
     if (!j->chunk || !j->views || !j->chunk_of || !j->classes || !j->probs || !j->t.per_class_total ||
         !j->t.per_class_correct)
         return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory for a batch of %u", batch);
-    vkvit_session_desc sd = {.label = "eval", .batch = batch, .precision = j->a.precision, .top_k = 1,
+    vkvit_session_desc sd = {.label = "eval", .batch = batch, .precision = j->a.precision, .top_k = k,
                              .max_image_pixels = (uint64_t)info.image_height * info.image_width};
     vkvit_result r = vkvit_session_create(j->model, &sd, &j->s);
     if (r != VKVIT_OK || !j->t.tail_batch) return r;
@@ -160,7 +170,10 @@ static vkvit_result decode_chunk(eval_job *j, uint32_t *next, uint32_t *count, i
     uint64_t bytes = 0;
     for (*count = 0; *count < j->t.batch && *next < j->list.count && bytes < CLI_CHUNK_MAX_BYTES; ++*next) {
         cli_image *img = &j->chunk[*count];
-        vkvit_result r = cli_image_load_max(j->list.items[*next].path, j->max_pixels, img);
+        /* decoded up to the host's limit, then reduced on the host to the device's (a phone photo) */
+        vkvit_result r = cli_image_load_max(j->list.items[*next].path, CLI_IMAGE_HOST_MAX_PIXELS, img);
+        if (r == VKVIT_OK && (r = cli_image_reduce(img, j->max_pixels, j->list.items[*next].path)) != VKVIT_OK)
+            cli_image_free(img);
         if (r == VKVIT_ERROR_OUT_OF_HOST_MEMORY) return r;
         if (r != VKVIT_OK) {
             if (show_progress) fputc('\n', stderr);
@@ -185,16 +198,23 @@ static vkvit_result run_chunk(eval_job *j, uint32_t count) {
     const uint64_t t0 = cli_now_ns();
     vkvit_result r = vkvit_session_set_images(run, 0, j->views, slots);
     if (r == VKVIT_OK) r = vkvit_session_run(run);
-    if (r == VKVIT_OK) r = vkvit_session_get_top_k(run, j->classes, j->probs, slots);
+    const uint32_t k = j->t.top_k;
+    if (r == VKVIT_OK) r = vkvit_session_get_top_k(run, j->classes, j->probs, (size_t)slots * k);
     if (r != VKVIT_OK) return r;
     j->t.gpu_ns += cli_now_ns() - t0;
     if (run == j->tail) j->t.runs_tail++;
     else j->t.runs_full++;
     for (uint32_t i = 0; i < count; i++) {
         eval_item *it = &j->list.items[j->chunk_of[i]];
-        it->predicted = (int32_t)j->classes[i];
+        const uint32_t *top = j->classes + (size_t)i * k; /* best first */
+        it->predicted = (int32_t)top[0];
         j->t.per_class_total[it->label]++;
-        if (j->classes[i] == it->label) j->t.per_class_correct[it->label]++, j->t.n_correct++;
+        if (top[0] == it->label) j->t.per_class_correct[it->label]++, j->t.n_correct++;
+        for (uint32_t r5 = 0; r5 < k; r5++)
+            if (top[r5] == it->label) {
+                j->t.n_correct_top_k++;
+                break;
+            }
         cli_image_free(&j->chunk[i]);
     }
     j->t.n_done += count;
@@ -253,6 +273,7 @@ static void job_free(eval_job *j) {
     free(j->t.per_class_total);
     free(j->t.per_class_correct);
     eval_list_free(&j->list);
+    eval_class_map_free(&j->map);
     vkvit_session_destroy(j->tail);
     vkvit_session_destroy(j->s);
     vkvit_model_destroy(j->model);
@@ -270,7 +291,12 @@ int vkvit_cli_eval(int argc, char **argv) {
 
     vkvit_ctx_desc cd = {.label = "eval", .device = j.a.device, .log = cli_log_stderr, .log_user = "vkvit eval"};
     vkvit_result r = cli_open_model(&cd, j.a.model_path, &j.ctx, &j.model);
-    if (r == VKVIT_OK) r = eval_collect(j.a.data_dir, j.model, j.a.limit, &j.list, j.root, sizeof j.root);
+    if (r == VKVIT_OK && j.a.class_map) {
+        vkvit_model_info info;
+        vkvit_model_get_info(j.model, &info);
+        r = eval_read_class_map(j.a.class_map, info.num_classes, &j.map);
+    }
+    if (r == VKVIT_OK) r = eval_collect(j.a.data_dir, j.model, &j.map, j.a.limit, &j.list, j.root, sizeof j.root);
     if (r != VKVIT_OK) rc = cli_fail("eval", r);
     else if (predictions_is_an_image(&j, &pred))
         rc = cli_usage_error("eval", "--predictions '%s' is one of the images under --data; give another path",

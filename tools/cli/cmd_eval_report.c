@@ -35,8 +35,12 @@ vkvit_result eval_write_predictions(cli_out_file *out, const eval_list *list, co
     fprintf(f, "# path\ttrue\tpredicted\n");
     for (uint32_t i = 0; i < list->count; i++) {
         const eval_item *it = &list->items[i];
-        fprintf(f, "%s\t%s\t%s\n", it->path, vkvit_model_label(model, it->label),
-                it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted));
+        char t[16], p[16]; /* a model without labels: the class index */
+        const char *tl = vkvit_model_label(model, it->label);
+        const char *pl = it->predicted < 0 ? "-" : vkvit_model_label(model, (uint32_t)it->predicted);
+        if (!tl) snprintf(t, sizeof t, "%u", it->label), tl = t;
+        if (!pl) snprintf(p, sizeof p, "%d", it->predicted), pl = p;
+        fprintf(f, "%s\t%s\t%s\n", it->path, tl, pl);
     }
     const int failed = ferror(f) != 0;
     vkvit_result r = fclose(f) != 0 || failed
@@ -68,9 +72,10 @@ static void put_clean(FILE *f, const char *before, const char *s, const char *af
 }
 
 /* The accuracy and the two throughputs (NaN when there is nothing to divide by). */
-static void rates(const eval_tally *t, double *accuracy, double *ips, double *gpu_ips) {
+static void rates(const eval_tally *t, double *accuracy, double *accuracy_top_k, double *ips, double *gpu_ips) {
     const double gpu_seconds = (double)t->gpu_ns * 1e-9;
     *accuracy = t->n_done ? (double)t->n_correct / t->n_done : NAN;
+    *accuracy_top_k = t->n_done ? (double)t->n_correct_top_k / t->n_done : NAN;
     *ips = t->seconds > 0 ? t->n_done / t->seconds : NAN;
     *gpu_ips = gpu_seconds > 0 ? t->n_done / gpu_seconds : NAN;
 }
@@ -78,8 +83,8 @@ static void rates(const eval_tally *t, double *accuracy, double *ips, double *gp
 vkvit_result eval_print_json(const eval_report *e) {
     const eval_tally *t = e->tally;
     const eval_list *list = e->list;
-    double accuracy, ips, gpu_ips;
-    rates(t, &accuracy, &ips, &gpu_ips);
+    double accuracy, accuracy_top_k, ips, gpu_ips;
+    rates(t, &accuracy, &accuracy_top_k, &ips, &gpu_ips);
     vkvit_device_info dev;
     vkvit_ctx_device_info(e->ctx, &dev);
     vkvit_model_info info;
@@ -92,6 +97,9 @@ vkvit_result eval_print_json(const eval_report *e) {
              cJSON_AddNumberToObject(doc, "unreadable", t->n_bad) &&
              cJSON_AddNumberToObject(doc, "skipped", list->skipped) &&
              cJSON_AddNumberToObject(doc, "correct", t->n_correct) && json_add_number(doc, "accuracy", accuracy) &&
+             json_add_number(doc, "top1_accuracy", accuracy) && cJSON_AddNumberToObject(doc, "top_k", t->top_k) &&
+             cJSON_AddNumberToObject(doc, "top5_correct", t->n_correct_top_k) &&
+             json_add_number(doc, "top5_accuracy", accuracy_top_k) &&
              json_add_number(doc, "seconds", t->seconds) && json_add_number(doc, "images_per_s", ips) &&
              json_add_number(doc, "gpu_images_per_s", gpu_ips) &&
              cJSON_AddNumberToObject(doc, "padded_slots", t->padded);
@@ -114,7 +122,10 @@ vkvit_result eval_print_json(const eval_report *e) {
     ok = ok && pc;
     for (uint32_t c = 0; ok && c < info.num_classes; c++) {
         if (!t->per_class_total[c]) continue;
-        char *label = cli_utf8_fix(vkvit_model_label(e->model, c));
+        char index[16];
+        const char *name = vkvit_model_label(e->model, c);
+        if (!name) snprintf(index, sizeof index, "%u", c), name = index; /* a model without labels */
+        char *label = cli_utf8_fix(name);
         cJSON *o = label ? cJSON_CreateObject() : NULL;
         if (o && !cJSON_AddItemToObject(pc, label, o)) cJSON_Delete(o), o = NULL;
         ok = o && cJSON_AddNumberToObject(o, "correct", t->per_class_correct[c]) &&
@@ -133,8 +144,8 @@ vkvit_result eval_print_json(const eval_report *e) {
 void eval_print_text(const eval_report *e) {
     const eval_tally *t = e->tally;
     const eval_list *list = e->list;
-    double accuracy, ips, gpu_ips;
-    rates(t, &accuracy, &ips, &gpu_ips);
+    double accuracy, accuracy_top_k, ips, gpu_ips;
+    rates(t, &accuracy, &accuracy_top_k, &ips, &gpu_ips);
     vkvit_device_info dev;
     vkvit_ctx_device_info(e->ctx, &dev);
     vkvit_model_info info;
@@ -152,8 +163,13 @@ void eval_print_text(const eval_report *e) {
     printf("device      %s, %s, batch %u", dev.name, cli_precision_name(e->precision), t->batch);
     if (t->runs_tail) printf(" (the last %u in a batch-%u session)", t->tail_batch, t->tail_batch);
     printf("\n");
-    if (t->n_done) printf("accuracy    %.2f %%  (%u / %u)\n", 100.0 * accuracy, t->n_correct, t->n_done);
-    else printf("accuracy    n/a (no image could be read)\n");
+    if (t->n_done) {
+        printf("accuracy    %.2f %%  (%u / %u) top-1\n", 100.0 * accuracy, t->n_correct, t->n_done);
+        printf("top-5       %.2f %%  (%u / %u)%s\n", 100.0 * accuracy_top_k, t->n_correct_top_k, t->n_done,
+               t->top_k < 5 ? " (the model has fewer than 5 classes: every class counts)" : "");
+    } else {
+        printf("accuracy    n/a (no image could be read)\n");
+    }
     printf("throughput  %.1f images/s end to end (decode + upload + preprocess + inference), %.1f images/s "
            "on the GPU side (upload + preprocess + inference)\n", isfinite(ips) ? ips : 0.0,
            isfinite(gpu_ips) ? gpu_ips : 0.0);
@@ -161,7 +177,10 @@ void eval_print_text(const eval_report *e) {
     for (uint32_t c = 0; c < info.num_classes; c++) {
         if (!t->per_class_total[c]) continue;
         fputs("  ", stdout);
-        cli_put_clean_padded(stdout, vkvit_model_label(e->model, c), 4096, 16);
+        char index[16];
+        const char *name = vkvit_model_label(e->model, c);
+        if (!name) snprintf(index, sizeof index, "%u", c), name = index;
+        cli_put_clean_padded(stdout, name, 4096, 16);
         printf(" %6.2f %%  (%u / %u)\n", 100.0 * t->per_class_correct[c] / t->per_class_total[c],
                t->per_class_correct[c], t->per_class_total[c]);
     }

@@ -7,7 +7,8 @@
  *   2. PNG / BMP / WebP sides read from their headers and refused when 0, above VKVIT_MAX_IMAGE_SIDE, or above the
  *      caller's pixel limit (the device's buffer range), before any pixel memory is allocated;
  *   3. completeness checks stb_image does not make (it decodes a short file as if the missing bytes were zero):
- *      PNG critical-chunk CRCs and IEND, a JPEG's end-of-image marker, a BMP's whole pixel array;
+ *      PNG critical-chunk CRCs and IEND, a JPEG's end-of-image marker, a BMP's and a PPM / PGM's whole pixel
+ *      array;
  *   4. stbi_info_from_memory (headers only, every format), the sides refused again, a GIF's first frame and an
  *      uncompressed TGA's pixel array checked for completeness;
  *   5. only then the pixels are decoded;
@@ -19,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,7 @@ static int stb_budget_end(void) {
 #define STBI_ONLY_BMP
 #define STBI_ONLY_GIF
 #define STBI_ONLY_TGA
+#define STBI_ONLY_PNM /* binary PPM (P6) and PGM (P5), as tools/bulk_classify.py's Pillow reads them */
 #define STBI_MAX_DIMENSIONS (1 << 24) /* stb's own sanity limit; vkvit's (smaller) limit is checked below */
 #if defined(__GNUC__)
 /* stb declares stbi_set_unpremultiply_on_load_thread static without defining it under STB_IMAGE_STATIC; GCC
@@ -416,6 +419,43 @@ static vkvit_result check_tga_complete(const uint8_t *data, size_t size, const c
     return VKVIT_OK;
 }
 
+/* A binary PPM (P6) or PGM (P5) with maxval 255 that holds its whole pixel array. stb_image decodes a short one as
+ * if the missing bytes were zero (Pillow refuses it: "image file is truncated"); it takes the samples of a maxval
+ * below 255 as they are (Pillow scales them to 0..255); and Debian 12's stb_image 2.27 reads past its buffer on
+ * 16-bit samples (maxval above 255: the fuzzer's first find on PNM). So only maxval 255 goes to stb. The header is
+ * magic, width, height, maxval, each after blanks or '#' comments, then one blank. Returns VKVIT_OK for other
+ * formats and for headers stb itself will refuse. */
+static vkvit_result check_pnm(const uint8_t *data, size_t size, const char *name) {
+    if (size < 2 || data[0] != 'P' || (data[1] != '5' && data[1] != '6')) return VKVIT_OK;
+    size_t at = 2;
+    uint64_t v[3] = {0, 0, 0};
+    for (int f = 0; f < 3; f++) {
+        for (;;) { /* blanks and comments */
+            while (at < size && (data[at] == ' ' || data[at] == '\t' || data[at] == '\n' || data[at] == '\r' ||
+                                 data[at] == '\v' || data[at] == '\f'))
+                at++;
+            if (at < size && data[at] == '#') {
+                while (at < size && data[at] != '\n' && data[at] != '\r') at++;
+                continue;
+            }
+            break;
+        }
+        if (at >= size || data[at] < '0' || data[at] > '9') return VKVIT_OK; /* stb's sentence */
+        while (at < size && data[at] >= '0' && data[at] <= '9' && v[f] < ((uint64_t)1 << 40))
+            v[f] = v[f] * 10 + (uint64_t)(data[at++] - '0');
+    }
+    at++; /* the one blank before the pixels */
+    if (v[2] != 255)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a %s with maxval %llu; vkvit decodes 8-bit PPM / PGM "
+                         "(maxval 255) only: convert it to PNG", name, data[1] == '6' ? "PPM" : "PGM",
+                         (unsigned long long)v[2]);
+    const uint64_t need = v[0] * v[1] * (data[1] == '6' ? 3u : 1u);
+    if (v[0] > VKVIT_MAX_IMAGE_SIDE || v[1] > VKVIT_MAX_IMAGE_SIDE || at > size || size - at >= need) return VKVIT_OK;
+    return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated %s: %llux%llu pixels need %llu bytes after the header, "
+                     "the file has %zu", name, data[1] == '6' ? "PPM" : "PGM", (unsigned long long)v[0],
+                     (unsigned long long)v[1], (unsigned long long)need, size - at);
+}
+
 /* The format a file claims by its magic bytes (TGA has none), for the error sentence when its header is bad:
  * stbi_info tries every format and reports only "unknown type". */
 static const char *sniff_format(const uint8_t *data, size_t size) {
@@ -423,6 +463,7 @@ static const char *sniff_format(const uint8_t *data, size_t size) {
     if (jpeg_start(data, size)) return "JPEG";
     if (size >= 2 && data[0] == 'B' && data[1] == 'M') return "BMP";
     if (size >= 4 && !memcmp(data, "GIF8", 4)) return "GIF";
+    if (size >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6') return "PNM (PPM / PGM)";
     return NULL;
 }
 
@@ -460,9 +501,11 @@ static vkvit_result check_sides(int64_t w, int64_t h, uint64_t max_pixels, const
                          "of %u pixels per side", name, (long long)w, (long long)h, VKVIT_MAX_IMAGE_SIDE);
     if ((uint64_t)w * (uint64_t)h > max_pixels) /* both <= 16384 here: no overflow */
         return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': the image header says %lldx%lld pixels (%llu MiB as RGBA8), "
-                         "above the limit of %llu pixels (%llu MiB) one image may have on this device", name,
+                         "above the limit of %llu pixels (%llu MiB) one image may have %s", name,
                          (long long)w, (long long)h, (unsigned long long)((uint64_t)w * (uint64_t)h * 4 >> 20),
-                         (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20));
+                         (unsigned long long)max_pixels, (unsigned long long)(max_pixels * 4 >> 20),
+                         max_pixels == CLI_IMAGE_HOST_MAX_PIXELS ? "to be decoded on the host (16384 x 12288)"
+                                                                 : "on this device");
     return VKVIT_OK;
 }
 
@@ -670,13 +713,17 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
         if (format)
             return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
                              "unsupported", name, format);
-        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' is not a PNG, JPEG, BMP, GIF, TGA or WebP image", name);
+        return cli_error(VKVIT_ERROR_BAD_IMAGE,
+                         "'%s' is not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM image%s",
+                         name, size >= 4 && (!memcmp(data, "II*", 4) || !memcmp(data, "MM\0*", 4))
+                                   ? " (it is a TIFF file, which vkvit does not decode: convert it to PNG first)" : "");
     }
     if (h < 0 && data[0] == 'B') h = -h; /* top-down BMP */
     if ((r = check_sides(w, h, max_pixels, name)) != VKVIT_OK) return r;
     const char *format = sniff_format(data, size);
     if (format && !strcmp(format, "GIF") && (r = check_gif_complete(data, size, name)) != VKVIT_OK) return r;
     if (!format && (r = check_tga_complete(data, size, name)) != VKVIT_OK) return r; /* TGA: the one without magic */
+    if ((r = check_pnm(data, size, name)) != VKVIT_OK) return r;
 
     /* Any bit depth and colour type -> RGBA8 (stb converts 16-bit samples to 8-bit and expands grey/palette). */
     int dw = 0, dh = 0, dn = 0;
@@ -798,4 +845,95 @@ void cli_image_free(cli_image *img) {
 vkvit_image cli_image_view(const cli_image *img) {
     return (vkvit_image){.pixels = img->pixels, .width = img->width, .height = img->height,
                          .row_bytes = img->width * 4u, .format = VKVIT_PIXEL_RGBA8};
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Host reduction of an image above the device's pixel limit: an area (box) filter
+ * ------------------------------------------------------------------------------------------------------------ */
+
+void cli_image_fit_size(uint32_t w, uint32_t h, uint64_t max_pixels, uint32_t *ow, uint32_t *oh) {
+    *ow = w;
+    *oh = h;
+    if (max_pixels == 0 || (uint64_t)w * h <= max_pixels) return;
+    const double s = sqrt((double)max_pixels / ((double)w * h)); /* the same scale on both axes: the aspect kept */
+    uint32_t nw = (uint32_t)fmax(1.0, floor(w * s)), nh = (uint32_t)fmax(1.0, floor(h * s));
+    while ((uint64_t)nw * nh > max_pixels) { /* floor(w s) floor(h s) <= w h s^2 in exact arithmetic; rounding aside */
+        if (nw >= nh && nw > 1) nw--;
+        else if (nh > 1) nh--;
+        else break;
+    }
+    *ow = nw;
+    *oh = nh;
+}
+
+/* The source span of output cell i of n over a side of `len` pixels: [i len / n, (i + 1) len / n), in source pixels,
+ * as the first pixel it touches, the count, and each one's overlap (the first and last may be partial). */
+typedef struct box_span {
+    uint32_t first, count;
+    double w_first, w_last;                 /* overlap of the first and last source pixel; the others 1 */
+} box_span;
+
+static box_span span_of(uint32_t i, uint32_t n, uint32_t len) {
+    const double a = (double)i * len / n, b = (double)(i + 1) * len / n;
+    box_span s;
+    s.first = (uint32_t)floor(a);
+    uint32_t last = (uint32_t)ceil(b) - 1;
+    if (last >= len) last = len - 1;
+    s.count = last - s.first + 1;
+    s.w_first = fmin(b, s.first + 1.0) - a;
+    s.w_last = s.count > 1 ? b - last : s.w_first;
+    return s;
+}
+
+static double span_weight(const box_span *s, uint32_t k) {
+    return k == 0 ? s->w_first : k == s->count - 1 ? s->w_last : 1.0;
+}
+
+vkvit_result cli_image_reduce(cli_image *img, uint64_t max_pixels, const char *name) {
+    uint32_t ow, oh;
+    cli_image_fit_size(img->width, img->height, max_pixels, &ow, &oh);
+    if (ow == img->width && oh == img->height) return VKVIT_OK;
+    const uint32_t w = img->width, h = img->height;
+    uint8_t *out = malloc((size_t)ow * oh * 4);
+    double *row = malloc((size_t)w * 4 * sizeof *row); /* one output row's vertical sum, at full width */
+    box_span *cols = malloc((size_t)ow * sizeof *cols);
+    if (!out || !row || !cols) {
+        free(out), free(row), free(cols);
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of host memory reducing %ux%u pixels to %ux%u",
+                         name, w, h, ow, oh);
+    }
+    for (uint32_t x = 0; x < ow; x++) cols[x] = span_of(x, ow, w);
+    /* Each output pixel is the mean of the source area it covers (partial pixels by their overlap): rows first, into
+     * `row`, then columns. Every source pixel is read once or twice. */
+    const double area = ((double)w / ow) * ((double)h / oh);
+    for (uint32_t y = 0; y < oh; y++) {
+        const box_span rs = span_of(y, oh, h);
+        memset(row, 0, (size_t)w * 4 * sizeof *row);
+        for (uint32_t k = 0; k < rs.count; k++) {
+            const double wy = span_weight(&rs, k);
+            const uint8_t *src = img->pixels + (size_t)(rs.first + k) * w * 4;
+            for (size_t i = 0; i < (size_t)w * 4; i++) row[i] += wy * src[i];
+        }
+        uint8_t *dst = out + (size_t)y * ow * 4;
+        for (uint32_t x = 0; x < ow; x++) {
+            const box_span *cs = &cols[x];
+            double acc[4] = {0, 0, 0, 0};
+            for (uint32_t k = 0; k < cs->count; k++) {
+                const double wx = span_weight(cs, k);
+                const double *p = row + (size_t)(cs->first + k) * 4;
+                for (int c = 0; c < 4; c++) acc[c] += wx * p[c];
+            }
+            for (int c = 0; c < 4; c++) {
+                const double v = acc[c] / area + 0.5;
+                dst[(size_t)x * 4 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+        }
+    }
+    free(row);
+    free(cols);
+    free(img->pixels);
+    img->pixels = out;
+    img->width = ow;
+    img->height = oh;
+    return VKVIT_OK;
 }

@@ -3,8 +3,8 @@
  * pixel is decoded, then decoded into RGBA8 for vkvit_session_set_images.
  *
  * Formats: PNG (every colour type and bit depth; 16-bit samples keep their high byte), JPEG (baseline and
- * progressive), BMP, GIF (first frame), TGA (all through stb_image), WebP (lossy and lossless, still images;
- * Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
+ * progressive), BMP, GIF (first frame), TGA, binary PPM (P6) and PGM (P5) (all through stb_image), WebP (lossy and
+ * lossless, still images; Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
  * does. Grey, grey + alpha, palette and RGB inputs become RGBA8 with A = 255.
  *
  * Everything about the file is untrusted: a missing file, a directory, a FIFO or device (refused without blocking),
@@ -59,6 +59,21 @@ vkvit_result cli_image_load(const char *path, cli_image *out);
 /* The most pixels one image may have on this device: set_images uploads width * height * 4 bytes through one
  * storage-buffer binding, so maxStorageBufferRange / 4 (at most VKVIT_MAX_IMAGE_SIDE squared). */
 uint64_t cli_image_device_max_pixels(const vkvit_ctx *ctx);
+
+/* The most pixels an image may have for classify and eval to decode it on the host: 16384 x 12288 (768 MiB as RGBA8;
+ * a 200 MP phone photo, 16320 x 12240, fits), with VKVIT_MAX_IMAGE_SIDE still the limit of each side. Larger headers
+ * are refused before any pixel memory is allocated (a 33 KB file claiming 16384 x 16384). An image above the device's
+ * limit (cli_image_device_max_pixels) but within this one is decoded, then reduced on the host (cli_image_reduce). */
+#define CLI_IMAGE_HOST_MAX_PIXELS ((uint64_t)VKVIT_MAX_IMAGE_SIDE * 12288u)
+
+/* The size cli_image_reduce gives a w x h image: the largest with the same aspect (each side floor(side * s), the
+ * same s for both) and at most max_pixels pixels; w x h itself when it fits (or max_pixels is 0). */
+void cli_image_fit_size(uint32_t w, uint32_t h, uint64_t max_pixels, uint32_t *ow, uint32_t *oh);
+/* Reduces `img` in place to cli_image_fit_size's size when it has more than max_pixels pixels: each output pixel the
+ * mean of the source area it covers (a box / area filter, partial pixels weighted by their overlap; all four
+ * channels alike), rounded to nearest. The model's own resize then runs on the GPU from the reduced image. Errors:
+ * VKVIT_ERROR_OUT_OF_HOST_MEMORY (`name` in the sentence); the image is unchanged then. */
+vkvit_result cli_image_reduce(cli_image *img, uint64_t max_pixels, const char *name);
 
 /* Frees the pixels; a zeroed image is a no-op. */
 void cli_image_free(cli_image *img);
