@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The CLI for scripts and ImageNet users (issue 57, points 4, 7 and 8), on the bundled CIFAR-10 model:
 
   - `classify --format text|json|jsonl|csv|tsv` give the same images, ranks, classes, labels and probabilities as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Fields of delimited tables (CSV as RFC 4180 quotes them, TSV with backslash escapes) and whether a terminal may get
  * escape sequences (TERM=dumb, NO_COLOR). */
 #include "cli.h"

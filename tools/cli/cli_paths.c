@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The image list of classify: operands as given, folders walked (sorted, by extension, each folder once), and list
  * files (--files-from). The walk agrees with tools/bulk_classify.py's list_images: the same extensions, dot files
  * and dot folders left out, the paths of one folder operand sorted as strings. */
