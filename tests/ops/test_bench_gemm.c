@@ -96,8 +96,8 @@ int main(void) {
         {1030, 2050, 1030, VKVIT_GEMM_KERNEL_SHARED, {0}, {128, 128, 16, 8, 8}, 0, 0},
         {130, 140, 64, VKVIT_GEMM_KERNEL_SHARED, {128, 128, 16, 8, 8}, {128, 128, 16, 8, 8}, 0, VKVIT_PRECISION_FP16_MATH},
         {70, 40, 64, VKVIT_GEMM_KERNEL_CPU, {.bm = 32, .tn = 2}, {32, 16, 0, 1, 2}, 0, VKVIT_PRECISION_FP16_MATH},
-        /* tn 8 in fp32: the build-time unrolled variants (64- and 32-k chunks), and the generic shader in their place;
-         * an odd K keeps them off (scalar loads) */
+        /* tn 8 in fp32 arithmetic (fp32 or fp16 weights): the build-time unrolled variants (64- and 32-k chunks),
+         * and the generic shader in their place; an odd K keeps them off (scalar loads) */
         {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.bm = 64, .tn = 8, .bk = 64}, {64, 64, 64, 1, 8}, 0, 0},
         {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.bm = 64, .tn = 8, .bk = 32}, {64, 64, 32, 1, 8}, 0, 0},
         {130, 136, 200, VKVIT_GEMM_KERNEL_CPU, {.tn = 8}, {0, 64, 0, 1, 8}, VKVIT_GEMM_BENCH_GENERIC, 0},
@@ -142,7 +142,7 @@ int main(void) {
               res.pair_stores == (pairs && !(tuned[i].flags & VKVIT_GEMM_BENCH_SINGLE_STORES)),
               "tuned case %zu: texel %d, vec4 %d, pairs %d", i, res.texel_reads, res.vec4_loads, res.pair_stores);
         const bool unrolled = unrolled_built && res.texel_reads && res.vec4_loads && res.pair_stores &&
-                              precision == VKVIT_PRECISION_FP32 && t->tn == 8 &&
+                              precision != VKVIT_PRECISION_FP16_MATH && t->tn == 8 &&
                               !(tuned[i].flags & VKVIT_GEMM_BENCH_GENERIC);
         CHECK(res.unrolled == unrolled, "tuned case %zu: unrolled %d, expected %d", i, res.unrolled, unrolled);
         const bool one_chunk = cpu && tuned[i].k <= t->bk && !(tuned[i].flags & VKVIT_GEMM_BENCH_RUNNING_SUMS);
