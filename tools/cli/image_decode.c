@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Image files for the CLI: size-capped read, header check, stb_image / libwebp decode to RGBA8, EXIF orientation
- * (see image_decode.h).
+/* Image files for the CLI: size-capped read, header check, stb_image / libwebp / TIFF decode to RGBA8, EXIF
+ * orientation (see image_decode.h; the TIFF reader's rules are at decode_tiff).
  *
  * The order matters for hostile files:
  *   1. read the file (size cap, regular files only: a FIFO is refused before it can block a read);
@@ -686,10 +686,12 @@ static vkvit_result apply_orientation(cli_image *img, int o, const char *name) {
  * Hostile files: every tag's values and every strip or tile must lie inside the file; the sides go through
  * check_sides before any pixel memory is allocated; a strip or tile is decoded into a buffer of exactly the bytes
  * its rows need (no decoder writes past it, and one that stops short of it has corrupt data, as libtiff says); a
- * tile holds at most TIFF_MAX_TILE_BYTES.
+ * tile holds at most TIFF_MAX_TILE_BYTES and overhangs the image by little (decode_tiff); a tag of an unknown
+ * type is corrupt (its count could not be checked against the file).
  * ------------------------------------------------------------------------------------------------------------ */
 
 #define TIFF_MAX_TILE_BYTES ((uint64_t)64 << 20)
+#define TIFF_MAX_TILE_SIDE 1024u
 
 static const char k_tiff_decodes[] = "vkvit decodes baseline TIFF (8- or 16-bit grey, grey + alpha, RGB or RGBA, or "
                                      "8-bit palette; uncompressed, PackBits, LZW or Deflate; strips or tiles): "
@@ -820,6 +822,9 @@ static vkvit_result decode_tiff(const uint8_t *data, size_t size, const char *na
         while (k < N_TAGS && ids[k] != id) k++;
         if (k == N_TAGS) continue;
         tiff_tag t = {tiff_u16(p + 2, big), tiff_u32(p + 4, big), p + 8};
+        if (tiff_type_size(t.type) == 0) /* its values' size unknown: neither they nor their count can be checked */
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: its tag %u has the unknown type %u", name,
+                             id, t.type);
         const uint64_t bytes = (uint64_t)tiff_type_size(t.type) * t.count;
         if (bytes > 4) {
             const uint64_t at = tiff_u32(p + 8, big);
@@ -919,11 +924,16 @@ static vkvit_result decode_tiff(const uint8_t *data, size_t size, const char *na
     if (tiled) {
         cw = tag[TILE_W].count ? tiff_value(&tag[TILE_W], 0, big) : 0;
         ch = tag[TILE_H].count ? tiff_value(&tag[TILE_H], 0, big) : 0;
-        if (cw == 0 || ch == 0 || cw > VKVIT_MAX_IMAGE_SIDE || ch > VKVIT_MAX_IMAGE_SIDE ||
-            cw * ch * pixel_bytes > TIFF_MAX_TILE_BYTES)
-            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: tiles of %llux%llu pixels (1 to %u a side, "
-                             "at most %llu MiB a tile)", name, (unsigned long long)cw, (unsigned long long)ch,
-                             VKVIT_MAX_IMAGE_SIDE, (unsigned long long)(TIFF_MAX_TILE_BYTES >> 20));
+        /* A tile may overhang the image (writers use 256 x 256 tiles for small images), but not by more than its
+         * side rounded up to 16 (the TIFF rule for tile sides) or TIFF_MAX_TILE_SIDE: a 1x1 image cannot make the
+         * decoder fill a tile of 64 MiB. */
+        const uint64_t max_w = CLI_MAX((w + 15u) / 16u * 16u, TIFF_MAX_TILE_SIDE),
+                       max_h = CLI_MAX((h + 15u) / 16u * 16u, TIFF_MAX_TILE_SIDE);
+        if (cw == 0 || ch == 0 || cw > max_w || ch > max_h || cw * ch * pixel_bytes > TIFF_MAX_TILE_BYTES)
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: tiles of %llux%llu pixels for a %ux%u "
+                             "image (at most %llux%llu, and %llu MiB a tile)", name, (unsigned long long)cw,
+                             (unsigned long long)ch, w, h, (unsigned long long)max_w, (unsigned long long)max_h,
+                             (unsigned long long)(TIFF_MAX_TILE_BYTES >> 20));
         across = (w + cw - 1) / cw;
         down = (h + ch - 1) / ch;
     } else {
