@@ -948,6 +948,9 @@ static vkvit_result decode_tiff(const uint8_t *data, size_t size, const char *na
                          "it has %u and %u", name, (unsigned long long)chunks, tiled ? "tiles" : "strips",
                          offsets->count, counts->count);
     const uint64_t row_bytes = cw * pixel_bytes, chunk_bytes = row_bytes * ch; /* <= 64 MiB or the image's rows */
+    if (chunk_bytes > (uint64_t)INT32_MAX) /* stb's inflater takes an int size; a 16384 x 12288 RGBA16 strip fits */
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a TIFF strip of %llu bytes, more than the %d a strip may "
+                         "have; %s", name, (unsigned long long)chunk_bytes, INT32_MAX, k_tiff_decodes);
     uint8_t *buf = malloc((size_t)chunk_bytes);
     uint8_t *pixels = malloc((size_t)w * h * 4);
     if (!buf || !pixels) {
