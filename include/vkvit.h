@@ -694,6 +694,91 @@ VKVIT_API int vkvit_session_poll(const vkvit_session *session);
  * screens; a frame loop polls instead. */
 VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
 
+/* --- One inference in slices, one per frame, under a GPU-time budget (docs/embedding.md, "Slices") ---
+ *
+ * A whole inference may take longer than a frame can spare. vkvit_session_plan_slices cuts the session's recorded
+ * graph into slices, each a run of whole nodes (dispatches) whose GPU time stays within a budget, and
+ * vkvit_session_record_slice records one of them into the host's command buffer; the host records slice 0 in one
+ * frame, slice 1 in the next, and so on, with its own work (rendering, compute, transfers) in between:
+ *
+ *   vkvit_slice_plan plan;
+ *   vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = 4.0}, &plan); // once, on a loading screen
+ *   ...each frame: if (i == 0) vkvit_session_set_input(s, pixels, n);  // or set_images; before the submission
+ *                  ...the host's own work...
+ *                  vkvit_session_record_slice(s, cmd, i);              // slice i of plan.slice_count
+ *                  i = (i + 1) % plan.slice_count;                    // after the last: get_output, once waited
+ *
+ * Times: the plan's node times come from the host (desc.node_ms, e.g. vkvit_profile_entry.ms of an earlier
+ * profiled run, or a table measured on the target device) or, by default, from a profiling pass: the plan call
+ * runs the session `profile_runs` times with a timestamp after each node (read modulo the queue's
+ * timestampValidBits) and takes, per node, the median of the time from the end of the node before to its own end
+ * (its dispatch and the barrier before it). The slices are cut greedily, in node order: a slice takes nodes while
+ * their times sum to at most budget_ms. A node whose time alone exceeds the budget becomes a slice of its own,
+ * counted in vkvit_slice_plan.over_budget and named in its sentence (vkvit_slice_plan.message, also sent to the
+ * ctx's log callback as one VKVIT_LOG_WARNING); the plan still succeeds. The budget bounds the planned times: a
+ * slice's measured time varies as the device's does (clocks, other work), plus the slice's barrier at its start
+ * and, for the first and last, the input and output copies of devices whose arena is not host-visible.
+ *
+ * Memory: every slice begins with a global memory dependency of compute and transfer work recorded or submitted
+ * before it (the earlier slices' writes to the arena), so whatever the host records between two slices on the
+ * queue, the slices see each other's results; the host's own work before a slice also waits for that barrier.
+ * Slices recorded into command buffers for different queues need the host's semaphores between them, in slice
+ * order. Slice 0 also copies the input in (as vkvit_session_record does), the last slice ends with the output made
+ * visible to the host; the logits equal a whole run's bit for bit (the same dispatches on the same data).
+ *
+ * Rules: from the submission of slice 0 until the last slice has completed, the session is busy with that
+ * inference: no run, submit, record, set_input, set_condition, set_images or get_output on it (use a second
+ * session for other work). Slices are recorded in order (0, 1, ...; recording slice 0 again starts over, and the
+ * slice just recorded may be recorded again, into a command buffer that replaces the first); submitted in the
+ * order they were recorded. Host inputs (record_ex's images) are not taken by slices: use set_input / set_images.
+ * A command buffer recorded with a slice is invalidated as record's are (set_images growing its buffers).
+ * vkvit creates nothing in record_slice; plan_slices allocates the plan's host memory and, for its profiling pass
+ * without desc.node_ms in a session created with profile = 0, a query pool it destroys before returning. */
+
+/* Defaults: budget_ms required, node_ms NULL (a profiling pass), profile_runs 0 = 3. */
+typedef struct vkvit_slice_plan_desc {
+    double budget_ms;                       /* GPU time per slice, > 0 */
+    const double *node_ms;                  /* NULL: profile; else one time per node (ms, >= 0, finite), in
+                                               execution order, as vkvit_session_profile lists the nodes */
+    uint32_t node_count;                    /* entries of node_ms: vkvit_session_get_stats().nodes */
+    uint32_t profile_runs;                  /* profiling passes without node_ms (1 .. 64; 0 = 3) */
+} vkvit_slice_plan_desc;
+
+typedef struct vkvit_slice_plan {
+    uint32_t slice_count;
+    uint32_t over_budget;                   /* slices of one node whose time alone exceeds the budget */
+    uint32_t nodes;                         /* nodes in all slices (the session's nodes) */
+    double total_ms;                        /* the node times summed */
+    double largest_ms;                      /* the largest slice's time */
+    char message[320];                      /* "" or one sentence naming the node(s) above the budget */
+} vkvit_slice_plan;
+
+/* Plans the session's slices (replacing an earlier plan) and writes the plan to *out (may be NULL). The session
+ * must be idle; the profiling pass needs the condition of a model that takes one, as run does. Like session
+ * creation, it needs the whole ctx (THREADING): it submits to the ctx's queue and waits. Errors:
+ * VKVIT_ERROR_INVALID_ARGUMENT (NULL session, a budget that is not a positive finite number, node_count other than
+ * the session's nodes, a negative or non-finite time, profile_runs above 64, the session in flight),
+ * VKVIT_ERROR_UNSUPPORTED (a profiling pass on a device without timestamps: pass node_ms), VKVIT_ERROR_VULKAN. On
+ * failure the session keeps no plan. */
+VKVIT_API vkvit_result vkvit_session_plan_slices(vkvit_session *session, const vkvit_slice_plan_desc *desc,
+                                                 vkvit_slice_plan *out);
+
+typedef struct vkvit_slice_info {
+    uint32_t first_node, node_count;        /* nodes [first_node, first_node + node_count) */
+    double planned_ms;                      /* their times summed */
+    int over_budget;                        /* 1: one node whose time alone exceeds the budget */
+    const char *first_label;                /* the first node's label (valid while the session lives) */
+} vkvit_slice_info;
+
+/* Slice `index` of the plan. VKVIT_ERROR_INVALID_ARGUMENT without a plan or with an index out of range. */
+VKVIT_API vkvit_result vkvit_session_slice_info(const vkvit_session *session, uint32_t index, vkvit_slice_info *out);
+
+/* Records slice `index` into the host's command buffer (a primary one in the recording state, of the ctx's queue
+ * family, as for vkvit_session_record) and creates nothing. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL argument,
+ * no plan, an index out of range or out of order: neither 0, nor the next slice, nor the one just recorded, a
+ * model's missing condition); nothing is recorded then. */
+VKVIT_API vkvit_result vkvit_session_record_slice(vkvit_session *session, VkCommandBuffer cmd, uint32_t index);
+
 /* ------------------------------------------------------------------------------------------------------------
  * Describing a model file without a device (what `vkvit inspect` prints; for tools and bindings)
  * ------------------------------------------------------------------------------------------------------------ */
