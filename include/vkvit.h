@@ -53,27 +53,27 @@
  *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and
  *   vkvit_session_create (uploads; they may wait for the queue to go idle), vkvit_session_run (waits for its own
  *   work), vkvit_session_submit (never waits; on the queue the host
- *   names), vkvit_ctx_destroy (waits until the queue is idle). Recording (vkvit_session_record / _record_ex)
- *   appends commands and barriers to the host's command buffer and nothing else: it never begins, ends, resets or
- *   submits it.
+ *   names), vkvit_session_plan_slices (its profiling pass, waited for), vkvit_ctx_destroy (waits until the queue
+ *   is idle). Recording (vkvit_session_record / _record_ex / _record_slice) appends commands and barriers to the
+ *   host's command buffer and nothing else: it never begins, ends, resets or submits it.
  *   What vkvit never does: create an instance or device, destroy a host object, wait on the host's fences or
  *   semaphores on the CPU, change the layout of a host image, submit outside the calls above, allocate or create
  *   Vulkan objects after vkvit_session_create returns (vkvit_session_set_images growing its upload or scratch
- *   buffer, or adding the pre-processing to a session created with max_image_pixels 0, is the one documented
- *   exception).
+ *   buffer, or adding the pre-processing to a session created with max_image_pixels 0, is one documented
+ *   exception; vkvit_session_plan_slices' temporary query pool, destroyed before it returns, the other).
  *
  * THREADING
  *   Objects are not internally synchronised; the rules follow what each call touches.
  *   - vkvit_ctx_create and vkvit_ctx_destroy load process-wide Vulkan entry points: one thread at a time in the
  *     whole process. Different ctx objects may then be used from different threads freely.
  *   - Session calls touch only their session: set_input, set_condition, set_images, get_output, get_top_k, poll,
- *     wait, record, record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
+ *     wait, record, record_ex, record_slice, slice_info, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
  *     threads at the same time; one session from one thread at a time.
  *   - vkvit_session_run and vkvit_session_submit are session calls that also call vkQueueSubmit. vkvit serialises its own submissions to a queue with a per-ctx lock, so sessions of a ctx
  *     that vkvit created may run from several threads with no lock of the caller's. In adopt mode the host also
  *     uses the queue: Vulkan requires all use of one VkQueue to be serialised, so hold the lock that guards the
  *     host's own submissions (and presents) around these calls.
- *   - Everything else (model and session creation and destruction, device info) needs the whole ctx:
+ *   - Everything else (model and session creation and destruction, plan_slices, device info) needs the whole ctx:
  *     no other call on the ctx or its children, and no host use of its queue, at the same time. Do it on a loading
  *     screen, not in the frame loop.
  *   The log callback is called on the thread of the failing call, so concurrently when sessions are used from
@@ -735,13 +735,16 @@ VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
  * vkvit creates nothing in record_slice; plan_slices allocates the plan's host memory and, for its profiling pass
  * without desc.node_ms in a session created with profile = 0, a query pool it destroys before returning. */
 
-/* Defaults: budget_ms required, node_ms NULL (a profiling pass), profile_runs 0 = 3. */
+/* Defaults: budget_ms required, node_ms NULL (a profiling pass), profile_runs 0 = 3, times_out NULL. */
 typedef struct vkvit_slice_plan_desc {
     double budget_ms;                       /* GPU time per slice, > 0 */
     const double *node_ms;                  /* NULL: profile; else one time per node (ms, >= 0, finite), in
                                                execution order, as vkvit_session_profile lists the nodes */
-    uint32_t node_count;                    /* entries of node_ms: vkvit_session_get_stats().nodes */
+    uint32_t node_count;                    /* entries of node_ms and times_out: vkvit_session_get_stats().nodes */
     uint32_t profile_runs;                  /* profiling passes without node_ms (1 .. 64; 0 = 3) */
+    double *times_out;                      /* NULL, or node_count entries that receive the node times the plan
+                                               used (the profiled ones: profile once, then plan other budgets
+                                               with them as node_ms, or keep them for the next start) */
 } vkvit_slice_plan_desc;
 
 typedef struct vkvit_slice_plan {
@@ -754,10 +757,11 @@ typedef struct vkvit_slice_plan {
 } vkvit_slice_plan;
 
 /* Plans the session's slices (replacing an earlier plan) and writes the plan to *out (may be NULL). The session
- * must be idle; the profiling pass needs the condition of a model that takes one, as run does. Like session
+ * must be idle; the profiling pass needs the condition of a model that takes one, as run does, and its runs are
+ * the session's last (vkvit_session_profile of a session created with profile = 1 then reads the last pass). Like session
  * creation, it needs the whole ctx (THREADING): it submits to the ctx's queue and waits. Errors:
  * VKVIT_ERROR_INVALID_ARGUMENT (NULL session, a budget that is not a positive finite number, node_count other than
- * the session's nodes, a negative or non-finite time, profile_runs above 64, the session in flight),
+ * the session's nodes with node_ms or times_out, a negative or non-finite time, profile_runs above 64, the session in flight),
  * VKVIT_ERROR_UNSUPPORTED (a profiling pass on a device without timestamps: pass node_ms), VKVIT_ERROR_VULKAN. On
  * failure the session keeps no plan. */
 VKVIT_API vkvit_result vkvit_session_plan_slices(vkvit_session *session, const vkvit_slice_plan_desc *desc,

@@ -93,11 +93,11 @@ static vkvit_result check_desc(const vkvit_session *s, const vkvit_slice_plan_de
     if (d->profile_runs > MAX_PROFILE_RUNS)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': profile_runs %u is above %u", fn, s->label,
                             d->profile_runs, MAX_PROFILE_RUNS);
-    if (!d->node_ms) return VKVIT_OK;
+    if (!d->node_ms && !d->times_out) return VKVIT_OK;
     if (d->node_count != s->graph.n_nodes)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': node_count %u, but the session has %u nodes "
                             "(vkvit_session_get_stats)", fn, s->label, d->node_count, s->graph.n_nodes);
-    for (uint32_t i = 0; i < d->node_count; i++)
+    for (uint32_t i = 0; i < d->node_count && d->node_ms; i++)
         if (!(d->node_ms[i] >= 0) || !isfinite(d->node_ms[i]))
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': node_ms[%u] ('%s') is %g, not a finite time "
                                 ">= 0", fn, s->label, i, s->graph.nodes[i].label, d->node_ms[i]);
@@ -147,8 +147,9 @@ static vkvit_result cut(vkvit_session *s, const double *node_ms, double budget, 
 
 static vkvit_result plan_slices(vkvit_session *s, const vkvit_slice_plan_desc *desc, vkvit_slice_plan *out) {
     const char *fn = "vkvit_session_plan_slices";
-    if (!s || !desc) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
     vkvit__session_slices_free(s); /* on every failure below the session keeps no plan */
+    if (!desc) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': desc is NULL", fn, s->label);
     vkvit_result res = check_desc(s, desc, fn);
     if (res == VKVIT_OK) res = vkvit__session_check_idle(s, fn);
     if (res == VKVIT_OK && !desc->node_ms && s->condition != VKVIT_NONE && !s->condition_set)
@@ -170,6 +171,8 @@ static vkvit_result plan_slices(vkvit_session *s, const vkvit_slice_plan_desc *d
         node_ms = own;
     }
     res = cut(s, node_ms, desc->budget_ms, &plan);
+    if (res == VKVIT_OK && desc->times_out && desc->times_out != node_ms)
+        memcpy(desc->times_out, node_ms, (size_t)n * sizeof *node_ms);
     free(own);
     if (res != VKVIT_OK) {
         vkvit__session_slices_free(s);

@@ -5,8 +5,9 @@
  *
  *   sliced_bundled   the bundled vit5_cifar10.vkvit (fp32 session), a fresh random input (seed printed): a whole
  *                    run's logits; then a profiled plan (a session created with profile = 0: the temporary query
- *                    pool) under an eighth of the profiled total, so at least 4 slices, each within the budget or
- *                    one node alone; each slice recorded into the host's command buffer after the host's own work
+ *                    pool) under an eighth of the profiled total (its times, through times_out, re-plan to the
+ *                    same slices), so at least 4 slices, each within the budget or one node alone; each slice
+ *                    recorded into the host's command buffer after the host's own work
  *                    (a fill of its buffer) and submitted as its own frame, after a NaN-input run poisoned the
  *                    arena and the output: logits equal to the whole run's bit for bit (memcmp). Recording the
  *                    slices creates and allocates nothing (vkvit__ctx_counters). Then every node a slice of its own
@@ -136,7 +137,20 @@ static void sliced_bundled(host *h, uint32_t seed) {
     CHECK(p1.slice_count == 1 && p1.nodes == st.nodes && p1.total_ms > 0, "an unbounded budget: %u slices, %u nodes "
           "of %u, %.3f ms", p1.slice_count, p1.nodes, st.nodes, p1.total_ms);
     const double budget = p1.total_ms / 8; /* several slices even if the second pass runs twice as fast */
-    MUST(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = budget, .profile_runs = 3}, &p));
+    double *times = malloc(st.nodes * sizeof *times);
+    for (uint32_t i = 0; i < st.nodes; i++) times[i] = NAN;
+    MUST(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = budget, .profile_runs = 3,
+                                                               .times_out = times, .node_count = st.nodes}, &p));
+    double sum = 0;
+    for (uint32_t i = 0; i < st.nodes; i++) sum += times[i];
+    CHECK(fabs(sum - p.total_ms) <= 1e-9 * p.total_ms, "times_out sums to %.6f ms, the plan's total is %.6f", sum,
+          p.total_ms);
+    vkvit_slice_plan again;
+    MUST(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = budget, .node_ms = times,
+                                                               .node_count = st.nodes}, &again));
+    CHECK(again.slice_count == p.slice_count && again.total_ms == p.total_ms, "re-planned from times_out: %u slices "
+          "(%.6f ms), the profiled plan %u (%.6f ms)", again.slice_count, again.total_ms, p.slice_count, p.total_ms);
+    free(times);
     printf("bundled: %u nodes, profiled total %.3f ms; budget %.3f ms -> %u slices (largest %.3f ms, %u over budget)\n",
            p.nodes, p.total_ms, budget, p.slice_count, p.largest_ms, p.over_budget);
     if (p.message[0]) printf("  %s\n", p.message);
@@ -306,6 +320,10 @@ static void rejects(host *h) {
                    "profile_runs", "65 profile runs");
     expect_refused(vkvit_session_plan_slices(NULL, &(vkvit_slice_plan_desc){.budget_ms = 1}, NULL), "NULL",
                    "a NULL session");
+    expect_refused(vkvit_session_plan_slices(s, NULL, NULL), "NULL", "a NULL desc");
+    expect_refused(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = 1, .times_out = t,
+                                                                         .node_count = n - 1}, NULL),
+                   "node_count", "times_out with node_count off by one");
     MUST(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = 2.5, .node_ms = t, .node_count = n}, NULL));
     t[3] = -1;
     expect_refused(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = 1, .node_ms = t,
