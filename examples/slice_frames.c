@@ -3,8 +3,8 @@
  *
  * The app owns its instance (validation layer + synchronization validation when asked), device, queue, command
  * buffers, fences and timestamp queries, as examples/embed_frame.c does. vkvit adopts the device; a session's
- * inference is planned once into slices under a GPU-time budget (vkvit_session_plan_slices: a profiling pass at
- * plan time), and every frame the app
+ * node times are profiled once (vkvit_session_plan_slices' profiling pass, its times kept through times_out), the
+ * inference is planned into slices under each GPU-time budget from them, and every frame the app
  *   1. records its own work (here a fill of a 16 MiB buffer, standing in for its rendering),
  *   2. records the next slice of the inference into the same command buffer (vkvit_session_record_slice), with
  *      timestamps around it,
@@ -13,7 +13,8 @@
  * been read. Each inference's logits are compared with a whole run's on the same input (vkvit_session_run on a
  * second session), bit for bit; each slice's measured GPU time is set against the budget and the plan's time.
  *
- *   slice_frames [--model FILE] [--budgets MS[,MS...]] [--inferences N] [--warmup N] [--per-slice] [--validation]
+ *   slice_frames [--model FILE] [--budgets MS[,MS...]] [--inferences N] [--warmup N] [--profile-runs N]
+ *                [--per-slice] [--validation]
  *
  * Exit codes: 0 ok, 1 error (logits not equal to the whole run's, or any validation message with --validation),
  * 2 usage, 77 no Vulkan device. A slice measured above its budget is reported, not an error: the plan bounds the
@@ -304,7 +305,8 @@ typedef struct budget_result {
 /* `warmup` inferences first (their logits checked, their times not counted: a first pass through new command
  * buffers costs more on some drivers), then `inferences` measured ones. */
 static budget_result run_budget(app *a, frame *fr, const app_work *w, vkvit_session *s, vkvit_session *ref,
-                                double budget_ms, int warmup, int inferences, bool per_slice, uint32_t *frame_number) {
+                                double budget_ms, const double *node_ms, uint32_t n_nodes, int warmup, int inferences,
+                                bool per_slice, uint32_t *frame_number) {
     budget_result r = {.budget_ms = budget_ms, .inferences = (uint32_t)(warmup + inferences)};
     vkvit_shape is = vkvit_session_input_shape(s), os = vkvit_session_output_shape(s);
     const size_t n_in = (size_t)is.dims[0] * is.dims[1] * is.dims[2] * is.dims[3];
@@ -316,10 +318,9 @@ static budget_result run_budget(app *a, frame *fr, const app_work *w, vkvit_sess
         exit(1);
     }
 
-    /* Once, on a loading screen: the plan, from a profiling pass on a random input. */
-    fill_input(input, n_in, 0);
-    VKVIT_CHECK(vkvit_session_set_input(s, input, n_in));
-    VKVIT_CHECK(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = budget_ms}, &r.plan));
+    /* Once, on a loading screen: the plan, from the node times profiled at start-up. */
+    VKVIT_CHECK(vkvit_session_plan_slices(
+        s, &(vkvit_slice_plan_desc){.budget_ms = budget_ms, .node_ms = node_ms, .node_count = n_nodes}, &r.plan));
     const uint32_t n = r.plan.slice_count;
     const int total = warmup + inferences;
     double *measured = calloc((size_t)n * total, sizeof *measured), *sorted = calloc((size_t)n * total, sizeof *sorted);
@@ -390,12 +391,13 @@ static budget_result run_budget(app *a, frame *fr, const app_work *w, vkvit_sess
 
 static int usage(void) {
     fprintf(stderr, "usage: slice_frames [--model FILE] [--budgets MS[,MS...]] [--inferences N] [--warmup N] "
-                    "[--per-slice] [--validation]\n"
+                    "[--profile-runs N] [--per-slice] [--validation]\n"
                     "  --model FILE     vkvit model file (default: %s)\n"
                     "  --budgets LIST   GPU-time budgets per slice in ms, comma-separated, up to %d (default 1,2)\n"
                     "  --inferences N   inferences per budget, each spread over its slices' frames, 1..100 "
                     "(default 2)\n"
                     "  --warmup N       inferences before those, their times not counted, 0..100 (default 1)\n"
+                    "  --profile-runs N the plan's profiling passes, 1..64 (default 3: the median per node)\n"
                     "  --per-slice      print every slice: nodes, first node, planned and measured ms\n"
                     "  --validation     validation layer + synchronization validation on the app's instance; any\n"
                     "                   message fails the run (also $VKVIT_VALIDATION=1)\n",
@@ -406,13 +408,14 @@ static int usage(void) {
 int main(int argc, char **argv) {
     const char *model_path = SLICE_DEFAULT_MODEL;
     double budgets[MAX_BUDGETS] = {1, 2};
-    int n_budgets = 2, inferences = 2, warmup = 1;
+    int n_budgets = 2, inferences = 2, warmup = 1, profile_runs = 3;
     const char *env = getenv("VKVIT_VALIDATION");
     bool validation = env && !strcmp(env, "1"), per_slice = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
         else if (!strcmp(argv[i], "--inferences") && i + 1 < argc) inferences = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--profile-runs") && i + 1 < argc) profile_runs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--budgets") && i + 1 < argc) {
             char *p = argv[++i], *end = NULL;
             for (n_budgets = 0; *p; p = end + (*end == ',')) {
@@ -427,7 +430,8 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--validation")) validation = true;
         else return usage();
     }
-    if (inferences < 1 || inferences > 100 || warmup < 0 || warmup > 100) return usage();
+    if (inferences < 1 || inferences > 100 || warmup < 0 || warmup > 100 || profile_runs < 1 || profile_runs > 64)
+        return usage();
 
     /* The renderer's device, then vkvit on it. */
     app a;
@@ -484,12 +488,33 @@ int main(int argc, char **argv) {
     VK_CHECK(vkAllocateMemory(a.device, &ai, NULL, &w.memory));
     VK_CHECK(vkBindBufferMemory(a.device, w.buffer, w.memory, 0));
 
+    /* The node times, profiled once (the plan's profiling pass on a random input) and planned with for every
+     * budget: the budgets' slices then come from the same times. */
+    vkvit_session_stats st;
+    VKVIT_CHECK(vkvit_session_get_stats(s, &st));
+    double *node_ms = calloc(st.nodes, sizeof *node_ms);
+    {
+        vkvit_shape is = vkvit_session_input_shape(s);
+        const size_t n_in = (size_t)is.dims[0] * is.dims[1] * is.dims[2] * is.dims[3];
+        float *input = malloc(n_in * sizeof *input);
+        fill_input(input, n_in, 0);
+        VKVIT_CHECK(vkvit_session_set_input(s, input, n_in));
+        free(input);
+        vkvit_slice_plan p;
+        VKVIT_CHECK(vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = budgets[0],
+                                                  .profile_runs = (uint32_t)profile_runs, .times_out = node_ms,
+                                                  .node_count = st.nodes}, &p));
+        printf("node times: %u nodes, %.3f ms in all (median of %d profiled runs per node)\n", st.nodes, p.total_ms,
+               profile_runs);
+    }
     uint32_t frame_number = 0, not_equal = 0;
     for (int b = 0; b < n_budgets; b++) {
-        budget_result r = run_budget(&a, fr, &w, s, ref, budgets[b], warmup, inferences, per_slice, &frame_number);
+        budget_result r = run_budget(&a, fr, &w, s, ref, budgets[b], node_ms, st.nodes, warmup, inferences,
+                                     per_slice, &frame_number);
         not_equal += r.inferences - r.equal;
     }
     printf("%u frames in all\n", frame_number);
+    free(node_ms);
 
     /* Teardown in the documented order: the app waits for its frames, sessions, model, ctx, then its own device. */
     VK_CHECK(vkDeviceWaitIdle(a.device));
