@@ -53,7 +53,8 @@
  *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and
  *   vkvit_session_create (uploads; they may wait for the queue to go idle), vkvit_session_run (waits for its own
  *   work), vkvit_session_submit (never waits; on the queue the host
- *   names), vkvit_session_plan_slices (its profiling pass, waited for), vkvit_ctx_destroy (waits until the queue
+ *   names), vkvit_session_plan_slices (its profiling pass) and
+ *   _run_slices (both wait), vkvit_ctx_destroy (waits until the queue
  *   is idle). Recording (vkvit_session_record / _record_ex / _record_slice) appends commands and barriers to the
  *   host's command buffer and nothing else: it never begins, ends, resets or submits it.
  *   What vkvit never does: create an instance or device, destroy a host object, wait on the host's fences or
@@ -73,9 +74,9 @@
  *     that vkvit created may run from several threads with no lock of the caller's. In adopt mode the host also
  *     uses the queue: Vulkan requires all use of one VkQueue to be serialised, so hold the lock that guards the
  *     host's own submissions (and presents) around these calls.
- *   - Everything else (model and session creation and destruction, plan_slices, device info) needs the whole ctx:
- *     no other call on the ctx or its children, and no host use of its queue, at the same time. Do it on a loading
- *     screen, not in the frame loop.
+ *   - Everything else (model and session creation and destruction, plan_slices, run_slices, device info) needs the
+ *     whole ctx: no other call on the ctx or its children, and no host use of its queue, at the same time. Do it
+ *     on a loading screen, not in the frame loop.
  *   The log callback is called on the thread of the failing call, so concurrently when sessions are used from
  *   several threads. Model and session creation spread their CPU work (weight conversion, pipeline compilation)
  *   over up to 8 short-lived threads of vkvit's own, joined before the call returns; no other call creates any.
@@ -782,6 +783,16 @@ VKVIT_API vkvit_result vkvit_session_slice_info(const vkvit_session *session, ui
  * no plan, an index out of range or out of order: neither 0, nor the next slice, nor the one just recorded, a
  * model's missing condition); nothing is recorded then. */
 VKVIT_API vkvit_result vkvit_session_record_slice(vkvit_session *session, VkCommandBuffer cmd, uint32_t index);
+
+/* Runs one inference as the plan's slices on the ctx's queue, each slice its own submission of the session's
+ * command buffer (recorded again for it), waited for: a frame loop without the host's work between, for
+ * benchmarks and checks (`vkvit bench --slices`). The whole inference is recorded again at the end, for run and
+ * submit. The output is then read as after run. `slice_ms`: NULL, or slice_count entries that receive each slice's
+ * GPU time, from a timestamp before its first command to one after its last (sessions created with profile = 1;
+ * vkvit_session_profile then refuses until the next run). Creates nothing. Errors: VKVIT_ERROR_INVALID_ARGUMENT
+ * (NULL session, no plan, slice_ms without profile = 1, a missing condition, the session in flight),
+ * VKVIT_ERROR_VULKAN, VKVIT_ERROR_DEVICE_LOST. */
+VKVIT_API vkvit_result vkvit_session_run_slices(vkvit_session *session, double *slice_ms);
 
 /* ------------------------------------------------------------------------------------------------------------
  * Describing a model file without a device (what `vkvit inspect` prints; for tools and bindings)

@@ -237,3 +237,54 @@ static vkvit_result record_slice(vkvit_session *s, VkCommandBuffer cmd, uint32_t
 vkvit_result vkvit_session_record_slice(vkvit_session *s, VkCommandBuffer cmd, uint32_t index) {
     return logged(s, record_slice(s, cmd, index));
 }
+
+/* Each slice as its own submission of the session's command buffer, recorded again for it (with two timestamps
+ * around it when asked), waited for; then the whole inference recorded again. */
+static vkvit_result run_slices(vkvit_session *s, double *slice_ms) {
+    const char *fn = "vkvit_session_run_slices";
+    if (!s) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: session is NULL", fn);
+    vkvit_ctx *ctx = s->ctx;
+    const vkvit__slices *sl = &s->slices;
+    vkvit_result res = VKVIT_OK, res2;
+    if (!sl->count)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': no slice plan; call vkvit_session_plan_slices "
+                            "first", fn, s->label);
+    if (slice_ms && !s->rec.profiled)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': slice times need a session created with "
+                            "profile = 1", fn, s->label);
+    if (s->condition != VKVIT_NONE && !s->condition_set)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': model '%s' needs a condition; call "
+                            "vkvit_session_set_condition first", fn, s->label, s->model->label);
+    if ((res = vkvit__session_check_idle(s, fn)) != VKVIT_OK) return res;
+    const bool profiled = s->rec.profiled;
+    s->rec.profiled = false; /* no per-node timestamps in the slices: queries 0 and 1 time the slice */
+    for (uint32_t i = 0; i < sl->count && res == VKVIT_OK; i++) {
+        if ((res = vkvit__submission_begin(ctx, &s->sub)) != VKVIT_OK) break;
+        if (slice_ms) {
+            vkvit__cmd_timer_reset(ctx, s->sub.cmd, &s->rec.timer);
+            vkvit__cmd_timestamp(ctx, s->sub.cmd, &s->rec.timer, 0);
+        }
+        vkvit__session_record_part(s, s->sub.cmd, NULL, sl->first[i], sl->first[i + 1]);
+        if (slice_ms) vkvit__cmd_timestamp(ctx, s->sub.cmd, &s->rec.timer, 1);
+        if ((res = vkvit__submission_end(ctx, &s->sub)) != VKVIT_OK ||
+            (res = vkvit__submission_submit(ctx, &s->sub, ctx->queue, NULL)) != VKVIT_OK)
+            break;
+        VkResult vr = vkvit__submission_wait(ctx, &s->sub);
+        if (vr == VK_SUCCESS && slice_ms) {
+            uint64_t ticks[2] = {0, 0};
+            vr = vkvit__timer_read_ticks(ctx, &s->rec.timer, 0, 2, ticks);
+            slice_ms[i] = (double)vkvit__ticks_elapsed(ticks[0], ticks[1], ctx->timestamp_valid_bits) *
+                          ctx->info.timestamp_period_ns * 1e-6;
+        }
+        if (vr != VK_SUCCESS) res = vkvit__vk_error(vr, "vkWaitForFences", fn, s->label);
+    }
+    s->rec.profiled = profiled;
+    res2 = vkvit__session_rerecord(s); /* the whole inference again, for run and submit */
+    s->ran = true;
+    s->timed = false; /* the queries hold slice times now */
+    return res != VKVIT_OK ? res : res2;
+}
+
+vkvit_result vkvit_session_run_slices(vkvit_session *s, double *slice_ms) {
+    return logged(s, run_slices(s, slice_ms));
+}

@@ -16,7 +16,8 @@
  *   sliced_golden    the golden ViT-5 (batch 2), session created with profile = 1 (its own timestamps): a profiled
  *                    plan under a sixth of the total (at least 3 slices); the sliced logits against the PyTorch
  *                    golden (max rel err <= EU_TOL) and bit for bit against the whole run; the session's profile
- *                    still reads after.
+ *                    still reads after. Then vkvit_session_run_slices: bit for bit, every slice timed, the profile
+ *                    refused until the next run, which runs the whole recording again (bit for bit).
  *   greedy_cut       host times: all 1 ms under 3 ms gives ceil(nodes / 3) slices of 3; random times (0..2 ms, a
  *                    drawn budget in 0.5..4 ms, 20 draws): the slices cover the nodes in order, each sums its
  *                    nodes' times and stays within the budget unless it is one node above it, and no slice could
@@ -238,6 +239,26 @@ static void sliced_golden(host *h, const eu_golden *g) {
     printf("golden: %u slices: max rel err vs PyTorch %.3g (tolerance %.0e), %s the whole run's\n", p.slice_count, err,
            EU_TOL, memcmp(whole, sliced, g->n_out * sizeof *whole) ? "DIFFERENT from" : "bit for bit");
 
+    /* vkvit_session_run_slices: the same slices, each its own submission of vkvit's, timed. */
+    double *ms = malloc(p.slice_count * sizeof *ms);
+    for (uint32_t i = 0; i < p.slice_count; i++) ms[i] = NAN;
+    eu_poison(s, g->n_in, g->n_out);
+    MUST(vkvit_session_set_input(s, g->input, g->n_in));
+    MUST(vkvit_session_run_slices(s, ms));
+    get_logits(s, sliced, g->n_out);
+    CHECK(memcmp(whole, sliced, g->n_out * sizeof *whole) == 0, "golden, run_slices: logits differ from the whole run");
+    uint32_t timed = 0;
+    for (uint32_t i = 0; i < p.slice_count; i++) timed += ms[i] > 0 && isfinite(ms[i]);
+    CHECK(timed == p.slice_count, "run_slices timed %u of %u slices", timed, p.slice_count);
+    res = vkvit_session_profile(s, NULL, 0, &n_prof);
+    CHECK(res == VKVIT_ERROR_INVALID_ARGUMENT, "profile after run_slices -> %s", vkvit_result_name(res));
+    MUST(vkvit_session_run(s)); /* the whole recording is back */
+    get_logits(s, sliced, g->n_out);
+    CHECK(memcmp(whole, sliced, g->n_out * sizeof *whole) == 0, "golden, run after run_slices: logits differ");
+    CHECK(vkvit_session_profile(s, NULL, 0, &n_prof) == VKVIT_OK, "profile after a run: %s", vkvit_last_error());
+    printf("golden: run_slices: %u slices timed (first %.3f ms), logits bit for bit\n", p.slice_count, ms[0]);
+    free(ms);
+
     free(whole), free(sliced);
     h->vk.vkDestroyFence(h->device, r.fence, NULL);
     h->vk.vkDestroyCommandPool(h->device, r.pool, NULL);
@@ -308,6 +329,7 @@ static void rejects(host *h) {
     vkvit_slice_info si;
     begin(&r);
     expect_refused(vkvit_session_record_slice(s, r.cmd, 0), "no slice plan", "record_slice without a plan");
+    expect_refused(vkvit_session_run_slices(s, NULL), "no slice plan", "run_slices without a plan");
     expect_refused(vkvit_session_slice_info(s, 0, &si), "no slice plan", "slice_info without a plan");
     const double bad[] = {0, -1, NAN, INFINITY};
     for (int i = 0; i < 4; i++)
@@ -343,6 +365,8 @@ static void rejects(host *h) {
     expect_refused(vkvit_session_record_slice(s, r.cmd, p.slice_count), "of a plan", "record_slice out of range");
     expect_refused(vkvit_session_record_slice(s, r.cmd, 1), "out of order", "slice 1 first");
     expect_refused(vkvit_session_record_slice(s, NULL, 0), "NULL", "a NULL command buffer");
+    double ms[64];
+    expect_refused(vkvit_session_run_slices(s, ms), "profile = 1", "run_slices with times, profile = 0");
     /* 0, 0 again (start over), 1, 1 again (the one just recorded), then 3 skips 2 */
     MUST(vkvit_session_record_slice(s, r.cmd, 0));
     MUST(vkvit_session_record_slice(s, r.cmd, 0));
