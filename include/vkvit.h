@@ -368,6 +368,7 @@ typedef struct vkvit_session_desc {
     uint32_t top_k;                         /* 0 = no top-K; else softmax + top-K on the GPU (vkvit_session_get_top_k) */
     uint64_t max_image_pixels;              /* 0 = none; largest width * height of set_images / record_ex pictures */
     int features;                           /* 1 = also output the pooled features (vkvit_session_get_features) */
+    int tokens;                             /* 1 = also output the final token features (vkvit_session_get_tokens) */
 } vkvit_session_desc;
 
 /* Builds the graph, plans one activation arena, creates every pipeline and descriptor set and records the whole
@@ -428,6 +429,31 @@ VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *d
  * The shape is all zeros without features. For retrieval and detection heads of the application's own. */
 VKVIT_API vkvit_shape vkvit_session_feature_shape(const vkvit_session *session);
 VKVIT_API vkvit_result vkvit_session_get_features(vkvit_session *session, float *dst, size_t count);
+
+/* Dense token features (sessions created with desc.tokens = 1), for the application's own per-patch heads
+ * (segmentation, depth, keypoints, tracking): the tokens the last block leaves, through the network's final
+ * token-wise norm, as timm's forward_features returns them:
+ *   ViT-5  out_norm (RMSNorm) on every token with the CLS and GAP readouts (so with CLS the CLS token is exactly the
+ *          pooled features); with register_concat, whose out_norm normalises the neck's R * neck_dim concat, the
+ *          last block's output as is. The last block then runs on every token (not only the CLS rows).
+ *   ViL    legacy_norm (LayerNorm) on every token, before the bilateral average.
+ *   resnet out_norm on every position, before the average.
+ * Three parts, back to back in this order, each batch-major, float:
+ *   patches    [B, Hp, Wp, C] (ViT-5: image layout, row-major grid) or [B, T, C] (ViL, resnet: T = Hp * Wp tokens in
+ *              the same row-major grid order)
+ *   cls        [B, C] (ViT-5 models with a CLS token; ndim 0 otherwise)
+ *   registers  [B, R, C] (ViT-5 models with R > 0 registers; ndim 0 otherwise)
+ * Offsets and count are in floats from the start of the whole (cls_offset = registers_offset = count where a part
+ * is absent); a host buffer of record_ex's VKVIT_OUTPUT_TOKENS gets the same count * 4 bytes. */
+typedef struct vkvit_token_layout {
+    vkvit_shape patches, cls, registers;
+    uint64_t cls_offset, registers_offset, count;
+} vkvit_token_layout;
+
+/* The layout above. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL argument, a session created without tokens). */
+VKVIT_API vkvit_result vkvit_session_token_layout(const vkvit_session *session, vkvit_token_layout *out);
+/* Copies the tokens of the last run (exactly layout.count floats) to dst, after a run like get_output. */
+VKVIT_API vkvit_result vkvit_session_get_tokens(vkvit_session *session, float *dst, size_t count);
 
 typedef struct vkvit_session_stats {
     uint64_t arena_bytes;                   /* the planned activation arena (inputs and outputs included) */
@@ -587,6 +613,8 @@ typedef enum vkvit_output_kind {
     VKVIT_OUTPUT_LOGITS = 1,                /* float [B, num_classes] */
     VKVIT_OUTPUT_TOP_K = 2,                 /* uint32 classes [B, top_k], then float probabilities [B, top_k]
                                                (sessions created with top_k > 0) */
+    VKVIT_OUTPUT_TOKENS = 3,                /* the dense tokens, float, as vkvit_token_layout lays them out
+                                               (sessions created with tokens = 1) */
 } vkvit_output_kind;
 
 /* Where the result goes. With a host buffer the session's own host-visible output is not updated (get_output and
@@ -615,14 +643,15 @@ typedef struct vkvit_record_desc {
  * (same requirements as vkvit_session_record, which is this call with desc NULL). Every argument is checked before
  * anything is recorded; on failure nothing was recorded. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL handle, a
  * slot out of range or used twice, a bad format, layout, size, offset or alignment, top-K output without top_k,
- * host inputs in a session created without max_image_pixels, an input that does not fit its scratch buffer
+ * a tokens output without tokens, host inputs in a session created without max_image_pixels, an input that does not fit its scratch buffer
  * (above)), VKVIT_ERROR_BAD_IMAGE (a zero or too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a
  * 3-channel image). */
 VKVIT_API vkvit_result vkvit_session_record_ex(vkvit_session *session, VkCommandBuffer cmd,
                                                const vkvit_record_desc *desc);
 
-/* Bytes a host output buffer of `kind` needs: B * num_classes * 4 (logits) or B * top_k * 8 (top-K); 0 for NONE,
- * or for TOP_K in a session without top-K. */
+/* Bytes a host output buffer of `kind` needs: B * num_classes * 4 (logits), B * top_k * 8 (top-K) or
+ * vkvit_token_layout.count * 4 (tokens); 0 for NONE, for TOP_K in a session without top-K and for TOKENS in one
+ * without tokens. */
 VKVIT_API uint64_t vkvit_session_output_bytes(const vkvit_session *session, vkvit_output_kind kind);
 
 /* --- Submission on the host's queue, ordered by the host's semaphores (docs/embedding.md) ---
