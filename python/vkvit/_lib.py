@@ -160,6 +160,7 @@ class vkvit_session_desc(Structure):
         ("top_k", c_uint32),
         ("max_image_pixels", c_uint64),
         ("features", c_int),
+        ("tokens", c_int),                  # ignored by a library without vkvit_session_get_tokens
     ]
 
 
@@ -171,6 +172,17 @@ class vkvit_shape(Structure):
 
     def tuple(self) -> tuple:
         return tuple(int(self.dims[i]) for i in range(min(int(self.ndim), 4)))
+
+
+class vkvit_token_layout(Structure):
+    _fields_ = [
+        ("patches", vkvit_shape),
+        ("cls", vkvit_shape),
+        ("registers", vkvit_shape),
+        ("cls_offset", c_uint64),
+        ("registers_offset", c_uint64),
+        ("count", c_uint64),
+    ]
 
 
 class vkvit_session_stats(Structure):
@@ -215,6 +227,7 @@ STRUCTS = {
     "vkvit_model_desc": vkvit_model_desc,
     "vkvit_model_info": vkvit_model_info,
     "vkvit_session_desc": vkvit_session_desc,
+    "vkvit_token_layout": vkvit_token_layout,
     "vkvit_shape": vkvit_shape,
     "vkvit_session_stats": vkvit_session_stats,
     "vkvit_profile_entry": vkvit_profile_entry,
@@ -309,6 +322,14 @@ class Library:
                                             required=False)
         self.has_features = (self.vkvit_session_feature_shape is not None
                              and self.vkvit_session_get_features is not None)
+        #   vkvit_result vkvit_session_token_layout(const vkvit_session *s, vkvit_token_layout *out);
+        #   vkvit_result vkvit_session_get_tokens(vkvit_session *s, float *dst, size_t count);
+        self.vkvit_session_token_layout = d("vkvit_session_token_layout", R,
+                                            [session_p, POINTER(vkvit_token_layout)], required=False)
+        self.vkvit_session_get_tokens = d("vkvit_session_get_tokens", R, [session_p, c_void_p, c_size_t],
+                                          required=False)
+        self.has_tokens = (self.vkvit_session_token_layout is not None
+                           and self.vkvit_session_get_tokens is not None)
         # vkvit_model_desc.data/.size: a struct field cannot be seen from outside, so it is probed by behaviour on
         # the first Model created from bytes (see Model in __init__.py): None = not probed yet.
         self.has_model_data = None
