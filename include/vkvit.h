@@ -494,7 +494,37 @@ VKVIT_API vkvit_result vkvit_session_profile(const vkvit_session *session, vkvit
 typedef enum vkvit_pixel_format {
     VKVIT_PIXEL_RGBA8 = 1,                  /* bytes R, G, B, A per pixel, values as stored (sRGB-encoded photos) */
     VKVIT_PIXEL_BGRA8 = 2,                  /* bytes B, G, R, A */
+    VKVIT_PIXEL_NV12 = 3,                   /* camera frames, YUV 4:2:0 in two planes: Y (one byte per pixel), then
+                                               Cb, Cr byte pairs, one pair per 2 x 2 pixels (Android's and
+                                               ARCore's / ARKit's usual camera format) */
+    VKVIT_PIXEL_I420 = 4,                   /* YUV 4:2:0 in three planes: Y, then Cb, then Cr, one byte per 2 x 2
+                                               pixels in each chroma plane */
 } vkvit_pixel_format;
+
+/* How a YUV frame's bytes map to RGB (vkvit_image.yuv, vkvit_host_pixels.yuv): the matrix and the range.
+ *   limited ("video") range: y = (Y - 16) / 219, cb = (Cb - 128) / 224, cr = (Cr - 128) / 224
+ *   full ("JPEG") range:     y = Y / 255,        cb = (Cb - 128) / 255, cr = (Cr - 128) / 255
+ *   R = y + 2 (1 - Kr) cr,  B = y + 2 (1 - Kb) cb,  G = (y - Kr R - Kb B) / (1 - Kr - Kb)
+ *   BT.601: Kr = 0.299, Kb = 0.114;  BT.709: Kr = 0.2126, Kb = 0.0722
+ * each of R, G, B clamped to [0, 1] and used as the float image (no rounding to 8 bits), in place of byte / 255.
+ * Pixel (x, y) takes the chroma sample (x / 2, y / 2) (nearest; no chroma filtering). tools/reference/yuv.py is the
+ * NumPy form of this. */
+typedef enum vkvit_yuv_encoding {
+    VKVIT_YUV_BT601_LIMITED = 0,            /* the default: most camera frames (Android, ARCore) */
+    VKVIT_YUV_BT601_FULL = 1,
+    VKVIT_YUV_BT709_LIMITED = 2,            /* HD video, ARKit's video-range formats */
+    VKVIT_YUV_BT709_FULL = 3,
+} vkvit_yuv_encoding;
+
+/* Orientation (vkvit_image.orientation, vkvit_host_pixels.orientation, vkvit_host_image.orientation), for frames
+ * that arrive rotated with the device: the picture the model sees is the stored one turned clockwise by the
+ * rotation, then mirrored left-right when VKVIT_MIRROR is set (a front camera). The resize and crop apply to that
+ * picture (a 90 or 270 degree turn swaps width and height), in the same pass: nothing is rotated in memory. */
+#define VKVIT_ROTATE_0 0u
+#define VKVIT_ROTATE_90 1u
+#define VKVIT_ROTATE_180 2u
+#define VKVIT_ROTATE_270 3u
+#define VKVIT_MIRROR 4u
 
 /* The largest image side vkvit_session_set_images accepts; larger images are refused before anything is
  * allocated (VKVIT_ERROR_BAD_IMAGE). */
@@ -502,10 +532,18 @@ typedef enum vkvit_pixel_format {
 
 /* An 8-bit image in host memory. The alpha channel is ignored. */
 typedef struct vkvit_image {
-    const uint8_t *pixels;
-    uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE each */
-    uint32_t row_bytes;                     /* 0 = width * 4 */
+    const uint8_t *pixels;                  /* RGBA8 / BGRA8: the pixels; NV12 / I420: the Y plane */
+    uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE each, as stored (before orientation) */
+    uint32_t row_bytes;                     /* 0 = width * 4 (RGBA8, BGRA8) or width (the Y plane of NV12, I420) */
     vkvit_pixel_format format;
+    /* Camera frames and orientation (all 0: an upright RGBA8 / BGRA8 picture, as before). */
+    const uint8_t *chroma[2];               /* NV12: chroma[0] the Cb, Cr plane ((width + 1) / 2 pairs per row,
+                                               (height + 1) / 2 rows); I420: chroma[0] Cb and chroma[1] Cr
+                                               ((width + 1) / 2 bytes per row, (height + 1) / 2 rows) */
+    uint32_t chroma_row_bytes;              /* 0 = 2 ((width + 1) / 2) (NV12) or (width + 1) / 2 (I420); I420's
+                                               two chroma planes share it */
+    vkvit_yuv_encoding yuv;                 /* NV12 / I420 only */
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR, any format */
 } vkvit_image;
 
 /* Uploads `count` images into batch slots first_slot .. first_slot + count - 1 (<= batch) and pre-processes them
@@ -589,6 +627,9 @@ typedef struct vkvit_host_image {
                                                pass's finalLayout) must be made to reach this stage by the host's own
                                                dependency; 0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT */
     VkAccessFlags src_access;               /* its access (e.g. VK_ACCESS_TRANSFER_WRITE_BIT); 0 = VK_ACCESS_MEMORY_WRITE_BIT */
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR (0: upright). YCbCr images
+                                               (VkSamplerYcbcrConversion) are not taken: give their planes as
+                                               vkvit_host_pixels in a VkBuffer */
 } vkvit_host_image;
 
 /* 8-bit pixels in a host VkBuffer as the input of one batch slot (alpha ignored). The buffer holds at least
@@ -605,6 +646,14 @@ typedef struct vkvit_host_pixels {
     uint32_t slot;                          /* batch slot, < batch */
     VkPipelineStageFlags src_stage;         /* the host's last write (0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT) */
     VkAccessFlags src_access;               /* its access (0 = VK_ACCESS_MEMORY_WRITE_BIT) */
+    /* Camera frames and orientation (all 0: an upright RGBA8 / BGRA8 picture, as before). NV12 / I420: `offset`
+     * is the Y plane's (any byte), row_bytes its stride (0 = width), and the chroma planes lie in the same buffer
+     * (sizes as for vkvit_image); the range from the lowest plane offset rounded down to
+     * minStorageBufferOffsetAlignment to the end of the last plane must not exceed maxStorageBufferRange. */
+    VkDeviceSize chroma_offset[2];          /* NV12: [0] the Cb, Cr plane; I420: [0] Cb, [1] Cr */
+    uint32_t chroma_row_bytes;              /* as vkvit_image.chroma_row_bytes */
+    vkvit_yuv_encoding yuv;
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR */
 } vkvit_host_pixels;
 
 typedef enum vkvit_output_kind {

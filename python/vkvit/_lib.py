@@ -216,6 +216,10 @@ class vkvit_image(Structure):
         ("height", c_uint32),
         ("row_bytes", c_uint32),
         ("format", c_int),
+        ("chroma", POINTER(c_uint8) * 2),   # camera frames (NV12, I420) and orientation: 0 for RGBA8 / BGRA8
+        ("chroma_row_bytes", c_uint32),
+        ("yuv", c_int),
+        ("orientation", c_uint32),
     ]
 
 
