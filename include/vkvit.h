@@ -422,6 +422,12 @@ VKVIT_API uint32_t vkvit_ctx_queue_family(const vkvit_ctx *ctx);
 /* Copies the output (exactly `count` floats) out after a run. */
 VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *dst, size_t count);
 
+/* Copies the network input [B, H, W, 3] as the last run read it (exactly `count` floats): the normalised pixels the
+ * GPU pre-processing made of set_images' pictures and record_ex's host inputs, or set_input's values. For checking a
+ * camera pipeline (orientation, YUV encoding) against the host's own conversion. Needs an arena the host can see
+ * (CPU devices, unified memory); elsewhere VKVIT_ERROR_UNSUPPORTED, since the input is never copied back. */
+VKVIT_API vkvit_result vkvit_session_get_input(vkvit_session *session, float *dst, size_t count);
+
 /* Pooled features (sessions created with desc.features = 1): what the classifier head reads, [batch, F] — timm's
  * forward_features + pre-logits. ViT-5: the CLS token, the token average (GAP) or the register concat through the
  * neck, after out_norm (F = dim, or num_registers * neck_dim); ViL: the bilateral average after the head norm

@@ -84,6 +84,24 @@ vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count
     return logged(s, get_output(s, dst, count));
 }
 
+static vkvit_result get_input(vkvit_session *s, float *dst, size_t count) {
+    const char *fn = "vkvit_session_get_input";
+    if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    vkvit_result res = check_count(s, s->input, count, fn);
+    if (res != VKVIT_OK) return res;
+    if (!s->direct)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "%s '%s': the input lives in device-local memory on this device "
+                            "and is not copied back", fn, s->label);
+    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': no run yet", fn, s->label);
+    if ((res = vkvit__session_check_idle(s, fn)) != VKVIT_OK) return res;
+    read_host_output(s, s->input, 0, dst, count * sizeof(float));
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_get_input(vkvit_session *s, float *dst, size_t count) {
+    return logged(s, get_input(s, dst, count));
+}
+
 static vkvit_result get_features(vkvit_session *s, float *dst, size_t count) {
     if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features: NULL argument");
     if (s->features == VKVIT_NONE)

@@ -38,6 +38,9 @@ VKVIT_PRECISION_FP16_MATH = 3
 
 VKVIT_PIXEL_RGBA8 = 1
 VKVIT_PIXEL_BGRA8 = 2
+VKVIT_PIXEL_NV12 = 3
+VKVIT_PIXEL_I420 = 4
+VKVIT_MIRROR = 4
 
 VKVIT_MAX_TOP_K = 32
 VKVIT_MAX_IMAGE_SIDE = 16384
@@ -332,6 +335,9 @@ class Library:
                                             [session_p, POINTER(vkvit_token_layout)], required=False)
         self.vkvit_session_get_tokens = d("vkvit_session_get_tokens", R, [session_p, c_void_p, c_size_t],
                                           required=False)
+        #   vkvit_result vkvit_session_get_input(vkvit_session *s, float *dst, size_t count);
+        self.vkvit_session_get_input = d("vkvit_session_get_input", R, [session_p, c_void_p, c_size_t],
+                                         required=False)
         self.has_tokens = (self.vkvit_session_token_layout is not None
                            and self.vkvit_session_get_tokens is not None)
         # vkvit_model_desc.data/.size: a struct field cannot be seen from outside, so it is probed by behaviour on
