@@ -168,6 +168,15 @@ typedef struct vkvit_host_device {
                                                           NULL = assume only core 1.1 features */
 } vkvit_host_device;
 
+/* The global priority a ctx asks for its queue (vkvit_ctx_desc.queue_priority): VK_KHR_global_priority or
+ * VK_EXT_global_priority, where the device lists one, on the queue vkvit creates. LOW keeps inference from delaying a
+ * renderer's or compositor's work on the same GPU; HIGH is for latency-critical inference. */
+typedef enum vkvit_queue_priority {
+    VKVIT_QUEUE_PRIORITY_DEFAULT = 0,       /* none asked: the driver's (medium) */
+    VKVIT_QUEUE_PRIORITY_LOW = 1,
+    VKVIT_QUEUE_PRIORITY_HIGH = 2,
+} vkvit_queue_priority;
+
 /* Defaults (field = 0 / NULL):
  *   label                 "vkvit ctx"
  *   device                NULL: $VKVIT_DEVICE if set, else the first discrete, integrated, virtual, then CPU device.
@@ -188,6 +197,14 @@ typedef struct vkvit_ctx_desc {
     vkvit_log_fn log;
     void *log_user;
     const vkvit_host_device *host;
+    /* The queue's global priority (vkvit creates its own device; in adopt mode the host's queue keeps the priority
+     * the host gave it, and a value here is refused with VKVIT_ERROR_INVALID_ARGUMENT). Where the device lists
+     * neither extension, or the driver refuses the priority (VK_ERROR_NOT_PERMITTED: HIGH usually needs privileges),
+     * the queue gets the default priority and the fallback is named in vkvit_device_info.workarounds
+     * (queue_priority and queue_priority_fallback say it too); with queue_priority_strict = 1 the ctx is refused
+     * instead (VKVIT_ERROR_UNSUPPORTED). */
+    vkvit_queue_priority queue_priority;
+    int queue_priority_strict;
 } vkvit_ctx_desc;
 
 /* Creates a ctx: loads Vulkan through the system loader (or the host's vkGetInstanceProcAddr), picks a device,
@@ -254,6 +271,17 @@ typedef struct vkvit_device_info {
                                                (builds whose glslang compiles GL_KHR_cooperative_matrix: >= 13),
                                                not the VK_NV_cooperative_matrix one. Where both can run, NV's is
                                                used unless VKVIT_COOPMAT_KHR=1 */
+    /* The queue (vkvit_enumerate_devices: the family a ctx of its own would take). */
+    uint32_t queue_family_index;            /* the ctx's queue family: vkvit's own device takes a compute family
+                                               without graphics (the async compute queue) where the device has one
+                                               with timestamps, else a graphics + compute one */
+    uint32_t queue_flags;                   /* its VkQueueFlags */
+    int queue_compute_only;                 /* 1: VK_QUEUE_COMPUTE_BIT without VK_QUEUE_GRAPHICS_BIT */
+    int queue_priority;                     /* the global priority in force, as VkQueueGlobalPriorityKHR (128 low,
+                                               256 medium, 512 high); 0: none set (the driver's default) */
+    int queue_priority_fallback;            /* why a requested priority is not in force: 0 none, 1 the device lists
+                                               neither VK_KHR_global_priority nor VK_EXT_global_priority, 2 the
+                                               driver refused it (VK_ERROR_NOT_PERMITTED) */
 } vkvit_device_info;
 
 VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);
