@@ -596,9 +596,12 @@ typedef struct vkvit_image {
  * for set_input). Grows the session's upload and scratch buffers when the images need more than any before (the
  * only allocation after session creation; size them up front with vkvit_session_desc.max_image_pixels); growing
  * re-records the session's command buffer and invalidates command buffers the host recorded with this session
- * before (docs/preprocessing.md). Errors:
- * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4, session in flight),
- * VKVIT_ERROR_BAD_IMAGE (a side of 0 or above VKVIT_MAX_IMAGE_SIDE, unknown format), VKVIT_ERROR_UNSUPPORTED (the
+ * before (docs/preprocessing.md). Camera frames (NV12, I420) go through the same steps on their RGB conversion
+ * (vkvit_yuv_encoding) instead of byte / 255, and every picture is oriented first (VKVIT_ROTATE_*, VKVIT_MIRROR:
+ * the resize and crop are of the oriented picture). Errors:
+ * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4 (RGBA8, BGRA8) or width
+ * (YUV), chroma_row_bytes too small, a missing chroma plane, session in flight), VKVIT_ERROR_BAD_IMAGE (a side of 0
+ * or above VKVIT_MAX_IMAGE_SIDE, unknown format, YUV encoding or orientation), VKVIT_ERROR_UNSUPPORTED (the
  * model's input is not a 3-channel image; or an image within VKVIT_MAX_IMAGE_SIDE whose pixels, width * height * 4
  * bytes, or whose resize scratch are more than one storage-buffer descriptor reaches, the device's
  * maxStorageBufferRange: 16384x16384 is 1 GiB, lavapipe reaches 128 MiB, vkvit_device_info.max_storage_buffer_range
@@ -725,10 +728,10 @@ typedef struct vkvit_record_desc {
 /* Records pre-processing of the host's inputs + one inference + the copy into the host's output buffer into `cmd`
  * (same requirements as vkvit_session_record, which is this call with desc NULL). Every argument is checked before
  * anything is recorded; on failure nothing was recorded. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL handle, a
- * slot out of range or used twice, a bad format, layout, size, offset or alignment, top-K output without top_k,
- * a tokens output without tokens, host inputs in a session created without max_image_pixels, an input that does not fit its scratch buffer
- * (above)), VKVIT_ERROR_BAD_IMAGE (a zero or too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a
- * 3-channel image). */
+ * slot out of range or used twice, a bad format, YUV encoding, orientation, layout, size, offset or alignment, a
+ * missing chroma plane, top-K output without top_k, a tokens output without tokens, host inputs in a session created
+ * without max_image_pixels, an input that does not fit its scratch buffer (above)), VKVIT_ERROR_BAD_IMAGE (a zero or
+ * too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a 3-channel image). */
 VKVIT_API vkvit_result vkvit_session_record_ex(vkvit_session *session, VkCommandBuffer cmd,
                                                const vkvit_record_desc *desc);
 
