@@ -6,7 +6,8 @@
  * padded rows, in three orientations, and records them with vkvit_session_record_ex. The session's pre-processed
  * input (vkvit_session_get_input, NaN-poisoned first) and logits (into the host's buffer, poisoned) must equal,
  * bit for bit, those of set_images given the same planes and orientations in a second session: the kernels are
- * the same, only the source binding differs. Random frame bytes from a printed seed (VKVIT_TEST_SEED=S reruns it).
+ * the same, only the source binding differs. The RGBA8 picture again as a sampled VkImage with the same orientation
+ * (the image source turns its reads the same way), equal too. Random frame bytes from a printed seed (VKVIT_TEST_SEED=S reruns it).
  * Host buffer checks refuse: a missing chroma plane past the buffer's end, an unknown encoding, an orientation of 8. */
 #include "host_util.h"
 #include "vk/submission.h"
@@ -159,6 +160,79 @@ int main(void) {
     printf("record_ex NV12 (90), I420 BT.709 full (270 + mirror), RGBA8 (180 + mirror) from one host buffer: input "
            "%s, logits %s set_images'\n", r == VKVIT_OK ? "checked against" : "(unreadable here) vs",
            logits_equal ? "equal to" : "DIFFERENT from");
+
+    /* Slot 2 from a sampled VkImage (RGBA8 UNORM, the same bytes) with the same orientation: the image source
+     * turns its reads the same way. */
+    {
+        VkImageCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO, .imageType = VK_IMAGE_TYPE_2D,
+                                .format = VK_FORMAT_R8G8B8A8_UNORM, .extent = {fr[2].width, fr[2].height, 1},
+                                .mipLevels = 1, .arrayLayers = 1, .samples = VK_SAMPLE_COUNT_1_BIT,
+                                .tiling = VK_IMAGE_TILING_OPTIMAL,
+                                .usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                                .initialLayout = VK_IMAGE_LAYOUT_UNDEFINED};
+        VkImage image;
+        CHECK(h.vk.vkCreateImage(h.device, &ci, NULL, &image) == VK_SUCCESS, "vkCreateImage");
+        VkMemoryRequirements req;
+        h.vk.vkGetImageMemoryRequirements(h.device, image, &req);
+        VkPhysicalDeviceMemoryProperties mp;
+        vkGetPhysicalDeviceMemoryProperties(h.pd, &mp);
+        uint32_t type = 0;
+        while (type < mp.memoryTypeCount && !(req.memoryTypeBits & (1u << type))) type++;
+        VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+                                    .memoryTypeIndex = type};
+        VkDeviceMemory mem;
+        CHECK(h.vk.vkAllocateMemory(h.device, &mai, NULL, &mem) == VK_SUCCESS, "vkAllocateMemory");
+        h.vk.vkBindImageMemory(h.device, image, mem, 0);
+        VkImageViewCreateInfo vi = {.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO, .image = image,
+                                    .viewType = VK_IMAGE_VIEW_TYPE_2D, .format = VK_FORMAT_R8G8B8A8_UNORM,
+                                    .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+        VkImageView view;
+        CHECK(h.vk.vkCreateImageView(h.device, &vi, NULL, &view) == VK_SUCCESS, "vkCreateImageView");
+        MUST(vkvit_session_set_input(s, nan_in, n_in));
+        h.vk.vkResetCommandPool(h.device, pool, 0);
+        h.vk.vkBeginCommandBuffer(cmd, &bi);
+        VkImageMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER, .srcAccessMask = 0,
+                                  .dstAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                  .oldLayout = VK_IMAGE_LAYOUT_UNDEFINED,
+                                  .newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                                  .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                  .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED, .image = image,
+                                  .subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1}};
+        h.vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, NULL, 0,
+                                  NULL, 1, &b);
+        /* The RGBA8 plane in the host buffer, padded rows of fr[2].row bytes: 4-byte texels, row length in texels. */
+        VkBufferImageCopy region = {.bufferOffset = y_off[2], .bufferRowLength = fr[2].row / 4,
+                                    .imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1},
+                                    .imageExtent = {fr[2].width, fr[2].height, 1}};
+        h.vk.vkCmdCopyBufferToImage(cmd, px.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+        b.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT, b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+        b.oldLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, b.newLayout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL;
+        h.vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, NULL,
+                                  0, NULL, 1, &b);
+        vkvit_host_image hi = {.image = image, .view = view, .format = VK_FORMAT_R8G8B8A8_UNORM,
+                               .layout = VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, .width = fr[2].width,
+                               .height = fr[2].height, .slot = 2, .src_stage = VK_PIPELINE_STAGE_TRANSFER_BIT,
+                               .src_access = VK_ACCESS_TRANSFER_WRITE_BIT, .orientation = fr[2].orientation};
+        MUST(vkvit_session_record_ex(s, cmd, &(vkvit_record_desc){.pixels = hp, .pixels_count = 2, .images = &hi,
+                                                                 .image_count = 1}));
+        h.vk.vkEndCommandBuffer(cmd);
+        h.vk.vkResetFences(h.device, 1, &fence);
+        CHECK(h.vk.vkQueueSubmit(h.queue, 1, &si, fence) == VK_SUCCESS, "host submit");
+        h.vk.vkWaitForFences(h.device, 1, &fence, VK_TRUE, UINT64_MAX);
+        for (size_t i = 0; i < n_in; i++) got_in[i] = NAN;
+        if (vkvit_session_get_input(s, got_in, n_in) == VKVIT_OK)
+            CHECK(!memcmp(got_in, want_in, n_in * 4), "record_ex with an oriented VkImage: the input differs from "
+                  "set_images'");
+        float *img_out = malloc(n_out * sizeof(float));
+        MUST(vkvit_session_get_output(s, img_out, n_out));
+        CHECK(!memcmp(img_out, want_out, n_out * 4), "record_ex with an oriented VkImage: logits differ");
+        printf("record_ex RGBA8 VkImage (180 + mirror) in slot 2: %s set_images'\n",
+               !memcmp(img_out, want_out, n_out * 4) ? "equal to" : "DIFFERENT from");
+        free(img_out);
+        h.vk.vkDestroyImageView(h.device, view, NULL);
+        h.vk.vkDestroyImage(h.device, image, NULL);
+        h.vk.vkFreeMemory(h.device, mem, NULL);
+    }
 
     /* Refusals, before anything is recorded. */
     h.vk.vkResetCommandPool(h.device, pool, 0);
