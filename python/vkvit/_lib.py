@@ -77,6 +77,8 @@ class vkvit_ctx_desc(Structure):
         ("log", LOG_FN),
         ("log_user", c_void_p),
         ("host", POINTER(vkvit_host_device)),
+        ("queue_priority", c_int),          # vkvit_queue_priority: 0 default
+        ("queue_priority_strict", c_int),
     ]
 
 
@@ -115,6 +117,11 @@ class vkvit_device_info(Structure):
         ("cooperative_matrix_in_use", c_int),
         ("texel_reads_in_use", c_int),
         ("cooperative_matrix_khr_kernel", c_int),
+        ("queue_family_index", c_uint32),
+        ("queue_flags", c_uint32),
+        ("queue_compute_only", c_int),
+        ("queue_priority", c_int),
+        ("queue_priority_fallback", c_int),
     ]
 
 

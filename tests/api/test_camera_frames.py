@@ -142,7 +142,7 @@ def main():
     rng = np.random.default_rng(seed)
     try:
         ctx = vkvit.Context(validation=True, pipeline_cache_dir="")
-    except (vkvit.Error, OSError) as e:
+    except (vkvit.NoLoaderError, vkvit.NoDeviceError, vkvit.LibraryNotFoundError) as e:
         print(f"SKIP: {e}")
         return 77
     lib = ctx._lib

@@ -130,7 +130,7 @@ def main():
     torch.set_num_threads(1)
     try:
         ctx = vkvit.Context(validation=True, pipeline_cache_dir="")
-    except (vkvit.Error, OSError) as e:
+    except (vkvit.NoLoaderError, vkvit.NoDeviceError, vkvit.LibraryNotFoundError) as e:
         print(f"SKIP: {e}")
         return 77
     paths = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "models", "*.vkvit")))
