@@ -169,6 +169,15 @@ typedef struct vkvit_host_device {
                                                           NULL = assume only core 1.1 features */
 } vkvit_host_device;
 
+/* The global priority a ctx asks for its queue (vkvit_ctx_desc.queue_priority): VK_KHR_global_priority or
+ * VK_EXT_global_priority, where the device lists one, on the queue vkvit creates. LOW keeps inference from delaying a
+ * renderer's or compositor's work on the same GPU; HIGH is for latency-critical inference. */
+typedef enum vkvit_queue_priority {
+    VKVIT_QUEUE_PRIORITY_DEFAULT = 0,       /* none asked: the driver's (medium) */
+    VKVIT_QUEUE_PRIORITY_LOW = 1,
+    VKVIT_QUEUE_PRIORITY_HIGH = 2,
+} vkvit_queue_priority;
+
 /* Defaults (field = 0 / NULL):
  *   label                 "vkvit ctx"
  *   device                NULL: $VKVIT_DEVICE if set, else the first discrete, integrated, virtual, then CPU device.
@@ -189,6 +198,14 @@ typedef struct vkvit_ctx_desc {
     vkvit_log_fn log;
     void *log_user;
     const vkvit_host_device *host;
+    /* The queue's global priority (vkvit creates its own device; in adopt mode the host's queue keeps the priority
+     * the host gave it, and a value here is refused with VKVIT_ERROR_INVALID_ARGUMENT). Where the device lists
+     * neither extension, or the driver refuses the priority (VK_ERROR_NOT_PERMITTED: HIGH usually needs privileges),
+     * the queue gets the default priority and the fallback is named in vkvit_device_info.workarounds
+     * (queue_priority and queue_priority_fallback say it too); with queue_priority_strict = 1 the ctx is refused
+     * instead (VKVIT_ERROR_UNSUPPORTED). */
+    vkvit_queue_priority queue_priority;
+    int queue_priority_strict;
 } vkvit_ctx_desc;
 
 /* Creates a ctx: loads Vulkan through the system loader (or the host's vkGetInstanceProcAddr), picks a device,
@@ -255,6 +272,17 @@ typedef struct vkvit_device_info {
                                                (builds whose glslang compiles GL_KHR_cooperative_matrix: >= 13),
                                                not the VK_NV_cooperative_matrix one. Where both can run, NV's is
                                                used unless VKVIT_COOPMAT_KHR=1 */
+    /* The queue (vkvit_enumerate_devices: the family a ctx of its own would take). */
+    uint32_t queue_family_index;            /* the ctx's queue family: vkvit's own device takes a compute family
+                                               without graphics (the async compute queue) where the device has one
+                                               with timestamps, else a graphics + compute one */
+    uint32_t queue_flags;                   /* its VkQueueFlags */
+    int queue_compute_only;                 /* 1: VK_QUEUE_COMPUTE_BIT without VK_QUEUE_GRAPHICS_BIT */
+    int queue_priority;                     /* the global priority in force, as VkQueueGlobalPriorityKHR (128 low,
+                                               256 medium, 512 high); 0: none set (the driver's default) */
+    int queue_priority_fallback;            /* why a requested priority is not in force: 0 none, 1 the device lists
+                                               neither VK_KHR_global_priority nor VK_EXT_global_priority, 2 the
+                                               driver refused it (VK_ERROR_NOT_PERMITTED) */
 } vkvit_device_info;
 
 VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);
@@ -369,6 +397,7 @@ typedef struct vkvit_session_desc {
     uint32_t top_k;                         /* 0 = no top-K; else softmax + top-K on the GPU (vkvit_session_get_top_k) */
     uint64_t max_image_pixels;              /* 0 = none; largest width * height of set_images / record_ex pictures */
     int features;                           /* 1 = also output the pooled features (vkvit_session_get_features) */
+    int tokens;                             /* 1 = also output the final token features (vkvit_session_get_tokens) */
 } vkvit_session_desc;
 
 /* Builds the graph, plans one activation arena, creates every pipeline and descriptor set and records the whole
@@ -422,6 +451,12 @@ VKVIT_API uint32_t vkvit_ctx_queue_family(const vkvit_ctx *ctx);
 /* Copies the output (exactly `count` floats) out after a run. */
 VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *dst, size_t count);
 
+/* Copies the network input [B, H, W, 3] as the last run read it (exactly `count` floats): the normalised pixels the
+ * GPU pre-processing made of set_images' pictures and record_ex's host inputs, or set_input's values. For checking a
+ * camera pipeline (orientation, YUV encoding) against the host's own conversion. Needs an arena the host can see
+ * (CPU devices, unified memory); elsewhere VKVIT_ERROR_UNSUPPORTED, since the input is never copied back. */
+VKVIT_API vkvit_result vkvit_session_get_input(vkvit_session *session, float *dst, size_t count);
+
 /* Pooled features (sessions created with desc.features = 1): what the classifier head reads, [batch, F] — timm's
  * forward_features + pre-logits. ViT-5: the CLS token, the token average (GAP) or the register concat through the
  * neck, after out_norm (F = dim, or num_registers * neck_dim); ViL: the bilateral average after the head norm
@@ -429,6 +464,31 @@ VKVIT_API vkvit_result vkvit_session_get_output(vkvit_session *session, float *d
  * The shape is all zeros without features. For retrieval and detection heads of the application's own. */
 VKVIT_API vkvit_shape vkvit_session_feature_shape(const vkvit_session *session);
 VKVIT_API vkvit_result vkvit_session_get_features(vkvit_session *session, float *dst, size_t count);
+
+/* Dense token features (sessions created with desc.tokens = 1), for the application's own per-patch heads
+ * (segmentation, depth, keypoints, tracking): the tokens the last block leaves, through the network's final
+ * token-wise norm, as timm's forward_features returns them:
+ *   ViT-5  out_norm (RMSNorm) on every token with the CLS and GAP readouts (so with CLS the CLS token is exactly the
+ *          pooled features); with register_concat, whose out_norm normalises the neck's R * neck_dim concat, the
+ *          last block's output as is. The last block then runs on every token (not only the CLS rows).
+ *   ViL    legacy_norm (LayerNorm) on every token, before the bilateral average.
+ *   resnet out_norm on every position, before the average.
+ * Three parts, back to back in this order, each batch-major, float:
+ *   patches    [B, Hp, Wp, C] (ViT-5: image layout, row-major grid) or [B, T, C] (ViL, resnet: T = Hp * Wp tokens in
+ *              the same row-major grid order)
+ *   cls        [B, C] (ViT-5 models with a CLS token; ndim 0 otherwise)
+ *   registers  [B, R, C] (ViT-5 models with R > 0 registers; ndim 0 otherwise)
+ * Offsets and count are in floats from the start of the whole (cls_offset = registers_offset = count where a part
+ * is absent); a host buffer of record_ex's VKVIT_OUTPUT_TOKENS gets the same count * 4 bytes. */
+typedef struct vkvit_token_layout {
+    vkvit_shape patches, cls, registers;
+    uint64_t cls_offset, registers_offset, count;
+} vkvit_token_layout;
+
+/* The layout above. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL argument, a session created without tokens). */
+VKVIT_API vkvit_result vkvit_session_token_layout(const vkvit_session *session, vkvit_token_layout *out);
+/* Copies the tokens of the last run (exactly layout.count floats) to dst, after a run like get_output. */
+VKVIT_API vkvit_result vkvit_session_get_tokens(vkvit_session *session, float *dst, size_t count);
 
 typedef struct vkvit_session_stats {
     uint64_t arena_bytes;                   /* the planned activation arena (inputs and outputs included) */
@@ -469,7 +529,37 @@ VKVIT_API vkvit_result vkvit_session_profile(const vkvit_session *session, vkvit
 typedef enum vkvit_pixel_format {
     VKVIT_PIXEL_RGBA8 = 1,                  /* bytes R, G, B, A per pixel, values as stored (sRGB-encoded photos) */
     VKVIT_PIXEL_BGRA8 = 2,                  /* bytes B, G, R, A */
+    VKVIT_PIXEL_NV12 = 3,                   /* camera frames, YUV 4:2:0 in two planes: Y (one byte per pixel), then
+                                               Cb, Cr byte pairs, one pair per 2 x 2 pixels (Android's and
+                                               ARCore's / ARKit's usual camera format) */
+    VKVIT_PIXEL_I420 = 4,                   /* YUV 4:2:0 in three planes: Y, then Cb, then Cr, one byte per 2 x 2
+                                               pixels in each chroma plane */
 } vkvit_pixel_format;
+
+/* How a YUV frame's bytes map to RGB (vkvit_image.yuv, vkvit_host_pixels.yuv): the matrix and the range.
+ *   limited ("video") range: y = (Y - 16) / 219, cb = (Cb - 128) / 224, cr = (Cr - 128) / 224
+ *   full ("JPEG") range:     y = Y / 255,        cb = (Cb - 128) / 255, cr = (Cr - 128) / 255
+ *   R = y + 2 (1 - Kr) cr,  B = y + 2 (1 - Kb) cb,  G = (y - Kr R - Kb B) / (1 - Kr - Kb)
+ *   BT.601: Kr = 0.299, Kb = 0.114;  BT.709: Kr = 0.2126, Kb = 0.0722
+ * each of R, G, B clamped to [0, 1] and used as the float image (no rounding to 8 bits), in place of byte / 255.
+ * Pixel (x, y) takes the chroma sample (x / 2, y / 2) (nearest; no chroma filtering). tools/reference/yuv.py is the
+ * NumPy form of this. */
+typedef enum vkvit_yuv_encoding {
+    VKVIT_YUV_BT601_LIMITED = 0,            /* the default: most camera frames (Android, ARCore) */
+    VKVIT_YUV_BT601_FULL = 1,
+    VKVIT_YUV_BT709_LIMITED = 2,            /* HD video, ARKit's video-range formats */
+    VKVIT_YUV_BT709_FULL = 3,
+} vkvit_yuv_encoding;
+
+/* Orientation (vkvit_image.orientation, vkvit_host_pixels.orientation, vkvit_host_image.orientation), for frames
+ * that arrive rotated with the device: the picture the model sees is the stored one turned clockwise by the
+ * rotation, then mirrored left-right when VKVIT_MIRROR is set (a front camera). The resize and crop apply to that
+ * picture (a 90 or 270 degree turn swaps width and height), in the same pass: nothing is rotated in memory. */
+#define VKVIT_ROTATE_0 0u
+#define VKVIT_ROTATE_90 1u
+#define VKVIT_ROTATE_180 2u
+#define VKVIT_ROTATE_270 3u
+#define VKVIT_MIRROR 4u
 
 /* The largest image side vkvit_session_set_images accepts; larger images are refused before anything is
  * allocated (VKVIT_ERROR_BAD_IMAGE). */
@@ -477,10 +567,18 @@ typedef enum vkvit_pixel_format {
 
 /* An 8-bit image in host memory. The alpha channel is ignored. */
 typedef struct vkvit_image {
-    const uint8_t *pixels;
-    uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE each */
-    uint32_t row_bytes;                     /* 0 = width * 4 */
+    const uint8_t *pixels;                  /* RGBA8 / BGRA8: the pixels; NV12 / I420: the Y plane */
+    uint32_t width, height;                 /* 1 .. VKVIT_MAX_IMAGE_SIDE each, as stored (before orientation) */
+    uint32_t row_bytes;                     /* 0 = width * 4 (RGBA8, BGRA8) or width (the Y plane of NV12, I420) */
     vkvit_pixel_format format;
+    /* Camera frames and orientation (all 0: an upright RGBA8 / BGRA8 picture, as before). */
+    const uint8_t *chroma[2];               /* NV12: chroma[0] the Cb, Cr plane ((width + 1) / 2 pairs per row,
+                                               (height + 1) / 2 rows); I420: chroma[0] Cb and chroma[1] Cr
+                                               ((width + 1) / 2 bytes per row, (height + 1) / 2 rows) */
+    uint32_t chroma_row_bytes;              /* 0 = 2 ((width + 1) / 2) (NV12) or (width + 1) / 2 (I420); I420's
+                                               two chroma planes share it */
+    vkvit_yuv_encoding yuv;                 /* NV12 / I420 only */
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR, any format */
 } vkvit_image;
 
 /* Uploads `count` images into batch slots first_slot .. first_slot + count - 1 (<= batch) and pre-processes them
@@ -499,9 +597,12 @@ typedef struct vkvit_image {
  * for set_input). Grows the session's upload and scratch buffers when the images need more than any before (the
  * only allocation after session creation; size them up front with vkvit_session_desc.max_image_pixels); growing
  * re-records the session's command buffer and invalidates command buffers the host recorded with this session
- * before (docs/preprocessing.md). Errors:
- * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4, session in flight),
- * VKVIT_ERROR_BAD_IMAGE (a side of 0 or above VKVIT_MAX_IMAGE_SIDE, unknown format), VKVIT_ERROR_UNSUPPORTED (the
+ * before (docs/preprocessing.md). Camera frames (NV12, I420) go through the same steps on their RGB conversion
+ * (vkvit_yuv_encoding) instead of byte / 255, and every picture is oriented first (VKVIT_ROTATE_*, VKVIT_MIRROR:
+ * the resize and crop are of the oriented picture). Errors:
+ * VKVIT_ERROR_INVALID_ARGUMENT (NULL, count 0, slots out of range, row_bytes < width * 4 (RGBA8, BGRA8) or width
+ * (YUV), chroma_row_bytes too small, a missing chroma plane, session in flight), VKVIT_ERROR_BAD_IMAGE (a side of 0
+ * or above VKVIT_MAX_IMAGE_SIDE, unknown format, YUV encoding or orientation), VKVIT_ERROR_UNSUPPORTED (the
  * model's input is not a 3-channel image; or an image within VKVIT_MAX_IMAGE_SIDE whose pixels, width * height * 4
  * bytes, or whose resize scratch are more than one storage-buffer descriptor reaches, the device's
  * maxStorageBufferRange: 16384x16384 is 1 GiB, lavapipe reaches 128 MiB, vkvit_device_info.max_storage_buffer_range
@@ -564,6 +665,9 @@ typedef struct vkvit_host_image {
                                                pass's finalLayout) must be made to reach this stage by the host's own
                                                dependency; 0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT */
     VkAccessFlags src_access;               /* its access (e.g. VK_ACCESS_TRANSFER_WRITE_BIT); 0 = VK_ACCESS_MEMORY_WRITE_BIT */
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR (0: upright). YCbCr images
+                                               (VkSamplerYcbcrConversion) are not taken: give their planes as
+                                               vkvit_host_pixels in a VkBuffer */
 } vkvit_host_image;
 
 /* 8-bit pixels in a host VkBuffer as the input of one batch slot (alpha ignored). The buffer holds at least
@@ -580,6 +684,14 @@ typedef struct vkvit_host_pixels {
     uint32_t slot;                          /* batch slot, < batch */
     VkPipelineStageFlags src_stage;         /* the host's last write (0 = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT) */
     VkAccessFlags src_access;               /* its access (0 = VK_ACCESS_MEMORY_WRITE_BIT) */
+    /* Camera frames and orientation (all 0: an upright RGBA8 / BGRA8 picture, as before). NV12 / I420: `offset`
+     * is the Y plane's (any byte), row_bytes its stride (0 = width), and the chroma planes lie in the same buffer
+     * (sizes as for vkvit_image); the range from the lowest plane offset rounded down to
+     * minStorageBufferOffsetAlignment to the end of the last plane must not exceed maxStorageBufferRange. */
+    VkDeviceSize chroma_offset[2];          /* NV12: [0] the Cb, Cr plane; I420: [0] Cb, [1] Cr */
+    uint32_t chroma_row_bytes;              /* as vkvit_image.chroma_row_bytes */
+    vkvit_yuv_encoding yuv;
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR */
 } vkvit_host_pixels;
 
 typedef enum vkvit_output_kind {
@@ -588,6 +700,8 @@ typedef enum vkvit_output_kind {
     VKVIT_OUTPUT_LOGITS = 1,                /* float [B, num_classes] */
     VKVIT_OUTPUT_TOP_K = 2,                 /* uint32 classes [B, top_k], then float probabilities [B, top_k]
                                                (sessions created with top_k > 0) */
+    VKVIT_OUTPUT_TOKENS = 3,                /* the dense tokens, float, as vkvit_token_layout lays them out
+                                               (sessions created with tokens = 1) */
 } vkvit_output_kind;
 
 /* Where the result goes. With a host buffer the session's own host-visible output is not updated (get_output and
@@ -615,15 +729,16 @@ typedef struct vkvit_record_desc {
 /* Records pre-processing of the host's inputs + one inference + the copy into the host's output buffer into `cmd`
  * (same requirements as vkvit_session_record, which is this call with desc NULL). Every argument is checked before
  * anything is recorded; on failure nothing was recorded. Errors: VKVIT_ERROR_INVALID_ARGUMENT (a NULL handle, a
- * slot out of range or used twice, a bad format, layout, size, offset or alignment, top-K output without top_k,
- * host inputs in a session created without max_image_pixels, an input that does not fit its scratch buffer
- * (above)), VKVIT_ERROR_BAD_IMAGE (a zero or too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a
- * 3-channel image). */
+ * slot out of range or used twice, a bad format, YUV encoding, orientation, layout, size, offset or alignment, a
+ * missing chroma plane, top-K output without top_k, a tokens output without tokens, host inputs in a session created
+ * without max_image_pixels, an input that does not fit its scratch buffer (above)), VKVIT_ERROR_BAD_IMAGE (a zero or
+ * too large side), VKVIT_ERROR_UNSUPPORTED (the model's input is not a 3-channel image). */
 VKVIT_API vkvit_result vkvit_session_record_ex(vkvit_session *session, VkCommandBuffer cmd,
                                                const vkvit_record_desc *desc);
 
-/* Bytes a host output buffer of `kind` needs: B * num_classes * 4 (logits) or B * top_k * 8 (top-K); 0 for NONE,
- * or for TOP_K in a session without top-K. */
+/* Bytes a host output buffer of `kind` needs: B * num_classes * 4 (logits), B * top_k * 8 (top-K) or
+ * vkvit_token_layout.count * 4 (tokens); 0 for NONE, for TOP_K in a session without top-K and for TOKENS in one
+ * without tokens. */
 VKVIT_API uint64_t vkvit_session_output_bytes(const vkvit_session *session, vkvit_output_kind kind);
 
 /* --- Submission on the host's queue, ordered by the host's semaphores (docs/embedding.md) ---

@@ -28,11 +28,13 @@ layout(constant_id = 0) const bool BICUBIC = true;  // else bilinear (triangle)
 
 const int SUPPORT = BICUBIC ? 2 : 1;
 
-// One batch slot's parameters; mirrors vkvit__preprocess_params in src/ops/preprocess.h (112 bytes).
+// One batch slot's parameters; mirrors vkvit__preprocess_params in src/ops/preprocess.h (144 bytes). The geometry
+// (in_w, in_h, the rows) is the oriented picture's: the horizontal pass maps each of its pixels back to the stored
+// one (preprocess_h.comp, stored_of).
 layout(binding = 2, std430) readonly buffer Params {
     uint h_groups_x, h_groups_y, h_groups_z;        // VkDispatchIndirectCommand of the horizontal pass (0: no picture)
     uint v_groups_x, v_groups_y, v_groups_z;        // ... and of the vertical pass
-    uint src_offset, src_row_words;                 // buffer source: first pixel (words) and row stride (words)
+    uint src_offset, src_row_words;                 // RGBA buffer source: first pixel (words) and row stride (words)
     uint flags;                                     // bit 0: BGRA byte order (buffer); bit 1: sRGB view (image)
     uint row_start, n_rows;                         // source rows [row_start, row_start + n_rows) in the scratch
     uint crop_w, crop_h;                            // output columns and rows
@@ -41,7 +43,15 @@ layout(binding = 2, std430) readonly buffer Params {
     int in_h, out_h, base_y, n0_y;                  // y axis
     float mean_r, mean_g, mean_b;
     float std_r, std_g, std_b;
+    uint orientation;                               // bits 0-1: clockwise quarter turns; bit 2: mirror after them
+    uint yuv;                                       // 0: RGBA / BGRA words; else PREPROCESS_YUV_* bits
+    uint y_byte, y_row_bytes;                       // YUV: the Y plane's first byte and row stride (bytes)
+    uint c0_byte, c1_byte, c_row_bytes;             // the chroma planes (NV12: c0 only, Cb Cr pairs)
+    uint params_pad;
 } p;
+
+// p.yuv: the layout, the matrix and the range (src/ops/preprocess.h, VKVIT_PREPROCESS_YUV_*).
+const uint PREPROCESS_YUV_NV12 = 1u, PREPROCESS_YUV_I420 = 2u, PREPROCESS_YUV_BT709 = 4u, PREPROCESS_YUV_FULL = 8u;
 
 // PIL's filters: bicubic with a = -0.5 (Keys), bilinear = triangle.
 float resample_filter(float x) {

@@ -58,6 +58,12 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     *out = NULL;
     vkvit_ctx_desc desc = desc_in ? *desc_in : (vkvit_ctx_desc){0};
     if (desc.host && (res = vkvit__host_device_check(desc.host)) != VKVIT_OK) return res;
+    if ((unsigned)desc.queue_priority > VKVIT_QUEUE_PRIORITY_HIGH)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: queue_priority = %d is not a "
+                            "vkvit_queue_priority", (int)desc.queue_priority);
+    if (desc.host && desc.queue_priority)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_create: queue_priority is set but the host's queue "
+                            "keeps the priority the host created it with (adopt mode)");
 
     vkvit_ctx *ctx = calloc(1, sizeof *ctx);
     vkvit__mutex *queue_lock = ctx ? vkvit__mutex_create() : NULL;
@@ -132,7 +138,9 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         vkvit__policy offered;
         vkvit__policy_choose(&ctx->caps, &ctx->env, req, &offered);
         const vkvit__device_wants wants = {.khr_coopmat = offered.enable_khr_coopmat,
-                                           .huge_pages = offered.enable_huge_pages, .int64 = offered.texel_reads};
+                                           .huge_pages = offered.enable_huge_pages, .int64 = offered.texel_reads,
+                                           .queue_priority = (int)desc.queue_priority,
+                                           .queue_priority_strict = desc.queue_priority_strict != 0};
         if ((res = vkvit__device_create(ctx, wants)) != VKVIT_OK) goto fail;
         device_ms = vkvit__ms_since(t0) - instance_ms;
     }
@@ -143,6 +151,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     vkvit__policy_describe(&ctx->policy, &ctx->caps, &ctx->env, req, ctx->info.workarounds, sizeof ctx->info.workarounds);
     if (desc.host && ctx->caps.cpu_device && !ctx->int64_enabled && !ctx->env.disable_texel)
         vkvit__ctx_add_workaround(ctx, "texel reads off: the host did not enable shaderInt64");
+    vkvit__device_note_priority(ctx);
     if ((res = vkvit__device_finish(ctx, desc.host == NULL)) != VKVIT_OK) goto fail;
 
     const uint64_t t_cache = vkvit__now_ns();
@@ -189,6 +198,7 @@ vkvit_result vkvit_enumerate_devices(vkvit_device_info *out, uint32_t cap, uint3
         vkvit__caps facts;
         vkvit__policy policy;
         vkvit__query_device(pds[i], tmp.instance_api, false, &out[i], &facts);
+        vkvit__device_queue_facts(pds[i], UINT32_MAX, &out[i]);
         if (env.device_profile[0] && (res = profile_facts(&env, &facts, &out[i])) != VKVIT_OK) goto fail;
         vkvit__policy_choose(&facts, &env, (vkvit__policy_request){0}, &policy);
         vkvit__policy_to_info(&policy, &out[i]);

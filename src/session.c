@@ -34,6 +34,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->top_k = desc.top_k;
     s->want_features = desc.features != 0;
     s->features = VKVIT_NONE;
+    s->want_tokens = desc.tokens != 0;
+    s->tokens[0] = s->tokens[1] = s->tokens[2] = VKVIT_NONE;
     const vkvit__build_opts opts = vkvit__build_opts_of(desc.precision); /* this graph's and every rebuild's */
     vkvit__graph_init_opts(&s->graph, ctx, &opts);
     if (desc.precision == VKVIT_PRECISION_FP16_MATH && !ctx->policy.fp16_math) {

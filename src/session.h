@@ -61,7 +61,20 @@ struct vkvit_session {
     bool want_features;                     /* desc.features */
     uint32_t features;                      /* graph tensor [B, F]: the pooled pre-logits features, or VKVIT_NONE */
     vkvit__slices slices;                   /* session_slices.c; freed by destroy (vkvit__session_slices_free) */
+    bool want_tokens;                       /* desc.tokens */
+    uint32_t tokens[3];                     /* graph tensors of the final tokens: the patches [B, Hp, Wp, C] (ViT-5)
+                                               or [B, T, C], the CLS row [B, C], the registers [B, R, C]; each
+                                               VKVIT_NONE when absent (all without desc.tokens) */
 };
+
+/* The session's host outputs in out_staging's order (vkvit__session_staged_offset): logits, top-K words, features,
+ * then the three token parts; VKVIT_NONE for those it lacks. */
+#define VKVIT_SESSION_HOST_OUTPUTS 6
+static inline void host_outputs_of(const vkvit_session *s, uint32_t out[VKVIT_SESSION_HOST_OUTPUTS]) {
+    const uint32_t order[VKVIT_SESSION_HOST_OUTPUTS] = {s->output, s->topk, s->features,
+                                                        s->tokens[0], s->tokens[1], s->tokens[2]};
+    for (int i = 0; i < VKVIT_SESSION_HOST_OUTPUTS; i++) out[i] = order[i];
+}
 
 static inline vkvit_shape shape_of(const vkvit__tensor *t) {
     vkvit_shape s = {.ndim = t->ndim};
@@ -118,8 +131,8 @@ vkvit_result vkvit__session_create_imgproc(vkvit_session *s, uint64_t max_image_
 vkvit__record_target vkvit__session_target(const vkvit_session *s);
 
 /* session_io.c */
-/* Where host output tensor t starts in out_staging: the logits, then the top-K words, then the features, back to
- * back (record(), step 4). With t = VKVIT_NONE: the staging buffer's whole size. */
+/* Where host output tensor t starts in out_staging: the logits, then the top-K words, then the features, then the
+ * tokens, back to back (record(), step 4). With t = VKVIT_NONE: the staging buffer's whole size. */
 uint64_t vkvit__session_staged_offset(const vkvit_session *s, uint32_t t);
 
 /* session_submit.c */

@@ -9,14 +9,47 @@
 
 /* One network for `batch` images: its input, condition (VKVIT_NONE when the model takes none), logits and, when
  * the session outputs them, a copy of the pooled features the classifier head reads (else VKVIT_NONE). */
+/* The final tokens the builder marked (g->tokens), copied into the session's three token outputs (tokens[0 .. 2]:
+ * the patch grid [B, Hp, Wp, C] or [B, T, C], the CLS row [B, C], the registers [B, R, C]; VKVIT_NONE where the
+ * network has none), each batch-major so that sub-batches are parts of them. */
+static void build_token_outputs(vkvit_session *s, uint32_t batch, uint32_t tokens[3]) {
+    vkvit__graph *g = &s->graph;
+    const vkvit__token_marks k = g->tokens;
+    if (g->error) return;
+    if (k.t == VKVIT_NONE) {
+        vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: this architecture has no token output");
+        return;
+    }
+    const uint32_t C = k.C, T = k.T, Np = k.grid_h * k.grid_w;
+    tokens[0] = k.image_layout
+                    ? vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "tokens.patches", 4, (uint32_t[4]){batch, k.grid_h, k.grid_w, C})
+                    : vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "tokens.patches", 3, (uint32_t[3]){batch, Np, C});
+    vkvit__op_copy_rows(g, "tokens.patches", (vkvit__mat){k.t, k.patch0 * C, C, T * C},
+                        (vkvit__mat){tokens[0], 0, C, Np * C}, batch, Np, C);
+    if (k.cls != VKVIT_NONE) {
+        tokens[1] = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "tokens.cls", 2, (uint32_t[2]){batch, C});
+        vkvit__op_copy_rows(g, "tokens.cls", (vkvit__mat){k.t, k.cls * C, C, T * C}, (vkvit__mat){tokens[1], 0, C, C},
+                            batch, 1, C);
+    }
+    if (k.n_regs) {
+        tokens[2] = vkvit__graph_tensor(g, VKVIT_TENSOR_OUTPUT, "tokens.registers", 3, (uint32_t[3]){batch, k.n_regs, C});
+        vkvit__op_copy_rows(g, "tokens.registers", (vkvit__mat){k.t, k.reg0 * C, C, T * C},
+                            (vkvit__mat){tokens[2], 0, C, k.n_regs * C}, batch, k.n_regs, C);
+    }
+}
+
 static void build_network(vkvit_session *s, uint32_t batch, uint32_t *in, uint32_t *cond, uint32_t *out,
-                          uint32_t *features) {
+                          uint32_t *features, uint32_t tokens[3]) {
     vkvit__graph *g = &s->graph;
     *cond = VKVIT_NONE;
     *features = VKVIT_NONE;
+    tokens[0] = tokens[1] = tokens[2] = VKVIT_NONE;
     g->features = VKVIT_NONE;
+    g->want_tokens = s->want_tokens;
+    g->tokens = (vkvit__token_marks){.t = VKVIT_NONE, .cls = VKVIT_NONE};
     /* The architecture's network (src/arch/<name>.c -> its builder in src/modules/). */
     vkvit__arch_ops_of(s->model->cfg.arch)->build(g, s->model, batch, in, cond, out);
+    if (s->want_tokens) build_token_outputs(s, batch, tokens);
     if (!s->want_features || g->error) return;
     if (g->features == VKVIT_NONE) {
         vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "session: this architecture has no pooled features");
@@ -67,23 +100,26 @@ static void attach_part(vkvit_session *s, uint32_t whole, uint32_t part, uint32_
  * tensors, so the host sees one input and one output whatever `sub` is. */
 static void build_sub_batches(vkvit_session *s, uint32_t sub) {
     if (sub >= s->batch) {
-        build_network(s, s->batch, &s->input, &s->condition, &s->output, &s->features);
+        build_network(s, s->batch, &s->input, &s->condition, &s->output, &s->features, s->tokens);
         return;
     }
     vkvit__graph *g = &s->graph;
     for (uint32_t first = 0; first < s->batch && !g->error; first += sub) {
-        uint32_t in, cond, out, feat, first_node = g->n_nodes;
-        build_network(s, VKVIT_MIN(sub, s->batch - first), &in, &cond, &out, &feat);
+        uint32_t in, cond, out, feat, tok[3], first_node = g->n_nodes;
+        build_network(s, VKVIT_MIN(sub, s->batch - first), &in, &cond, &out, &feat, tok);
         if (first == 0) {
             s->input = whole_batch_like(s, in);
             s->condition = cond == VKVIT_NONE ? VKVIT_NONE : whole_batch_like(s, cond);
             s->output = whole_batch_like(s, out);
             s->features = feat == VKVIT_NONE ? VKVIT_NONE : whole_batch_like(s, feat);
+            for (int i = 0; i < 3; i++) s->tokens[i] = tok[i] == VKVIT_NONE ? VKVIT_NONE : whole_batch_like(s, tok[i]);
         }
         attach_part(s, s->input, in, first, true, first_node);
         if (cond != VKVIT_NONE) attach_part(s, s->condition, cond, first, true, first_node);
         attach_part(s, s->output, out, first, false, first_node);
         if (feat != VKVIT_NONE) attach_part(s, s->features, feat, first, false, first_node);
+        for (int i = 0; i < 3; i++)
+            if (tok[i] != VKVIT_NONE) attach_part(s, s->tokens[i], tok[i], first, false, first_node);
     }
 }
 

@@ -5,12 +5,13 @@
 
 #include <string.h>
 
-/* Where host output tensor t starts in out_staging: the logits, then the top-K words, then the features, back to
- * back (record(), step 4). With t = VKVIT_NONE: the staging buffer's whole size. */
+/* Where host output tensor t starts in out_staging: the logits, then the top-K words, then the features, then the
+ * tokens, back to back (record(), step 4). With t = VKVIT_NONE: the staging buffer's whole size. */
 uint64_t vkvit__session_staged_offset(const vkvit_session *s, uint32_t t) {
-    const uint32_t order[3] = {s->output, s->topk, s->features};
+    uint32_t order[VKVIT_SESSION_HOST_OUTPUTS];
+    host_outputs_of(s, order);
     uint64_t off = 0;
-    for (uint32_t i = 0; i < 3 && order[i] != t; i++)
+    for (uint32_t i = 0; i < VKVIT_SESSION_HOST_OUTPUTS && order[i] != t; i++)
         if (order[i] != VKVIT_NONE) off += s->graph.tensors[order[i]].bytes;
     return off;
 }
@@ -83,6 +84,24 @@ vkvit_result vkvit_session_get_output(vkvit_session *s, float *dst, size_t count
     return logged(s, get_output(s, dst, count));
 }
 
+static vkvit_result get_input(vkvit_session *s, float *dst, size_t count) {
+    const char *fn = "vkvit_session_get_input";
+    if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    vkvit_result res = check_count(s, s->input, count, fn);
+    if (res != VKVIT_OK) return res;
+    if (!s->direct)
+        return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "%s '%s': the input lives in device-local memory on this device "
+                            "and is not copied back", fn, s->label);
+    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': no run yet", fn, s->label);
+    if ((res = vkvit__session_check_idle(s, fn)) != VKVIT_OK) return res;
+    read_host_output(s, s->input, 0, dst, count * sizeof(float));
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_get_input(vkvit_session *s, float *dst, size_t count) {
+    return logged(s, get_input(s, dst, count));
+}
+
 static vkvit_result get_features(vkvit_session *s, float *dst, size_t count) {
     if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_session_get_features: NULL argument");
     if (s->features == VKVIT_NONE)
@@ -98,6 +117,53 @@ static vkvit_result get_features(vkvit_session *s, float *dst, size_t count) {
 
 vkvit_result vkvit_session_get_features(vkvit_session *s, float *dst, size_t count) {
     return logged(s, get_features(s, dst, count));
+}
+
+static vkvit_result token_layout(const vkvit_session *s, vkvit_token_layout *out, const char *fn) {
+    if (!s || !out) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    memset(out, 0, sizeof *out);
+    if (s->tokens[0] == VKVIT_NONE)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': the session was created without tokens "
+                            "(vkvit_session_desc.tokens = 0)", fn, s->label);
+    vkvit_shape *parts[3] = {&out->patches, &out->cls, &out->registers};
+    uint64_t at = 0;
+    for (int i = 0; i < 3; i++) {
+        if (i == 1) out->cls_offset = at;
+        if (i == 2) out->registers_offset = at;
+        if (s->tokens[i] == VKVIT_NONE) continue;
+        *parts[i] = shape_of(&s->graph.tensors[s->tokens[i]]);
+        at += vkvit__numel(&s->graph.tensors[s->tokens[i]]);
+    }
+    out->count = at;
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_token_layout(const vkvit_session *s, vkvit_token_layout *out) {
+    return logged(s, token_layout(s, out, "vkvit_session_token_layout"));
+}
+
+static vkvit_result get_tokens(vkvit_session *s, float *dst, size_t count) {
+    const char *fn = "vkvit_session_get_tokens";
+    if (!s || !dst) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: NULL argument", fn);
+    vkvit_token_layout l;
+    vkvit_result res = token_layout(s, &l, fn);
+    if (res != VKVIT_OK) return res;
+    if (count != l.count)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': %zu floats given, the tokens are %llu", fn,
+                            s->label, count, (unsigned long long)l.count);
+    if (!s->ran) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': no run yet", fn, s->label);
+    if ((res = vkvit__session_check_idle(s, fn)) != VKVIT_OK) return res;
+    for (int i = 0; i < 3; i++) {
+        if (s->tokens[i] == VKVIT_NONE) continue;
+        const vkvit__tensor *t = &s->graph.tensors[s->tokens[i]];
+        read_host_output(s, s->tokens[i], 0, dst, t->bytes);
+        dst += vkvit__numel(t);
+    }
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_session_get_tokens(vkvit_session *s, float *dst, size_t count) {
+    return logged(s, get_tokens(s, dst, count));
 }
 
 /* The first set_images of a session created with max_image_pixels = 0: adds the pre-processing nodes, prepares
@@ -174,5 +240,11 @@ uint64_t vkvit_session_output_bytes(const vkvit_session *s, vkvit_output_kind ki
     if (!s) return 0;
     if (kind == VKVIT_OUTPUT_LOGITS) return s->graph.tensors[s->output].bytes;
     if (kind == VKVIT_OUTPUT_TOP_K && s->topk != VKVIT_NONE) return s->graph.tensors[s->topk].bytes;
+    if (kind == VKVIT_OUTPUT_TOKENS) {
+        uint64_t bytes = 0;
+        for (int i = 0; i < 3; i++)
+            if (s->tokens[i] != VKVIT_NONE) bytes += s->graph.tensors[s->tokens[i]].bytes;
+        return bytes;
+    }
     return 0;
 }

@@ -19,15 +19,24 @@
  * and the host's own command buffers (vkvit_session_record / _record_ex). */
 #include "session.h"
 
-/* Step 4 with a host output buffer (vkvit_session_record_ex): the logits or the top-K words copied into it. */
+/* Step 4 with a host output buffer (vkvit_session_record_ex): the logits, the top-K words or the token parts
+ * (back to back) copied into it. */
 static void record_host_output(vkvit_session *s, VkCommandBuffer cmd, const vkvit_host_output *ho) {
     vkvit_ctx *ctx = s->ctx;
-    const vkvit__tensor *o = &s->graph.tensors[ho->kind == VKVIT_OUTPUT_TOP_K ? s->topk : s->output];
+    uint32_t parts[3] = {ho->kind == VKVIT_OUTPUT_TOP_K ? s->topk : s->output, VKVIT_NONE, VKVIT_NONE};
+    if (ho->kind == VKVIT_OUTPUT_TOKENS)
+        for (int i = 0; i < 3; i++) parts[i] = s->tokens[i];
     const vkvit__buffer host = {.buffer = ho->buffer};
-    vkvit__cmd_barrier(ctx, cmd, &s->arena, o->offset, o->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                       VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    vkvit__cmd_copy(ctx, cmd, s->arena.buffer, o->offset, ho->buffer, ho->offset, o->bytes);
-    vkvit__cmd_barrier(ctx, cmd, &host, ho->offset, o->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
+    VkDeviceSize at = ho->offset;
+    for (int i = 0; i < 3; i++) {
+        if (parts[i] == VKVIT_NONE) continue;
+        const vkvit__tensor *o = &s->graph.tensors[parts[i]];
+        vkvit__cmd_barrier(ctx, cmd, &s->arena, o->offset, o->bytes, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                           VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+        vkvit__cmd_copy(ctx, cmd, s->arena.buffer, o->offset, ho->buffer, at, o->bytes);
+        at += o->bytes;
+    }
+    vkvit__cmd_barrier(ctx, cmd, &host, ho->offset, at - ho->offset, VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_ACCESS_TRANSFER_WRITE_BIT, ho->dst_stage ? ho->dst_stage : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
                        ho->dst_access ? ho->dst_access : VK_ACCESS_MEMORY_READ_BIT);
 }
@@ -70,8 +79,9 @@ void vkvit__session_record_part(vkvit_session *s, VkCommandBuffer cmd, const vkv
         return;
     }
     uint64_t staged = 0;
-    const uint32_t host_outputs[3] = {s->output, s->topk, s->features}; /* out_staging's order (staged_offset) */
-    for (uint32_t i = 0; i < 3; i++) {
+    uint32_t host_outputs[VKVIT_SESSION_HOST_OUTPUTS]; /* out_staging's order (staged_offset) */
+    host_outputs_of(s, host_outputs);
+    for (uint32_t i = 0; i < VKVIT_SESSION_HOST_OUTPUTS; i++) {
         if (host_outputs[i] == VKVIT_NONE) continue;
         out = &s->graph.tensors[host_outputs[i]];
         if (!s->direct) {
@@ -252,12 +262,16 @@ vkvit_result vkvit_session_record_ex(vkvit_session *s, VkCommandBuffer cmd, cons
     vkvit_result res = VKVIT_OK;
     if (desc) {
         const vkvit_host_output *o = &desc->output;
-        if (o->kind != VKVIT_OUTPUT_NONE && o->kind != VKVIT_OUTPUT_LOGITS && o->kind != VKVIT_OUTPUT_TOP_K)
+        if (o->kind != VKVIT_OUTPUT_NONE && o->kind != VKVIT_OUTPUT_LOGITS && o->kind != VKVIT_OUTPUT_TOP_K &&
+            o->kind != VKVIT_OUTPUT_TOKENS)
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.kind = %d is unknown", fn, s->label,
                                (int)o->kind);
         else if (o->kind == VKVIT_OUTPUT_TOP_K && s->topk == VKVIT_NONE)
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': a top-K output needs a session created with "
                                "top_k > 0", fn, s->label);
+        else if (o->kind == VKVIT_OUTPUT_TOKENS && s->tokens[0] == VKVIT_NONE)
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': a tokens output needs a session created with "
+                               "tokens = 1", fn, s->label);
         else if (o->kind != VKVIT_OUTPUT_NONE && (!o->buffer || o->offset % 4))
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s '%s': output.buffer must be a VkBuffer and "
                                "output.offset (%llu) a multiple of 4", fn, s->label, (unsigned long long)o->offset);

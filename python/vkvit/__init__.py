@@ -1073,6 +1073,8 @@ class Session:
     top_k             0, or 1..min(32, classes): softmax + top-K on the GPU after every run (classify uses it).
     max_image_pixels  0, or the largest width*height classify() will see: sizes the GPU pre-processing up front.
     profile           per-node GPU timestamps, read with profile().
+    features          also output the pooled pre-logits features, read with features().
+    tokens            also output the final token features, read with tokens() (vkvit_session_get_tokens).
 
     The session keeps its model (and so the context) alive. Shapes: input_shape (B, H, W, 3), output_shape
     (B, classes), condition_shape (None, or (B, C) / (B, Tc, C) for conditioned models). run_async and
@@ -1082,7 +1084,7 @@ class Session:
 
     def __init__(self, model: Model, batch: int = 1, precision: str = "fp32", top_k: int = 0,
                  max_image_pixels: int = 0, profile: bool = False, label: Optional[str] = None,
-                 features: bool = False):
+                 features: bool = False, tokens: bool = False):
         if not isinstance(model, Model):
             raise InvalidArgumentError("Session: model must be a vkvit.Model")
         self._lib = lib = model._lib
@@ -1102,9 +1104,11 @@ class Session:
         max_image_pixels = _c_integer(max_image_pixels, "Session: max_image_pixels", 0, _UINT64_MAX)
         if features and not lib.has_features:
             raise UnsupportedError("Session: the loaded libvkvit has no pooled-feature output")
+        if tokens and not lib.has_tokens:
+            raise UnsupportedError("Session: the loaded libvkvit has no token output")
         desc = _lib.vkvit_session_desc(batch=batch, precision=_PRECISIONS[precision], profile=1 if profile else 0,
                                        top_k=top_k, max_image_pixels=max_image_pixels,
-                                       features=1 if features else 0)
+                                       features=1 if features else 0, tokens=1 if tokens else 0)
         label_b = _c_string(label, "Session: label") if label is not None else None
         desc.label = label_b
         model_node = model._alive()
@@ -1123,6 +1127,11 @@ class Session:
             if lib.has_features:
                 f = lib.vkvit_session_feature_shape(h).tuple()
                 self.feature_shape = f if f else None
+            self._token_layout = None
+            if tokens:
+                layout = _lib.vkvit_token_layout()
+                _check(lib, lib.vkvit_session_token_layout(h, ctypes.byref(layout)), "vkvit_session_token_layout")
+                self._token_layout = layout
         self.batch: int = int(batch)
         self.precision: str = precision
         self.top_k: int = int(top_k)
@@ -1230,6 +1239,28 @@ class Session:
                        what="vkvit_session_get_features")
             n = self._last_rows
         return out[:n] if n else out
+
+    def tokens(self) -> dict:
+        """The final token features of the last run (include/vkvit.h, vkvit_token_layout), float32:
+        {'patches': (B, Hp, Wp, C) for ViT-5 or (B, T, C), 'cls': (B, C) and 'registers': (B, R, C) where the model
+        has them}, B the session's batch. UnsupportedError for a session created without tokens=True."""
+        layout = self._token_layout
+        if layout is None:
+            self._alive()
+            raise UnsupportedError("Session.tokens: this session was created without tokens=True; create it with "
+                                   "vkvit.Session(model, ..., tokens=True) to read token features")
+        flat = np.empty(layout.count, np.float32)
+        with self._lock:
+            self._call(self._lib.vkvit_session_get_tokens, flat.ctypes.data, flat.size,
+                       what="vkvit_session_get_tokens")
+        out = {}
+        for name, shape, at in (("patches", layout.patches, 0), ("cls", layout.cls, layout.cls_offset),
+                                ("registers", layout.registers, layout.registers_offset)):
+            dims = shape.tuple()
+            if dims:
+                n = int(np.prod(dims))
+                out[name] = flat[at:at + n].reshape(dims)
+        return out
 
     @staticmethod
     def _rgba(image: ImageLike, i: int) -> np.ndarray:

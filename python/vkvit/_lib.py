@@ -38,6 +38,9 @@ VKVIT_PRECISION_FP16_MATH = 3
 
 VKVIT_PIXEL_RGBA8 = 1
 VKVIT_PIXEL_BGRA8 = 2
+VKVIT_PIXEL_NV12 = 3
+VKVIT_PIXEL_I420 = 4
+VKVIT_MIRROR = 4
 
 VKVIT_MAX_TOP_K = 32
 VKVIT_MAX_IMAGE_SIDE = 16384
@@ -74,6 +77,8 @@ class vkvit_ctx_desc(Structure):
         ("log", LOG_FN),
         ("log_user", c_void_p),
         ("host", POINTER(vkvit_host_device)),
+        ("queue_priority", c_int),          # vkvit_queue_priority: 0 default
+        ("queue_priority_strict", c_int),
     ]
 
 
@@ -112,6 +117,11 @@ class vkvit_device_info(Structure):
         ("cooperative_matrix_in_use", c_int),
         ("texel_reads_in_use", c_int),
         ("cooperative_matrix_khr_kernel", c_int),
+        ("queue_family_index", c_uint32),
+        ("queue_flags", c_uint32),
+        ("queue_compute_only", c_int),
+        ("queue_priority", c_int),
+        ("queue_priority_fallback", c_int),
     ]
 
 
@@ -160,6 +170,7 @@ class vkvit_session_desc(Structure):
         ("top_k", c_uint32),
         ("max_image_pixels", c_uint64),
         ("features", c_int),
+        ("tokens", c_int),                  # ignored by a library without vkvit_session_get_tokens
     ]
 
 
@@ -171,6 +182,17 @@ class vkvit_shape(Structure):
 
     def tuple(self) -> tuple:
         return tuple(int(self.dims[i]) for i in range(min(int(self.ndim), 4)))
+
+
+class vkvit_token_layout(Structure):
+    _fields_ = [
+        ("patches", vkvit_shape),
+        ("cls", vkvit_shape),
+        ("registers", vkvit_shape),
+        ("cls_offset", c_uint64),
+        ("registers_offset", c_uint64),
+        ("count", c_uint64),
+    ]
 
 
 class vkvit_session_stats(Structure):
@@ -204,6 +226,10 @@ class vkvit_image(Structure):
         ("height", c_uint32),
         ("row_bytes", c_uint32),
         ("format", c_int),
+        ("chroma", POINTER(c_uint8) * 2),   # camera frames (NV12, I420) and orientation: 0 for RGBA8 / BGRA8
+        ("chroma_row_bytes", c_uint32),
+        ("yuv", c_int),
+        ("orientation", c_uint32),
     ]
 
 
@@ -215,6 +241,7 @@ STRUCTS = {
     "vkvit_model_desc": vkvit_model_desc,
     "vkvit_model_info": vkvit_model_info,
     "vkvit_session_desc": vkvit_session_desc,
+    "vkvit_token_layout": vkvit_token_layout,
     "vkvit_shape": vkvit_shape,
     "vkvit_session_stats": vkvit_session_stats,
     "vkvit_profile_entry": vkvit_profile_entry,
@@ -309,6 +336,17 @@ class Library:
                                             required=False)
         self.has_features = (self.vkvit_session_feature_shape is not None
                              and self.vkvit_session_get_features is not None)
+        #   vkvit_result vkvit_session_token_layout(const vkvit_session *s, vkvit_token_layout *out);
+        #   vkvit_result vkvit_session_get_tokens(vkvit_session *s, float *dst, size_t count);
+        self.vkvit_session_token_layout = d("vkvit_session_token_layout", R,
+                                            [session_p, POINTER(vkvit_token_layout)], required=False)
+        self.vkvit_session_get_tokens = d("vkvit_session_get_tokens", R, [session_p, c_void_p, c_size_t],
+                                          required=False)
+        #   vkvit_result vkvit_session_get_input(vkvit_session *s, float *dst, size_t count);
+        self.vkvit_session_get_input = d("vkvit_session_get_input", R, [session_p, c_void_p, c_size_t],
+                                         required=False)
+        self.has_tokens = (self.vkvit_session_token_layout is not None
+                           and self.vkvit_session_get_tokens is not None)
         # vkvit_model_desc.data/.size: a struct field cannot be seen from outside, so it is probed by behaviour on
         # the first Model created from bytes (see Model in __init__.py): None = not probed yet.
         self.has_model_data = None

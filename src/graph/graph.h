@@ -108,6 +108,15 @@ typedef struct vkvit__node {
     uint32_t indirect_tensor, indirect_offset;
 } vkvit__node;
 
+/* The final tokens of a network (vkvit_session_get_tokens): tensor t holds, per image, T rows of C floats, of
+ * which the grid_h x grid_w patch rows (row-major) start at row patch0, the CLS row is `cls` (VKVIT_NONE: none) and
+ * the n_regs register rows start at reg0. */
+typedef struct vkvit__token_marks {
+    uint32_t t;                             /* VKVIT_NONE: not built */
+    uint32_t T, C, patch0, grid_h, grid_w, cls, reg0, n_regs;
+    bool image_layout;                      /* the patches as [B, Hp, Wp, C] (ViT-5), else [B, T, C] */
+} vkvit__token_marks;
+
 typedef struct vkvit__graph {
     vkvit_ctx *ctx;
     vkvit__tensor *tensors;
@@ -123,6 +132,8 @@ typedef struct vkvit__graph {
     bool grid_too_large;                    /* the first error was a grid above maxComputeWorkGroupCount */
     uint32_t features;                      /* what the classifier head reads: the pooled features [B, F] (timm's
                                                pre-logits), set by the head builder; VKVIT_NONE before */
+    bool want_tokens;                       /* set before a build: the session outputs the final tokens */
+    vkvit__token_marks tokens;              /* set by the network builder when want_tokens (src/modules/modules.h) */
 } vkvit__graph;
 
 /* An empty graph built with `opts` (vkvit__graph_init: an fp32 session's). */

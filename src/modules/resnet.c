@@ -278,6 +278,12 @@ void vkvit__resnet_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint
 
     for (uint32_t i = 0; i < c->depth; i++) vkvit__resnet_block(g, m, i, x, cond, B);
 
+    /* The final tokens (vkvit_session_get_tokens): out_norm on every position, timm's forward_features. */
+    if (g->want_tokens)
+        g->tokens = (vkvit__token_marks){
+            .t = rn_norm(g, m, "tokens.out_norm", "out_norm", &c->out_norm, x, B * T, C), .T = T, .C = C,
+            .patch0 = 0, .grid_h = c->grid[0], .grid_w = c->grid[1], .cls = VKVIT_NONE};
+
     /* GAP over the T positions, out_norm on the pooled vector, head. */
     uint32_t v = vkvit__op_mean_rows(g, "gap", (vkvit__mat){x, 0, C, T * C}, B, T, C);
     v = rn_norm(g, m, "out_norm", "out_norm", &c->out_norm, v, B, C);

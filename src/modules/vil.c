@@ -280,6 +280,21 @@ void vkvit__vil_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_
         vkvit__graph_scope(g, NULL);
     }
 
+    /* The final tokens (vkvit_session_get_tokens): legacy_norm on every token, as the PyTorch forward applies it
+     * before the bilateral average reads the two end tokens. */
+    if (g->want_tokens) {
+        uint32_t tok = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "tokens.legacy_norm", 2, (uint32_t[2]){B * S, D});
+        vkvit__norm_op all = {
+            .kind = VKVIT_NORM_LAYER, .C = D, .group = D, .rows = B * S, .rows_per_batch = S,
+            .in = {x, 0, D, S * D}, .out = {tok, 0, D, S * D},
+            .weight = vkvit__model_weight(g, m, "legacy_norm.weight"), .bias = VKVIT_NONE, .one_plus_w = d.nxai,
+            .eps = (float)c->norm_eps,
+        };
+        vkvit__op_norm(g, "tokens.legacy_norm", &all);
+        g->tokens = (vkvit__token_marks){.t = tok, .T = S, .C = D, .patch0 = 0, .grid_h = c->grid[0],
+                                         .grid_w = c->grid[1], .cls = VKVIT_NONE};
+    }
+
     /* legacy_norm on tokens 0 and S-1 only (rows_per_batch 2, row stride (S-1)*D), then their average. */
     uint32_t ends_shape[2] = {2 * B, D};
     uint32_t ends = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "legacy_norm", 2, ends_shape);

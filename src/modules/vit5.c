@@ -77,6 +77,26 @@ vkvit_result vkvit__vit5_constants(const vkvit__model_file *mf, vkvit__constant 
     return VKVIT_OK;
 }
 
+/* The final tokens (vkvit_session_get_tokens), timm's forward_features: out_norm on every token of x [B, T, C]
+ * when it normalises C-wide vectors (CLS and GAP readouts; for CLS the CLS row is then exactly the pooled
+ * features), else (register_concat: out_norm is R * neck_dim wide, after the neck) x as the last block left it. */
+static void vit5_tokens(vkvit__graph *g, const vkvit_model *m, const vkvit__vit5_config *c, uint32_t x, uint32_t B,
+                        token_rows rows) {
+    const uint32_t C = c->dim, T = c->num_tokens;
+    uint32_t tok = x;
+    if (c->readout != VKVIT_READOUT_REGISTER_CONCAT) {
+        tok = vkvit__graph_tensor(g, VKVIT_TENSOR_ACTIVATION, "tokens.out_norm", 3, (uint32_t[3]){B, T, C});
+        vkvit__norm_op norm = {.kind = VKVIT_NORM_RMS, .C = C, .group = C, .rows = B * T, .rows_per_batch = T,
+                               .in = {x, 0, C, T * C}, .out = {tok, 0, C, T * C},
+                               .weight = vkvit__model_weight(g, m, "out_norm.weight"), .bias = VKVIT_NONE,
+                               .eps = (float)c->norm_eps};
+        vkvit__op_norm(g, "tokens.out_norm", &norm);
+    }
+    g->tokens = (vkvit__token_marks){.t = tok, .T = T, .C = C, .patch0 = rows.patch0, .grid_h = c->grid[0],
+                                     .grid_w = c->grid[1], .cls = c->has_cls ? rows.cls : VKVIT_NONE,
+                                     .reg0 = rows.reg0, .n_regs = c->num_registers, .image_layout = true};
+}
+
 void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32_t *input, uint32_t *output) {
     const vkvit__vit5_config *c = &m->cfg.vit5;
     const uint32_t C = c->dim, T = c->num_tokens, Np = c->num_patches, P = c->patch_size, R = c->num_registers;
@@ -105,9 +125,10 @@ void vkvit__vit5_build(vkvit__graph *g, const vkvit_model *m, uint32_t B, uint32
         vkvit__op_copy_rows(g, "reg_token", (vkvit__mat){vkvit__model_weight(g, m, "reg_token"), 0, C, 0},
                             (vkvit__mat){x, rows.reg0 * C, C, T * C}, B, R, C);
 
-    /* A CLS readout reads one row of the last block's output per image. */
+    /* A CLS readout reads one row of the last block's output per image (unless the session outputs every token). */
     for (uint32_t i = 0; i < c->depth; i++)
-        vkvit__vit5_block(g, m, i, x, B, i + 1 == c->depth && c->readout == VKVIT_READOUT_CLS);
+        vkvit__vit5_block(g, m, i, x, B, i + 1 == c->depth && c->readout == VKVIT_READOUT_CLS && !g->want_tokens);
+    if (g->want_tokens) vit5_tokens(g, m, c, x, B, rows);
 
     /* Readout, then out_norm on the pooled vector (docs/math.md 5.1: norm after readout; for GAP, norm(mean(x))). */
     uint32_t head_in = c->head_in;

@@ -97,13 +97,54 @@ static uint64_t scratch_bound(const vkvit__imgproc_config *cfg, uint64_t max_pix
     return bound;
 }
 
+vkvit_result vkvit__frame_layout_of(uint32_t width, uint32_t height, uint32_t row_bytes, vkvit_pixel_format format,
+                                    uint32_t chroma_row_bytes, vkvit_yuv_encoding yuv, uint32_t orientation,
+                                    vkvit__frame_layout *out) {
+    memset(out, 0, sizeof *out);
+    const bool rgba = format == VKVIT_PIXEL_RGBA8 || format == VKVIT_PIXEL_BGRA8;
+    if (!rgba && format != VKVIT_PIXEL_NV12 && format != VKVIT_PIXEL_I420)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "format = %d is none of VKVIT_PIXEL_RGBA8, _BGRA8, _NV12, _I420",
+                            (int)format);
+    if (!rgba && (uint32_t)yuv > VKVIT_YUV_BT709_FULL)
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "yuv = %d is not a vkvit_yuv_encoding", (int)yuv);
+    if (orientation > (VKVIT_ROTATE_270 | VKVIT_MIRROR))
+        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "orientation = %u is not VKVIT_ROTATE_* | VKVIT_MIRROR", orientation);
+    const bool turned = (orientation & 1u) != 0;
+    out->oriented_w = turned ? height : width;
+    out->oriented_h = turned ? width : height;
+    const uint64_t min_row = rgba ? (uint64_t)width * 4 : width;
+    out->y_row_bytes = row_bytes ? row_bytes : min_row;
+    if (out->y_row_bytes < min_row)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "row_bytes = %u is less than %s = %llu", row_bytes,
+                            rgba ? "width * 4" : "width", (unsigned long long)min_row);
+    out->y_bytes = out->y_row_bytes * (height - 1) + min_row; /* the last row ends at its last pixel */
+    out->planes = rgba ? 1 : format == VKVIT_PIXEL_NV12 ? 2 : 3;
+    if (rgba) return VKVIT_OK;
+    const uint64_t half_w = ((uint64_t)width + 1) / 2, min_c = format == VKVIT_PIXEL_NV12 ? 2 * half_w : half_w;
+    out->c_row_bytes = chroma_row_bytes ? chroma_row_bytes : min_c;
+    if (out->c_row_bytes < min_c)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "chroma_row_bytes = %u is less than %llu", chroma_row_bytes,
+                            (unsigned long long)min_c);
+    out->c_rows = ((uint64_t)height + 1) / 2;
+    out->c_bytes = out->c_row_bytes * (out->c_rows - 1) + min_c;
+    return VKVIT_OK;
+}
+
+/* The parameter block's yuv word for a frame of `format` (0 for RGBA8 / BGRA8). */
+static uint32_t yuv_bits(vkvit_pixel_format format, vkvit_yuv_encoding yuv) {
+    if (format != VKVIT_PIXEL_NV12 && format != VKVIT_PIXEL_I420) return 0;
+    return (format == VKVIT_PIXEL_NV12 ? VKVIT_PREPROCESS_YUV_NV12 : VKVIT_PREPROCESS_YUV_I420) |
+           (yuv == VKVIT_YUV_BT709_LIMITED || yuv == VKVIT_YUV_BT709_FULL ? VKVIT_PREPROCESS_YUV_BT709 : 0) |
+           (yuv == VKVIT_YUV_BT601_FULL || yuv == VKVIT_YUV_BT709_FULL ? VKVIT_PREPROCESS_YUV_FULL : 0);
+}
+
 /* ------------------------------------------------------------------------------------------------------------
  * Kernels: preprocess_h (buffer source) and preprocess_v are the nodes' kernels; record_ex swaps in the
  * sampled-image source (its binding 0 is an image), the record target's swap kernel: the recording acquires it
  * (vkvit__kernels_acquire) with the graph's
  * ------------------------------------------------------------------------------------------------------------ */
 
-_Static_assert(sizeof(vkvit__preprocess_params) == 112, "vkvit__preprocess_params mirrors shaders/preprocess.glsl");
+_Static_assert(sizeof(vkvit__preprocess_params) == 144, "vkvit__preprocess_params mirrors shaders/preprocess.glsl");
 
 static vkvit__kernel_desc h_desc(const vkvit__imgproc_config *cfg) {
     return (vkvit__kernel_desc){.shader = VKVIT_SHADER_PREPROCESS_H_U8_F32, .n_buffers = 3, .n_spec = 1,
@@ -307,17 +348,36 @@ void vkvit__imgproc_clear(vkvit__imgproc *ip) {
  * ------------------------------------------------------------------------------------------------------------ */
 
 static vkvit_result check_image(const vkvit__imgproc *ip, const vkvit_image *im, uint32_t i, const char *fn,
-                                vkvit__resize_geometry *geo) {
+                                vkvit__resize_geometry *geo, vkvit__frame_layout *fl) {
     if (!im->pixels) return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].pixels is NULL", fn, i);
-    if (im->format != VKVIT_PIXEL_RGBA8 && im->format != VKVIT_PIXEL_BGRA8)
-        return vkvit__error(VKVIT_ERROR_BAD_IMAGE, "%s: images[%u].format = %d is neither VKVIT_PIXEL_RGBA8 nor "
-                            "VKVIT_PIXEL_BGRA8", fn, i, (int)im->format);
-    vkvit_result res = vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, geo);
+    vkvit_result res = vkvit__frame_layout_of(im->width, im->height, im->row_bytes, im->format, im->chroma_row_bytes,
+                                              im->yuv, im->orientation, fl);
+    if (res == VKVIT_OK && fl->planes > 1 && (!im->chroma[0] || (fl->planes == 3 && !im->chroma[1])))
+        res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "a %s frame needs chroma[0]%s", fl->planes == 2 ? "NV12" : "I420",
+                           fl->planes == 3 ? " and chroma[1]" : "");
+    if (res == VKVIT_OK) res = vkvit__resize_geometry_of(&ip->cfg, fl->oriented_w, fl->oriented_h, geo);
     if (res != VKVIT_OK) return vkvit__error_prefix(res, "%s: images[%u]", fn, i);
-    if (im->row_bytes && im->row_bytes < (uint64_t)im->width * 4)
-        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].row_bytes = %u is less than width * 4 = %u",
-                            fn, i, im->row_bytes, im->width * 4);
     return VKVIT_OK;
+}
+
+/* A picture as set_images packs it into its upload region: rows without padding, each plane from a 4-byte
+ * boundary (Y or RGBA at 0). */
+typedef struct packed_frame {
+    uint64_t row, c_row;                    /* bytes per row of the first plane and of a chroma plane */
+    uint64_t chroma[2];                     /* where the chroma planes start (0: none) */
+    uint64_t total;
+} packed_frame;
+
+static packed_frame packed_of(const vkvit_image *im, const vkvit__frame_layout *fl) {
+    const uint64_t half_w = ((uint64_t)im->width + 1) / 2;
+    packed_frame pk = {.row = (uint64_t)im->width * (fl->planes == 1 ? 4 : 1)};
+    pk.c_row = fl->planes == 2 ? 2 * half_w : fl->planes == 3 ? half_w : 0;
+    pk.total = (pk.row * im->height + 3) / 4 * 4;
+    for (uint32_t c = 0; c + 1 < fl->planes; c++) {
+        pk.chroma[c] = pk.total;
+        pk.total += (pk.c_row * fl->c_rows + 3) / 4 * 4;
+    }
+    return pk;
 }
 
 /* Replaces the scratch buffer by a bigger one (no work may be in flight on it); on failure the old one stays. */
@@ -347,7 +407,7 @@ static vkvit_result place(vkvit__imgproc *ip, uint32_t first, uint32_t count, co
     if (fresh == 0 || ip->upload_end + fresh <= ip->upload.size) {
         for (uint32_t i = 0; i < count; i++) {
             vkvit__imgproc_slot *s = &sl[first + i];
-            if (need[i] > s->capacity) *s = (vkvit__imgproc_slot){ip->upload_end, need[i], 0}, ip->upload_end += need[i];
+            if (need[i] > s->capacity) *s = (vkvit__imgproc_slot){ip->upload_end, need[i], 0, 0, 0}, ip->upload_end += need[i];
             s->bytes = need[i];
         }
         return VKVIT_OK;
@@ -387,7 +447,7 @@ static vkvit_result place(vkvit__imgproc *ip, uint32_t first, uint32_t count, co
         end += keep[i]->bytes;
     }
     for (uint32_t i = 0; i < count; i++) {
-        sl[first + i] = (vkvit__imgproc_slot){end, need[i], need[i]};
+        sl[first + i] = (vkvit__imgproc_slot){end, need[i], need[i], 0, 0};
         end += need[i];
     }
     ip->upload_end = end;
@@ -427,9 +487,10 @@ vkvit_result vkvit__imgproc_set_images(vkvit__imgproc *ip, uint32_t first_slot, 
     const uint64_t align = VKVIT_MAX(ip->ctx->limits.minStorageBufferOffsetAlignment, 4);
     for (uint32_t i = 0; i < count && res == VKVIT_OK; i++) {
         vkvit__resize_geometry geo;
-        if ((res = check_image(ip, &images[i], i, fn, &geo)) != VKVIT_OK) break;
+        vkvit__frame_layout fl;
+        if ((res = check_image(ip, &images[i], i, fn, &geo, &fl)) != VKVIT_OK) break;
         need_scratch = VKVIT_MAX(need_scratch, geo.scratch_bytes);
-        need[i] = (uint64_t)images[i].width * images[i].height * 4;
+        need[i] = packed_of(&images[i], &fl).total;
         /* A window starts up to `align` bytes before its picture. */
         if (need[i] + align > max_range || geo.scratch_bytes > max_range)
             res = vkvit__error(VKVIT_ERROR_UNSUPPORTED,
@@ -458,24 +519,38 @@ vkvit_result vkvit__imgproc_set_images(vkvit__imgproc *ip, uint32_t first_slot, 
     for (uint32_t i = 0; i < count; i++) {
         const vkvit_image *im = &images[i];
         const uint32_t k = first_slot + i;
-        const uint64_t row_bytes = im->row_bytes ? im->row_bytes : (uint64_t)im->width * 4;
+        vkvit__frame_layout fl;
+        vkvit__frame_layout_of(im->width, im->height, im->row_bytes, im->format, im->chroma_row_bytes, im->yuv,
+                               im->orientation, &fl); /* checked above */
         uint8_t *dst = (uint8_t *)ip->upload.mapped + ip->slots[k].offset;
-        if (row_bytes == (uint64_t)im->width * 4) memcpy(dst, im->pixels, (size_t)row_bytes * im->height);
-        else
-            for (uint32_t y = 0; y < im->height; y++)
-                memcpy(dst + (uint64_t)y * im->width * 4, im->pixels + y * row_bytes, (size_t)im->width * 4);
+        const packed_frame pk = packed_of(im, &fl);
+        for (uint32_t y = 0; y < im->height; y++) /* Y (or RGBA) rows */
+            memcpy(dst + y * pk.row, im->pixels + y * fl.y_row_bytes, (size_t)pk.row);
+        vkvit__imgproc_slot *sl = &ip->slots[k];
+        sl->c0_rel = pk.chroma[0], sl->c1_rel = pk.chroma[1];
+        for (uint32_t c = 0; c + 1 < fl.planes; c++)
+            for (uint64_t y = 0; y < fl.c_rows; y++)
+                memcpy(dst + pk.chroma[c] + y * pk.c_row, im->chroma[c] + y * fl.c_row_bytes, (size_t)pk.c_row);
         vkvit__resize_geometry geo;
-        vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, &geo); /* checked above */
+        vkvit__resize_geometry_of(&ip->cfg, fl.oriented_w, fl.oriented_h, &geo); /* checked above */
         write_geometry(ip, k, &geo);
         vkvit__preprocess_params *p = params_of(ip, k);
         p->src_row_words = im->width;
         p->flags = im->format == VKVIT_PIXEL_BGRA8 ? VKVIT_PREPROCESS_BGRA : 0;
+        p->orientation = im->orientation;
+        p->yuv = yuv_bits(im->format, im->yuv);
+        p->y_row_bytes = (uint32_t)pk.row;
+        p->c_row_bytes = (uint32_t)pk.c_row;
     }
     /* Every picture's window and first word (packing may have moved the other slots' pictures too). */
     for (uint32_t k = 0; k < ip->batch; k++) {
         if (!ip->slots[k].bytes) continue;
-        const uint64_t base = window_of(ip, k);
-        params_of(ip, k)->src_offset = (uint32_t)((ip->slots[k].offset - base) / 4);
+        const uint64_t base = window_of(ip, k), at = ip->slots[k].offset - base;
+        vkvit__preprocess_params *p = params_of(ip, k);
+        p->src_offset = (uint32_t)(at / 4);
+        p->y_byte = (uint32_t)at;
+        p->c0_byte = (uint32_t)(at + ip->slots[k].c0_rel);
+        p->c1_byte = (uint32_t)(at + ip->slots[k].c1_rel);
         if (!ip->g) continue;
         vkvit__tensor *t = &ip->g->tensors[ip->t_upload[k]];
         const uint64_t bytes = VKVIT_MIN(ip->upload.size - base, max_range);
@@ -525,14 +600,23 @@ static vkvit_result check_slot(const vkvit__imgproc *ip, const char *what, uint3
     return VKVIT_OK;
 }
 
-/* The host buffer range bound for a pixels input: from `offset` rounded down to the device's storage-buffer
- * alignment, to the end of the last pixel. */
-static void pixels_range(const vkvit__imgproc *ip, const vkvit_host_pixels *px, uint64_t *bind_offset,
-                         uint64_t *bind_range) {
+/* The host buffer range bound for a pixels input: from its lowest plane offset rounded down to the device's
+ * storage-buffer alignment, to the end of its last plane. */
+static void pixels_range(const vkvit__imgproc *ip, const vkvit_host_pixels *px, const vkvit__frame_layout *fl,
+                         uint64_t *bind_offset, uint64_t *bind_range) {
     const uint64_t align = VKVIT_MAX(ip->ctx->limits.minStorageBufferOffsetAlignment, 4);
-    const uint64_t row_bytes = px->row_bytes ? px->row_bytes : (uint64_t)px->width * 4;
-    *bind_offset = px->offset / align * align;
-    *bind_range = px->offset - *bind_offset + (uint64_t)(px->height - 1) * row_bytes + (uint64_t)px->width * 4;
+    uint64_t lo = px->offset, hi = px->offset + fl->y_bytes;
+    for (uint32_t c = 0; c + 1 < fl->planes; c++) {
+        lo = VKVIT_MIN(lo, px->chroma_offset[c]);
+        hi = VKVIT_MAX(hi, px->chroma_offset[c] + fl->c_bytes);
+    }
+    *bind_offset = lo / align * align;
+    *bind_range = hi - *bind_offset;
+}
+
+static vkvit_result host_pixels_layout(const vkvit_host_pixels *px, vkvit__frame_layout *fl) {
+    return vkvit__frame_layout_of(px->width, px->height, px->row_bytes, px->format, px->chroma_row_bytes, px->yuv,
+                                  px->orientation, fl);
 }
 
 vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_record_desc *d, const char *fn) {
@@ -559,26 +643,39 @@ vkvit_result vkvit__imgproc_check_inputs(const vkvit__imgproc *ip, const vkvit_r
         else if (im->layout != VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL && im->layout != VK_IMAGE_LAYOUT_GENERAL)
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].layout = %d is neither "
                                "SHADER_READ_ONLY_OPTIMAL nor GENERAL", fn, i, (int)im->layout);
+        else if (im->orientation > (VKVIT_ROTATE_270 | VKVIT_MIRROR))
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: images[%u].orientation = %u is not VKVIT_ROTATE_* | "
+                               "VKVIT_MIRROR", fn, i, im->orientation);
         else if ((res = check_slot(ip, "images", i, im->slot, seen, fn)) == VKVIT_OK)
-            res = check_fit(ip, "images", i, im->width, im->height, fn, &geo);
+            res = check_fit(ip, "images", i, im->orientation & 1u ? im->height : im->width,
+                            im->orientation & 1u ? im->width : im->height, fn, &geo);
     }
     for (uint32_t i = 0; i < d->pixels_count && res == VKVIT_OK; i++) {
         const vkvit_host_pixels *px = &d->pixels[i];
-        const uint64_t row_bytes = px->row_bytes ? px->row_bytes : (uint64_t)px->width * 4;
+        const bool rgba = px->format == VKVIT_PIXEL_RGBA8 || px->format == VKVIT_PIXEL_BGRA8;
+        const uint64_t row_bytes = px->row_bytes ? px->row_bytes : (uint64_t)px->width * (rgba ? 4 : 1);
         uint64_t bind_offset, bind_range;
+        vkvit__frame_layout fl;
         if (!px->buffer)
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u].buffer is VK_NULL_HANDLE", fn, i);
-        else if (px->format != VKVIT_PIXEL_RGBA8 && px->format != VKVIT_PIXEL_BGRA8)
-            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u].format = %d is neither RGBA8 nor BGRA8",
-                               fn, i, (int)px->format);
-        else if (px->offset % 4 || row_bytes % 4 || row_bytes < (uint64_t)px->width * 4)
+        else if (px->width == 0 || px->height == 0 || px->width > VKVIT_MAX_IMAGE_SIDE ||
+                 px->height > VKVIT_MAX_IMAGE_SIDE)
+            res = vkvit__error(VKVIT_ERROR_BAD_IMAGE, "%s: pixels[%u]: a %u x %u picture is outside 1 .. %u pixels per "
+                               "side", fn, i, px->width, px->height, VKVIT_MAX_IMAGE_SIDE);
+        else if ((res = host_pixels_layout(px, &fl)) != VKVIT_OK) {
+            res = vkvit__error_prefix(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]", fn, i);
+        } else if (rgba && (px->offset % 4 || row_bytes % 4))
             res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]: offset %llu and row_bytes %llu must be "
                                "multiples of 4, row_bytes at least width * 4 = %llu", fn, i,
                                (unsigned long long)px->offset, (unsigned long long)row_bytes,
                                (unsigned long long)px->width * 4);
+        else if (px->offset > (UINT64_MAX >> 2) || px->chroma_offset[0] > (UINT64_MAX >> 2) ||
+                 px->chroma_offset[1] > (UINT64_MAX >> 2))
+            res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u]: a plane offset runs past the end of any "
+                               "buffer", fn, i);
         else if ((res = check_slot(ip, "pixels", i, px->slot, seen, fn)) == VKVIT_OK &&
-                 (res = check_fit(ip, "pixels", i, px->width, px->height, fn, &geo)) == VKVIT_OK) {
-            pixels_range(ip, px, &bind_offset, &bind_range);
+                 (res = check_fit(ip, "pixels", i, fl.oriented_w, fl.oriented_h, fn, &geo)) == VKVIT_OK) {
+            pixels_range(ip, px, &fl, &bind_offset, &bind_range);
             if (bind_range > ip->ctx->limits.maxStorageBufferRange)
                 res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "%s: pixels[%u] spans %llu bytes, above the device's "
                                    "maxStorageBufferRange of %u", fn, i, (unsigned long long)bind_range,
@@ -609,6 +706,7 @@ uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, const vkvit_record_de
         vkvit__resize_geometry geo;
         vkvit__swap_source source;
         uint32_t set, slot, flags, src_offset = 0, src_row_words = 0;
+        vkvit__preprocess_params planes; /* orientation and YUV planes only */
         if (i < d->image_count) {
             /* The host's last write of the image, made visible to our sampled reads; the layout stays as it is. */
             const vkvit_host_image *im = &d->images[i];
@@ -617,23 +715,34 @@ uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, const vkvit_record_de
             source = (vkvit__swap_source){.binding = 0, .image = im->image, .view = im->view, .range = range,
                                           .layout = im->layout, .src_stage = or_default_stage(im->src_stage),
                                           .src_access = im->src_access ? im->src_access : VK_ACCESS_MEMORY_WRITE_BIT};
-            vkvit__resize_geometry_of(&ip->cfg, im->width, im->height, &geo); /* checked */
+            const bool turned = (im->orientation & 1u) != 0;
+            vkvit__resize_geometry_of(&ip->cfg, turned ? im->height : im->width, turned ? im->width : im->height,
+                                      &geo); /* checked */
             set = VKVIT_PREPROCESS_N_SETS * im->slot + VKVIT_PREPROCESS_SET_H_IMAGE;
             flags = is_srgb(im->format) ? VKVIT_PREPROCESS_SRGB : 0;
             slot = im->slot;
+            planes = (vkvit__preprocess_params){.orientation = im->orientation};
         } else {
             const vkvit_host_pixels *px = &d->pixels[i - d->image_count];
             uint64_t bind_offset, bind_range;
-            pixels_range(ip, px, &bind_offset, &bind_range);
+            vkvit__frame_layout fl;
+            host_pixels_layout(px, &fl); /* checked */
+            pixels_range(ip, px, &fl, &bind_offset, &bind_range);
             source = (vkvit__swap_source){.binding = 0, .buffer = px->buffer, .offset = bind_offset,
                                           .size = bind_range, .src_stage = or_default_stage(px->src_stage),
                                           .src_access = px->src_access ? px->src_access : VK_ACCESS_MEMORY_WRITE_BIT};
-            vkvit__resize_geometry_of(&ip->cfg, px->width, px->height, &geo); /* checked */
+            vkvit__resize_geometry_of(&ip->cfg, fl.oriented_w, fl.oriented_h, &geo); /* checked */
             set = VKVIT_PREPROCESS_N_SETS * px->slot + VKVIT_PREPROCESS_SET_H_PIXELS;
             src_offset = (uint32_t)((px->offset - bind_offset) / 4);
-            src_row_words = (px->row_bytes ? px->row_bytes : px->width * 4) / 4;
+            src_row_words = (uint32_t)(fl.y_row_bytes / 4);
             flags = px->format == VKVIT_PIXEL_BGRA8 ? VKVIT_PREPROCESS_BGRA : 0;
             slot = px->slot;
+            planes = (vkvit__preprocess_params){
+                .orientation = px->orientation, .yuv = yuv_bits(px->format, px->yuv),
+                .y_byte = (uint32_t)(px->offset - bind_offset), .y_row_bytes = (uint32_t)fl.y_row_bytes,
+                .c0_byte = (uint32_t)(px->chroma_offset[0] - VKVIT_MIN(px->chroma_offset[0], bind_offset)),
+                .c1_byte = (uint32_t)(px->chroma_offset[1] - VKVIT_MIN(px->chroma_offset[1], bind_offset)),
+                .c_row_bytes = (uint32_t)fl.c_row_bytes};
         }
         /* The slot's second parameter block (and the sets the recorder writes the source into) are not in use: the
          * previous recording has completed (the documented rule). */
@@ -641,6 +750,9 @@ uint32_t vkvit__imgproc_prepare_inputs(vkvit__imgproc *ip, const vkvit_record_de
         write_geometry(ip, block, &geo);
         vkvit__preprocess_params *p = params_of(ip, block);
         p->src_offset = src_offset, p->src_row_words = src_row_words, p->flags = flags;
+        p->orientation = planes.orientation, p->yuv = planes.yuv;
+        p->y_byte = planes.y_byte, p->y_row_bytes = planes.y_row_bytes;
+        p->c0_byte = planes.c0_byte, p->c1_byte = planes.c1_byte, p->c_row_bytes = planes.c_row_bytes;
         const uint64_t at = (uint64_t)block * ip->param_stride;
         ip->swaps[i] = (vkvit__node_swap){.node = ip->first_node + 2 * slot, .set = set, .indirect = ip->params.buffer,
                                           .indirect_offset = at + offsetof(vkvit__preprocess_params, h_groups),

@@ -63,9 +63,31 @@ typedef struct vkvit__preprocess_params {
     int32_t in_w, out_w, base_x, n0_x;
     int32_t in_h, out_h, base_y, n0_y;
     float mean[3], std[3];
+    uint32_t orientation;                   /* VKVIT_ROTATE_* | VKVIT_MIRROR; the geometry is the oriented picture's */
+    uint32_t yuv;                           /* 0: RGBA / BGRA words; else VKVIT_PREPROCESS_YUV_* */
+    uint32_t y_byte, y_row_bytes;           /* YUV planes: byte offsets from the binding's start, row strides */
+    uint32_t c0_byte, c1_byte, c_row_bytes;
+    uint32_t pad;
 } vkvit__preprocess_params;
 
 enum { VKVIT_PREPROCESS_BGRA = 1, VKVIT_PREPROCESS_SRGB = 2 }; /* vkvit__preprocess_params.flags */
+enum { VKVIT_PREPROCESS_YUV_NV12 = 1, VKVIT_PREPROCESS_YUV_I420 = 2, VKVIT_PREPROCESS_YUV_BT709 = 4,
+       VKVIT_PREPROCESS_YUV_FULL = 8 };     /* vkvit__preprocess_params.yuv */
+
+/* The planes of a picture as the horizontal pass reads them (set_images' and record_ex's sources alike): its
+ * stored size, byte sizes and the oriented size the geometry is of. */
+typedef struct vkvit__frame_layout {
+    uint32_t oriented_w, oriented_h;
+    uint64_t y_row_bytes, y_bytes;          /* RGBA: the one plane (row_bytes, height rows) */
+    uint64_t c_row_bytes, c_rows, c_bytes;  /* each chroma plane (0 for RGBA) */
+    uint32_t planes;                        /* 1 (RGBA), 2 (NV12), 3 (I420) */
+} vkvit__frame_layout;
+
+/* The layout of a width x height picture of `format` (row_bytes and chroma_row_bytes 0: tight), or a sentence
+ * (VKVIT_ERROR_BAD_IMAGE for an unknown format, yuv encoding or orientation, _INVALID_ARGUMENT for short rows). */
+vkvit_result vkvit__frame_layout_of(uint32_t width, uint32_t height, uint32_t row_bytes, vkvit_pixel_format format,
+                                    uint32_t chroma_row_bytes, vkvit_yuv_encoding yuv, uint32_t orientation,
+                                    vkvit__frame_layout *out);
 
 /* The record target's external buffers the nodes bind (vkvit__record_target.external[]). */
 enum { VKVIT_PREPROCESS_EXT_PARAMS, VKVIT_PREPROCESS_EXT_UPLOAD, VKVIT_PREPROCESS_EXT_SCRATCH, VKVIT_PREPROCESS_N_EXT };
@@ -74,6 +96,7 @@ enum { VKVIT_PREPROCESS_EXT_PARAMS, VKVIT_PREPROCESS_EXT_UPLOAD, VKVIT_PREPROCES
 typedef struct vkvit__imgproc_slot {
     uint64_t offset, capacity;              /* the region; capacity 0: none */
     uint64_t bytes;                         /* the picture in it; 0: no picture (the slot's counts are 0) */
+    uint64_t c0_rel, c1_rel;                /* YUV: the chroma planes' bytes from the region's start (Y at 0) */
 } vkvit__imgproc_slot;
 
 typedef struct vkvit__imgproc {

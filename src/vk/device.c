@@ -264,7 +264,7 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
      * needs the extensions of 1.2 and 1.3 enabled like any other, or their feature structs reach a device that
      * never enabled them. */
     const uint32_t api = VKVIT_MIN(ctx->info.api_version, ctx->instance_api);
-    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts) + 1];
+    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts) + 2]; /* + huge pages, + the global priority */
     uint32_t n_enable = 0;
     /* VK_KHR_cooperative_matrix only where its kernel was chosen (query_device: no NV kernel, or VKVIT_COOPMAT_KHR=1):
      * a device that runs NV's keeps the extension set tested on the H100, and validation layers older than the
@@ -281,7 +281,23 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
     if (ctx->huge_page_import) enable[n_enable++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     ctx->coopmat_nv_enabled = vkvit__nv_coopmat_feature(ctx->physical_device, &exts, api);
     ctx->coopmat_khr_enabled = khr && vkvit__khr_coopmat_feature(ctx->physical_device, &exts, api);
+    /* A global priority (vkvit_ctx_desc.queue_priority): either extension gives the same create-info struct. */
+    const char *prio_ext = vkvit__ext_has(&exts, VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME) ? VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME
+                           : vkvit__ext_has(&exts, VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME) ? VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME
+                                                                                          : NULL;
     free(exts.props);
+    const VkQueueGlobalPriorityKHR prio_want = wants.queue_priority == VKVIT_QUEUE_PRIORITY_LOW
+                                                   ? VK_QUEUE_GLOBAL_PRIORITY_LOW_KHR
+                                                   : VK_QUEUE_GLOBAL_PRIORITY_HIGH_KHR;
+    if (wants.queue_priority && !prio_ext) {
+        ctx->info.queue_priority_fallback = 1;
+        if (wants.queue_priority_strict)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' lists neither %s nor %s, so its queue cannot get "
+                                "the %s global priority asked for (queue_priority_strict)", ctx->info.name,
+                                VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME, VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME,
+                                prio_want == VK_QUEUE_GLOBAL_PRIORITY_LOW_KHR ? "low" : "high");
+    }
+    if (wants.queue_priority && prio_ext) enable[n_enable++] = prio_ext;
 
     /* Enable exactly the features vkvit__query_device() found. */
     VkPhysicalDevice16BitStorageFeatures f16s = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
@@ -313,8 +329,11 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
     ctx->int64_enabled = wants.int64;
 
     float prio = 1.0f;
+    VkDeviceQueueGlobalPriorityCreateInfoKHR global = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_KHR, .globalPriority = prio_want};
     VkDeviceQueueCreateInfo qinfo = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .pNext = wants.queue_priority && prio_ext ? &global : NULL,
         .queueFamilyIndex = ctx->queue_family,
         .queueCount = 1,
         .pQueuePriorities = &prio,
@@ -327,8 +346,21 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
         .enabledExtensionCount = n_enable,
         .ppEnabledExtensionNames = enable,
     };
-    VK_TRY(vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device));
+    VkResult vr = vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device);
+    if (vr == VK_ERROR_NOT_PERMITTED_KHR && qinfo.pNext) {
+        /* The driver refuses this priority to this process (HIGH usually needs privileges). */
+        ctx->info.queue_priority_fallback = 2;
+        if (wants.queue_priority_strict)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "device '%s' refused the %s global priority asked for "
+                                "(vkCreateDevice: VK_ERROR_NOT_PERMITTED; queue_priority_strict)", ctx->info.name,
+                                prio_want == VK_QUEUE_GLOBAL_PRIORITY_LOW_KHR ? "low" : "high");
+        qinfo.pNext = NULL;
+        vr = vkCreateDevice(ctx->physical_device, &info, NULL, &ctx->device);
+    }
+    VK_TRY(vr);
+    ctx->info.queue_priority = qinfo.pNext ? (int)prio_want : 0;
     ctx->owns_device = true;
+    vkvit__device_queue_facts(ctx->physical_device, ctx->queue_family, &ctx->info);
     return VKVIT_OK;
 fail:
     return res;
@@ -437,7 +469,36 @@ vkvit_result vkvit__host_queue_family_check(vkvit_ctx *ctx, uint32_t family) {
     else if (qf[family].timestampValidBits == 0)
         ctx->info.timestamps = 0;
     free(qf);
+    if (res == VKVIT_OK) vkvit__device_queue_facts(ctx->physical_device, family, &ctx->info);
     return res;
+}
+
+void vkvit__device_queue_facts(VkPhysicalDevice pd, uint32_t family, vkvit_device_info *info) {
+    if (family == UINT32_MAX) {
+        const int f = compute_family(pd);
+        if (f < 0) return;
+        family = (uint32_t)f;
+    }
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties *qf = calloc(n ? n : 1, sizeof *qf);
+    if (!qf) return;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, qf);
+    if (family < n) {
+        info->queue_family_index = family;
+        info->queue_flags = qf[family].queueFlags;
+        info->queue_compute_only = (qf[family].queueFlags & VK_QUEUE_COMPUTE_BIT) &&
+                                   !(qf[family].queueFlags & VK_QUEUE_GRAPHICS_BIT);
+    }
+    free(qf);
+}
+
+void vkvit__device_note_priority(vkvit_ctx *ctx) {
+    if (ctx->info.queue_priority_fallback == 1)
+        vkvit__ctx_add_workaround(ctx, "default queue priority: the device lists no VK_KHR/EXT_global_priority");
+    else if (ctx->info.queue_priority_fallback == 2)
+        vkvit__ctx_add_workaround(ctx, "default queue priority: the driver refused the global priority "
+                                       "(VK_ERROR_NOT_PERMITTED)");
 }
 
 void vkvit__device_read_limits(vkvit_ctx *ctx) {

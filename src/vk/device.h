@@ -11,6 +11,8 @@ typedef struct vkvit__device_wants {
     bool khr_coopmat;                       /* VK_KHR_cooperative_matrix + its feature (+ the Vulkan memory model) */
     bool huge_pages;                        /* VK_EXT_external_memory_host, where the device takes vkvit's huge pages */
     bool int64;                             /* shaderInt64 (the texel kernels store 64-bit words) */
+    int queue_priority;                     /* vkvit_queue_priority */
+    bool queue_priority_strict;             /* refuse rather than fall back to the default priority */
 } vkvit__device_wants;
 
 /* The loader and vkvit's own instance; `validation`: the Khronos layer (required). The driver manifests env names
@@ -26,6 +28,11 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants);
 void vkvit__device_adopt(vkvit_ctx *ctx, const vkvit_host_device *h);
 vkvit_result vkvit__host_device_check(const vkvit_host_device *h);
 vkvit_result vkvit__host_queue_family_check(vkvit_ctx *ctx, uint32_t family);
+/* The queue fields of `info` (queue_family_index, queue_flags, queue_compute_only) for family `family` of pd, or for
+ * the family vkvit's own device would take when family is UINT32_MAX. */
+void vkvit__device_queue_facts(VkPhysicalDevice pd, uint32_t family, vkvit_device_info *info);
+/* After the policy wrote the workarounds: names a requested global priority that is not in force. */
+void vkvit__device_note_priority(vkvit_ctx *ctx);
 /* ctx->limits, max_allocation, pipeline_cache_uuid and mem_props from the physical device. */
 void vkvit__device_read_limits(vkvit_ctx *ctx);
 /* The device function table, the queue (own_device: vkvit's queue 0 of queue_family; else the host's), the one-shot

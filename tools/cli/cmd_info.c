@@ -117,6 +117,19 @@ static void add_workarounds(cJSON *w, const char *workarounds) {
     }
 }
 
+/* The queue family's kind, as `vkvit info` words it. */
+static const char *queue_kind(const vkvit_device_info *d) {
+    return d->queue_compute_only ? "compute-only" : (d->queue_flags & VK_QUEUE_GRAPHICS_BIT) ? "graphics+compute"
+                                                                                            : "compute";
+}
+
+/* The VkQueueFlags vkvit reports, lower-case names. */
+static const struct {
+    VkQueueFlags bit;
+    const char *name;
+} k_queue_flags[] = {{VK_QUEUE_GRAPHICS_BIT, "graphics"}, {VK_QUEUE_COMPUTE_BIT, "compute"},
+                     {VK_QUEUE_TRANSFER_BIT, "transfer"}, {VK_QUEUE_SPARSE_BINDING_BIT, "sparse"}};
+
 /* Device i as a member of the JSON document's "devices". */
 static cJSON *device_json(uint32_t i, const vkvit_device_info *d, const feature *f) {
     cJSON *dj = cJSON_CreateObject();
@@ -152,6 +165,12 @@ static cJSON *device_json(uint32_t i, const vkvit_device_info *d, const feature 
     cJSON_AddNumberToObject(dj, "max_shared_memory", d->max_shared_memory);
     cJSON_AddNumberToObject(dj, "max_workgroup_invocations", d->max_workgroup_invocations);
     cJSON_AddNumberToObject(dj, "device_local_bytes", (double)d->device_local_bytes);
+    cJSON *q = cJSON_AddObjectToObject(dj, "queue");
+    cJSON_AddNumberToObject(q, "family", d->queue_family_index);
+    cJSON_AddStringToObject(q, "kind", queue_kind(d));
+    cJSON *qf = cJSON_AddArrayToObject(q, "flags");
+    for (size_t k = 0; k < sizeof k_queue_flags / sizeof *k_queue_flags; k++)
+        if (d->queue_flags & k_queue_flags[k].bit) cJSON_AddItemToArray(qf, cJSON_CreateString(k_queue_flags[k].name));
     add_workarounds(cJSON_AddArrayToObject(dj, "workarounds"), d->workarounds);
     return dj;
 }
@@ -176,6 +195,10 @@ static void print_device(uint32_t i, const vkvit_device_info *d, const feature *
     printf("  shared memory      %u bytes per workgroup, %u invocations max\n", d->max_shared_memory,
            d->max_workgroup_invocations);
     printf("  device memory      %.1f GiB\n", (double)d->device_local_bytes / (1u << 30));
+    printf("  queue              family %u, %s (", d->queue_family_index, queue_kind(d));
+    for (size_t k = 0, first = 1; k < sizeof k_queue_flags / sizeof *k_queue_flags; k++)
+        if (d->queue_flags & k_queue_flags[k].bit) printf("%s%s", first ? "" : " ", k_queue_flags[k].name), first = 0;
+    printf(")\n");
     printf("  feature              device  vkvit uses  why\n");
     for (int k = 0; k < N_FEATURES; k++)
         printf("  %-20s %-7s %-11s %s\n", f[k].name, yes(f[k].available), yes(f[k].used), f[k].why);

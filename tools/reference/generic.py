@@ -316,7 +316,8 @@ class ClassificationResNet(nn.Module):
             vkvit_file.check_resnet_config(config)
         return cls(**{k: (tuple(v) if k == "image_size" else v) for k, v in config.items()})
 
-    def forward(self, img: torch.Tensor, condition=None) -> torch.Tensor:
+    def _last_tokens(self, img: torch.Tensor, condition=None) -> torch.Tensor:
+        """patch embed -> blocks: the tokens (B, Hp, Wp, C) the readout pools."""
         B = img.shape[0]
         x = self.patch_embed(img.permute(0, 3, 1, 2)).permute(0, 2, 3, 1)      # (B, Hp, Wp, C)
         if self.pos_embed is not None:
@@ -332,8 +333,16 @@ class ClassificationResNet(nn.Module):
             condition = None
         for block in self.blocks:
             x = block(x, condition)
-        v = x.mean(dim=(1, 2))                                                 # (B, C), GAP over Hp*Wp
+        return x
+
+    def forward(self, img: torch.Tensor, condition=None) -> torch.Tensor:
+        v = self._last_tokens(img, condition).mean(dim=(1, 2))                # (B, C), GAP over Hp*Wp
         return self.out_proj(self.out_norm(v))                                 # (B, classes)
+
+    def forward_tokens(self, img: torch.Tensor, condition=None) -> dict:
+        """The final tokens (vkvit_session_get_tokens): out_norm on every position. {"patches": (B, T, C)}."""
+        x = self._last_tokens(img, condition)
+        return {"patches": self.out_norm(x.reshape(x.shape[0], -1, x.shape[-1]))}
 
     def flop_count(self) -> int:
         """One sample (docs/model-format.md `resnet`): patch embed ``2 in_chans C P^2 T`` + pos add ``T C`` + blocks

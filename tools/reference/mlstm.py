@@ -392,6 +392,13 @@ class VisionLSTM(nn.Module):
         x = (x[:, 0] + x[:, -1]) / 2                                           # bilateral_avg, (B, D)
         return self.head(self.norm(x))                                         # (B, classes)
 
+    def forward_tokens(self, img: torch.Tensor) -> dict:
+        """The final tokens (vkvit_session_get_tokens): legacy_norm on every token. {"patches": (B, S, D)}."""
+        x = self.pos_embed(self.patch_embed(img)).flatten(1, 2)
+        for i, block in enumerate(self.blocks):
+            x = block(x, reverse=(i % 2 == 1))
+        return {"patches": self.legacy_norm(x)}
+
     def flop_count(self, chunk_size: int = None) -> int:
         """docs/math.md 8 (derived; the seeds give no network formula): patch embed ``2*3*D*P^2*S`` + pos add ``S*D`` +
         blocks + legacy_norm ``5*S*D`` + bilateral average ``2*D`` + head norm ``5*D`` + head ``2*D*classes``."""

@@ -429,6 +429,29 @@ class ViT5ClassificationNet(nn.Module):
             v = self.neck(x[:, self.register_slice()]).flatten(1)              # (B, R*neck)
         return self.out_proj(self.out_norm(v))                                 # (B, classes)
 
+    def forward_tokens(self, img: torch.Tensor) -> dict:
+        """The final tokens (vkvit_session_get_tokens; include/vkvit.h): out_norm on every token for the CLS and GAP
+        readouts (timm's forward_features), the last block's output as is for register_concat (its out_norm is
+        R*neck_dim wide). {"patches": (B, Hp, Wp, C), "cls": (B, C) if has_cls, "registers": (B, R, C) if R}."""
+        B = img.shape[0]
+        x = self.patch_embed(img.permute(0, 3, 1, 2))
+        hp, wp = x.shape[2], x.shape[3]
+        x = x.flatten(2).transpose(1, 2) + self.pos_embed
+        cls = [self.cls_token.expand(B, -1, -1)] if self.has_cls else []
+        regs = [self.reg_token.expand(B, -1, -1)] if self.num_registers else []
+        parts = [x] + cls + regs if self.token_layout == "patches_cls_regs" else cls + [x] + regs
+        x = torch.cat(parts, dim=1)
+        for block in self.blocks:
+            x = block(x)
+        if self.readout != "register_concat":
+            x = self.out_norm(x)
+        out = {"patches": x[:, self.patch_slice()].reshape(B, hp, wp, -1)}
+        if self.has_cls:
+            out["cls"] = x[:, self.cls_index()]
+        if self.num_registers:
+            out["registers"] = x[:, self.register_slice()]
+        return out
+
     def flop_count(self, inference: bool = True) -> int:
         """docs/math.md 8, one sample: patch embed + pos add + blocks + out_norm(1) + readout extras + head."""
         d, np_ = self.dim, self.num_patches
