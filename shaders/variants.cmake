@@ -4,6 +4,9 @@
 
 vkvit_shader(gemm_f32_f32 gemm.comp)                # shared-memory tiles (GPUs)
 vkvit_shader(gemm_f32_f32_w16 gemm.comp DEFINES B_F16=1)      # fp16 weights (fp16 sessions)
+# packed bindings (policy.packed_bindings: devices with 4 storage buffers per stage): A, B, bias, D, scale and
+# residual through the arena and the weights buffer (shaders/packed.glsl)
+vkvit_shader(gemm_f32_f32_packed gemm.comp DEFINES PACKED=1)
 vkvit_shader(gemm_cpu_f32_f32 gemm_cpu.comp)        # no shared memory, lanes own columns (llvmpipe)
 vkvit_shader(gemm_cpu_f32_f32_w16 gemm_cpu.comp DEFINES B_F16=1)
 # fp16 arithmetic (fp16-math sessions; shaderFloat16 + storageBuffer16BitAccess): fp16 weights, A converted to fp16 at

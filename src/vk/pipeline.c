@@ -131,11 +131,20 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                             "workgroup width that is a multiple of it, not %u", label, spv->name, full_unit,
                             fp.local_size[0]);
 
+    /* A packed-bindings kernel's layout has its physical slots only: storage buffers, no texel or image binding. */
+    const uint32_t n_layout = desc->packed_slots ? desc->packed_slots : desc->n_buffers;
+    if (desc->packed_slots && (desc->packed_slots > desc->n_buffers || desc->sampled_images))
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': %u packed slots for %u bindings%s", label,
+                            desc->packed_slots, desc->n_buffers, desc->sampled_images ? " with sampled images" : "");
+    for (uint32_t i = 0; desc->packed_slots && i < desc->n_buffers; i++)
+        if (desc->texel_format[i] != VK_FORMAT_UNDEFINED)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': a packed-bindings kernel has no texel "
+                                "binding (binding %u)", label, i);
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
     if (desc->sampled_images >> desc->n_buffers)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': sampled-image bits 0x%x beyond its %u "
                             "bindings", label, desc->sampled_images, desc->n_buffers);
-    for (uint32_t i = 0; i < desc->n_buffers; i++) {
+    for (uint32_t i = 0; i < n_layout; i++) {
         const VkFormat texel = desc->texel_format[i];
         const bool image = desc->sampled_images >> i & 1u;
         if (texel != VK_FORMAT_UNDEFINED && !vkvit__texel_bytes(texel))
@@ -155,7 +164,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     }
     VkDescriptorSetLayoutCreateInfo set_info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = desc->n_buffers,
+        .bindingCount = n_layout,
         .pBindings = bindings,
     };
     VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &out->set_layout));
@@ -213,7 +222,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, label);
     out->shader = desc->shader;
-    out->n_buffers = desc->n_buffers;
+    out->n_buffers = n_layout;
     out->sampled_images = desc->sampled_images;
     out->push_size = desc->push_size;
     memcpy(out->texel_format, desc->texel_format, sizeof out->texel_format);
@@ -277,6 +286,7 @@ typedef struct vkvit__shared_kernel {
  * constants. */
 static bool same_variant(const vkvit__kernel_desc *a, const vkvit__kernel_desc *b) {
     if (a->shader != b->shader || a->n_buffers != b->n_buffers || a->push_size != b->push_size ||
+        a->packed_slots != b->packed_slots ||
         a->n_spec != b->n_spec || a->sampled_images != b->sampled_images || a->n_buffers > VKVIT_MAX_BINDINGS ||
         a->n_spec > VKVIT_MAX_SPEC)
         return false;

@@ -6,6 +6,10 @@
  *
  *   ./build/test_backend_ops [filter]          correctness (what CTest runs): every case whose name contains
  *                                              `filter` (all without one)
+ *   ./build/test_backend_ops packed [filter]   the same under the kernel policy of a device with 4 storage buffers
+ *                                              per stage (policy.packed_bindings): GEMM and GRN through their
+ *                                              packed-bindings variants (shaders/packed.glsl), CTest's
+ *                                              test_backend_ops_packed
  *   ./build/test_backend_ops perf [filter]     also times each case with GPU timestamps (the recorder's per-node
  *                                              queries): median over VKVIT_PERF_REPS submissions (default 20) after
  *                                              2 warm-ups; prints us, GB/s and GFLOP/s per case. Not run by CTest.
@@ -33,6 +37,7 @@
 #include "graph_util.h"
 #include "ops/ops.h"
 #include "ops/topk.h"
+#include "policy/policy.h"
 
 #include <stdarg.h>
 #include <time.h>
@@ -760,8 +765,10 @@ static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t se
 int main(int argc, char **argv) {
     bool perf = false;
     const char *filter = NULL;
+    bool packed = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "perf")) perf = true;
+        else if (!strcmp(argv[i], "packed")) packed = true;
         else filter = argv[i];
     }
     const char *s = getenv("VKVIT_TEST_SEED");
@@ -773,6 +780,13 @@ int main(int argc, char **argv) {
     if (rs && atoi(rs) > 0) reps = (unsigned)atoi(rs);
 
     vkvit_ctx *ctx = vt_ctx();
+    /* packed: the kernel policy of a device with 4 storage buffers per stage (policy.packed_bindings), so that every
+     * op that binds more runs its packed variant, on any device */
+    if (packed) {
+        vkvit__policy_pack_bindings(&ctx->policy);
+        printf("packed bindings: kernels of more than %u tensors bind the arena and the weights\n",
+               ctx->caps.max_storage_buffers_per_stage < VKVIT_MAX_BINDINGS ? ctx->caps.max_storage_buffers_per_stage : 4u);
+    }
     if (perf) {
         vkvit_device_info info;
         vkvit_ctx_device_info(ctx, &info);
