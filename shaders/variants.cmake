@@ -63,8 +63,10 @@ vkvit_shader(mean_rows_f32_f32 mean_rows.comp)
 vkvit_shader(grn_stats_f32 grn_stats.comp)
 vkvit_shader(grn_stats_f32_subgroup grn_stats.comp DEFINES SUBGROUP=1)
 vkvit_shader(grn_apply_f32_f32 grn_apply.comp)
+vkvit_shader(grn_apply_f32_f32_packed grn_apply.comp DEFINES PACKED=1)   # packed bindings (shaders/packed.glsl)
 vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
+vkvit_shader(attention_f32_f32_packed attention.comp DEFINES SUBGROUP=0 PACKED=1)  # packed bindings (shaders/packed.glsl)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(attention_prep_f32_f32_texel attention_prep.comp DEFINES TEXEL=1)  # inputs as texel buffers
 # ... with k~ and vT in fp16, for the attention GEMMs of fp16-math sessions on cooperative matrices

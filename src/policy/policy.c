@@ -67,6 +67,7 @@ void vkvit__policy_pack_bindings(vkvit__policy *p) {
     p->packed_bindings = true;
     p->gemm_cpu = p->gemm_cpu_unrolled = false; /* the CPU GEMM has no packed variant: the shared-memory one runs */
     p->coopmat = VKVIT_COOPMAT_NONE;            /* nor have the cooperative-matrix kernels (6 storage buffers) */
+    p->subgroup_shuffles = false;               /* nor the fused attention's row split over lanes */
     p->enable_khr_coopmat = false;
 }
 
