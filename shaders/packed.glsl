@@ -14,6 +14,7 @@
 // plain array elements when PACKED is off and as
 //   PK_READ(i, e)    element e of logical tensor i (a read: arena or weights)
 //   PK_ARENA(i, e)   element e of logical tensor i in the arena (an lvalue: writes, and in-place updates)
+//   PK_READ4, PK_ARENA4  the same for vec4 e4 (every packed tensor is 16-byte aligned in its slot)
 // when it is on, so the normal variant's code is unchanged. fp32 only: every packed tensor is fp32.
 // Requires: PACKED_N, the number of logical tensors, defined before the push block, and the push block `p`.
 // ---------------------------------------------------------------------------------------------------------------
@@ -23,11 +24,17 @@
 #if defined(PACKED) && PACKED
 layout(constant_id = 15) const uint PACKED_IN_WEIGHTS = 0;
 layout(binding = 0, std430) buffer PackedArena { float packed_arena[]; };
+layout(binding = 0, std430) buffer PackedArena4 { vec4 packed_arena4[]; };
 layout(binding = 1, std430) readonly buffer PackedWeights { float packed_weights[]; };
+layout(binding = 1, std430) readonly buffer PackedWeights4 { vec4 packed_weights4[]; };
 #define PACKED_PUSH_FIELDS uint packed_base[PACKED_N];
+#define PK_IN_WEIGHTS(i) (((PACKED_IN_WEIGHTS >> (i)) & 1u) != 0u)
 #define PK_ARENA(i, e) packed_arena[p.packed_base[i] + (e)]
-#define PK_READ(i, e)                                                                                                  \
-    (((PACKED_IN_WEIGHTS >> (i)) & 1u) != 0u ? packed_weights[p.packed_base[i] + (e)] : packed_arena[p.packed_base[i] + (e)])
+#define PK_READ(i, e) (PK_IN_WEIGHTS(i) ? packed_weights[p.packed_base[i] + (e)] : packed_arena[p.packed_base[i] + (e)])
+// vec4 e4 of tensor i (the recorder places every packed tensor 16 bytes aligned in its slot: bases multiples of 4)
+#define PK_ARENA4(i, e4) packed_arena4[(p.packed_base[i] >> 2) + (e4)]
+#define PK_READ4(i, e4)                                                                                                \
+    (PK_IN_WEIGHTS(i) ? packed_weights4[(p.packed_base[i] >> 2) + (e4)] : packed_arena4[(p.packed_base[i] >> 2) + (e4)])
 #else
 #define PACKED_PUSH_FIELDS
 #endif

@@ -79,6 +79,7 @@ vkvit_shader(softmax_rows_f32_f32_subgroup_texel softmax_rows.comp DEFINES SUBGR
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
 vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
 vkvit_shader(mlstm_prep_f32_f32_texel mlstm_prep.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_prep_f32_f32_packed mlstm_prep.comp DEFINES PACKED=1)  # packed bindings (shaders/packed.glsl)
 vkvit_shader(mlstm_prep_vt_f32_f32 mlstm_prep.comp DEFINES VT_OUT=1)  # ... with v transposed (the quadratic form)
 vkvit_shader(mlstm_prep_vt_f32_f32_texel mlstm_prep.comp DEFINES VT_OUT=1 TEXEL=1)
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
@@ -100,6 +101,7 @@ vkvit_shader(mlstm_gn_stats_f32_subgroup_texel mlstm_gn_stats.comp DEFINES SUBGR
 vkvit_shader(mlstm_gn_stats_lane_f32_texel mlstm_gn_stats.comp DEFINES LANE_PER_GROUP=1 TEXEL=1) # a lane per group
 vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)
 vkvit_shader(mlstm_out_f32_f32_texel mlstm_out.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_out_f32_f32_packed mlstm_out.comp DEFINES PACKED=1)    # packed bindings (shaders/packed.glsl)
 vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)        # image pre-processing pass 1:
 vkvit_shader(preprocess_h_u8_f32_image preprocess_h.comp DEFINES SOURCE_IMAGE=1)  # buffer / sampled VkImage source
 vkvit_shader(preprocess_v_f32_f32 preprocess_v.comp)  # pass 2: vertical + crop + normalise into the input

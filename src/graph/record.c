@@ -57,9 +57,10 @@ static vkvit_result packed_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         if (kind == VKVIT_TENSOR_WEIGHT_F16 || kind == VKVIT_TENSOR_EXTERNAL)
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (packed bindings) binds '%s', which is "
                                 "neither in the arena nor in the weights buffer", node->label, x->name);
-        if (x->dtype != VKVIT_ELEM_F32 || x->offset % 4)
+        if (x->dtype != VKVIT_ELEM_F32 || x->offset % 16)
             return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (packed bindings) binds '%s' (%s at byte "
-                                "offset %llu): packed kernels address fp32 elements", node->label, x->name,
+                                "offset %llu): packed kernels address fp32 tensors 16 bytes aligned (their vec4 "
+                                "reads)", node->label, x->name,
                                 vkvit__dtype_name(x->dtype), (unsigned long long)x->offset);
         slot[b] = kind == VKVIT_TENSOR_WEIGHT;
         lo[slot[b]] = VKVIT_MIN(lo[slot[b]], x->offset);
@@ -240,6 +241,8 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
     rec->n_kernels = g->n_kernels;
     if ((res = vkvit__descriptors_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->descriptors)) != VKVIT_OK) goto fail;
     uint64_t align = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, 4);
+    /* packed slots start 16 bytes aligned too (both are powers of two), so that vec4 bases are whole */
+    const uint64_t packed_align = VKVIT_MAX(align, 16);
     uint32_t n_packed = 0;
     for (uint32_t n = 0; n < g->n_nodes; n++) n_packed += g->kernels[g->nodes[n].kernel].packed_slots != 0;
     if (n_packed) {
@@ -257,7 +260,7 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         if (rec->packed_of) rec->packed_of[n] = VKVIT_NONE;
         if (g->kernels[node->kernel].packed_slots) {
             vkvit__packed_node *pk = &rec->packed[rec->n_packed];
-            if ((res = packed_prepare(ctx, g, tg, node, align, pk)) != VKVIT_OK) goto fail;
+            if ((res = packed_prepare(ctx, g, tg, node, packed_align, pk)) != VKVIT_OK) goto fail;
             rec->packed_of[n] = rec->n_packed++;
             for (uint32_t s = 0; s < VKVIT_PACKED_SLOTS; s++)
                 binds[s] = (vkvit__binding){pk->buffer[s], pk->offset[s], pk->size[s]};
