@@ -31,13 +31,18 @@ layout(local_size_x = 64) in;
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp). NAME4_r(i) reads vec4 i;
 // cw_r(i) float i of the conv weight (whose rows are K floats).
-// PACKED: up, the conv weight and bias, wqk, wv and the qkv output (logical bindings 0-5) through the arena and
-// weights buffers of shaders/packed.glsl (devices with 4 storage buffers per stage; not with VT_OUT or TEXEL).
+// PACKED: up, the conv weight and bias, wqk, wv, the qkv output and with VT_OUT vT (logical bindings 0-5 or 0-6)
+// through the arena and weights buffers of shaders/packed.glsl (devices with 4 storage buffers per stage; no TEXEL).
 #if defined(PACKED) && PACKED
-#if (defined(VT_OUT) && VT_OUT) || (defined(TEXEL) && TEXEL)
-#error "the packed mlstm_prep has neither VT_OUT nor TEXEL"
+#if defined(TEXEL) && TEXEL
+#error "the packed mlstm_prep has no TEXEL"
 #endif
+#if defined(VT_OUT) && VT_OUT
+#define PACKED_N 7
+#define vt4_w(i) PK_ARENA4(6, i)
+#else
 #define PACKED_N 6
+#endif
 #include "packed.glsl"
 #define up4_r(i) PK_READ4(0, i)
 #define cw_r(i) PK_READ(1, i)
@@ -73,8 +78,9 @@ layout(binding = 4, std430) readonly buffer Wv { vec4 data_wv4[]; };
 layout(binding = 5, std430) writeonly buffer Qo { vec4 data_qkv4[]; };  // [rows, qkv_stride]
 #define qkv4_w(i) data_qkv4[i]
 #endif
-#if defined(VT_OUT) && VT_OUT
+#if defined(VT_OUT) && VT_OUT && !(defined(PACKED) && PACKED)
 layout(binding = 6, std430) writeonly buffer Vt { vec4 data_vt4[]; };   // [B*NH*DH, S_pad], S_pad / 4 vec4s a row
+#define vt4_w(i) data_vt4[i]
 #endif
 
 // K <= 4: the sliding window (the K taps are the last K of 4 window slots); larger kernels read their K rows.
@@ -87,7 +93,7 @@ layout(push_constant) uniform Push {
     uint qkv_stride;                                  // 3E, or 2E with VT_OUT
     uint NH;                                          // memory heads (VT_OUT: DH = E / NH, a multiple of 4)
     uint run;                                         // groups of 4 tokens per invocation
-    PACKED_PUSH_FIELDS                                // PACKED: the 6 tensors' element bases
+    PACKED_PUSH_FIELDS                                // PACKED: the 6 (VT_OUT: 7) tensors' element bases
 } p;
 
 vec4 silu(vec4 x) { return x / (1.0 + exp(-x)); }
@@ -177,7 +183,7 @@ void main() {
                 // Tokens 4j .. 4j+3 (slot u holds step s = u, or 3 - u reversed) of channels d0 + o: one vec4 each.
                 const uint row0 = ((b * p.NH + h) * DH + d0) * G + j;
                 [[unroll]] for (uint o = 0; o < 4; o++)
-                    data_vt4[row0 + o * G] = rev ? vec4(vs[3][o], vs[2][o], vs[1][o], vs[0][o])
+                    vt4_w(row0 + o * G) = rev ? vec4(vs[3][o], vs[2][o], vs[1][o], vs[0][o])
                                                  : vec4(vs[0][o], vs[1][o], vs[2][o], vs[3][o]);
 #endif
             }

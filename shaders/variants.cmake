@@ -69,6 +69,7 @@ vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
 vkvit_shader(attention_f32_f32_packed attention.comp DEFINES SUBGROUP=0 PACKED=1)  # packed bindings (shaders/packed.glsl)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(attention_prep_f32_f32_texel attention_prep.comp DEFINES TEXEL=1)  # inputs as texel buffers
+vkvit_shader(attention_prep_f32_f32_packed attention_prep.comp DEFINES PACKED=1)  # packed bindings (packed.glsl)
 # ... with k~ and vT in fp16, for the attention GEMMs of fp16-math sessions on cooperative matrices
 vkvit_shader(attention_prep_f32_f32_kv16 attention_prep.comp DEFINES KV_F16=1)
 vkvit_shader(attention_prep_f32_f32_kv16_texel attention_prep.comp DEFINES KV_F16=1 TEXEL=1)
@@ -81,6 +82,7 @@ vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirro
 vkvit_shader(mlstm_prep_f32_f32_texel mlstm_prep.comp DEFINES TEXEL=1)
 vkvit_shader(mlstm_prep_f32_f32_packed mlstm_prep.comp DEFINES PACKED=1)  # packed bindings (shaders/packed.glsl)
 vkvit_shader(mlstm_prep_vt_f32_f32 mlstm_prep.comp DEFINES VT_OUT=1)  # ... with v transposed (the quadratic form)
+vkvit_shader(mlstm_prep_vt_f32_f32_packed mlstm_prep.comp DEFINES VT_OUT=1 PACKED=1)
 vkvit_shader(mlstm_prep_vt_f32_f32_texel mlstm_prep.comp DEFINES VT_OUT=1 TEXEL=1)
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
 vkvit_shader(mlstm_chunk_f32_texel mlstm_chunk.comp DEFINES TEXEL=1)

@@ -140,8 +140,12 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
                                  wr(qt), wr(kt), wr(vt)};
     snprintf(label, sizeof label, "%s.prep", name);
     /* GPUs: one head per workgroup row (HEAD_GRID); CPU devices loop over the heads (one token per SIMD lane) */
-    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg),
-                      cpu ? 1 : H, B);
+    const uint32_t gx = VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg);
+    if (g->ctx->policy.packed_bindings && kp.shader == VKVIT_SHADER_ATTENTION_PREP_F32_F32)
+        ops_packed_node(g, label, "attn_prep", &kp, VKVIT_SHADER_ATTENTION_PREP_F32_F32_PACKED, bp, 8, &pp, sizeof pp,
+                        gx, cpu ? 1 : H, B);
+    else
+        vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, gx, cpu ? 1 : H, B);
 
     /* 2. S = q~ k~T per (b, h) */
     vkvit__gemm_op qk = {
@@ -194,7 +198,6 @@ static bool kv_f16_gemms(const vkvit__graph *g) {
 static vkvit__attention_path auto_path(const vkvit__graph *g) {
     const vkvit__policy *pol = &g->ctx->policy;
     if (pol->attention) return (vkvit__attention_path)pol->attention;
-    if (pol->packed_bindings) return VKVIT_ATTENTION_PATH_FUSED; /* the unfused prep binds 8, with no packed variant */
     return pol->cpu_kernels || kv_f16_gemms(g) ? VKVIT_ATTENTION_PATH_GEMM : VKVIT_ATTENTION_PATH_FUSED;
 }
 

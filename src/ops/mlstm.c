@@ -62,9 +62,11 @@ vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, co
     vkvit__node_binding b[7] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(out.qkv),
                                 wr(out.vt)};
     const uint32_t gx = groups_for(op->E / 4, 64), gy = groups_for((uint64_t)op->B * VKVIT_CEIL_DIV(G, run), 1);
-    if (g->ctx->policy.packed_bindings && kd.shader == VKVIT_SHADER_MLSTM_PREP_F32_F32)
-        ops_packed_node(g, name, "mlstm_prep", &kd, VKVIT_SHADER_MLSTM_PREP_F32_F32_PACKED, b, 6, &p, sizeof p, gx, gy,
-                        1);
+    if (g->ctx->policy.packed_bindings &&
+        (kd.shader == VKVIT_SHADER_MLSTM_PREP_F32_F32 || kd.shader == VKVIT_SHADER_MLSTM_PREP_VT_F32_F32))
+        ops_packed_node(g, name, "mlstm_prep", &kd,
+                        op->v_transposed ? VKVIT_SHADER_MLSTM_PREP_VT_F32_F32_PACKED : VKVIT_SHADER_MLSTM_PREP_F32_F32_PACKED,
+                        b, kd.n_buffers, &p, sizeof p, gx, gy, 1);
     else
         vkvit__graph_node(g, name, "mlstm_prep", &kd, b, kd.n_buffers, &p, sizeof p, gx, gy, 1);
     return g->error ? none : out;

@@ -6,10 +6,10 @@
  *
  *   ./build/test_backend_ops [filter]          correctness (what CTest runs): every case whose name contains
  *                                              `filter` (all without one)
- *   ./build/test_backend_ops packed [filter]   the same under the kernel policy of a device with 4 storage buffers
- *                                              per stage (policy.packed_bindings): GEMM and GRN through their
- *                                              packed-bindings variants (shaders/packed.glsl), CTest's
- *                                              test_backend_ops_packed
+ *   ./build/test_backend_ops packed [filter]   the cases of the ops with packed-bindings variants (GEMM and GRN;
+ *                                              shaders/packed.glsl) under the kernel policy of a device with 4
+ *                                              storage buffers per stage (policy.packed_bindings), on any device:
+ *                                              CTest's test_backend_ops_packed
  *   ./build/test_backend_ops perf [filter]     also times each case with GPU timestamps (the recorder's per-node
  *                                              queries): median over VKVIT_PERF_REPS submissions (default 20) after
  *                                              2 warm-ups; prints us, GB/s and GFLOP/s per case. Not run by CTest.
@@ -807,6 +807,9 @@ int main(int argc, char **argv) {
         char name[160];
         case_name(&c, name, sizeof name);
         if (filter && !strstr(name, filter)) continue;
+        /* packed: the ops whose kernels have a packed variant; the others bind at most 4 buffers and run the
+         * kernels of the plain entries */
+        if (packed && c.op != BO_GEMM && c.op != BO_GRN) continue;
         run_case(ctx, &c, i, seed, perf, reps);
         n_run++;
     }
