@@ -76,10 +76,11 @@ static vkvit_result packed_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
         out->offset[s] = lo[s] / align * align;
         out->size[s] = VKVIT_MAX(hi[s] - out->offset[s], 4u);
         if (out->size[s] > ctx->limits.maxStorageBufferRange)
-            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (packed bindings: its tensors through one "
-                                "storage buffer per buffer) spans %llu bytes of the %s; the device's "
-                                "maxStorageBufferRange is %u bytes", node->label, (unsigned long long)out->size[s],
-                                s ? "weights" : "arena", ctx->limits.maxStorageBufferRange);
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (kernel %s, packed bindings: one storage "
+                                "buffer over all its tensors in the %s) spans %llu bytes; the device's "
+                                "maxStorageBufferRange is %u bytes", node->label,
+                                vkvit_spirv_table[kd->shader].name, s ? "weights" : "arena",
+                                (unsigned long long)out->size[s], ctx->limits.maxStorageBufferRange);
     }
     for (uint32_t s = 0; s < VKVIT_PACKED_SLOTS; s++) /* an unused slot binds the other one's range */
         if (!out->buffer[s]) {

@@ -15,18 +15,22 @@
 
 /* Bytes of the push-constant block, read from the module: max over its members of (Offset + size); 0 when there is
  * no block (the parameters come from a buffer, e.g. pre-processing), VKVIT_PUSH_UNSIZED for a member type this
- * reader does not size (only 32-bit scalars and vectors of them are sized, which is what the shaders' `p` blocks
- * hold). */
+ * reader does not size (only 32-bit scalars, vectors of them and arrays of those of a constant length are sized,
+ * which is what the shaders' `p` blocks hold: the array is the packed variants' element bases, shaders/packed.glsl,
+ * whose std430 stride is the element's size). */
 uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
-    enum { OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_STRUCT = 30, OP_TYPE_POINTER = 32,
-           OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH_CONSTANT = 9, DEC_OFFSET = 35 };
+    enum { OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_ARRAY = 28, OP_TYPE_STRUCT = 30,
+           OP_TYPE_POINTER = 32, OP_CONSTANT = 43, OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH_CONSTANT = 9,
+           DEC_OFFSET = 35 };
     if ((unsigned)shader >= VKVIT_SHADER_COUNT) return VKVIT_PUSH_UNSIZED;
     const uint32_t *w = vkvit_spirv_table[shader].words, n = vkvit_spirv_table[shader].n_words;
     if (n < 5) return VKVIT_PUSH_UNSIZED;
     const uint32_t bound = w[3];
-    uint32_t *size = calloc((size_t)bound * 3, sizeof *size); /* per id: type size, pointee, struct position */
+    /* per id: type size, pointee, struct position, 32-bit constant value + 1 */
+    uint32_t *size = calloc((size_t)bound * 4, sizeof *size);
     if (!size) return VKVIT_PUSH_UNSIZED;
-    uint32_t *pointee = size + bound, *struct_at = size + 2 * (size_t)bound, push_type = 0, bytes = 0;
+    uint32_t *pointee = size + bound, *struct_at = size + 2 * (size_t)bound, *constant = size + 3 * (size_t)bound;
+    uint32_t push_type = 0, bytes = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 5; i < n;) {
             const uint32_t len = w[i] >> 16, op = w[i] & 0xffff;
@@ -38,6 +42,11 @@ uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
                     size[a[0]] = 4;
                 else if (op == OP_TYPE_VECTOR && len >= 4 && id_ok && a[1] < bound)
                     size[a[0]] = size[a[1]] * a[2];
+                else if (op == OP_CONSTANT && len == 4 && a[1] < bound && a[0] < bound && size[a[0]] == 4 &&
+                         a[2] < 0x10000u)
+                    constant[a[1]] = a[2] + 1;
+                else if (op == OP_TYPE_ARRAY && len >= 4 && id_ok && a[1] < bound && a[2] < bound && constant[a[2]])
+                    size[a[0]] = size[a[1]] * (constant[a[2]] - 1);
                 else if (op == OP_TYPE_STRUCT && id_ok)
                     struct_at[a[0]] = i;
                 else if (op == OP_TYPE_POINTER && len >= 4 && id_ok && a[1] == SC_PUSH_CONSTANT)

@@ -716,6 +716,9 @@ static double time_case(vt_graph *r, unsigned reps) {
     return med;
 }
 
+/* packed mode (main): every case must have run a packed-bindings kernel */
+static bool g_packed;
+
 /* Runs case c (number `index`: its inputs continue the stream vt_rng_state holds), compares, and in perf mode
  * times it. */
 static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t seed, bool perf, unsigned reps) {
@@ -725,6 +728,11 @@ static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t se
     vt_graph r;
     vt_graph_begin(&r, ctx);
     ops[c->op].build(&r, &run);
+    if (g_packed) {
+        bool any = false;
+        for (uint32_t k = 0; k < r.g.n_kernels; k++) any |= r.g.kernels[k].packed_slots != 0;
+        CHECK(any, "%s: no packed-bindings kernel in the graph", name);
+    }
     vkvit_result res = vt_graph_run(&r);
     CHECK(res == VKVIT_OK, "%s: graph run: %s: %s", name, vkvit_result_name(res), vkvit_last_error());
     if (res == VKVIT_OK && run.out != VKVIT_NONE) {
@@ -783,9 +791,9 @@ int main(int argc, char **argv) {
     /* packed: the kernel policy of a device with 4 storage buffers per stage (policy.packed_bindings), so that every
      * op that binds more runs its packed variant, on any device */
     if (packed) {
+        g_packed = true;
         vkvit__policy_pack_bindings(&ctx->policy);
-        printf("packed bindings: kernels of more than %u tensors bind the arena and the weights\n",
-               ctx->caps.max_storage_buffers_per_stage < VKVIT_MAX_BINDINGS ? ctx->caps.max_storage_buffers_per_stage : 4u);
+        printf("packed bindings (policy.packed_bindings): the GEMM and GRN cases through shaders/packed.glsl\n");
     }
     if (perf) {
         vkvit_device_info info;
