@@ -770,6 +770,33 @@ static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t se
     for (int i = 0; i < BO_MAX_HOST; i++) free(run.host[i]);
 }
 
+/* packed mode: a node whose tensors each fit one descriptor but whose span in the arena does not is refused at
+ * recording with a sentence naming the kernel and the limit (a GEMM of 16 x 16 x 16: A and D 1 KiB each, 256-byte
+ * aligned side by side, under a maxStorageBufferRange lowered to 1536 bytes for this graph). */
+static void check_packed_span_refusal(vkvit_ctx *ctx) {
+    const uint32_t saved = ctx->limits.maxStorageBufferRange, shape[2] = {16, 16};
+    float *a = malloc(256 * sizeof *a), *w = malloc(256 * sizeof *w);
+    if (!a || !w) exit(1);
+    for (int i = 0; i < 256; i++) a[i] = vt_rand_f(), w[i] = vt_rand_f();
+    ctx->limits.maxStorageBufferRange = 1536;
+    vt_graph r;
+    vt_graph_begin(&r, ctx);
+    const uint32_t x = vt_graph_input(&r, "a", a, 2, shape), wt = vt_graph_weight(&r, "w", w, 2, shape);
+    const uint32_t y = vkvit__op_linear(&r.g, "linear", x, wt, VKVIT_NONE, VKVIT_ACT_NONE);
+    vt_graph_output(&r, y);
+    const vkvit_result res = vt_graph_run(&r);
+    const char *msg = vkvit_last_error();
+    printf("packed span refusal: %s: %s\n", vkvit_result_name(res), msg);
+    CHECK(res == VKVIT_ERROR_UNSUPPORTED, "a packed GEMM spanning more than maxStorageBufferRange: %s",
+          vkvit_result_name(res));
+    CHECK(strstr(msg, "gemm_f32_f32_packed") && strstr(msg, "maxStorageBufferRange") && strstr(msg, "1536"),
+          "the refusal names no kernel or limit: %s", msg);
+    vt_graph_end(&r);
+    ctx->limits.maxStorageBufferRange = saved;
+    free(a);
+    free(w);
+}
+
 int main(int argc, char **argv) {
     bool perf = false;
     const char *filter = NULL;
@@ -822,6 +849,7 @@ int main(int argc, char **argv) {
         n_run++;
     }
     CHECK(n_run > 0, "no case matches '%s'", filter ? filter : "");
+    if (packed && !filter) check_packed_span_refusal(ctx);
     printf("%zu cases in %.1f s (seed %llu); %u graphs, %u pipelines (%u distinct), prepare %.1f s, runs %.1f s\n",
            n_run, vt_now_s() - t0, (unsigned long long)seed, vt_graph_stats.graphs, vt_graph_stats.kernels,
            vt_graph_stats.unique, vt_graph_stats.prepare_s, vt_graph_stats.run_s);
