@@ -78,12 +78,32 @@ layout(constant_id = 11) const uint RPI = 4;        // query rows per invocation
 
 layout(local_size_x_id = 5) in;
 
+// PACKED: q, k, v, the RoPE table, the q/k-norm weights and o (logical bindings 0-5) through the arena and weights
+// buffers of shaders/packed.glsl (devices with 4 storage buffers per stage).
+#if defined(PACKED) && PACKED
+#define PACKED_N 6
+#include "packed.glsl"
+#define Q_AT(e) PK_READ(0, e)
+#define K_AT(e) PK_READ(1, e)
+#define V_AT(e) PK_READ(2, e)
+#define CS_AT(i) vec2(PK_READ(3, 2 * (i)), PK_READ(3, 2 * (i) + 1))
+#define W_AT(e) PK_READ(4, e)
+#define O_AT(e) PK_ARENA(5, e)
+#else
+#define PACKED_PUSH_FIELDS
 layout(binding = 0, std430) readonly buffer Q { float data_q[]; };
 layout(binding = 1, std430) readonly buffer K { float data_k[]; };
 layout(binding = 2, std430) readonly buffer V { float data_v[]; };
 layout(binding = 3, std430) readonly buffer Rope { vec2 rope_cs[]; };
 layout(binding = 4, std430) readonly buffer W { float data_w[]; };
 layout(binding = 5, std430) writeonly buffer O { float data_o[]; };
+#define Q_AT(e) data_q[e]
+#define K_AT(e) data_k[e]
+#define V_AT(e) data_v[e]
+#define CS_AT(i) rope_cs[i]
+#define W_AT(e) data_w[e]
+#define O_AT(e) data_o[e]
+#endif
 
 layout(push_constant) uniform Push {
     uint Tq, Tkv;
@@ -93,6 +113,7 @@ layout(push_constant) uniform Push {
     uint o_stride, o_offset, o_batch_stride;
     float scale;                                    // dk^-0.5, or 1.0 for the generic Attention under qk-norm
     float eps;                                      // RMSNorm eps (MODE 0) or the L2 floor 1e-12 (MODE 1)
+    PACKED_PUSH_FIELDS                              // PACKED: the 6 tensors' element bases
 } p;
 
 const uint DK4 = DK / 4;                            // vec4 chunks per head
@@ -112,8 +133,8 @@ shared vec4 sh_v[BK * DK4];
 // Prologue staging
 // ---------------------------------------------------------------------------------------------------------------
 
-#define QKP_W(i) data_w[i]
-#define QKP_CS(t, a) rope_cs[(t) * HALF + (a)]
+#define QKP_W(i) W_AT(i)
+#define QKP_CS(t, a) CS_AT((t) * HALF + (a))
 #include "qk_prologue.glsl"
 
 // One channel pair of row `r` of sh_a (token t of Q or K, element `base` = its channel 0): loads, weight, RoPE,
@@ -125,11 +146,11 @@ void stage_pair(const bool is_q, uint r, uint t, uint base, uint pr, bool valid,
     float x = 0.0, x2 = 0.0;
     if (valid) {
         if (is_q) {
-            x = data_q[base + c];
-            x2 = data_q[base + c2];
+            x = Q_AT(base + c);
+            x2 = Q_AT(base + c2);
         } else {
-            x = data_k[base + c];
-            x2 = data_k[base + c2];
+            x = K_AT(base + c);
+            x2 = K_AT(base + c2);
         }
     }
     const vec2 y = qk_pair(is_q, t, c, c2, x, x2, valid, ss_raw, ss_rot);
@@ -167,7 +188,7 @@ void stage_v(uint tid, uint b, uint h, uint k0, uint nk) {
         vec4 v = vec4(0.0);
         if (r < nk) {
             const uint at = base0 + (k0 + r) * p.v_stride + d;
-            v = vec4(data_v[at], data_v[at + 1], data_v[at + 2], data_v[at + 3]);
+            v = vec4(V_AT(at), V_AT(at + 1), V_AT(at + 2), V_AT(at + 3));
         }
         sh_v[idx] = v;
     }
@@ -293,7 +314,7 @@ void main() {
         const uint row = g + NG * r;
         if (row < nq) {
             const uint at = o_base0 + (q0 + row) * p.o_stride;
-            [[dont_unroll]] for (uint d = lane; d < DK; d += TPR) data_o[at + d] = sh_a[row * DK4 + (d >> 2)][d & 3];
+            [[dont_unroll]] for (uint d = lane; d < DK; d += TPR) O_AT(at + d) = sh_a[row * DK4 + (d >> 2)][d & 3];
         }
     }
 }

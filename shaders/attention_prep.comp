@@ -58,7 +58,28 @@ layout(local_size_x_id = 1) in;
 
 // Inputs: storage buffers, or where TEXEL=1 (CPU devices with caps.texel_reads) uniform texel buffers (RGBA32F),
 // which llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp).
-#if defined(TEXEL) && TEXEL
+// PACKED: q, k, v, the RoPE table, the norm weights, q~, k~ and vT (logical bindings 0-7) through the arena and
+// weights buffers of shaders/packed.glsl (devices with 4 storage buffers per stage; fp32, not with TEXEL).
+#if defined(PACKED) && PACKED
+#if (defined(TEXEL) && TEXEL) || (defined(KV_F16) && KV_F16)
+#error "the packed attention_prep is fp32 storage buffers"
+#endif
+#define PACKED_N 8
+#include "packed.glsl"
+#define read_q(e) PK_READ(0, e)
+#define read_k(e) PK_READ(1, e)
+#define read_v(e) PK_READ(2, e)
+#define read_w(e) PK_READ(4, e)
+#define read_rope(i) vec2(PK_READ(3, 2 * (i)), PK_READ(3, 2 * (i) + 1))
+#define read_q4(i) PK_READ4(0, i)
+#define read_k4(i) PK_READ4(1, i)
+#define read_v4(i) PK_READ4(2, i)
+#define read_w4(i) PK_READ4(4, i)
+#define read_rope2(i) PK_READ4(3, i)
+#define QO_AT(i) PK_ARENA4(5, i)
+#define KO_AT(i) PK_ARENA4(6, i)
+#define VT_AT(e) PK_ARENA(7, e)
+#elif defined(TEXEL) && TEXEL
 layout(binding = 0) uniform samplerBuffer tex_q;
 layout(binding = 1) uniform samplerBuffer tex_k;
 layout(binding = 2) uniform samplerBuffer tex_v;
@@ -100,9 +121,15 @@ layout(binding = 4, std430) readonly buffer W4 { vec4 data_w4[]; };
 #define read_w4(i) data_w4[i]
 #define read_rope2(i) rope_cs2[i]
 #endif
+#if !(defined(PACKED) && PACKED)
+#define PACKED_PUSH_FIELDS
 layout(binding = 5, std430) writeonly buffer QO { vec4 data_qo[]; };  // q~ [B, H, Tq, DK]
 layout(binding = 6, std430) writeonly buffer KO { KV_VEC4 data_ko[]; };  // k~ [B, H, Tkv, DK]
 layout(binding = 7, std430) writeonly buffer VT { KV_TYPE data_vt[]; }; // vT [B, H, DK, vt_stride]
+#define QO_AT(i) data_qo[i]
+#define KO_AT(i) data_ko[i]
+#define VT_AT(e) data_vt[e]
+#endif
 
 layout(push_constant) uniform Push {
     uint Tq, Tkv;
@@ -113,6 +140,7 @@ layout(push_constant) uniform Push {
     uint vt_stride;                                 // row stride of vT (>= Tkv); columns Tkv.. are zeroed
     float q_scale;                                  // softmax scale, folded into q~
     float eps;                                      // RMSNorm eps (MODE 0) or the L2 floor (MODE 1)
+    PACKED_PUSH_FIELDS                              // PACKED: the 8 tensors' element bases
 } p;
 
 const uint HALF = DK / 2;
@@ -155,8 +183,8 @@ void prologue(const bool is_q, uint base, uint dst4, float out_scale) {
     if (QK_NORM) f *= norm_factor(ss_raw, ss_rot);
     [[unroll]] for (uint d4 = 0; d4 < DK4; d4++) {
         const vec4 v = vec4(y[4 * d4], y[4 * d4 + 1], y[4 * d4 + 2], y[4 * d4 + 3]) * f;
-        if (is_q) data_qo[dst4 + d4] = v;
-        else data_ko[dst4 + d4] = KV_VEC4(v);
+        if (is_q) QO_AT(dst4 + d4) = v;
+        else KO_AT(dst4 + d4) = KV_VEC4(v);
     }
 }
 
@@ -191,7 +219,7 @@ void main() {
             float v[DK];
             read_row(2, b * p.v_batch_stride + tk * p.v_stride + p.v_offset + h * DK, v);
             const uint dst = bh * DK * p.vt_stride + t;
-            [[unroll]] for (uint d = 0; d < DK; d++) data_vt[dst + d * p.vt_stride] = KV_TYPE(has_k ? v[d] : 0.0);
+            [[unroll]] for (uint d = 0; d < DK; d++) VT_AT(dst + d * p.vt_stride) = KV_TYPE(has_k ? v[d] : 0.0);
         }
     }
 }

@@ -49,9 +49,25 @@ layout(constant_id = 9) const bool HAS_RESIDUAL = false;
 
 layout(local_size_x_id = 6) in;
 
+// PACKED: A, B, bias, D, scale, residual (logical bindings 0-5) through the arena and weights buffers of
+// shaders/packed.glsl (devices with 4 storage buffers per stage); fp32 only.
+#if defined(PACKED) && PACKED
+#if defined(B_F16) && B_F16
+#error "the packed GEMM is fp32"
+#endif
+#define PACKED_N 6
+#include "packed.glsl"
+#define A_AT(e) PK_READ(0, e)
+#define B_AT(e) PK_READ(1, e)
+#define D_AT(e) PK_ARENA(3, e)
+#else
 layout(binding = 0, std430) readonly buffer A { A_TYPE data_a[]; };
 layout(binding = 1, std430) readonly buffer B { B_TYPE data_b[]; };
 layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
+#define A_AT(e) data_a[e]
+#define B_AT(e) data_b[e]
+#define D_AT(e) data_d[e]
+#endif
 
 #include "gemm_push.glsl"
 
@@ -99,16 +115,16 @@ void main() {
             const uint kp = idx % BK2, mm = idx / BK2;
             const uint m = m_base + mm, k = k0 + 2 * kp;
             const uint row = a_off + m * p.stride_a;
-            const float x0 = (m < p.M && k < p.K) ? float(data_a[row + k]) : 0.0;
-            const float x1 = (m < p.M && k + 1 < p.K) ? float(data_a[row + k + 1]) : 0.0;
+            const float x0 = (m < p.M && k < p.K) ? float(A_AT(row + k)) : 0.0;
+            const float x1 = (m < p.M && k + 1 < p.K) ? float(A_AT(row + k + 1)) : 0.0;
             sh_a[kp * BM + mm] = f16vec2(x0, x1);
         }
         for (uint idx = tid; idx < BN * BK2; idx += WG_SIZE) {
             const uint kp = idx % BK2, nn = idx / BK2;
             const uint n = n_base + nn, k = k0 + 2 * kp;
             const uint row = b_off + n * p.stride_b;
-            const float16_t y0 = (n < p.N && k < p.K) ? data_b[row + k] : float16_t(0.0);
-            const float16_t y1 = (n < p.N && k + 1 < p.K) ? data_b[row + k + 1] : float16_t(0.0);
+            const float16_t y0 = (n < p.N && k < p.K) ? B_AT(row + k) : float16_t(0.0);
+            const float16_t y1 = (n < p.N && k + 1 < p.K) ? B_AT(row + k + 1) : float16_t(0.0);
             sh_b[kp * BN + nn] = f16vec2(y0, y1);
         }
         barrier();
@@ -135,12 +151,12 @@ void main() {
         for (uint idx = tid; idx < BM * BK; idx += WG_SIZE) {
             const uint kk = idx % BK, mm = idx / BK;
             const uint m = m_base + mm, k = k0 + kk;
-            sh_a[kk * BM + mm] = (m < p.M && k < p.K) ? float(data_a[a_off + m * p.stride_a + k]) : 0.0;
+            sh_a[kk * BM + mm] = (m < p.M && k < p.K) ? float(A_AT(a_off + m * p.stride_a + k)) : 0.0;
         }
         for (uint idx = tid; idx < BN * BK; idx += WG_SIZE) {
             const uint kk = idx % BK, nn = idx / BK;
             const uint n = n_base + nn, k = k0 + kk;
-            sh_b[kk * BN + nn] = (n < p.N && k < p.K) ? float(data_b[b_off + n * p.stride_b + k]) : 0.0;
+            sh_b[kk * BN + nn] = (n < p.N && k < p.K) ? float(B_AT(b_off + n * p.stride_b + k)) : 0.0;
         }
         barrier();
         [[unroll]] for (uint kk = 0; kk < BK; kk++) {
@@ -160,7 +176,7 @@ void main() {
         [[unroll]] for (uint j = 0; j < TN; j++) {
             const uint n = n_base + tn0 + j;
             if (n < p.N) {
-                data_d[d_off + m * p.stride_d + n] = D_TYPE(gemm_epilogue(acc[i][j], outer, inner, m, n));
+                D_AT(d_off + m * p.stride_d + n) = D_TYPE(gemm_epilogue(acc[i][j], outer, inner, m, n));
             }
         }
     }

@@ -10,20 +10,29 @@
 // ---------------------------------------------------------------------------------------------------------------
 #include "activations.glsl"
 
+#if defined(PACKED) && PACKED   // logical bindings 2, 4, 5 through shaders/packed.glsl (gemm.comp's packed variant)
+#define BIAS_AT(e) PK_READ(2, e)
+#define SCALE_AT(e) PK_READ(4, e)
+#define R_AT(e) PK_READ(5, e)
+#else
 layout(binding = 2, std430) readonly buffer Bias { float data_bias[]; };
 layout(binding = 4, std430) readonly buffer Scale { float data_scale[]; };
 layout(binding = 5, std430) readonly buffer Res { D_TYPE data_r[]; };
+#define BIAS_AT(e) data_bias[e]
+#define SCALE_AT(e) data_scale[e]
+#define R_AT(e) data_r[e]
+#endif
 
 // The per-column terms, for a kernel that reads them once per column rather than once per output (gemm_cpu.comp).
-float gemm_column_bias(uint n) { return HAS_BIAS ? data_bias[p.n_offset + n] : 0.0; }
-float gemm_column_scale(uint n) { return HAS_SCALE ? data_scale[p.n_offset + n] : 1.0; }
+float gemm_column_bias(uint n) { return HAS_BIAS ? BIAS_AT(p.n_offset + n) : 0.0; }
+float gemm_column_scale(uint n) { return HAS_SCALE ? SCALE_AT(p.n_offset + n) : 1.0; }
 
 float gemm_epilogue_col(float v, float bias, float scale, uint outer, uint inner, uint m, uint n) {
     if (HAS_BIAS) v += bias;
     v = vkvit_activation(ACT, v);
     if (HAS_SCALE) v *= scale;
     if (HAS_RESIDUAL)
-        v += float(data_r[p.r_offset + outer * p.r_batch_stride + inner * p.r_inner_stride + m * p.r_stride + n]);
+        v += float(R_AT(p.r_offset + outer * p.r_batch_stride + inner * p.r_inner_stride + m * p.r_stride + n));
     return v;
 }
 

@@ -15,4 +15,7 @@ layout(push_constant) uniform Push {
     uint n_offset;                                  // column offset into bias and scale (a weight's row block)
     uint zero;                                      // always 0 (the host zero-initialises it): gemm_cpu.comp's
                                                     // ordering dependency; the other kernels ignore it
+#if defined(PACKED) && PACKED
+    PACKED_PUSH_FIELDS                              // gemm.comp's packed variant: the 6 tensors' element bases
+#endif
 } p;

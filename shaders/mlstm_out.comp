@@ -29,7 +29,23 @@ layout(constant_id = 2) const uint R = 1;            // rows per step, sharing t
 
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp).
+// PACKED: h, the statistics, w, bias, skip, a, z and the output (logical bindings 0-7) through the arena and
+// weights buffers of shaders/packed.glsl (devices with 4 storage buffers per stage; not with TEXEL).
+#if defined(PACKED) && PACKED
 #if defined(TEXEL) && TEXEL
+#error "the packed mlstm_out has no TEXEL"
+#endif
+#define PACKED_N 8
+#include "packed.glsl"
+#define h4_r(i) PK_READ4(0, i)
+#define st2_r(i) vec2(PK_READ(1, 2 * (i)), PK_READ(1, 2 * (i) + 1))
+#define w4_r(i) PK_READ4(2, i)
+#define bias4_r(i) PK_READ4(3, i)
+#define skip4_r(i) PK_READ4(4, i)
+#define a4_r(i) PK_READ4(5, i)
+#define z4_r(i) PK_READ4(6, i)
+#define d4_w(i) PK_ARENA4(7, i)
+#elif defined(TEXEL) && TEXEL
 layout(binding = 0) uniform samplerBuffer tex_0;
 layout(binding = 1) uniform samplerBuffer tex_1;
 layout(binding = 2) uniform samplerBuffer tex_2;
@@ -63,12 +79,17 @@ layout(binding = 6, std430) readonly buffer Z { vec4 data_z4[]; };       // rows
 #define a4_r(i) data_a4[i]
 #define z4_r(i) data_z4[i]
 #endif
+#if !(defined(PACKED) && PACKED)
+#define PACKED_PUSH_FIELDS
 layout(binding = 7, std430) writeonly buffer D { vec4 data_d4[]; };      // rows of d_stride; may be h itself
+#define d4_w(i) data_d4[i]
+#endif
 
 layout(push_constant) uniform Push {
     uint rows, S, E, G;                               // G = 4 channels per group (the host's only value)
     uint h_offset, h_stride, a_offset, a_stride;      // where h's, a's and z's rows are (elements)
     uint z_offset, z_stride, d_offset, d_stride;      // and out's: over h (the same offset and stride) or dense
+    PACKED_PUSH_FIELDS                                // PACKED: the 8 tensors' element bases
 } p;
 
 void main() {
@@ -91,7 +112,7 @@ void main() {
                 const vec4 z = z4_r((p.z_offset + row * p.z_stride) / 4 + c4);
                 const vec4 a = a4_r((p.a_offset + row * p.a_stride) / 4 + c4);
                 const vec4 o = (hn + skip * a) * (z / (1.0 + exp(-z)));
-                if (r0 + i < p.rows) data_d4[(p.d_offset + row * p.d_stride) / 4 + c4] = o;
+                if (r0 + i < p.rows) d4_w((p.d_offset + row * p.d_stride) / 4 + c4) = o;
             }
         }
     }

@@ -31,7 +31,26 @@ layout(local_size_x = 64) in;
 // TEXEL=1 (CPU devices with caps.texel_reads): the read-only inputs are uniform texel buffers (RGBA32F), which
 // llvmpipe reads with SIMD gathers instead of a per-lane scalar loop (see gemm_cpu.comp). NAME4_r(i) reads vec4 i;
 // cw_r(i) float i of the conv weight (whose rows are K floats).
+// PACKED: up, the conv weight and bias, wqk, wv, the qkv output and with VT_OUT vT (logical bindings 0-5 or 0-6)
+// through the arena and weights buffers of shaders/packed.glsl (devices with 4 storage buffers per stage; no TEXEL).
+#if defined(PACKED) && PACKED
 #if defined(TEXEL) && TEXEL
+#error "the packed mlstm_prep has no TEXEL"
+#endif
+#if defined(VT_OUT) && VT_OUT
+#define PACKED_N 7
+#define vt4_w(i) PK_ARENA4(6, i)
+#else
+#define PACKED_N 6
+#endif
+#include "packed.glsl"
+#define up4_r(i) PK_READ4(0, i)
+#define cw_r(i) PK_READ(1, i)
+#define cb4_r(i) PK_READ4(2, i)
+#define wqk4_r(i) PK_READ4(3, i)
+#define wv4_r(i) PK_READ4(4, i)
+#define qkv4_w(i) PK_ARENA4(5, i)
+#elif defined(TEXEL) && TEXEL
 layout(binding = 0) uniform samplerBuffer tex_0;
 layout(binding = 1) uniform samplerBuffer tex_1;
 layout(binding = 2) uniform samplerBuffer tex_2;
@@ -54,9 +73,14 @@ layout(binding = 4, std430) readonly buffer Wv { vec4 data_wv4[]; };
 #define wqk4_r(i) data_wqk4[i]
 #define wv4_r(i) data_wv4[i]
 #endif
+#if !(defined(PACKED) && PACKED)
+#define PACKED_PUSH_FIELDS
 layout(binding = 5, std430) writeonly buffer Qo { vec4 data_qkv4[]; };  // [rows, qkv_stride]
-#if defined(VT_OUT) && VT_OUT
+#define qkv4_w(i) data_qkv4[i]
+#endif
+#if defined(VT_OUT) && VT_OUT && !(defined(PACKED) && PACKED)
 layout(binding = 6, std430) writeonly buffer Vt { vec4 data_vt4[]; };   // [B*NH*DH, S_pad], S_pad / 4 vec4s a row
+#define vt4_w(i) data_vt4[i]
 #endif
 
 // K <= 4: the sliding window (the K taps are the last K of 4 window slots); larger kernels read their K rows.
@@ -69,6 +93,7 @@ layout(push_constant) uniform Push {
     uint qkv_stride;                                  // 3E, or 2E with VT_OUT
     uint NH;                                          // memory heads (VT_OUT: DH = E / NH, a multiple of 4)
     uint run;                                         // groups of 4 tokens per invocation
+    PACKED_PUSH_FIELDS                                // PACKED: the 6 (VT_OUT: 7) tensors' element bases
 } p;
 
 vec4 silu(vec4 x) { return x / (1.0 + exp(-x)); }
@@ -147,10 +172,10 @@ void main() {
                     }
                     vs[s] = real ? v : vec4(0.0);
                     if (real) {
-                        data_qkv4[row * q4_stride + ph] = q;
-                        data_qkv4[row * q4_stride + NP + ph] = a;
+                        qkv4_w(row * q4_stride + ph) = q;
+                        qkv4_w(row * q4_stride + NP + ph) = a;
 #if !(defined(VT_OUT) && VT_OUT)
-                        data_qkv4[row * q4_stride + 2 * NP + ph] = v;
+                        qkv4_w(row * q4_stride + 2 * NP + ph) = v;
 #endif
                     }
                 }
@@ -158,7 +183,7 @@ void main() {
                 // Tokens 4j .. 4j+3 (slot u holds step s = u, or 3 - u reversed) of channels d0 + o: one vec4 each.
                 const uint row0 = ((b * p.NH + h) * DH + d0) * G + j;
                 [[unroll]] for (uint o = 0; o < 4; o++)
-                    data_vt4[row0 + o * G] = rev ? vec4(vs[3][o], vs[2][o], vs[1][o], vs[0][o])
+                    vt4_w(row0 + o * G) = rev ? vec4(vs[3][o], vs[2][o], vs[1][o], vs[0][o])
                                                  : vec4(vs[0][o], vs[1][o], vs[2][o], vs[3][o]);
 #endif
             }

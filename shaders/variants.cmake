@@ -4,6 +4,9 @@
 
 vkvit_shader(gemm_f32_f32 gemm.comp)                # shared-memory tiles (GPUs)
 vkvit_shader(gemm_f32_f32_w16 gemm.comp DEFINES B_F16=1)      # fp16 weights (fp16 sessions)
+# packed bindings (policy.packed_bindings: devices with 4 storage buffers per stage): A, B, bias, D, scale and
+# residual through the arena and the weights buffer (shaders/packed.glsl)
+vkvit_shader(gemm_f32_f32_packed gemm.comp DEFINES PACKED=1)
 vkvit_shader(gemm_cpu_f32_f32 gemm_cpu.comp)        # no shared memory, lanes own columns (llvmpipe)
 vkvit_shader(gemm_cpu_f32_f32_w16 gemm_cpu.comp DEFINES B_F16=1)
 # fp16 arithmetic (fp16-math sessions; shaderFloat16 + storageBuffer16BitAccess): fp16 weights, A converted to fp16 at
@@ -60,10 +63,13 @@ vkvit_shader(mean_rows_f32_f32 mean_rows.comp)
 vkvit_shader(grn_stats_f32 grn_stats.comp)
 vkvit_shader(grn_stats_f32_subgroup grn_stats.comp DEFINES SUBGROUP=1)
 vkvit_shader(grn_apply_f32_f32 grn_apply.comp)
+vkvit_shader(grn_apply_f32_f32_packed grn_apply.comp DEFINES PACKED=1)   # packed bindings (shaders/packed.glsl)
 vkvit_shader(attention_f32_f32 attention.comp DEFINES SUBGROUP=0)
 vkvit_shader(attention_f32_f32_subgroup attention.comp DEFINES SUBGROUP=1)
+vkvit_shader(attention_f32_f32_packed attention.comp DEFINES SUBGROUP=0 PACKED=1)  # packed bindings (shaders/packed.glsl)
 vkvit_shader(attention_prep_f32_f32 attention_prep.comp)   # unfused attention (CPU devices): q~, k~, vT
 vkvit_shader(attention_prep_f32_f32_texel attention_prep.comp DEFINES TEXEL=1)  # inputs as texel buffers
+vkvit_shader(attention_prep_f32_f32_packed attention_prep.comp DEFINES PACKED=1)  # packed bindings (packed.glsl)
 # ... with k~ and vT in fp16, for the attention GEMMs of fp16-math sessions on cooperative matrices
 vkvit_shader(attention_prep_f32_f32_kv16 attention_prep.comp DEFINES KV_F16=1)
 vkvit_shader(attention_prep_f32_f32_kv16_texel attention_prep.comp DEFINES KV_F16=1 TEXEL=1)
@@ -74,7 +80,9 @@ vkvit_shader(softmax_rows_f32_f32_subgroup_texel softmax_rows.comp DEFINES SUBGR
 vkvit_shader(glu_f32_f32 glu.comp)                   # glu / swiglu gating between MLP layer1 and layer2 (resnet)
 vkvit_shader(mlstm_prep_f32_f32 mlstm_prep.comp)     # ViL: causal conv1d (mirrored for reverse blocks) + SiLU + q/k/v
 vkvit_shader(mlstm_prep_f32_f32_texel mlstm_prep.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_prep_f32_f32_packed mlstm_prep.comp DEFINES PACKED=1)  # packed bindings (shaders/packed.glsl)
 vkvit_shader(mlstm_prep_vt_f32_f32 mlstm_prep.comp DEFINES VT_OUT=1)  # ... with v transposed (the quadratic form)
+vkvit_shader(mlstm_prep_vt_f32_f32_packed mlstm_prep.comp DEFINES VT_OUT=1 PACKED=1)
 vkvit_shader(mlstm_prep_vt_f32_f32_texel mlstm_prep.comp DEFINES VT_OUT=1 TEXEL=1)
 vkvit_shader(mlstm_chunk_f32 mlstm_chunk.comp)       # ViL: chunked scan phase 1, per-chunk state summaries
 vkvit_shader(mlstm_chunk_f32_texel mlstm_chunk.comp DEFINES TEXEL=1)
@@ -95,6 +103,7 @@ vkvit_shader(mlstm_gn_stats_f32_subgroup_texel mlstm_gn_stats.comp DEFINES SUBGR
 vkvit_shader(mlstm_gn_stats_lane_f32_texel mlstm_gn_stats.comp DEFINES LANE_PER_GROUP=1 TEXEL=1) # a lane per group
 vkvit_shader(mlstm_out_f32_f32 mlstm_out.comp)       # ViL: (outnorm(h) + skip * a) * silu(z)
 vkvit_shader(mlstm_out_f32_f32_texel mlstm_out.comp DEFINES TEXEL=1)
+vkvit_shader(mlstm_out_f32_f32_packed mlstm_out.comp DEFINES PACKED=1)    # packed bindings (shaders/packed.glsl)
 vkvit_shader(preprocess_h_u8_f32 preprocess_h.comp DEFINES SOURCE_IMAGE=0)        # image pre-processing pass 1:
 vkvit_shader(preprocess_h_u8_f32_image preprocess_h.comp DEFINES SOURCE_IMAGE=1)  # buffer / sampled VkImage source
 vkvit_shader(preprocess_v_f32_f32 preprocess_v.comp)  # pass 2: vertical + crop + normalise into the input

@@ -249,9 +249,24 @@ typedef struct vkvit__recording {
     vkvit__descriptors swap_descriptors;    /* the pool of the swap sets */
     VkDescriptorSet *swap_sets;             /* the target's swap_sets */
     uint32_t n_swap_sets;
+    /* Nodes of packed-bindings kernels (vkvit__kernel_desc.packed_slots, shaders/packed.glsl): their slots'
+     * descriptor ranges and their push blocks with the element bases filled in. */
+    struct vkvit__packed_node *packed;
+    uint32_t n_packed;
+    uint32_t *packed_of;                    /* per node: its index in `packed`, or VKVIT_NONE (NULL: no packed node) */
     bool profiled;
     vkvit__timer timer;                     /* 2 timestamps per node when profiled */
 } vkvit__recording;
+
+/* The two slots of a packed-bindings node: 0 the arena, 1 the weights buffer (the arena again when it reads no
+ * weight). Each binds [offset, offset + size) of its buffer: from the lowest of its tensors' offsets, rounded down
+ * to minStorageBufferOffsetAlignment, to the highest end. */
+#define VKVIT_PACKED_SLOTS 2u
+typedef struct vkvit__packed_node {
+    const vkvit__buffer *buffer[VKVIT_PACKED_SLOTS];
+    uint64_t offset[VKVIT_PACKED_SLOTS], size[VKVIT_PACKED_SLOTS];
+    uint8_t push[VKVIT_MAX_PUSH];           /* the node's push block, its last n_bindings words the element bases */
+} vkvit__packed_node;
 
 #define VKVIT_MAX_EXTERNAL 4
 

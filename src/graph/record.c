@@ -40,6 +40,92 @@ static range binding_range(const vkvit__graph *g, const vkvit__record_target *tg
     return (range){buffer_of(g, tg, tensor)->buffer, t->offset, t->bytes};
 }
 
+/* Packed-bindings nodes (vkvit__kernel_desc.packed_slots, shaders/packed.glsl): an arena slot and a weights slot,
+ * each bound over the span of the node's tensors in it, and the node's push block with each logical tensor's
+ * element base (its offset in its slot's range, in floats) in the last n_bindings words. */
+static vkvit_result packed_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                                   const vkvit__node *node, uint64_t align, vkvit__packed_node *out) {
+    const vkvit__kernel_desc *kd = &g->kernels[node->kernel];
+    uint64_t lo[VKVIT_PACKED_SLOTS] = {UINT64_MAX, UINT64_MAX}, hi[VKVIT_PACKED_SLOTS] = {0, 0};
+    uint32_t slot[VKVIT_MAX_BINDINGS];
+    if (kd->packed_slots != VKVIT_PACKED_SLOTS || kd->push_size < 4 * node->n_bindings)
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' has a packed kernel of %u slots and %u "
+                            "push bytes for %u tensors", node->label, kd->packed_slots, kd->push_size, node->n_bindings);
+    for (uint32_t b = 0; b < node->n_bindings; b++) {
+        const vkvit__tensor *x = &g->tensors[node->bindings[b].tensor];
+        const vkvit__tensor_kind kind = g->tensors[vkvit__graph_root(g, node->bindings[b].tensor, NULL)].kind;
+        if (kind == VKVIT_TENSOR_WEIGHT_F16 || kind == VKVIT_TENSOR_EXTERNAL)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (packed bindings) binds '%s', which is "
+                                "neither in the arena nor in the weights buffer", node->label, x->name);
+        if (x->dtype != VKVIT_ELEM_F32 || x->offset % 16)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (packed bindings) binds '%s' (%s at byte "
+                                "offset %llu): packed kernels address fp32 tensors 16 bytes aligned (their vec4 "
+                                "reads)", node->label, x->name,
+                                vkvit__dtype_name(x->dtype), (unsigned long long)x->offset);
+        slot[b] = kind == VKVIT_TENSOR_WEIGHT;
+        lo[slot[b]] = VKVIT_MIN(lo[slot[b]], x->offset);
+        hi[slot[b]] = VKVIT_MAX(hi[slot[b]], x->offset + x->bytes);
+    }
+    const vkvit__buffer *bufs[VKVIT_PACKED_SLOTS] = {tg->arena, tg->weights};
+    for (uint32_t s = 0; s < VKVIT_PACKED_SLOTS; s++) {
+        if (lo[s] == UINT64_MAX) continue;
+        if (!bufs[s])
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' binds the %s but the session has "
+                                "none", node->label, s ? "weights" : "arena");
+        out->buffer[s] = bufs[s];
+        out->offset[s] = lo[s] / align * align;
+        out->size[s] = VKVIT_MAX(hi[s] - out->offset[s], 4u);
+        if (out->size[s] > ctx->limits.maxStorageBufferRange)
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "record: node '%s' (kernel %s, packed bindings: one storage "
+                                "buffer over all its tensors in the %s) spans %llu bytes; the device's "
+                                "maxStorageBufferRange is %u bytes", node->label,
+                                vkvit_spirv_table[kd->shader].name, s ? "weights" : "arena",
+                                (unsigned long long)out->size[s], ctx->limits.maxStorageBufferRange);
+    }
+    for (uint32_t s = 0; s < VKVIT_PACKED_SLOTS; s++) /* an unused slot binds the other one's range */
+        if (!out->buffer[s]) {
+            const uint32_t o = VKVIT_PACKED_SLOTS - 1 - s;
+            out->buffer[s] = out->buffer[o], out->offset[s] = out->offset[o], out->size[s] = out->size[o];
+        }
+    if (!out->buffer[0])
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "record: node '%s' (packed bindings) binds no tensor",
+                            node->label);
+    memcpy(out->push, node->push, kd->push_size);
+    const uint32_t at = kd->push_size - 4 * node->n_bindings;
+    for (uint32_t b = 0; b < node->n_bindings; b++) {
+        const uint32_t base = (uint32_t)((g->tensors[node->bindings[b].tensor].offset - out->offset[slot[b]]) / 4);
+        memcpy(out->push + at + 4 * b, &base, 4);
+    }
+    return VKVIT_OK;
+}
+
+static const vkvit__packed_node *packed_of(const vkvit__recording *rec, uint32_t n) {
+    return rec->packed_of && rec->packed_of[n] != VKVIT_NONE ? &rec->packed[rec->packed_of[n]] : NULL;
+}
+
+/* The ranges node n touches and how, for the barrier rule: its tensors, or for a packed node its slots' whole
+ * ranges (what synchronization validation sees through its descriptors): the arena read and written, the weights
+ * read. Returns the count (at most n_bindings). */
+static uint32_t node_ranges(const vkvit__graph *g, const vkvit__record_target *tg, const vkvit__recording *rec,
+                            uint32_t n, range *r, uint32_t *access) {
+    const vkvit__node *node = &g->nodes[n];
+    const vkvit__packed_node *pk = packed_of(rec, n);
+    if (pk) {
+        uint32_t k = 0;
+        for (uint32_t s = 0; s < VKVIT_PACKED_SLOTS; s++) {
+            if (s && pk->buffer[s] == pk->buffer[0] && pk->offset[s] == pk->offset[0]) continue;
+            r[k] = (range){pk->buffer[s]->buffer, pk->offset[s], pk->size[s]};
+            access[k++] = pk->buffer[s] == tg->arena ? VKVIT_READ | VKVIT_WRITE : VKVIT_READ;
+        }
+        return k;
+    }
+    for (uint32_t b = 0; b < node->n_bindings; b++) {
+        r[b] = binding_range(g, tg, node->bindings[b].tensor);
+        access[b] = node->bindings[b].access;
+    }
+    return node->n_bindings;
+}
+
 static bool overlaps(const range *a, const range *b) {
     return a->buffer == b->buffer && a->offset < b->offset + b->size && b->offset < a->offset + a->size;
 }
@@ -156,9 +242,36 @@ vkvit_result vkvit__record_prepare(vkvit_ctx *ctx, const vkvit__graph *g, const 
     rec->n_kernels = g->n_kernels;
     if ((res = vkvit__descriptors_create(ctx, g->n_nodes ? g->n_nodes : 1, &rec->descriptors)) != VKVIT_OK) goto fail;
     uint64_t align = VKVIT_MAX(ctx->limits.minStorageBufferOffsetAlignment, 4);
+    /* packed slots start 16 bytes aligned too (both are powers of two), so that vec4 bases are whole */
+    const uint64_t packed_align = VKVIT_MAX(align, 16);
+    uint32_t n_packed = 0;
+    for (uint32_t n = 0; n < g->n_nodes; n++) n_packed += g->kernels[g->nodes[n].kernel].packed_slots != 0;
+    if (n_packed) {
+        rec->packed = calloc(n_packed, sizeof *rec->packed);
+        rec->packed_of = malloc(g->n_nodes * sizeof *rec->packed_of);
+        if (!rec->packed || !rec->packed_of) {
+            res = vkvit__error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "record: out of host memory for %u packed nodes",
+                               n_packed);
+            goto fail;
+        }
+    }
     for (uint32_t n = 0; n < g->n_nodes; n++) {
         const vkvit__node *node = &g->nodes[n];
         vkvit__binding binds[VKVIT_MAX_BINDINGS];
+        if (rec->packed_of) rec->packed_of[n] = VKVIT_NONE;
+        if (g->kernels[node->kernel].packed_slots) {
+            vkvit__packed_node *pk = &rec->packed[rec->n_packed];
+            if ((res = packed_prepare(ctx, g, tg, node, packed_align, pk)) != VKVIT_OK) goto fail;
+            rec->packed_of[n] = rec->n_packed++;
+            for (uint32_t s = 0; s < VKVIT_PACKED_SLOTS; s++)
+                binds[s] = (vkvit__binding){pk->buffer[s], pk->offset[s], pk->size[s]};
+            if ((res = vkvit__descriptor_set_create(ctx, &rec->descriptors, &rec->kernels[node->kernel], binds,
+                                                    &rec->sets[n])) != VKVIT_OK) {
+                res = vkvit__error_prefix(res, "record: node '%s'", node->label);
+                goto fail;
+            }
+            continue;
+        }
         for (uint32_t b = 0; b < node->n_bindings; b++) {
             uint32_t t = node->bindings[b].tensor;
             const vkvit__tensor *x = &g->tensors[t];
@@ -238,6 +351,8 @@ void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec) {
     vkvit__descriptors_destroy(ctx, &rec->swap_descriptors);
     free(rec->swap_kernels);
     free(rec->swap_sets);
+    free(rec->packed);
+    free(rec->packed_of);
     if (rec->timer.pool) vkvit__timer_destroy(ctx, &rec->timer);
     free(rec->kernels);
     free(rec->sets);
@@ -281,12 +396,14 @@ void vkvit__record_node_range(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit
 
     for (uint32_t n = first; n < end; n++) {
         const vkvit__node *node = &g->nodes[n];
-        bool need = n_writes + node->n_bindings > MAX_PENDING || n_reads + node->n_bindings > MAX_PENDING;
-        for (uint32_t b = 0; b < node->n_bindings && !need; b++) {
-            range r = binding_range(g, tg, node->bindings[b].tensor);
-            for (uint32_t i = 0; i < n_writes && !need; i++) need = overlaps(&r, &writes[i]);
-            if (node->bindings[b].access & VKVIT_WRITE)
-                for (uint32_t i = 0; i < n_reads && !need; i++) need = overlaps(&r, &reads[i]);
+        range rs[VKVIT_MAX_BINDINGS];
+        uint32_t access[VKVIT_MAX_BINDINGS];
+        const uint32_t n_ranges = node_ranges(g, tg, rec, n, rs, access);
+        bool need = n_writes + n_ranges > MAX_PENDING || n_reads + n_ranges > MAX_PENDING;
+        for (uint32_t b = 0; b < n_ranges && !need; b++) {
+            for (uint32_t i = 0; i < n_writes && !need; i++) need = overlaps(&rs[b], &writes[i]);
+            if (access[b] & VKVIT_WRITE)
+                for (uint32_t i = 0; i < n_reads && !need; i++) need = overlaps(&rs[b], &reads[i]);
         }
         if (need) {
             VkBufferMemoryBarrier bars[MAX_PENDING];
@@ -306,11 +423,12 @@ void vkvit__record_node_range(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit
             n_barriers++;
             n_writes = n_reads = 0;
         }
-        for (uint32_t b = 0; b < node->n_bindings; b++) {
-            range r = binding_range(g, tg, node->bindings[b].tensor);
-            if (node->bindings[b].access & VKVIT_WRITE) writes[n_writes++] = r;
-            if (node->bindings[b].access & VKVIT_READ) reads[n_reads++] = r;
+        for (uint32_t b = 0; b < n_ranges; b++) {
+            if (access[b] & VKVIT_WRITE) writes[n_writes++] = rs[b];
+            if (access[b] & VKVIT_READ) reads[n_reads++] = rs[b];
         }
+        const vkvit__packed_node *pk = packed_of(rec, n);
+        const void *push = pk ? pk->push : node->push;
         if (timed) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n);
         const vkvit__kernel *k = &rec->kernels[node->kernel];
         VkDescriptorSet set = rec->sets[n];
@@ -332,10 +450,10 @@ void vkvit__record_node_range(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit
             ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
             ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0, NULL);
             if (k->push_size)
-                ctx->vk.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size, node->push);
+                ctx->vk.vkCmdPushConstants(cmd, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push_size, push);
             ctx->vk.vkCmdDispatchIndirect(cmd, indirect, indirect_offset);
         } else {
-            vkvit__cmd_dispatch(ctx, cmd, k, set, node->push, node->groups[0], node->groups[1], node->groups[2]);
+            vkvit__cmd_dispatch(ctx, cmd, k, set, push, node->groups[0], node->groups[1], node->groups[2]);
         }
         if (timed) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n + 1);
     }
@@ -362,17 +480,18 @@ static vkvit_result warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__r
         if (n == g->n_nodes) continue;
         const vkvit__node *node = &g->nodes[n];
         const vkvit__kernel *kern = &rec->kernels[k];
+        const void *push = packed_of(rec, n) ? packed_of(rec, n)->push : node->push;
         if (node->indirect) {
             ctx->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kern->pipeline);
             ctx->vk.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, kern->layout, 0, 1, &rec->sets[n], 0,
                                             NULL);
             if (kern->push_size)
                 ctx->vk.vkCmdPushConstants(cmd, kern->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kern->push_size,
-                                           node->push);
+                                           push);
             ctx->vk.vkCmdDispatchIndirect(cmd, buffer_of(g, tg, node->indirect_tensor)->buffer,
                                           g->tensors[node->indirect_tensor].offset + node->indirect_offset);
         } else {
-            vkvit__cmd_dispatch(ctx, cmd, kern, rec->sets[n], node->push, 1, 1, 1);
+            vkvit__cmd_dispatch(ctx, cmd, kern, rec->sets[n], push, 1, 1, 1);
         }
         ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
                                      1, &shader, 0, NULL, 0, NULL);

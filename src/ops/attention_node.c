@@ -13,6 +13,17 @@
  * The ViT-5 attention core (fused or unfused)
  * ------------------------------------------------------------------------------------------------------------ */
 
+/* The fused attention node: its packed-bindings variant under policy.packed_bindings (shaders/packed.glsl; the
+ * policy then has no subgroup shuffles, so the kernel is the plain one), else the kernel of `kd`. */
+static void attention_node(vkvit__graph *g, const char *name, const vkvit__kernel_desc *kd,
+                           const vkvit__node_binding *b, const vkvit__attention_push *p, const uint32_t groups[3]) {
+    if (g->ctx->policy.packed_bindings && kd->shader == VKVIT_SHADER_ATTENTION_F32_F32)
+        ops_packed_node(g, name, "attention", kd, VKVIT_SHADER_ATTENTION_F32_F32_PACKED, b, 6, p, sizeof *p, groups[0],
+                        groups[1], groups[2]);
+    else
+        vkvit__graph_node(g, name, "attention", kd, b, 6, p, sizeof *p, groups[0], groups[1], groups[2]);
+}
+
 /* The fused path: one flash-attention dispatch (shaders/attention.comp). */
 static void rope_attention_fused(vkvit__graph *g, const char *name, const vkvit__rope_attention_op *op, uint32_t o) {
     const uint32_t C = op->C, dk = C / op->heads;
@@ -39,7 +50,7 @@ static void rope_attention_fused(vkvit__graph *g, const char *name, const vkvit_
     vkvit__attention_groups(g->ctx, &cfg, &p, op->heads, op->B, groups);
     vkvit__node_binding b[6] = {rd(op->qkv), rd(op->qkv), rd(op->qkv), rd(op->rope), rd(or_dummy(op->qk_norm, op->rope)),
                                 wr(o)};
-    vkvit__graph_node(g, name, "attention", &kd, b, 6, &p, sizeof p, groups[0], groups[1], groups[2]);
+    attention_node(g, name, &kd, b, &p, groups);
 }
 
 /* Mirrors the `p` block of shaders/attention_prep.comp (element strides and offsets). */
@@ -129,8 +140,12 @@ static void attention_unfused(vkvit__graph *g, const char *name, const unfused_a
                                  wr(qt), wr(kt), wr(vt)};
     snprintf(label, sizeof label, "%s.prep", name);
     /* GPUs: one head per workgroup row (HEAD_GRID); CPU devices loop over the heads (one token per SIMD lane) */
-    vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg),
-                      cpu ? 1 : H, B);
+    const uint32_t gx = VKVIT_CEIL_DIV(VKVIT_MAX(Tq, Tkp), wg);
+    if (g->ctx->policy.packed_bindings && kp.shader == VKVIT_SHADER_ATTENTION_PREP_F32_F32)
+        ops_packed_node(g, label, "attn_prep", &kp, VKVIT_SHADER_ATTENTION_PREP_F32_F32_PACKED, bp, 8, &pp, sizeof pp,
+                        gx, cpu ? 1 : H, B);
+    else
+        vkvit__graph_node(g, label, "attn_prep", &kp, bp, 8, &pp, sizeof pp, gx, cpu ? 1 : H, B);
 
     /* 2. S = q~ k~T per (b, h) */
     vkvit__gemm_op qk = {
@@ -301,6 +316,6 @@ uint32_t vkvit__op_attention(vkvit__graph *g, const char *name, const vkvit__att
     vkvit__attention_groups(g->ctx, &cfg, &p, op->heads, op->B, groups);
     const uint32_t rope = or_dummy(op->rope, op->q.t);
     vkvit__node_binding b[6] = {rd(op->q.t), rd(op->k.t), rd(op->v.t), rd(rope), rd(rope), wr(o)};
-    vkvit__graph_node(g, name, "attention", &kd, b, 6, &p, sizeof p, groups[0], groups[1], groups[2]);
+    attention_node(g, name, &kd, b, &p, groups);
     return g->error ? VKVIT_NONE : o;
 }

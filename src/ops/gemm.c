@@ -218,7 +218,7 @@ bool vkvit__gemm_cpu_kernel_fits(const vkvit_ctx *ctx) { return ctx->policy.gemm
 _Static_assert(VKVIT_GEMM_CPU_LANES == 8, "src/policy/policy.c's gemm_cpu is the CPU GEMM's 8 lanes");
 
 vkvit__gemm_config vkvit__gemm_pick(const vkvit_ctx *ctx, uint32_t M, uint32_t N, uint32_t K) {
-    const bool cpu = ctx->policy.cpu_kernels && ctx->policy.gemm_cpu;
+    const bool cpu = ctx->policy.cpu_kernels && ctx->policy.gemm_cpu; /* never with packed bindings (policy.c) */
     return vkvit__gemm_pick_variant(ctx, cpu ? VKVIT_GEMM_KERNEL_CPU : VKVIT_GEMM_KERNEL_SHARED, M, N, K);
 }
 

@@ -119,6 +119,17 @@ void vkvit__op_gemm_kind(vkvit__graph *g, const char *name, const char *kind, co
     if (has_res && op->residual.t == op->d.t) b[3].access |= VKVIT_READ;
     uint32_t groups[3];
     vkvit__gemm_groups(&cfg, &p, op->batch, groups);
+    if (g->ctx->policy.packed_bindings) {
+        if (kd.shader != VKVIT_SHADER_GEMM_F32_F32) {
+            vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "gemm '%s': the packed-bindings GEMM (the device's %u "
+                              "storage buffers per stage) is fp32 (B '%s' is %s)", name,
+                              g->ctx->caps.max_storage_buffers_per_stage, w.name, vkvit__dtype_name(w.dtype));
+            return;
+        }
+        ops_packed_node(g, name, kind, &kd, VKVIT_SHADER_GEMM_F32_F32_PACKED, b, VKVIT_GEMM_BINDINGS, &p, sizeof p,
+                        groups[0], groups[1], groups[2]);
+        return;
+    }
     vkvit__graph_node(g, name, kind, &kd, b, VKVIT_GEMM_BINDINGS, &p, sizeof p, groups[0], groups[1], groups[2]);
 }
 

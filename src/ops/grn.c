@@ -40,5 +40,9 @@ void vkvit__op_grn_residual(vkvit__graph *g, const char *name, uint32_t a, uint3
                              .spec = {ls != VKVIT_NONE, ops_elementwise_wg(g->ctx)}};
     grn_apply_push pa = {B, T, C};
     vkvit__node_binding ba[6] = {rd(a), rd(nx), rd(gamma), rd(beta), rd(or_dummy(ls, gamma)), rdwr(x)};
-    vkvit__graph_node(g, name, "grn", &ka, ba, 6, &pa, sizeof pa, groups_for((uint64_t)B * T * C, ka.spec[1]), 1, 1);
+    const uint32_t groups = groups_for((uint64_t)B * T * C, ka.spec[1]);
+    if (g->ctx->policy.packed_bindings)
+        ops_packed_node(g, name, "grn", &ka, VKVIT_SHADER_GRN_APPLY_F32_F32_PACKED, ba, 6, &pa, sizeof pa, groups, 1, 1);
+    else
+        vkvit__graph_node(g, name, "grn", &ka, ba, 6, &pa, sizeof pa, groups, 1, 1);
 }

@@ -61,8 +61,14 @@ vkvit__mlstm_prep_out vkvit__op_mlstm_prep(vkvit__graph *g, const char *name, co
     mlstm_prep_push p = {rows, op->S, op->E, op->K, up_stride, op->reverse, out.qkv_stride, op->NH, run};
     vkvit__node_binding b[7] = {rd(op->up), rd(op->conv_w), rd(op->conv_b), rd(op->wqk), rd(op->wv), wr(out.qkv),
                                 wr(out.vt)};
-    vkvit__graph_node(g, name, "mlstm_prep", &kd, b, kd.n_buffers, &p, sizeof p, groups_for(op->E / 4, 64),
-                      groups_for((uint64_t)op->B * VKVIT_CEIL_DIV(G, run), 1), 1);
+    const uint32_t gx = groups_for(op->E / 4, 64), gy = groups_for((uint64_t)op->B * VKVIT_CEIL_DIV(G, run), 1);
+    if (g->ctx->policy.packed_bindings &&
+        (kd.shader == VKVIT_SHADER_MLSTM_PREP_F32_F32 || kd.shader == VKVIT_SHADER_MLSTM_PREP_VT_F32_F32))
+        ops_packed_node(g, name, "mlstm_prep", &kd,
+                        op->v_transposed ? VKVIT_SHADER_MLSTM_PREP_VT_F32_F32_PACKED : VKVIT_SHADER_MLSTM_PREP_F32_F32_PACKED,
+                        b, kd.n_buffers, &p, sizeof p, gx, gy, 1);
+    else
+        vkvit__graph_node(g, name, "mlstm_prep", &kd, b, kd.n_buffers, &p, sizeof p, gx, gy, 1);
     return g->error ? none : out;
 }
 
@@ -389,7 +395,12 @@ vkvit__mat vkvit__op_mlstm_out(vkvit__graph *g, const char *name, const vkvit__m
     /* Lanes along the row's E/4 vec4s, workgroups along rows: on CPU devices one 8-lane workgroup spans the row
      * and takes 16 rows, 4 per step (llvmpipe pays per workgroup and per fetch, see the shader), elsewhere one row
      * each. */
-    vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, cpu ? 1 : groups_for(op->E / 4, wg),
-                      cpu ? groups_for(VKVIT_CEIL_DIV(rows, 4), 4) : groups_for(rows, 1), 1);
+    const uint32_t gx = cpu ? 1 : groups_for(op->E / 4, wg);
+    const uint32_t gy = cpu ? groups_for(VKVIT_CEIL_DIV(rows, 4), 4) : groups_for(rows, 1);
+    if (g->ctx->policy.packed_bindings && kd.shader == VKVIT_SHADER_MLSTM_OUT_F32_F32)
+        ops_packed_node(g, name, "mlstm_out", &kd, VKVIT_SHADER_MLSTM_OUT_F32_F32_PACKED, b, 8, &p, sizeof p, gx, gy,
+                        1);
+    else
+        vkvit__graph_node(g, name, "mlstm_out", &kd, b, 8, &p, sizeof p, gx, gy, 1);
     return g->error ? NO_MAT : out;
 }

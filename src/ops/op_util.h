@@ -5,8 +5,10 @@
 #define VKVIT_OPS_OP_UTIL_H
 
 #include "graph/graph.h"
+#include "policy/policy.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static inline vkvit__node_binding rd(uint32_t t) { return (vkvit__node_binding){t, VKVIT_READ}; }
 static inline vkvit__node_binding wr(uint32_t t) { return (vkvit__node_binding){t, VKVIT_WRITE}; }
@@ -67,6 +69,45 @@ static inline bool ops_texel_inputs(const vkvit_ctx *ctx, vkvit__kernel_desc *kd
     if (!ctx->policy.texel_reads) return false;
     for (uint32_t i = 0; i < n; i++) kd->texel_format[i] = VK_FORMAT_R32G32B32A32_SFLOAT;
     return true;
+}
+
+/* Packed bindings (policy.packed_bindings, shaders/packed.glsl): a node of the packed variant `packed_shader` of
+ * kernel `kd`, binding its n logical tensors through the arena and weights slots. The element bases follow the
+ * push block (the recorder fills them: src/graph/record.c), and bit i of spec constant 15 says that tensor i is a
+ * weight. Refuses with a sentence a tensor in another buffer, a written weight, a texel binding, or a push block or
+ * spec constants with no room. */
+_Static_assert(VKVIT_POLICY_KERNEL_BUFFERS == VKVIT_MAX_BINDINGS, "policy.h's count of a kernel's buffers");
+#define VKVIT_PACKED_SPEC 15u
+static inline uint32_t ops_packed_node(vkvit__graph *g, const char *name, const char *kind,
+                                       const vkvit__kernel_desc *kd, vkvit_shader_id packed_shader,
+                                       const vkvit__node_binding *b, uint32_t n, const void *push, uint32_t push_size,
+                                       uint32_t gx, uint32_t gy, uint32_t gz) {
+    if (g->error) return VKVIT_NONE;
+    if (push_size + 4 * n > VKVIT_MAX_PUSH || kd->n_spec > VKVIT_PACKED_SPEC || n > VKVIT_MAX_BINDINGS)
+        return vkvit__graph_fail(g, VKVIT_ERROR_INVALID_ARGUMENT, "'%s': no room for packed bindings (%u push "
+                                 "bytes, %u spec constants, %u tensors)", name, push_size, kd->n_spec, n);
+    vkvit__kernel_desc d = *kd;
+    uint32_t in_weights = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const vkvit__tensor t = vkvit__graph_get(g, b[i].tensor), root = vkvit__graph_get(g, vkvit__graph_root(g, b[i].tensor, NULL));
+        const bool weight = root.kind == VKVIT_TENSOR_WEIGHT;
+        if (root.kind == VKVIT_TENSOR_WEIGHT_F16 || root.kind == VKVIT_TENSOR_EXTERNAL || (weight && b[i].access & VKVIT_WRITE) ||
+            t.dtype != VKVIT_ELEM_F32 || kd->texel_format[i] != VK_FORMAT_UNDEFINED)
+            return vkvit__graph_fail(g, VKVIT_ERROR_UNSUPPORTED, "'%s': the packed-bindings kernel (the device's %u "
+                                     "storage buffers per stage) cannot bind '%s' (%s %s, not an fp32 tensor of the "
+                                     "arena or a read weight)", name, g->ctx->caps.max_storage_buffers_per_stage,
+                                     t.name, vkvit__dtype_name(t.dtype), b[i].access & VKVIT_WRITE ? "written" : "read");
+        in_weights |= (uint32_t)weight << i;
+    }
+    d.shader = packed_shader;
+    d.packed_slots = VKVIT_PACKED_SLOTS;
+    d.push_size = push_size + 4 * n;
+    for (uint32_t i = kd->n_spec; i < VKVIT_PACKED_SPEC; i++) d.spec[i] = 0; /* ids the shader does not declare */
+    d.spec[VKVIT_PACKED_SPEC] = in_weights;
+    d.n_spec = VKVIT_PACKED_SPEC + 1;
+    uint8_t data[VKVIT_MAX_PUSH] = {0};
+    memcpy(data, push, push_size);
+    return vkvit__graph_node(g, name, kind, &d, b, n, data, d.push_size, gx, gy, gz);
 }
 
 #endif /* VKVIT_OPS_OP_UTIL_H */

@@ -60,6 +60,15 @@ void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__po
      * the H100. */
     p->enable_khr_coopmat = !req.adopted && p->coopmat == VKVIT_COOPMAT_KHR;
     p->enable_huge_pages = !req.adopted && f->cpu_device && f->huge_page_import && !env->disable_huge_pages;
+    if (f->max_storage_buffers_per_stage < VKVIT_POLICY_KERNEL_BUFFERS) vkvit__policy_pack_bindings(p);
+}
+
+void vkvit__policy_pack_bindings(vkvit__policy *p) {
+    p->packed_bindings = true;
+    p->gemm_cpu = p->gemm_cpu_unrolled = false; /* the CPU GEMM has no packed variant: the shared-memory one runs */
+    p->coopmat = VKVIT_COOPMAT_NONE;            /* nor have the cooperative-matrix kernels (6 storage buffers) */
+    p->subgroup_shuffles = false;               /* nor the fused attention's row split over lanes */
+    p->enable_khr_coopmat = false;
 }
 
 /* Appends ", text" (or "text" to an empty list) to a comma-separated list of `cap` bytes, truncating. */
@@ -78,7 +87,13 @@ void vkvit__policy_describe(const vkvit__policy *p, const vkvit__caps *f, const 
         add(out, cap, line);
     }
     if (p->cpu_kernels) add(out, cap, "cpu-device (large register tiles, fp32 kernels)");
-    if (p->cpu_kernels && !p->gemm_cpu) {
+    if (p->packed_bindings) {
+        char line[200];
+        snprintf(line, sizeof line, "packed-bindings (%u storage buffers per stage: kernels of more tensors bind the "
+                 "arena and the weights; no CPU or cooperative-matrix GEMM)", f->max_storage_buffers_per_stage);
+        add(out, cap, line);
+    }
+    if (p->cpu_kernels && !p->gemm_cpu && !p->packed_bindings) {
         char line[160];
         snprintf(line, sizeof line, "cpu-gemm-off (subgroups of %u, the CPU GEMM needs 8: GEMMs take the "
                  "shared-memory kernel)", f->subgroup_size);

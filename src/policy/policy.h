@@ -51,6 +51,11 @@ typedef struct vkvit__policy {
     bool gemm_cpu;                          /* the CPU GEMM can run: subgroups of exactly 8 lanes with shuffles
                                                (shaders/gemm_cpu.comp is one such subgroup): the default size, or
                                                8 requested through size control; with cpu_kernels GEMMs take it */
+    bool packed_bindings;                   /* kernels that bind more tensors than the device has storage buffers
+                                               per stage (fewer than VKVIT_POLICY_KERNEL_BUFFERS: the Vulkan minimum
+                                               of 4, older Mali / Adreno drivers) take their packed variant: the arena
+                                               and the weights as two storage buffers (shaders/packed.glsl). Then no
+                                               CPU GEMM or cooperative-matrix kernel (they have none) */
     bool gemm_cpu_unrolled;                 /* texel_reads and the build's spirv-opt unrolled CPU GEMM variants
                                                (VKVIT_HAVE_GEMM_CPU_UNROLLED), not disabled (VKVIT_DISABLE_UNROLLED) */
     vkvit__coopmat_kernel coopmat;          /* fp16-math GEMMs on cooperative matrices: tentative until the first-use
@@ -68,6 +73,13 @@ typedef struct vkvit__policy {
     bool enable_khr_coopmat;                /* VK_KHR_cooperative_matrix: only where its kernel is the choice */
     bool enable_huge_pages;                 /* VK_EXT_external_memory_host for CPU devices' large buffers */
 } vkvit__policy;
+
+/* The most storage buffers a normal kernel variant binds (src/ops/op_util.h checks it against VKVIT_MAX_BINDINGS). */
+#define VKVIT_POLICY_KERNEL_BUFFERS 8u
+
+/* Turns packed bindings on in `p`, with what follows from them (policy.packed_bindings): choose_policy's rule for
+ * devices of few storage buffers, and the op tests' way to run the packed variants on any device. */
+void vkvit__policy_pack_bindings(vkvit__policy *p);
 
 /* Test-only switches that change what kernels compute, kept out of the policy. Set by tests through the ctx
  * (ctx->test_hooks) before a session is built. */

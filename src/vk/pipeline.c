@@ -15,18 +15,22 @@
 
 /* Bytes of the push-constant block, read from the module: max over its members of (Offset + size); 0 when there is
  * no block (the parameters come from a buffer, e.g. pre-processing), VKVIT_PUSH_UNSIZED for a member type this
- * reader does not size (only 32-bit scalars and vectors of them are sized, which is what the shaders' `p` blocks
- * hold). */
+ * reader does not size (only 32-bit scalars, vectors of them and arrays of those of a constant length are sized,
+ * which is what the shaders' `p` blocks hold: the array is the packed variants' element bases, shaders/packed.glsl,
+ * whose std430 stride is the element's size). */
 uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
-    enum { OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_STRUCT = 30, OP_TYPE_POINTER = 32,
-           OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH_CONSTANT = 9, DEC_OFFSET = 35 };
+    enum { OP_TYPE_INT = 21, OP_TYPE_FLOAT = 22, OP_TYPE_VECTOR = 23, OP_TYPE_ARRAY = 28, OP_TYPE_STRUCT = 30,
+           OP_TYPE_POINTER = 32, OP_CONSTANT = 43, OP_VARIABLE = 59, OP_MEMBER_DECORATE = 72, SC_PUSH_CONSTANT = 9,
+           DEC_OFFSET = 35 };
     if ((unsigned)shader >= VKVIT_SHADER_COUNT) return VKVIT_PUSH_UNSIZED;
     const uint32_t *w = vkvit_spirv_table[shader].words, n = vkvit_spirv_table[shader].n_words;
     if (n < 5) return VKVIT_PUSH_UNSIZED;
     const uint32_t bound = w[3];
-    uint32_t *size = calloc((size_t)bound * 3, sizeof *size); /* per id: type size, pointee, struct position */
+    /* per id: type size, pointee, struct position, 32-bit constant value + 1 */
+    uint32_t *size = calloc((size_t)bound * 4, sizeof *size);
     if (!size) return VKVIT_PUSH_UNSIZED;
-    uint32_t *pointee = size + bound, *struct_at = size + 2 * (size_t)bound, push_type = 0, bytes = 0;
+    uint32_t *pointee = size + bound, *struct_at = size + 2 * (size_t)bound, *constant = size + 3 * (size_t)bound;
+    uint32_t push_type = 0, bytes = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 5; i < n;) {
             const uint32_t len = w[i] >> 16, op = w[i] & 0xffff;
@@ -38,6 +42,11 @@ uint32_t vkvit__shader_push_size(vkvit_shader_id shader) {
                     size[a[0]] = 4;
                 else if (op == OP_TYPE_VECTOR && len >= 4 && id_ok && a[1] < bound)
                     size[a[0]] = size[a[1]] * a[2];
+                else if (op == OP_CONSTANT && len == 4 && a[1] < bound && a[0] < bound && size[a[0]] == 4 &&
+                         a[2] < 0x10000u)
+                    constant[a[1]] = a[2] + 1;
+                else if (op == OP_TYPE_ARRAY && len >= 4 && id_ok && a[1] < bound && a[2] < bound && constant[a[2]])
+                    size[a[0]] = size[a[1]] * (constant[a[2]] - 1);
                 else if (op == OP_TYPE_STRUCT && id_ok)
                     struct_at[a[0]] = i;
                 else if (op == OP_TYPE_POINTER && len >= 4 && id_ok && a[1] == SC_PUSH_CONSTANT)
@@ -131,11 +140,20 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
                             "workgroup width that is a multiple of it, not %u", label, spv->name, full_unit,
                             fp.local_size[0]);
 
+    /* A packed-bindings kernel's layout has its physical slots only: storage buffers, no texel or image binding. */
+    const uint32_t n_layout = desc->packed_slots ? desc->packed_slots : desc->n_buffers;
+    if (desc->packed_slots && (desc->packed_slots > desc->n_buffers || desc->sampled_images))
+        return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': %u packed slots for %u bindings%s", label,
+                            desc->packed_slots, desc->n_buffers, desc->sampled_images ? " with sampled images" : "");
+    for (uint32_t i = 0; desc->packed_slots && i < desc->n_buffers; i++)
+        if (desc->texel_format[i] != VK_FORMAT_UNDEFINED)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': a packed-bindings kernel has no texel "
+                                "binding (binding %u)", label, i);
     VkDescriptorSetLayoutBinding bindings[VKVIT_MAX_BINDINGS];
     if (desc->sampled_images >> desc->n_buffers)
         return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': sampled-image bits 0x%x beyond its %u "
                             "bindings", label, desc->sampled_images, desc->n_buffers);
-    for (uint32_t i = 0; i < desc->n_buffers; i++) {
+    for (uint32_t i = 0; i < n_layout; i++) {
         const VkFormat texel = desc->texel_format[i];
         const bool image = desc->sampled_images >> i & 1u;
         if (texel != VK_FORMAT_UNDEFINED && !vkvit__texel_bytes(texel))
@@ -155,7 +173,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     }
     VkDescriptorSetLayoutCreateInfo set_info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = desc->n_buffers,
+        .bindingCount = n_layout,
         .pBindings = bindings,
     };
     VK_TRY(ctx->vk.vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &out->set_layout));
@@ -213,7 +231,7 @@ vkvit_result vkvit__kernel_create(vkvit_ctx *ctx, const vkvit__kernel_desc *desc
     ctx->vk.vkDestroyShaderModule(ctx->device, module, NULL);
     vkvit__set_object_name(ctx, VK_OBJECT_TYPE_PIPELINE, (uint64_t)out->pipeline, label);
     out->shader = desc->shader;
-    out->n_buffers = desc->n_buffers;
+    out->n_buffers = n_layout;
     out->sampled_images = desc->sampled_images;
     out->push_size = desc->push_size;
     memcpy(out->texel_format, desc->texel_format, sizeof out->texel_format);
@@ -277,6 +295,7 @@ typedef struct vkvit__shared_kernel {
  * constants. */
 static bool same_variant(const vkvit__kernel_desc *a, const vkvit__kernel_desc *b) {
     if (a->shader != b->shader || a->n_buffers != b->n_buffers || a->push_size != b->push_size ||
+        a->packed_slots != b->packed_slots ||
         a->n_spec != b->n_spec || a->sampled_images != b->sampled_images || a->n_buffers > VKVIT_MAX_BINDINGS ||
         a->n_spec > VKVIT_MAX_SPEC)
         return false;

@@ -222,6 +222,10 @@ typedef struct vkvit__kernel_desc {
                                                vkvit__descriptor_set_create does not write those: their user
                                                writes its own sets) */
     uint32_t push_size;                     /* bytes of the push-constant block `p` (<= 128) */
+    uint32_t packed_slots;                  /* 0, or a packed-bindings kernel (shaders/packed.glsl): its n_buffers
+                                               logical tensors through this many storage buffers (0 the arena, 1 the
+                                               weights), each at an element base the recorder appends to the push
+                                               block (src/graph/record.c) */
     /* The subgroup contract of a kernel whose work split depends on its subgroups (shuffles among a row's lanes,
      * a warp of a cooperative matrix, the CPU GEMM's 8 lanes): every subgroup full, and of exactly this size.
      * Needs subgroup size control (caps.subgroup_size_control); kernel creation refuses without it. */

@@ -6,6 +6,10 @@
  *
  *   ./build/test_backend_ops [filter]          correctness (what CTest runs): every case whose name contains
  *                                              `filter` (all without one)
+ *   ./build/test_backend_ops packed [filter]   the cases of the ops with packed-bindings variants (GEMM and GRN;
+ *                                              shaders/packed.glsl) under the kernel policy of a device with 4
+ *                                              storage buffers per stage (policy.packed_bindings), on any device:
+ *                                              CTest's test_backend_ops_packed
  *   ./build/test_backend_ops perf [filter]     also times each case with GPU timestamps (the recorder's per-node
  *                                              queries): median over VKVIT_PERF_REPS submissions (default 20) after
  *                                              2 warm-ups; prints us, GB/s and GFLOP/s per case. Not run by CTest.
@@ -33,6 +37,7 @@
 #include "graph_util.h"
 #include "ops/ops.h"
 #include "ops/topk.h"
+#include "policy/policy.h"
 
 #include <stdarg.h>
 #include <time.h>
@@ -711,6 +716,9 @@ static double time_case(vt_graph *r, unsigned reps) {
     return med;
 }
 
+/* packed mode (main): every case must have run a packed-bindings kernel */
+static bool g_packed;
+
 /* Runs case c (number `index`: its inputs continue the stream vt_rng_state holds), compares, and in perf mode
  * times it. */
 static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t seed, bool perf, unsigned reps) {
@@ -720,6 +728,11 @@ static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t se
     vt_graph r;
     vt_graph_begin(&r, ctx);
     ops[c->op].build(&r, &run);
+    if (g_packed) {
+        bool any = false;
+        for (uint32_t k = 0; k < r.g.n_kernels; k++) any |= r.g.kernels[k].packed_slots != 0;
+        CHECK(any, "%s: no packed-bindings kernel in the graph", name);
+    }
     vkvit_result res = vt_graph_run(&r);
     CHECK(res == VKVIT_OK, "%s: graph run: %s: %s", name, vkvit_result_name(res), vkvit_last_error());
     if (res == VKVIT_OK && run.out != VKVIT_NONE) {
@@ -757,11 +770,40 @@ static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t se
     for (int i = 0; i < BO_MAX_HOST; i++) free(run.host[i]);
 }
 
+/* packed mode: a node whose tensors each fit one descriptor but whose span in the arena does not is refused at
+ * recording with a sentence naming the kernel and the limit (a GEMM of 16 x 16 x 16: A and D 1 KiB each, 256-byte
+ * aligned side by side, under a maxStorageBufferRange lowered to 1536 bytes for this graph). */
+static void check_packed_span_refusal(vkvit_ctx *ctx) {
+    const uint32_t saved = ctx->limits.maxStorageBufferRange, shape[2] = {16, 16};
+    float *a = malloc(256 * sizeof *a), *w = malloc(256 * sizeof *w);
+    if (!a || !w) exit(1);
+    for (int i = 0; i < 256; i++) a[i] = vt_rand_f(), w[i] = vt_rand_f();
+    ctx->limits.maxStorageBufferRange = 1536;
+    vt_graph r;
+    vt_graph_begin(&r, ctx);
+    const uint32_t x = vt_graph_input(&r, "a", a, 2, shape), wt = vt_graph_weight(&r, "w", w, 2, shape);
+    const uint32_t y = vkvit__op_linear(&r.g, "linear", x, wt, VKVIT_NONE, VKVIT_ACT_NONE);
+    vt_graph_output(&r, y);
+    const vkvit_result res = vt_graph_run(&r);
+    const char *msg = vkvit_last_error();
+    printf("packed span refusal: %s: %s\n", vkvit_result_name(res), msg);
+    CHECK(res == VKVIT_ERROR_UNSUPPORTED, "a packed GEMM spanning more than maxStorageBufferRange: %s",
+          vkvit_result_name(res));
+    CHECK(strstr(msg, "gemm_f32_f32_packed") && strstr(msg, "maxStorageBufferRange") && strstr(msg, "1536"),
+          "the refusal names no kernel or limit: %s", msg);
+    vt_graph_end(&r);
+    ctx->limits.maxStorageBufferRange = saved;
+    free(a);
+    free(w);
+}
+
 int main(int argc, char **argv) {
     bool perf = false;
     const char *filter = NULL;
+    bool packed = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "perf")) perf = true;
+        else if (!strcmp(argv[i], "packed")) packed = true;
         else filter = argv[i];
     }
     const char *s = getenv("VKVIT_TEST_SEED");
@@ -773,6 +815,13 @@ int main(int argc, char **argv) {
     if (rs && atoi(rs) > 0) reps = (unsigned)atoi(rs);
 
     vkvit_ctx *ctx = vt_ctx();
+    /* packed: the kernel policy of a device with 4 storage buffers per stage (policy.packed_bindings), so that every
+     * op that binds more runs its packed variant, on any device */
+    if (packed) {
+        g_packed = true;
+        vkvit__policy_pack_bindings(&ctx->policy);
+        printf("packed bindings (policy.packed_bindings): the GEMM and GRN cases through shaders/packed.glsl\n");
+    }
     if (perf) {
         vkvit_device_info info;
         vkvit_ctx_device_info(ctx, &info);
@@ -793,10 +842,14 @@ int main(int argc, char **argv) {
         char name[160];
         case_name(&c, name, sizeof name);
         if (filter && !strstr(name, filter)) continue;
+        /* packed: the ops whose kernels have a packed variant; the others bind at most 4 buffers and run the
+         * kernels of the plain entries */
+        if (packed && c.op != BO_GEMM && c.op != BO_GRN) continue;
         run_case(ctx, &c, i, seed, perf, reps);
         n_run++;
     }
     CHECK(n_run > 0, "no case matches '%s'", filter ? filter : "");
+    if (packed && !filter) check_packed_span_refusal(ctx);
     printf("%zu cases in %.1f s (seed %llu); %u graphs, %u pipelines (%u distinct), prepare %.1f s, runs %.1f s\n",
            n_run, vt_now_s() - t0, (unsigned long long)seed, vt_graph_stats.graphs, vt_graph_stats.kernels,
            vt_graph_stats.unique, vt_graph_stats.prepare_s, vt_graph_stats.run_s);
