@@ -74,6 +74,8 @@ typedef struct vkvit__policy {
 typedef struct vkvit__test_hooks {
     bool coopmat_corrupt;                   /* the cooperative-matrix kernel adds 1 to every output (proves that the
                                                self-check and the tests catch a wrong kernel) */
+    uint64_t heap_budget;                   /* nonzero: every memory heap's budget at most this many bytes (what a
+                                               nearly full device reports: proves the budget refusal) */
 } vkvit__test_hooks;
 
 /* The policy for a device with these facts. `facts` before device creation gives the features to enable; after it
