@@ -3,6 +3,7 @@
  * the whole inference once (src/session.h lists the files). This file: creation, destruction, shapes and stats. */
 #include "session.h"
 #include "coopmat_guard.h"
+#include "self_check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->features = VKVIT_NONE;
     const vkvit__build_opts opts = vkvit__build_opts_of(desc.precision); /* this graph's and every rebuild's */
     vkvit__graph_init_opts(&s->graph, ctx, &opts);
+    vkvit__self_check(ctx, desc.precision); /* once per ctx and variant: before this graph or the checks below
+                                                 read the policy */
     if (desc.precision == VKVIT_PRECISION_FP16_MATH && !ctx->policy.fp16_math) {
         const char *missing =
             ctx->caps.fp16_storage && !ctx->policy.fp16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
