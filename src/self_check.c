@@ -369,6 +369,7 @@ static uint32_t running_of(const vkvit__policy *pol, size_t c) {
 
 static void blame(vkvit_ctx *ctx, uint32_t v, const char *why) {
     variant_off(&ctx->policy, v);
+    ctx->policy.self_check_failed |= v;
     char line[400];
     snprintf(line, sizeof line, "%s failed its self-check (%s): %s", variant_name(v), why, variant_fallback(v));
     vkvit__ctx_add_workaround(ctx, line);

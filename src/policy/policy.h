@@ -59,6 +59,7 @@ typedef struct vkvit__policy {
     bool coopmat_checked;                   /* the self-check ran */
     uint32_t self_checked;                  /* the problems of the first-use self-check of the other variants that
                                                ran (self_check.c), one bit each */
+    uint32_t self_check_failed;             /* the variants it switched off (vkvit__self_check_variant bits) */
     uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: 32 where size control offers
                                                it (RDNA3's wave32 beside its default 64), else the default size;
                                                requested with full subgroups where size control exists */
