@@ -77,6 +77,18 @@ class vkvit_ctx_desc(Structure):
     ]
 
 
+class vkvit_memory_heap(Structure):
+    _fields_ = [
+        ("size", c_uint64),
+        ("budget", c_uint64),
+        ("usage", c_uint64),
+        ("device_local", c_int),
+    ]
+
+
+VKVIT_MAX_MEMORY_HEAPS = 16
+
+
 class vkvit_device_info(Structure):
     _fields_ = [
         ("name", c_char * 256),
@@ -112,6 +124,9 @@ class vkvit_device_info(Structure):
         ("cooperative_matrix_in_use", c_int),
         ("texel_reads_in_use", c_int),
         ("cooperative_matrix_khr_kernel", c_int),
+        ("memory_budget", c_int),
+        ("memory_heap_count", c_uint32),
+        ("memory_heaps", vkvit_memory_heap * VKVIT_MAX_MEMORY_HEAPS),
     ]
 
 
