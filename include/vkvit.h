@@ -242,7 +242,9 @@ typedef struct vkvit_device_info {
     uint64_t device_local_bytes;            /* largest device-local heap */
     uint64_t max_storage_buffer_range;      /* bytes one storage-buffer descriptor reaches (128 MiB on lavapipe) */
     uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
-    char workarounds[512];                  /* the quirks in force, comma-separated, "" for none */
+    char workarounds[512];                  /* the quirks in force, comma-separated, "" for none; after a ctx's
+                                               first session also any variant its first-use self-check switched
+                                               off ("... failed its self-check (...): ...", docs/gpu.md) */
     int validation;                         /* the validation layer is active */
     int adopted;                            /* the ctx adopted a host device */
     /* Capabilities in use (src/vk/vk.h vkvit__caps; docs/gpu.md). New fields are only ever appended here. */

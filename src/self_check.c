@@ -331,8 +331,8 @@ static bool check_once(vkvit_ctx *ctx, build_fn build, bool corrupt, char *why, 
             if (rel > worst || isnan(rel)) worst = rel;
         }
         if (wrong)
-            snprintf(why, cap, "%s: %zu of %zu outputs wrong, worst error %.3g x its scale, tolerance %.0e", p.name,
-                     wrong, p.n_out, worst, p.tolerance);
+            snprintf(why, cap, "%s: %zu of %zu wrong, worst %.2g x scale, tolerance %.0e", p.name, wrong, p.n_out,
+                     worst, p.tolerance);
     }
     free(got);
     problem_free(&p);
