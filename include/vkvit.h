@@ -53,29 +53,30 @@
  *   matching destroy calls. It submits to the ctx's queue only inside these calls: vkvit_model_create and
  *   vkvit_session_create (uploads; they may wait for the queue to go idle), vkvit_session_run (waits for its own
  *   work), vkvit_session_submit (never waits; on the queue the host
- *   names), vkvit_ctx_destroy (waits until the queue is idle). Recording (vkvit_session_record / _record_ex)
- *   appends commands and barriers to the host's command buffer and nothing else: it never begins, ends, resets or
- *   submits it.
+ *   names), vkvit_session_plan_slices (its profiling pass) and
+ *   _run_slices (both wait), vkvit_ctx_destroy (waits until the queue
+ *   is idle). Recording (vkvit_session_record / _record_ex / _record_slice) appends commands and barriers to the
+ *   host's command buffer and nothing else: it never begins, ends, resets or submits it.
  *   What vkvit never does: create an instance or device, destroy a host object, wait on the host's fences or
  *   semaphores on the CPU, change the layout of a host image, submit outside the calls above, allocate or create
  *   Vulkan objects after vkvit_session_create returns (vkvit_session_set_images growing its upload or scratch
- *   buffer, or adding the pre-processing to a session created with max_image_pixels 0, is the one documented
- *   exception).
+ *   buffer, or adding the pre-processing to a session created with max_image_pixels 0, is one documented
+ *   exception; vkvit_session_plan_slices' temporary query pool, destroyed before it returns, the other).
  *
  * THREADING
  *   Objects are not internally synchronised; the rules follow what each call touches.
  *   - vkvit_ctx_create and vkvit_ctx_destroy load process-wide Vulkan entry points: one thread at a time in the
  *     whole process. Different ctx objects may then be used from different threads freely.
  *   - Session calls touch only their session: set_input, set_condition, set_images, get_output, get_top_k, poll,
- *     wait, record, record_ex, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
+ *     wait, record, record_ex, record_slice, slice_info, get_stats, profile and the shape queries. Different sessions of one ctx may be used from different
  *     threads at the same time; one session from one thread at a time.
  *   - vkvit_session_run and vkvit_session_submit are session calls that also call vkQueueSubmit. vkvit serialises its own submissions to a queue with a per-ctx lock, so sessions of a ctx
  *     that vkvit created may run from several threads with no lock of the caller's. In adopt mode the host also
  *     uses the queue: Vulkan requires all use of one VkQueue to be serialised, so hold the lock that guards the
  *     host's own submissions (and presents) around these calls.
- *   - Everything else (model and session creation and destruction, device info) needs the whole ctx:
- *     no other call on the ctx or its children, and no host use of its queue, at the same time. Do it on a loading
- *     screen, not in the frame loop.
+ *   - Everything else (model and session creation and destruction, plan_slices, run_slices, device info) needs the
+ *     whole ctx: no other call on the ctx or its children, and no host use of its queue, at the same time. Do it
+ *     on a loading screen, not in the frame loop.
  *   The log callback is called on the thread of the failing call, so concurrently when sessions are used from
  *   several threads. Model and session creation spread their CPU work (weight conversion, pipeline compilation)
  *   over up to 8 short-lived threads of vkvit's own, joined before the call returns; no other call creates any.
@@ -722,6 +723,105 @@ VKVIT_API int vkvit_session_poll(const vkvit_session *session);
 /* Blocks until the session's last submission has finished (VKVIT_OK at once when idle). For shutdown and loading
  * screens; a frame loop polls instead. */
 VKVIT_API vkvit_result vkvit_session_wait(vkvit_session *session);
+
+/* --- One inference in slices, one per frame, under a GPU-time budget (docs/embedding.md, "Slices") ---
+ *
+ * A whole inference may take longer than a frame can spare. vkvit_session_plan_slices cuts the session's recorded
+ * graph into slices, each a run of whole nodes (dispatches) whose GPU time stays within a budget, and
+ * vkvit_session_record_slice records one of them into the host's command buffer; the host records slice 0 in one
+ * frame, slice 1 in the next, and so on, with its own work (rendering, compute, transfers) in between:
+ *
+ *   vkvit_slice_plan plan;
+ *   vkvit_session_plan_slices(s, &(vkvit_slice_plan_desc){.budget_ms = 4.0}, &plan); // once, on a loading screen
+ *   ...each frame: if (i == 0) vkvit_session_set_input(s, pixels, n);  // or set_images; before the submission
+ *                  ...the host's own work...
+ *                  vkvit_session_record_slice(s, cmd, i);              // slice i of plan.slice_count
+ *                  i = (i + 1) % plan.slice_count;                    // after the last: get_output, once waited
+ *
+ * Times: the plan's node times come from the host (desc.node_ms, e.g. vkvit_profile_entry.ms of an earlier
+ * profiled run, or a table measured on the target device) or, by default, from a profiling pass: the plan call
+ * runs the session `profile_runs` times with a timestamp after each node (read modulo the queue's
+ * timestampValidBits) and takes, per node, the median of the time from the end of the node before to its own end
+ * (its dispatch and the barrier before it). The slices are cut greedily, in node order: a slice takes nodes while
+ * their times sum to at most budget_ms. A node whose time alone exceeds the budget becomes a slice of its own,
+ * counted in vkvit_slice_plan.over_budget and named in its sentence (vkvit_slice_plan.message, also sent to the
+ * ctx's log callback as one VKVIT_LOG_WARNING); the plan still succeeds. The budget bounds the planned times: a
+ * slice's measured time varies as the device's does (clocks, other work), plus the slice's barrier at its start
+ * and, for the first and last, the input and output copies of devices whose arena is not host-visible.
+ *
+ * Memory: every slice begins with a global memory dependency of compute and transfer work recorded or submitted
+ * before it (the earlier slices' writes to the arena), so whatever the host records between two slices on the
+ * queue, the slices see each other's results; the host's own work before a slice also waits for that barrier.
+ * Slices recorded into command buffers for different queues need the host's semaphores between them, in slice
+ * order. Slice 0 also copies the input in (as vkvit_session_record does), the last slice ends with the output made
+ * visible to the host; the logits equal a whole run's bit for bit (the same dispatches on the same data).
+ *
+ * Rules: from the submission of slice 0 until the last slice has completed, the session is busy with that
+ * inference: no run, submit, record, set_input, set_condition, set_images or get_output on it (use a second
+ * session for other work). Slices are recorded in order (0, 1, ...; recording slice 0 again starts over, and the
+ * slice just recorded may be recorded again, into a command buffer that replaces the first); submitted in the
+ * order they were recorded. Host inputs (record_ex's images) are not taken by slices: use set_input / set_images.
+ * A command buffer recorded with a slice is invalidated as record's are (set_images growing its buffers).
+ * vkvit creates nothing in record_slice; plan_slices allocates the plan's host memory and, for its profiling pass
+ * without desc.node_ms in a session created with profile = 0, a query pool it destroys before returning. */
+
+/* Defaults: budget_ms required, node_ms NULL (a profiling pass), profile_runs 0 = 3, times_out NULL. */
+typedef struct vkvit_slice_plan_desc {
+    double budget_ms;                       /* GPU time per slice, > 0 */
+    const double *node_ms;                  /* NULL: profile; else one time per node (ms, >= 0, finite), in
+                                               execution order, as vkvit_session_profile lists the nodes */
+    uint32_t node_count;                    /* entries of node_ms and times_out: vkvit_session_get_stats().nodes */
+    uint32_t profile_runs;                  /* profiling passes without node_ms (1 .. 64; 0 = 3) */
+    double *times_out;                      /* NULL, or node_count entries that receive the node times the plan
+                                               used (the profiled ones: profile once, then plan other budgets
+                                               with them as node_ms, or keep them for the next start) */
+} vkvit_slice_plan_desc;
+
+typedef struct vkvit_slice_plan {
+    uint32_t slice_count;
+    uint32_t over_budget;                   /* slices of one node whose time alone exceeds the budget */
+    uint32_t nodes;                         /* nodes in all slices (the session's nodes) */
+    double total_ms;                        /* the node times summed */
+    double largest_ms;                      /* the largest slice's time */
+    char message[320];                      /* "" or one sentence naming the node(s) above the budget */
+} vkvit_slice_plan;
+
+/* Plans the session's slices (replacing an earlier plan) and writes the plan to *out (may be NULL). The session
+ * must be idle; the profiling pass needs the condition of a model that takes one, as run does, and its runs are
+ * the session's last (vkvit_session_profile of a session created with profile = 1 then reads the last pass). Like session
+ * creation, it needs the whole ctx (THREADING): it submits to the ctx's queue and waits. Errors:
+ * VKVIT_ERROR_INVALID_ARGUMENT (NULL session, a budget that is not a positive finite number, node_count other than
+ * the session's nodes with node_ms or times_out, a negative or non-finite time, profile_runs above 64, the session in flight),
+ * VKVIT_ERROR_UNSUPPORTED (a profiling pass on a device without timestamps: pass node_ms), VKVIT_ERROR_VULKAN. On
+ * failure the session keeps no plan. */
+VKVIT_API vkvit_result vkvit_session_plan_slices(vkvit_session *session, const vkvit_slice_plan_desc *desc,
+                                                 vkvit_slice_plan *out);
+
+typedef struct vkvit_slice_info {
+    uint32_t first_node, node_count;        /* nodes [first_node, first_node + node_count) */
+    double planned_ms;                      /* their times summed */
+    int over_budget;                        /* 1: one node whose time alone exceeds the budget */
+    const char *first_label;                /* the first node's label (valid while the session lives) */
+} vkvit_slice_info;
+
+/* Slice `index` of the plan. VKVIT_ERROR_INVALID_ARGUMENT without a plan or with an index out of range. */
+VKVIT_API vkvit_result vkvit_session_slice_info(const vkvit_session *session, uint32_t index, vkvit_slice_info *out);
+
+/* Records slice `index` into the host's command buffer (a primary one in the recording state, of the ctx's queue
+ * family, as for vkvit_session_record) and creates nothing. Errors: VKVIT_ERROR_INVALID_ARGUMENT (NULL argument,
+ * no plan, an index out of range or out of order: neither 0, nor the next slice, nor the one just recorded, a
+ * model's missing condition); nothing is recorded then. */
+VKVIT_API vkvit_result vkvit_session_record_slice(vkvit_session *session, VkCommandBuffer cmd, uint32_t index);
+
+/* Runs one inference as the plan's slices on the ctx's queue, each slice its own submission of the session's
+ * command buffer (recorded again for it), waited for: a frame loop without the host's work between, for
+ * benchmarks and checks (`vkvit bench --slices`). The whole inference is recorded again at the end, for run and
+ * submit. The output is then read as after run. `slice_ms`: NULL, or slice_count entries that receive each slice's
+ * GPU time, from a timestamp before its first command to one after its last (sessions created with profile = 1;
+ * vkvit_session_profile then refuses until the next run). Creates nothing. Errors: VKVIT_ERROR_INVALID_ARGUMENT
+ * (NULL session, no plan, slice_ms without profile = 1, a missing condition, the session in flight),
+ * VKVIT_ERROR_VULKAN, VKVIT_ERROR_DEVICE_LOST. */
+VKVIT_API vkvit_result vkvit_session_run_slices(vkvit_session *session, double *slice_ms);
 
 /* ------------------------------------------------------------------------------------------------------------
  * Describing a model file without a device (what `vkvit inspect` prints; for tools and bindings)

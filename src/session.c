@@ -120,6 +120,7 @@ void vkvit_session_destroy(vkvit_session *s) {
     vkvit_model *model = s->model;
     vkvit__submission_destroy(ctx, &s->sub); /* waits for a run in flight first */
     vkvit__imgproc_destroy(&s->img);
+    vkvit__session_slices_free(s);
     vkvit__record_free(ctx, &s->rec);
     vkvit__buffer_destroy(ctx, &s->arena);
     vkvit__buffer_destroy(ctx, &s->in_staging);

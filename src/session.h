@@ -7,6 +7,8 @@
  *   session_io.c      host copies: inputs and condition, logits / features / top-K out, set_images
  *   session_submit.c  the recorded command buffer (what it holds), run, submit with host semaphores, poll, wait,
  *                     record / record_ex into a host command buffer, profile
+ *   session_slices.c  the inference in slices under a GPU-time budget: the plan (profiled or host node times) and
+ *                     one slice recorded into a host command buffer
  *
  * This header holds the session struct and what the files share. No file makes a Vulkan call itself: the command
  * buffer and fence are a vkvit__submission (src/vk/submission.h), the rest goes through src/graph/ and src/vk/. */
@@ -19,6 +21,15 @@
 #include "vk/submission.h"
 
 #include <stdio.h>
+
+/* A slice plan (vkvit_session_plan_slices): slice i runs nodes [first[i], first[i + 1]), first[count] = n_nodes. */
+typedef struct vkvit__slices {
+    uint32_t count;                         /* 0: no plan */
+    uint32_t *first;                        /* [count + 1] */
+    double *ms;                             /* [count] the node times summed (the plan's times) */
+    double budget_ms;
+    uint32_t last;                          /* the slice recorded last, VKVIT_NONE before any */
+} vkvit__slices;
 
 struct vkvit_session {
     vkvit_model *model;
@@ -49,6 +60,7 @@ struct vkvit_session {
     uint32_t topk;                          /* graph tensor [2, B, top_k] words (classes, probabilities), or VKVIT_NONE */
     bool want_features;                     /* desc.features */
     uint32_t features;                      /* graph tensor [B, F]: the pooled pre-logits features, or VKVIT_NONE */
+    vkvit__slices slices;                   /* session_slices.c; freed by destroy (vkvit__session_slices_free) */
 };
 
 static inline vkvit_shape shape_of(const vkvit__tensor *t) {
@@ -111,6 +123,14 @@ vkvit__record_target vkvit__session_target(const vkvit_session *s);
 uint64_t vkvit__session_staged_offset(const vkvit_session *s, uint32_t t);
 
 /* session_submit.c */
+/* Records nodes [first, end) with what surrounds them (session_submit.c, record's steps): the dependency on earlier
+ * work always, the input copies when first == 0, the outputs when end == n_nodes. io as for record_ex, or NULL. */
+void vkvit__session_record_part(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *io, uint32_t first,
+                                uint32_t end);
+
+/* session_slices.c */
+void vkvit__session_slices_free(vkvit_session *s);
+
 /* Records the session's own command buffer again (idle session): after set_images replaced a buffer the
  * pre-processing nodes bind, or added them. */
 vkvit_result vkvit__session_rerecord(vkvit_session *s);

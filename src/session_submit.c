@@ -32,8 +32,10 @@ static void record_host_output(vkvit_session *s, VkCommandBuffer cmd, const vkvi
                        ho->dst_access ? ho->dst_access : VK_ACCESS_MEMORY_READ_BIT);
 }
 
-/* io: the host inputs and output of vkvit_session_record_ex (already checked), or NULL. */
-static void record(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *io) {
+/* io: the host inputs and output of vkvit_session_record_ex (already checked), or NULL. Nodes [first, end) only
+ * for a slice (session.h): step 1 always, step 2 with the first node, step 4 with the last. */
+void vkvit__session_record_part(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *io, uint32_t first,
+                                uint32_t end) {
     vkvit_ctx *ctx = s->ctx;
     const vkvit__tensor *in = &s->graph.tensors[s->input], *out = &s->graph.tensors[s->output];
     vkvit__record_target tg = vkvit__session_target(s);
@@ -42,7 +44,7 @@ static void record(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_des
     vkvit__cmd_barrier_prior_work(ctx, cmd);
 
     /* 2. Inputs. */
-    if (!s->direct) {
+    if (first == 0 && !s->direct) {
         vkvit__cmd_copy(ctx, cmd, s->in_staging.buffer, 0, s->arena.buffer, in->offset, in->bytes);
         vkvit__cmd_barrier(ctx, cmd, &s->arena, in->offset, in->bytes, VK_PIPELINE_STAGE_TRANSFER_BIT,
                            VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
@@ -59,7 +61,8 @@ static void record(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_des
      * their slots), then the network. */
     const vkvit__node_swap *swaps = NULL;
     const uint32_t n_swaps = s->img.ctx ? vkvit__imgproc_prepare_inputs(&s->img, io, &swaps) : 0;
-    vkvit__record_nodes_swapped(ctx, &s->graph, &tg, &s->rec, cmd, swaps, n_swaps);
+    vkvit__record_node_range(ctx, &s->graph, &tg, &s->rec, cmd, swaps, n_swaps, first, end);
+    if (end < s->graph.n_nodes) return; /* a slice before the last: no output yet */
     /* 4. Output: the logits, then the top-K words when the session has them (out_staging holds both, back to back),
      * or what the host asked for in its own buffer. */
     if (io && io->output.kind != VKVIT_OUTPUT_NONE) {
@@ -83,6 +86,10 @@ static void record(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_des
                                VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
         }
     }
+}
+
+static void record(vkvit_session *s, VkCommandBuffer cmd, const vkvit_record_desc *io) {
+    vkvit__session_record_part(s, cmd, io, 0, s->graph.n_nodes);
 }
 
 /* Records the session's own command buffer again (idle session): after set_images replaced a buffer the
@@ -293,7 +300,8 @@ static vkvit_result read_profile(const vkvit_session *s, vkvit_profile_entry *ou
         uint64_t ticks[2] = {0, 0}; /* available: the run waited for its fence */
         VkResult vr = vkvit__timer_read_ticks(s->ctx, &s->rec.timer, 2 * i, 2, ticks);
         if (vr != VK_SUCCESS) return vkvit__vk_error(vr, "vkGetQueryPoolResults", "vkvit_session_profile", s->label);
-        double ms = (double)(ticks[1] - ticks[0]) * s->ctx->info.timestamp_period_ns * 1e-6;
+        double ms = (double)vkvit__ticks_elapsed(ticks[0], ticks[1], s->ctx->timestamp_valid_bits) *
+                    s->ctx->info.timestamp_period_ns * 1e-6; /* a counter of timestampValidBits may wrap between */
         out[i] = (vkvit_profile_entry){s->graph.nodes[i].label, s->graph.nodes[i].kind, ms};
     }
     *count = s->graph.n_nodes;

@@ -60,10 +60,11 @@ import struct
 import sys
 import types
 
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vkvit_file as vf  # noqa: E402
+# PyTorch and tools/vkvit_file.py (which imports it) are loaded by _load_torch once the arguments are parsed, so
+# that --help and usage errors answer at once, and on a Python without PyTorch.
+torch = None
+vf = None
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 PROG = "convert.py"
 IMAGENET_MEAN = [0.485, 0.456, 0.406]
@@ -120,31 +121,56 @@ class _Stub(dict):
         pass
 
 
-_SAFE_GLOBALS = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("collections", "defaultdict"): collections.defaultdict,
-    ("argparse", "Namespace"): argparse.Namespace,
-    ("_codecs", "encode"): __import__("codecs").encode,
-    ("torch", "Size"): torch.Size,
-    ("torch", "device"): torch.device,
-    ("torch.nn.parameter", "Parameter"): torch.nn.Parameter,
-}
-for _n in ("set", "frozenset", "slice", "complex", "bytearray", "bytes", "int", "float", "str", "list", "dict",
-           "tuple", "bool", "range"):
-    _SAFE_GLOBALS[("builtins", _n)] = getattr(__import__("builtins"), _n)
-for _mod, _names in (("torch._utils", ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_parameter",
-                                       "_rebuild_parameter_with_state")),
-                     ("torch._tensor", ("_rebuild_from_type", "_rebuild_from_type_v2"))):
-    for _n in _names:
-        _m = __import__(_mod, fromlist=[_n])
-        if hasattr(_m, _n):
-            _SAFE_GLOBALS[(_mod, _n)] = getattr(_m, _n)
-try:
-    for _mod, _n in (("numpy.core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
-                     ("numpy", "ndarray"), ("numpy", "dtype")):
-        _SAFE_GLOBALS[(_mod, _n)] = getattr(__import__(_mod, fromlist=[_n]), _n)
-except (ImportError, AttributeError):  # pragma: no cover
-    pass
+_SAFE_GLOBALS = {}
+
+
+def _fill_safe_globals():
+    """The globals a checkpoint's pickle may name (the rest become _Stub classes); torch's need torch loaded."""
+    _SAFE_GLOBALS.update({
+        ("collections", "OrderedDict"): collections.OrderedDict,
+        ("collections", "defaultdict"): collections.defaultdict,
+        ("argparse", "Namespace"): argparse.Namespace,
+        ("_codecs", "encode"): __import__("codecs").encode,
+        ("torch", "Size"): torch.Size,
+        ("torch", "device"): torch.device,
+        ("torch.nn.parameter", "Parameter"): torch.nn.Parameter,
+    })
+    for n in ("set", "frozenset", "slice", "complex", "bytearray", "bytes", "int", "float", "str", "list", "dict",
+              "tuple", "bool", "range"):
+        _SAFE_GLOBALS[("builtins", n)] = getattr(__import__("builtins"), n)
+    for mod, names in (("torch._utils", ("_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_parameter",
+                                         "_rebuild_parameter_with_state")),
+                       ("torch._tensor", ("_rebuild_from_type", "_rebuild_from_type_v2"))):
+        for n in names:
+            m = __import__(mod, fromlist=[n])
+            if hasattr(m, n):
+                _SAFE_GLOBALS[(mod, n)] = getattr(m, n)
+    try:
+        for mod, n in (("numpy.core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+                       ("numpy", "ndarray"), ("numpy", "dtype")):
+            _SAFE_GLOBALS[(mod, n)] = getattr(__import__(mod, fromlist=[n]), n)
+    except (ImportError, AttributeError):  # pragma: no cover
+        pass
+
+
+def _load_torch():
+    """Imports PyTorch and tools/vkvit_file.py (once). ConvertError with a sentence when this Python has no
+    PyTorch: reading a checkpoint needs it, --help does not."""
+    global torch, vf
+    if torch is not None and vf is not None:
+        return
+    try:
+        import torch as torch_module
+    except ImportError as e:
+        raise ConvertError(f"converting a checkpoint needs PyTorch, which this Python ({sys.executable}) cannot "
+                           f"import ({e}); on Debian run /usr/bin/python3 with python3-torch installed, elsewhere "
+                           f"pip install torch") from None
+    torch = torch_module
+    if _HERE not in sys.path:
+        sys.path.insert(0, _HERE)
+    import vkvit_file as vf_module
+    vf = vf_module
+    _fill_safe_globals()
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
@@ -199,6 +225,7 @@ def _torch_load(path):
 def load_source(path):
     """Load SRC: a torch pickle (zip or legacy format) through the restricted unpickler, or a safetensors file.
     Returns (object, vkvit document or None): the document when SRC is a vkvit model file (re-conversion)."""
+    _load_torch()
     if not os.path.exists(path):
         raise ConvertError(f"{path} does not exist")
     if os.path.isdir(path):
@@ -426,6 +453,7 @@ def map_paper(sd):
 
 def rope_theta(base, dk):
     """θ_j = 1 / base^(2j / (dk/2)), j < dk/4, computed in fp32 exactly as both upstream repos do."""
+    _load_torch()
     dh = dk // 2
     return 1.0 / (base ** (torch.arange(0, dh, 2).float() / dh))
 
@@ -785,7 +813,7 @@ def infer_resnet(sd, args):
 # Conversion
 # ---------------------------------------------------------------------------------------------------------------
 
-DTYPE_ARG = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+DTYPE_ARG = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}  # torch dtype names
 
 
 def cast(sd, dtype):
@@ -1042,7 +1070,7 @@ def convert(args):
         vf.validate_model(sd, vkvit)
     except vf.FormatError as e:
         raise ConvertError(f"the checkpoint does not match the inferred {arch} model: {e}") from None
-    tensors = cast(sd, DTYPE_ARG[args.dtype])
+    tensors = cast(sd, getattr(torch, DTYPE_ARG[args.dtype]))
     try:
         vf.write_model(args.output, tensors, vkvit)
     except OSError as e:
@@ -1103,7 +1131,7 @@ def build_parser():
                    help="a named model size: checks the width and gives the ViT-5 head count")
     p.add_argument("--num-heads", type=int, metavar="N", help="attention heads (vit5 when the QK-norm / RoPE tensors "
                    "do not show the head dim; resnet attentions)")
-    p.add_argument("--flavour", choices=[f for a in vf.ARCHS.values() for f in a.flavours],
+    p.add_argument("--flavour", metavar="F",  # checked against tools/vkvit_file.py's ARCHS in main()
                    help="for plain state_dicts: vit5 nvsubq (default) or paper; vil seed or nxai (default: "
                         "inferred from outnorm.bias / layerscale)")
     g = p.add_mutually_exclusive_group()
@@ -1175,14 +1203,22 @@ def main(argv=None):
     except SystemExit as e:  # argparse: --help (0) or a usage error (1, one line already printed)
         return e.code if isinstance(e.code, int) else 1
     try:
+        _load_torch()
+        flavours = [f for a in vf.ARCHS.values() for f in a.flavours]
+        if args.flavour is not None and args.flavour not in flavours:
+            raise UsageError(f"argument --flavour: invalid choice: {args.flavour!r} (choose from "
+                             f"{', '.join(repr(f) for f in flavours)})")
         return convert(args)
     except UsageError as e:
         sys.stderr.write(f"{PROG}: error: {e} (see --help)\n")
         return 1
-    except (ConvertError, vf.FormatError) as e:
+    except ConvertError as e:
         sys.stderr.write(f"{PROG}: error: {e}\n")
         return 2
     except Exception as e:  # never a traceback for a bad input file
+        if vf is not None and isinstance(e, vf.FormatError):
+            sys.stderr.write(f"{PROG}: error: {e}\n")
+            return 2
         if os.environ.get("VKVIT_DEBUG"):
             raise
         msg = str(e).splitlines()[0] if str(e) else ""

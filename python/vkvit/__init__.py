@@ -65,6 +65,17 @@ THREADS AND THE GIL
       - a log callback runs once the call that logged has let go of these locks, so it may call into vkvit.
     For parallel inference use one Context per thread (or per process, as tools/bulk_classify.py does).
 
+ASYNC
+    Session.classify_async(...) and Session.run_async(x) return a concurrent.futures.Future at once. Each session
+    has one worker thread (started by the first async call), so its calls run one at a time in submission order,
+    as the C library requires of a session, and never together with the session's synchronous calls (the
+    session lock). fut.result() is what the synchronous call returns; a failure arrives as the same typed
+    vkvit.Error through fut.result() / fut.exception(). fut.cancel() withdraws a call that has not started yet.
+    run_async copies its input at submission; classify_async copies the list and any arrays in it, while PIL
+    images are decoded by the worker, so keep them open until the future is done. close() cancels the calls
+    still queued and waits for the running one; a call queued on a session whose Context or Model was closed
+    meanwhile ends in ClosedError.
+
 IN-MEMORY MODELS
     Model(ctx, data: bytes) hands the bytes to the library through vkvit_model_desc.data / .size when the loaded
     library has those fields (an addition to the C API); a library that predates them answers such a desc with
@@ -81,6 +92,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import concurrent.futures
 import ctypes
 import json
 import os
@@ -770,6 +782,9 @@ class Context:
         self.close()
 
     def __del__(self) -> None:
+        ex = getattr(self, "_executor", None)
+        if ex is not None:                  # idle (a queued call holds the session alive): let its thread end
+            ex.shutdown(wait=False, cancel_futures=True)
         node = getattr(self, "_node", None)
         if node is not None and not node.closed:
             node.release(self._lib)
@@ -962,6 +977,9 @@ class Model:
         self.close()
 
     def __del__(self) -> None:
+        ex = getattr(self, "_executor", None)
+        if ex is not None:                  # idle (a queued call holds the session alive): let its thread end
+            ex.shutdown(wait=False, cancel_futures=True)
         node = getattr(self, "_node", None)
         if node is not None and not node.closed:
             node.release(self._lib)
@@ -1041,6 +1059,13 @@ def _as_ndarray(x: Any, what: str) -> np.ndarray:
                                f"torch tensor), got {type(x).__name__}")
 
 
+_async_worker = threading.local()           # .token: the session whose async worker this thread is
+
+
+def _mark_async_worker(token: object) -> None:
+    _async_worker.token = token
+
+
 class Session:
     """One planned and recorded graph for a fixed batch size and precision (vkvit_session).
 
@@ -1054,7 +1079,9 @@ class Session:
     profile           per-node GPU timestamps, read with profile().
 
     The session keeps its model (and so the context) alive. Shapes: input_shape (B, H, W, 3), output_shape
-    (B, classes), condition_shape (None, or (B, C) / (B, Tc, C) for conditioned models).
+    (B, classes), condition_shape (None, or (B, C) / (B, Tc, C) for conditioned models). run_async and
+    classify_async return concurrent.futures.Future objects, run by the session's one worker thread (ASYNC in
+    the module's manual).
     """
 
     def __init__(self, model: Model, batch: int = 1, precision: str = "fp32", top_k: int = 0,
@@ -1065,6 +1092,10 @@ class Session:
         self._lib = lib = model._lib
         self._node: Optional[_Node] = None
         self._lock = _Lock()
+        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None   # the async worker, made on demand
+        self._executor_token = object()     # what the worker thread carries in _async_worker.token
+        self._executor_lock = threading.Lock()
+        self._closing = False               # close() has begun: no further async call is queued
         self.model = model
         if precision not in _PRECISIONS:
             raise InvalidArgumentError(f"Session: precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
@@ -1335,6 +1366,64 @@ class Session:
                         results[i] = Classification(error=f"Session.classify: image {i}: {e}")
         return results
 
+    # -- async ----------------------------------------------------------------------------------------------------
+
+    def _submit(self, fn: Any, *args: Any, **kwargs: Any) -> "concurrent.futures.Future":
+        """fn(*args, **kwargs) queued on this session's one worker thread; ClosedError now when it is closed."""
+        with self._executor_lock:
+            if self._closing:
+                raise ClosedError("vkvit.Session is closed (or its Model or Context is)")
+            self._alive()
+            if self._executor is None:
+                self._executor = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="vkvit-session", initializer=_mark_async_worker,
+                    initargs=(self._executor_token,))
+            return self._executor.submit(fn, *args, **kwargs)
+
+    @staticmethod
+    def _failed(e: BaseException) -> "concurrent.futures.Future":
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut.set_exception(e)
+        return fut
+
+    def run_async(self, x: Any) -> "concurrent.futures.Future":
+        """run(x) on the session's worker thread: returns a concurrent.futures.Future at once, whose result() is
+        run's logits [N, num_classes] and whose exception() is the vkvit.Error run would raise (a bad shape or
+        dtype included). The input is checked and copied now, so the caller may reuse its buffer at once.
+        ClosedError (raised, not in the future) when the session is closed."""
+        self._alive()
+        try:
+            a = np.array(self._check_array(x, self.input_shape, "Session.run_async", max_rows=self.batch),
+                         copy=True)
+        except Error as e:
+            return self._failed(e)
+        return self._submit(self.run, a)
+
+    def classify_async(self, images: Any, top_k: int = 5, errors: str = "entry") -> "concurrent.futures.Future":
+        """classify(images, top_k, errors) on the session's worker thread: returns a concurrent.futures.Future at
+        once, whose result() is classify's list of Classification (equal to the synchronous call's) and whose
+        exception() is the vkvit.Error classify would raise. The list and any numpy arrays in it are copied now;
+        PIL images and files are read by the worker. ClosedError (raised) when the session is closed."""
+        self._alive()
+        if (isinstance(images, np.ndarray) and images.ndim == 3) or hasattr(images, "convert") \
+                or isinstance(images, (str, os.PathLike)):
+            images = [images]
+        try:
+            images = [np.array(im, copy=True) if isinstance(im, np.ndarray) else im for im in images]
+        except TypeError as e:
+            return self._failed(InvalidArgumentError(f"Session.classify_async: images must be a list: {e}"))
+        return self._submit(self.classify, images, top_k=top_k, errors=errors)
+
+    def _shutdown_executor(self) -> None:
+        """Cancels the queued async calls and waits for the running one (not when called from the worker itself,
+        e.g. by a done-callback: it cannot wait for itself)."""
+        with self._executor_lock:
+            self._closing = True
+            ex, self._executor = self._executor, None
+        if ex is None:
+            return
+        ex.shutdown(wait=getattr(_async_worker, "token", None) is not self._executor_token, cancel_futures=True)
+
     # -- introspection ------------------------------------------------------------------------------------------
 
     def stats(self) -> dict:
@@ -1360,7 +1449,9 @@ class Session:
     # -- lifetime -----------------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Destroys the session (waits for its own submissions). Idempotent."""
+        """Destroys the session (waits for its own submissions): async calls still queued are cancelled, a
+        running one is waited for. Idempotent."""
+        self._shutdown_executor()
         node = self._node
         if node is None or node.closed:
             return
@@ -1376,6 +1467,9 @@ class Session:
         self.close()
 
     def __del__(self) -> None:
+        ex = getattr(self, "_executor", None)
+        if ex is not None:                  # idle (a queued call holds the session alive): let its thread end
+            ex.shutdown(wait=False, cancel_futures=True)
         node = getattr(self, "_node", None)
         if node is not None and not node.closed:
             node.release(self._lib)

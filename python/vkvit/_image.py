@@ -24,6 +24,12 @@ every mode Pillow has, so that Session.classify on a PIL image or a path gives w
 Multi-bit RGB(A) files (16-bit RGB PNGs) open in Pillow as 8-bit RGB / RGBA already, through the high byte, as stb
 makes them. EXIF orientation: the Orientation tag Pillow reads (JPEG APP1, PNG eXIf, WebP EXIF), 1..8, anything else
 taken as 1 (as image_decode.c's tiff_orientation does); numpy arrays are taken as they are.
+
+TIFF: the CLI decodes baseline TIFF itself (image_decode.c's decode_tiff: 8- or 16-bit grey, grey + alpha, RGB,
+RGBA, 8-bit palette; uncompressed, PackBits, LZW, Deflate; strips or tiles). Pillow reads more than that (CMYK,
+1-bit, float, JPEG-compressed, separate planes, ...); tiff_refusal refuses those files here with the CLI's own
+sentence, so a TIFF gives the same pixels or the same refusal in both. Within the subset the table above gives the
+CLI's pixels (16-bit RGB(A) Pillow reads by the high byte; associated alpha Pillow unpremultiplies, as the CLI does).
 """
 
 from __future__ import annotations
@@ -111,9 +117,96 @@ def apply_orientation(a: np.ndarray, o: int) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
+TIFF_DECODES = ("vkvit decodes baseline TIFF (8- or 16-bit grey, grey + alpha, RGB or RGBA, or 8-bit palette; "
+                "uncompressed, PackBits, LZW or Deflate; strips or tiles): convert it to PNG")
+_TIFF_COMPRESSION_NAMES = {6: " (JPEG)", 7: " (JPEG)", 2: " (CCITT fax)", 3: " (CCITT fax)", 4: " (CCITT fax)",
+                           34712: " (JPEG 2000)", 50000: " (Zstandard)", 34925: " (LZMA)", 50001: " (WebP)"}
+_TIFF_PHOTOMETRIC_NAMES = {5: "5 (CMYK)", 6: "6 (YCbCr)", 8: "8 (CIE L*a*b*)", 4: "4 (transparency mask)"}
+
+
+def tiff_refusal(image: Any) -> Any:
+    """None for a TIFF the CLI decodes (or an image that is no TIFF), else the CLI's sentence for it without the
+    leading "'name': " (image_decode.c's decode_tiff, check for check, in its order)."""
+    if getattr(image, "format", None) != "TIFF" or not hasattr(image, "tag_v2"):
+        return None
+    tags = image.tag_v2
+    if getattr(tags, "_bigtiff", False):
+        return f"a BigTIFF file; {TIFF_DECODES}"
+
+    def first(tag, default):
+        v = tags.get(tag, default)
+        if isinstance(v, (tuple, list)):
+            return v[0] if v else default
+        return v
+
+    def same(tag, default):
+        v = tags.get(tag, (default,))
+        v = v if isinstance(v, (tuple, list)) else (v,)
+        return v[0] if v and all(x == v[0] for x in v) else 0
+
+    comp = int(first(259, 1))
+    photo = first(262, None)
+    bits = int(same(258, 1))
+    fmt = int(same(339, 1))
+    spp = int(first(277, 1))
+    spp = 0 if spp > 8 else spp
+    extra = int(first(338, 2)) if 338 in tags else 2
+    if comp not in (1, 5, 8, 32946, 32773):
+        return f"a TIFF of compression {comp}{_TIFF_COMPRESSION_NAMES.get(comp, '')}; {TIFF_DECODES}"
+    if photo not in (0, 1, 2, 3):
+        what = "(none given)" if photo is None else _TIFF_PHOTOMETRIC_NAMES.get(photo,
+                                                                             "other than grey, RGB or palette")
+        return f"a TIFF of photometric interpretation {what}; {TIFF_DECODES}"
+    if bits not in (8, 16):
+        what = {0: "mixed", 1: "1", 4: "4", 32: "32"}.get(bits, "other")
+        return f"a TIFF of {what}-bit samples; {TIFF_DECODES}"
+    if fmt != 1:
+        what = {3: "floating-point", 2: "signed"}.get(fmt, "mixed or unknown")
+        return f"a TIFF of {what} samples; {TIFF_DECODES}"
+    colour = 3 if photo == 2 else 1
+    if spp != colour and not (spp == colour + 1 and photo != 3):
+        return (f"a TIFF of {int(first(277, 1))} samples per pixel for its photometric interpretation {photo}; "
+                f"{TIFF_DECODES}")
+    alpha = spp == colour + 1
+    if alpha and extra > 2:
+        return f"a TIFF whose extra sample is of kind {extra}; {TIFF_DECODES}"
+    if photo in (0, 3) and bits != 8:
+        return f"a 16-bit {'WhiteIsZero' if photo == 0 else 'palette'} TIFF; {TIFF_DECODES}"
+    if alpha and extra == 1 and (bits != 8 or photo != 2):
+        return f"a TIFF with associated alpha other than 8-bit RGBA; {TIFF_DECODES}"
+    if alpha and photo <= 1 and (bits != 8 or extra == 0):
+        return f"a {bits}-bit grey TIFF with an extra sample of kind {extra}; {TIFF_DECODES}"
+    planar = int(first(284, 1))
+    if planar != 1 and spp > 1:
+        return f"a TIFF of separate colour planes (PlanarConfiguration {planar}); {TIFF_DECODES}"
+    fill = int(first(266, 1))
+    if fill != 1:
+        return f"a TIFF of FillOrder {fill}; {TIFF_DECODES}"
+    pred = int(first(317, 1))
+    if comp in (5, 8, 32946) and pred not in (1, 2):
+        return f"a TIFF of predictor {pred}{' (floating point)' if pred == 3 else ''}; {TIFF_DECODES}"
+    if comp == 5:                           # libtiff reads TIFF 5's LSB-first LZW; the CLI does not
+        offsets = tags.get(324, tags.get(273))
+        fp = getattr(image, "fp", None)
+        if offsets and fp is not None:
+            try:
+                at = fp.tell()
+                fp.seek(offsets[0] if isinstance(offsets, (tuple, list)) else offsets)
+                head = fp.read(2)
+                fp.seek(at)
+            except (OSError, ValueError):
+                head = b""
+            if len(head) == 2 and head[0] == 0 and head[1] & 1:
+                return f"a TIFF of old-style (TIFF 5, LSB-first) LZW data; {TIFF_DECODES}"
+    return None
+
+
 def pil_to_rgba8(image: Any, exif: bool = True) -> np.ndarray:
     """A PIL image as C-contiguous uint8 [H, W, 4], the CLI's pixels for it (see the module's table), EXIF
     orientation applied when `exif`. Raises ImageError with a sentence."""
+    refusal = tiff_refusal(image)
+    if refusal is not None:
+        raise ImageError(refusal)
     try:
         image.load()
     except Exception as e:  # noqa: BLE001 - a truncated or corrupt file
@@ -165,6 +258,10 @@ def pil_to_rgba8(image: Any, exif: bool = True) -> np.ndarray:
         # stb_image's GIF decoder starts the first frame from (0, 0, 0, 0) and skips the transparent pixels, so
         # they come out black (Pillow keeps the palette colour under them)
         out[np.asarray(image) == transparent] = 0
+    if getattr(image, "format", None) == "TIFF" and getattr(image, "_tile_orientation", None):
+        # Pillow 9+ turns a TIFF by its Orientation tag as it loads it (TiffImageFile.load_end) and leaves the tag
+        # in place: turning it again would undo the CLI's single turn
+        return np.ascontiguousarray(out)
     return apply_orientation(out, orientation(image)) if exif else np.ascontiguousarray(out)
 
 

@@ -311,6 +311,13 @@ void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__rec
 void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
                                  vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
                                  uint32_t n_swaps);
+/* Nodes [first, end) only, the same way (a session's slices, src/session_slices.c): the data-flow barriers start
+ * from empty pending lists, so the caller orders the part against everything before it (a global barrier). The
+ * host barrier of indirect nodes is recorded when the part has one; a part that is not the whole graph writes no
+ * timestamps and leaves rec->n_barriers (the whole recording's count) as it was. */
+void vkvit__record_node_range(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *target,
+                              vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
+                              uint32_t n_swaps, uint32_t first, uint32_t end);
 void vkvit__record_free(vkvit_ctx *ctx, vkvit__recording *rec);
 
 /* Warm-up, for drivers that compile a shader at its first dispatch rather than at pipeline creation (llvmpipe: a

@@ -256,14 +256,21 @@ void vkvit__record_nodes(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__rec
 void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
                                  vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
                                  uint32_t n_swaps) {
+    vkvit__record_node_range(ctx, g, tg, rec, cmd, swaps, n_swaps, 0, g->n_nodes);
+}
+
+void vkvit__record_node_range(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,
+                              vkvit__recording *rec, VkCommandBuffer cmd, const vkvit__node_swap *swaps,
+                              uint32_t n_swaps, uint32_t first, uint32_t end) {
     range writes[MAX_PENDING], reads[MAX_PENDING];
-    uint32_t n_writes = 0, n_reads = 0, next_swap = 0;
-    rec->n_barriers = 0;
+    uint32_t n_writes = 0, n_reads = 0, next_swap = 0, n_barriers = 0;
+    const bool whole = first == 0 && end == g->n_nodes; /* a part has no timestamps and leaves n_barriers alone */
+    const bool timed = rec->profiled && whole;
     record_swap_sources(ctx, cmd, rec, swaps, n_swaps);
-    if (rec->profiled) vkvit__cmd_timer_reset(ctx, cmd, &rec->timer);
+    if (timed) vkvit__cmd_timer_reset(ctx, cmd, &rec->timer);
     /* Counts and parameters written by the host into mapped memory, read as indirect commands and by shaders. */
     bool any_indirect = false;
-    for (uint32_t n = 0; n < g->n_nodes && !any_indirect; n++) any_indirect = g->nodes[n].indirect;
+    for (uint32_t n = first; n < end && !any_indirect; n++) any_indirect = g->nodes[n].indirect;
     if (any_indirect) {
         VkMemoryBarrier host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_HOST_WRITE_BIT,
                                 .dstAccessMask = VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT};
@@ -272,7 +279,7 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
                                      &host, 0, NULL, 0, NULL);
     }
 
-    for (uint32_t n = 0; n < g->n_nodes; n++) {
+    for (uint32_t n = first; n < end; n++) {
         const vkvit__node *node = &g->nodes[n];
         bool need = n_writes + node->n_bindings > MAX_PENDING || n_reads + node->n_bindings > MAX_PENDING;
         for (uint32_t b = 0; b < node->n_bindings && !need; b++) {
@@ -296,7 +303,7 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
                 };
             ctx->vk.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                                          0, 0, NULL, n_writes, bars, 0, NULL);
-            rec->n_barriers++;
+            n_barriers++;
             n_writes = n_reads = 0;
         }
         for (uint32_t b = 0; b < node->n_bindings; b++) {
@@ -304,7 +311,7 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
             if (node->bindings[b].access & VKVIT_WRITE) writes[n_writes++] = r;
             if (node->bindings[b].access & VKVIT_READ) reads[n_reads++] = r;
         }
-        if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n);
+        if (timed) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n);
         const vkvit__kernel *k = &rec->kernels[node->kernel];
         VkDescriptorSet set = rec->sets[n];
         VkBuffer indirect = VK_NULL_HANDLE;
@@ -330,8 +337,9 @@ void vkvit__record_nodes_swapped(vkvit_ctx *ctx, const vkvit__graph *g, const vk
         } else {
             vkvit__cmd_dispatch(ctx, cmd, k, set, node->push, node->groups[0], node->groups[1], node->groups[2]);
         }
-        if (rec->profiled) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n + 1);
+        if (timed) vkvit__cmd_timestamp(ctx, cmd, &rec->timer, 2 * n + 1);
     }
+    if (whole) rec->n_barriers = n_barriers;
 }
 
 static vkvit_result warmup(vkvit_ctx *ctx, const vkvit__graph *g, const vkvit__record_target *tg,

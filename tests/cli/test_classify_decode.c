@@ -321,7 +321,7 @@ int main(int argc, char **argv) {
     expect_refused(jpeg_head, sizeof jpeg_head, "cut.jpg", "truncated JPEG");
     expect_refused(buf, 0, "empty.png", "empty");
     const char *text = "this is not an image, just some text in a file with an image's name\n";
-    expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM");
+    expect_refused((const uint8_t *)text, strlen(text), "text.jpg", "not a PNG, JPEG, BMP, GIF, TGA, TIFF, WebP or binary PPM / PGM");
 
     r = cli_image_load("/nonexistent/vkvit/image.png", &img);
     CHECK(r == VKVIT_ERROR_IO && strstr(cli_last_error(), "cannot open"), "missing file: %s %s",

@@ -13,8 +13,8 @@
     CRLF); an empty folder is one bad entry;
   - `vkvit help classify` is `classify --help`, `vkvit help` is `--help`; a mistyped command gets "did you mean";
   - the progress line (stderr a pty) has escape sequences, and none under NO_COLOR=1 or TERM=dumb;
-  - binary PPM / PGM decode to the same pixels as the PNG they were made from; a truncated one and maxval 15 or 65535
-    are refused, and TIFF, each with a sentence;
+  - binary PPM / PGM and TIFF decode to the same pixels as the PNG they were made from; a truncated PPM, maxval 15
+    or 65535, a TIFF without sides and a CMYK TIFF are refused, each with a sentence;
   - eval reports top-1 and top-5 (checked against classify's top-5 of the same images) and takes class folders named
     by index, by label in another case, or through --class-map (synset lines); a bad map line names its line;
   - a 48 MP and a 200 MP image (above lavapipe's 2^25-pixel limit) are reduced on the host and classify like the
@@ -322,11 +322,26 @@ def test_pnm_and_tiff(tmp):
         open(odd, "wb").write(b"P6 %d %d %d\n" % (w, h, maxval) + bytes(n))
         d, e = dump(odd, tmp)
         check(d is None and f"maxval {maxval}" in (e or ""), f"a PPM with maxval {maxval} was not refused: {e}")
-    tif = os.path.join(tmp, "photo.tif")
-    open(tif, "wb").write(b"II*\0\x08\0\0\0" + b"\0" * 64)
-    d, e = dump(tif, tmp)
-    check(d is None and "TIFF" in (e or "") and "convert it to PNG" in (e or ""), f"TIFF: {e}")
-    print("PPM / PGM decode as the PNG of the same pixels; TIFF:", e)
+    def tiff(pixels, photometric, spp):  # one uncompressed strip; tests/python/tiff_writer.py has the variants
+        entries = [(256, 4, w), (257, 4, h), (258, 3, 8), (259, 3, 1), (262, 3, photometric), (273, 4, 8),
+                   (277, 3, spp), (278, 4, h), (279, 4, len(pixels))]
+        ifd = struct.pack("<H", len(entries)) + b"".join(struct.pack("<HHII", t, k, 1, v) for t, k, v in entries)
+        return b"II*\0" + struct.pack("<I", 8 + len(pixels)) + pixels + ifd + b"\0\0\0\0"
+    # (258 BitsPerSample holds one value for all samples: libtiff and Pillow take it so)
+    for name, data in (("rgb.tif", tiff(rgb, 2, 3)), ("grey.tif", tiff(grey, 1, 1))):
+        open(os.path.join(tmp, name), "wb").write(data)
+        da, ea = dump(os.path.join(tmp, name.replace(".tif", ".png")), tmp)
+        db, eb = dump(os.path.join(tmp, name), tmp)
+        check(da is not None and db is not None and da == db, f"{name} decodes unlike its PNG: {ea} {eb}")
+    refused = {"empty.tif": b"II*\0\x08\0\0\0" + b"\0" * 64, "cmyk.tif": tiff(rgb + grey, 5, 4)}
+    for name, data in refused.items():
+        path = os.path.join(tmp, name)
+        open(path, "wb").write(data)
+        d, e = dump(path, tmp)
+        check(d is None and "TIFF" in (e or "") and name in (e or ""), f"{name} was not refused: {e}")
+        print(f"{name}:", e)
+    check("vkvit decodes baseline TIFF" in e, f"CMYK TIFF: the sentence does not say what vkvit decodes: {e}")
+    print("PPM / PGM and TIFF decode as the PNG of the same pixels")
 
 
 def test_eval(tmp):

@@ -3,9 +3,9 @@
 """Seeds for the image-decoder fuzzer (tests/fuzz/fuzz_image.c): small files of every format and variant the CLI
 decodes (PNG colour types, bit depths, interlacing and ancillary chunks; baseline, progressive, CMYK and EXIF JPEGs;
 BMP bit depths, RLE, bit fields, OS/2 and V5 headers; GIF still and animated; TGA raw and RLE; WebP lossy, lossless,
-alpha, EXIF and animated), written to tests/fuzz/image_corpus/ (or the folder given). Deterministic (seeded).
-The corpus also holds, under found-*, the files of the first fuzzing run's findings (2026-11-28); this script does
-not make those.
+alpha, EXIF and animated; TIFF in every compression, layout and sample kind the CLI decodes), written to
+tests/fuzz/image_corpus/ (or the folder given). Deterministic (seeded). The corpus also holds, under found-*, the
+files of fuzzing runs' findings; this script does not make those.
 
     /usr/bin/python3 tests/fuzz/make_image_corpus.py [OUT]        (needs Pillow)
 """
@@ -112,3 +112,23 @@ pix = bytes(random.randrange(256) for _ in range(w * 4 * h))
 hdr = struct.pack('<IiiHHIIiiII', 124, w, h, 1, 32, 3, len(pix), 0, 0, 0, 0) + struct.pack('<IIII', 0xFF0000, 0xFF00, 0xFF, 0xFF000000) + bytes(124 - 56)
 off = 14 + len(hdr)
 open(os.path.join(out, 'bmp_v5_32.bmp'), 'wb').write(b'BM' + struct.pack('<IHHI', off + len(pix), 0, 0, off) + hdr + pix)
+# TIFF: Pillow's libtiff writer (strips; every compression vkvit decodes) and tests/python/tiff_writer.py for the
+# rest (tiles, 16-bit RGB(A), big-endian, Predictor 2, associated alpha)
+for m in ['L', 'LA', 'RGB', 'RGBA', 'P', 'I;16']:
+    for comp in ['raw', 'packbits', 'tiff_lzw', 'tiff_adobe_deflate']:
+        im = img(m) if m != 'I;16' else Image.frombytes('I;16', (7, 5), bytes(random.randrange(256) for _ in range(70)))
+        save(f'tif_{m.replace(";", "")}_{comp}.tif', im, 'TIFF', compression=comp)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'python'))
+import numpy as np  # noqa: E402
+from tiff_writer import write_tiff  # noqa: E402
+rng = np.random.default_rng(1)
+for photo, spp, extra in ((1, 1, None), (2, 3, None), (2, 4, (2,)), (2, 4, (1,)), (1, 2, (2,)), (3, 1, None)):
+    for bits, big, comp, tile, pred in ((8, False, 5, (16, 16), 2), (16, True, 8, None, 2), (8, True, 32773, (16, 16), 1),
+                                        (16, False, 1, (16, 16), 1)):
+        if (photo == 3 or extra is not None and photo == 1 or extra == (1,)) and bits == 16:
+            continue
+        s = rng.integers(0, 1 << bits, (19, 21, spp), dtype=np.uint64).astype(np.uint8 if bits == 8 else np.uint16)
+        cmap = rng.integers(0, 65536, 768).tolist() if photo == 3 else None
+        write_tiff(os.path.join(out, f'tif_p{photo}s{spp}b{bits}{"be" if big else "le"}c{comp}{"t" if tile else "s"}{pred}.tif'),
+                   s, photo, big=big, compression=comp, predictor=pred, rows_per_strip=4, tile=tile,
+                   extra_samples=extra, colormap=cmap, orientation=6 if big else None)

@@ -2,13 +2,16 @@
 /* vkvit bench: model benchmark (`vkvit bench gemm`, the GEMM micro-benchmark, is cmd_bench_gemm.c).
  *
  *   vkvit bench --model FILE [--batch N] [--precision fp32|fp16|fp16-math] [--repeat N | --duration S] [--warmup N]
- *               [--json]
+ *               [--slices MS[,MS...]] [--json]
  *
  * A model benchmark reports the latency distribution of vkvit_session_run (submit + wait: p50, p90, p99, max,
  * standard deviation; with --duration also the drift between the first and last 10 % of runs), throughput, the
  * host CPU time per inference, the GPU time per node kind from timestamp queries (a second, profiled session so
  * the timed runs carry no timestamps), the arena / weight bytes, and each memory heap's usage and budget before and
- * after the sessions are created (VK_EXT_memory_budget; without it the heap sizes). */
+ * after the sessions are created (VK_EXT_memory_budget; without it the heap sizes). With --slices, the inference
+ * in slices under each GPU-time budget (vkvit_session_plan_slices from one set of profiled node times,
+ * vkvit_session_run_slices): the slice count, each slice's measured GPU time against the budget, and the logits
+ * against a whole run's. */
 #include "bench_stats.h"
 #include "cli.h"
 
@@ -22,7 +25,8 @@
  * Model benchmark
  * ------------------------------------------------------------------------------------------------------------ */
 
-enum { OPT_REPEAT = 256, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_DEVICE, OPT_DURATION };
+enum { OPT_REPEAT = 256, OPT_WARMUP, OPT_JSON, OPT_PRECISION, OPT_DEVICE, OPT_DURATION, OPT_SLICES };
+#define MAX_SLICE_BUDGETS 8
 
 static void model_usage(FILE *f) {
     fprintf(f, "usage: vkvit bench --model FILE [options]\n\n"
@@ -38,6 +42,9 @@ static void model_usage(FILE *f) {
                "  --repeat N          timed runs (default 10, at most 100000)\n"
                "  --duration S        run for S seconds (0 < S <= 86400) instead of --repeat (default: off)\n"
                "  --warmup N          untimed runs first (default 2, at most 1000)\n"
+               "  --slices MS[,MS...] also run the inference in slices under each GPU-time budget (ms, up to 8):\n"
+               "                      the slice count, each slice's GPU time against the budget, the logits\n"
+               "                      against a whole run's (vkvit_session_plan_slices / _run_slices)\n"
                "  --device DEV        Vulkan device index or name substring (default: $VKVIT_DEVICE, else the\n"
                "                      first discrete, integrated, virtual, then CPU device)\n"
                "  --json              one JSON object (default: text)\n"
@@ -72,6 +79,8 @@ typedef struct bench_args {
     int json;
     double duration;                        /* seconds; 0: --repeat runs */
     vkvit_precision precision;
+    double budgets[MAX_SLICE_BUDGETS];      /* --slices, ms */
+    uint32_t n_budgets;
 } bench_args;
 
 /* Returns CLI_OK, -1 after --help, or the exit code after printing the reason. */
@@ -81,6 +90,7 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         {"precision", required_argument, NULL, OPT_PRECISION}, {"repeat", required_argument, NULL, OPT_REPEAT},
         {"warmup", required_argument, NULL, OPT_WARMUP}, {"duration", required_argument, NULL, OPT_DURATION},
         {"device", required_argument, NULL, OPT_DEVICE}, {"json", no_argument, NULL, OPT_JSON},
+        {"slices", required_argument, NULL, OPT_SLICES},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0}};
     *a = (bench_args){.repeat = 10, .warmup = 2, .batch = 1, .precision = VKVIT_PRECISION_FP32};
     int repeat_given = 0;
@@ -104,6 +114,21 @@ static int parse_args(int argc, char **argv, bench_args *a) {
                 return cli_usage_error("bench", "--duration wants seconds in (0, 86400], got '%s'", o.arg);
             break;
         }
+        case OPT_SLICES: {
+            const char *p = o.arg;
+            for (a->n_budgets = 0;; p++) {
+                char *end = NULL;
+                double ms = strtod(p, &end);
+                if (a->n_budgets == MAX_SLICE_BUDGETS || end == p || (*end && *end != ',') || strpbrk(p, "xXnN") ||
+                    !(ms > 0 && ms <= 1e6))
+                    return cli_usage_error("bench", "--slices wants up to %d budgets in ms, each in (0, 1e6], "
+                                           "comma-separated, got '%s'", MAX_SLICE_BUDGETS, o.arg);
+                a->budgets[a->n_budgets++] = ms;
+                if (!*end) break;
+                p = end;
+            }
+            break;
+        }
         default: return CLI_USAGE;
         }
     }
@@ -113,6 +138,16 @@ static int parse_args(int argc, char **argv, bench_args *a) {
         return cli_usage_error("bench", "--repeat N and --duration S exclude each other");
     return CLI_OK;
 }
+
+/* One budget of --slices: the plan, each slice's measured GPU time, the logits' equality with a whole run's. */
+typedef struct slice_run {
+    vkvit_slice_plan plan;
+    double *ms;                             /* [plan.slice_count] measured, in slice order */
+    double *planned;                        /* [plan.slice_count] the plan's times */
+    double median_ms, max_ms;
+    uint32_t within;                        /* slices measured within the budget */
+    int equal;                              /* logits equal to the whole run's, bit for bit */
+} slice_run;
 
 /* One model benchmark: the timed session and its profiled twin, their inputs, and what was measured. */
 typedef struct bench_job {
@@ -136,6 +171,8 @@ typedef struct bench_job {
     vkvit_memory_heap heaps_before[VKVIT_MAX_MEMORY_HEAPS], heaps_after[VKVIT_MAX_MEMORY_HEAPS];
     uint32_t n_heaps;
     int budget_reported;
+    slice_run slices[MAX_SLICE_BUDGETS];    /* --slices: one per budget */
+    double node_total_ms;                   /* the node times the plans share, summed */
 } bench_job;
 
 /* Both sessions, on the same random input (and a random condition for models that take one). */
@@ -223,6 +260,109 @@ static vkvit_result profile_kinds(bench_job *j) {
     return VKVIT_OK;
 }
 
+/* --slices on the profiled session: node times profiled once, then per budget a plan from them, one inference in
+ * slices (each its own submission, timestamps around it) and its logits against the whole run's. */
+static vkvit_result bench_slices(bench_job *j) {
+    vkvit_result r;
+    vkvit_session_stats ss;
+    vkvit_shape os = vkvit_session_output_shape(j->sp);
+    const size_t n_out = (size_t)os.dims[0] * os.dims[1];
+    if ((r = vkvit_session_get_stats(j->sp, &ss))) return r;
+    double *times = calloc(ss.nodes ? ss.nodes : 1, sizeof *times);
+    float *whole = malloc(n_out * sizeof *whole), *sliced = malloc(n_out * sizeof *sliced);
+    if (!times || !whole || !sliced) {
+        r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+        goto done;
+    }
+    vkvit_slice_plan first;
+    if ((r = vkvit_session_plan_slices(j->sp, &(vkvit_slice_plan_desc){.budget_ms = j->a.budgets[0], .profile_runs = 5,
+                                                                         .times_out = times, .node_count = ss.nodes},
+                                       &first)))
+        goto done;
+    j->node_total_ms = first.total_ms;
+    if ((r = vkvit_session_run(j->sp)) || (r = vkvit_session_get_output(j->sp, whole, n_out))) goto done;
+    for (uint32_t b = 0; b < j->a.n_budgets; b++) {
+        slice_run *sr = &j->slices[b];
+        if ((r = vkvit_session_plan_slices(j->sp, &(vkvit_slice_plan_desc){.budget_ms = j->a.budgets[b],
+                                                                            .node_ms = times, .node_count = ss.nodes},
+                                           &sr->plan)))
+            goto done;
+        const uint32_t n = sr->plan.slice_count;
+        sr->ms = calloc(n, sizeof *sr->ms);
+        sr->planned = calloc(n, sizeof *sr->planned);
+        double *sorted = calloc(n, sizeof *sorted);
+        if (!sr->ms || !sr->planned || !sorted) {
+            free(sorted);
+            r = cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+            goto done;
+        }
+        for (size_t i = 0; i < n_out; i++) sliced[i] = NAN;
+        if ((r = vkvit_session_run_slices(j->sp, sr->ms)) || (r = vkvit_session_get_output(j->sp, sliced, n_out))) {
+            free(sorted);
+            goto done;
+        }
+        sr->equal = memcmp(whole, sliced, n_out * sizeof *whole) == 0;
+        for (uint32_t i = 0; i < n; i++) {
+            vkvit_slice_info info;
+            if ((r = vkvit_session_slice_info(j->sp, i, &info))) {
+                free(sorted);
+                goto done;
+            }
+            sr->planned[i] = info.planned_ms;
+            sorted[i] = sr->ms[i];
+            sr->within += sr->ms[i] <= j->a.budgets[b];
+        }
+        sr->median_ms = cli_median(sorted, n);
+        cli_sort(sorted, n);
+        sr->max_ms = n ? sorted[n - 1] : 0;
+        free(sorted);
+    }
+done:
+    free(times), free(whole), free(sliced);
+    return r;
+}
+
+static void slices_json(cJSON *doc, const bench_job *j) {
+    if (!j->a.n_budgets) {
+        cJSON_AddNullToObject(doc, "slices");
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(doc, "slices");
+    cJSON_AddItemToObject(o, "node_total_ms", cli_jnum(j->node_total_ms));
+    cJSON *arr = cJSON_AddArrayToObject(o, "budgets");
+    for (uint32_t b = 0; b < j->a.n_budgets; b++) {
+        const slice_run *sr = &j->slices[b];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "budget_ms", cli_jnum(j->a.budgets[b]));
+        cJSON_AddNumberToObject(e, "slices", sr->plan.slice_count);
+        cJSON_AddNumberToObject(e, "over_budget", sr->plan.over_budget);
+        cJSON_AddItemToObject(e, "largest_planned_ms", cli_jnum(sr->plan.largest_ms));
+        cJSON_AddItemToObject(e, "median_ms", cli_jnum(sr->median_ms));
+        cJSON_AddItemToObject(e, "max_ms", cli_jnum(sr->max_ms));
+        cJSON_AddNumberToObject(e, "within_budget", sr->within);
+        cJSON_AddBoolToObject(e, "logits_equal", sr->equal);
+        cJSON *pl = cJSON_AddArrayToObject(e, "planned_ms"), *ms = cJSON_AddArrayToObject(e, "measured_ms");
+        for (uint32_t i = 0; i < sr->plan.slice_count; i++) {
+            cJSON_AddItemToArray(pl, cli_jnum(sr->planned[i]));
+            cJSON_AddItemToArray(ms, cli_jnum(sr->ms[i]));
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
+static void slices_text(const bench_job *j) {
+    if (!j->a.n_budgets) return;
+    printf("slices      node times profiled once (median of 5 runs): %.3f ms in all; each budget one inference in "
+           "slices, each its own submission\n", j->node_total_ms);
+    for (uint32_t b = 0; b < j->a.n_budgets; b++) {
+        const slice_run *sr = &j->slices[b];
+        printf("  budget %7.3f ms  %4u slices (%u single nodes above it, the largest planned %.3f ms); measured "
+               "per slice median %.3f ms, max %.3f ms, %u of %u within; logits %s\n", j->a.budgets[b],
+               sr->plan.slice_count, sr->plan.over_budget, sr->plan.largest_ms, sr->median_ms, sr->max_ms,
+               sr->within, sr->plan.slice_count, sr->equal ? "equal to the whole run's bit for bit" : "DIFFER");
+    }
+}
+
 static int print_json(const bench_job *j, const vkvit_model_info *mi, const vkvit_session_stats *ss,
                       const char *device, double ips, double gflops) {
     cJSON *doc = cJSON_CreateObject();
@@ -279,6 +419,7 @@ static int print_json(const bench_job *j, const vkvit_model_info *mi, const vkvi
     }
     cJSON *by = cJSON_AddObjectToObject(doc, "gpu_ms_by_kind");
     for (uint32_t k = 0; k < j->n_kinds; k++) cJSON_AddItemToObject(by, j->kinds[k].kind, cli_jnum(j->kinds[k].ms));
+    slices_json(doc, j);
     return cli_json_print("bench", doc, 0);
 }
 
@@ -338,9 +479,13 @@ static int report(const bench_job *j) {
     vkvit_session_get_stats(j->s, &ss);
     const double ips = j->a.batch * 1e3 / j->st.p50;
     const double gflops = (double)mi.flops * j->a.batch / (j->st.p50 * 1e6);
-    if (j->a.json) return print_json(j, &mi, &ss, dev.name, ips, gflops);
-    print_text(j, &mi, &ss, dev.name, ips, gflops);
-    return CLI_OK;
+    int rc = CLI_OK;
+    if (j->a.json) rc = print_json(j, &mi, &ss, dev.name, ips, gflops);
+    else print_text(j, &mi, &ss, dev.name, ips, gflops), slices_text(j);
+    for (uint32_t b = 0; b < j->a.n_budgets && rc == CLI_OK; b++)
+        if (!j->slices[b].equal) rc = cli_fail("bench", cli_error(VKVIT_ERROR_VULKAN, "the logits in slices under "
+                                                                  "%.3f ms differ from a whole run's", j->a.budgets[b]));
+    return rc;
 }
 
 static int bench_model(int argc, char **argv) {
@@ -356,7 +501,9 @@ static int bench_model(int argc, char **argv) {
     j.n_heaps = j.n_heaps < VKVIT_MAX_MEMORY_HEAPS ? j.n_heaps : VKVIT_MAX_MEMORY_HEAPS;
     if (r == VKVIT_OK) r = time_runs(&j);
     if (r == VKVIT_OK) r = profile_kinds(&j);
+    if (r == VKVIT_OK && j.a.n_budgets) r = bench_slices(&j);
     rc = r != VKVIT_OK ? cli_fail("bench", r) : report(&j);
+    for (uint32_t b = 0; b < MAX_SLICE_BUDGETS; b++) free(j.slices[b].ms), free(j.slices[b].planned);
     free(j.lat);
     free(j.input);
     free(j.cond);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Image files for the CLI: size-capped read, header check, stb_image / libwebp decode to RGBA8, EXIF orientation
- * (see image_decode.h).
+/* Image files for the CLI: size-capped read, header check, stb_image / libwebp / TIFF decode to RGBA8, EXIF
+ * orientation (see image_decode.h; the TIFF reader's rules are at decode_tiff).
  *
  * The order matters for hostile files:
  *   1. read the file (size cap, regular files only: a FIFO is refused before it can block a read);
@@ -674,6 +674,375 @@ static vkvit_result apply_orientation(cli_image *img, int o, const char *name) {
 }
 
 /* ------------------------------------------------------------------------------------------------------------
+ * TIFF (baseline, as Pillow reads it): the first image (IFD0) of a classic TIFF, little- or big-endian, 8- or
+ * 16-bit unsigned samples (16-bit ones by their high byte, as stb_image maps PNG's), grey (BlackIsZero, or
+ * WhiteIsZero at 8 bits), grey + alpha, RGB, RGBA (unassociated alpha, or associated alpha unpremultiplied as
+ * Pillow's "RGBa" unpacker does), or an 8-bit palette (colour map entries by their high byte, as Pillow takes
+ * them); chunky samples (PlanarConfiguration 1) in strips or tiles; uncompressed, PackBits, LZW (MSB-first, with
+ * the early code-width change) or Deflate (stb_image's zlib inflater), with or without horizontal differencing
+ * (Predictor 2, which libtiff applies to LZW and Deflate data). The Orientation tag is applied as for the other
+ * formats. Anything else is refused with a sentence saying what vkvit decodes.
+ *
+ * Hostile files: every tag's values and every strip or tile must lie inside the file; the sides go through
+ * check_sides before any pixel memory is allocated; a strip or tile is decoded into a buffer of exactly the bytes
+ * its rows need (no decoder writes past it, and one that stops short of it has corrupt data, as libtiff says); a
+ * tile holds at most TIFF_MAX_TILE_BYTES and overhangs the image by little (decode_tiff); a tag of an unknown
+ * type is corrupt (its count could not be checked against the file).
+ * ------------------------------------------------------------------------------------------------------------ */
+
+#define TIFF_MAX_TILE_BYTES ((uint64_t)64 << 20)
+#define TIFF_MAX_TILE_SIDE 1024u
+
+static const char k_tiff_decodes[] = "vkvit decodes baseline TIFF (8- or 16-bit grey, grey + alpha, RGB or RGBA, or "
+                                     "8-bit palette; uncompressed, PackBits, LZW or Deflate; strips or tiles): "
+                                     "convert it to PNG";
+
+static int is_tiff(const uint8_t *data, size_t size) {
+    return size >= 4 && (!memcmp(data, "II*\0", 4) || !memcmp(data, "MM\0*", 4));
+}
+
+typedef struct tiff_tag {
+    uint32_t type, count;                   /* count 0: the tag is absent */
+    const uint8_t *values;                  /* inside the file: count values of the type's size */
+} tiff_tag;
+
+static uint32_t tiff_type_size(uint32_t type) {
+    return type == 1 || type == 2 || type == 6 || type == 7 ? 1u : type == 3 || type == 8 ? 2u
+         : type == 4 || type == 9 || type == 11 ? 4u : type == 5 || type == 10 || type == 12 ? 8u : 0u;
+}
+
+/* Value i (< count) of an integer tag: BYTE, SHORT or LONG; any other type reads as UINT32_MAX + 1 (refused). */
+static uint64_t tiff_value(const tiff_tag *t, uint32_t i, int big) {
+    switch (t->type) {
+    case 1: return t->values[i];
+    case 3: return tiff_u16(t->values + 2u * i, big);
+    case 4: return tiff_u32(t->values + 4u * i, big);
+    default: return (uint64_t)UINT32_MAX + 1u;
+    }
+}
+
+/* TIFF LZW (compression 5): codes of 9..12 bits, MSB first; 256 clears the table, 257 ends the data; the code
+ * width grows one code early (once the next free entry is 2^width - 1), as libtiff reads it. Writes at most
+ * `want` bytes and stops there; returns the bytes written, or -1 for a code the table does not hold. */
+static int64_t tiff_lzw(const uint8_t *in, size_t n, uint8_t *out, size_t want) {
+    static _Thread_local uint16_t prefix[4096], length[4096];
+    static _Thread_local uint8_t suffix[4096], first[4096];
+    for (int c = 0; c < 256; c++) prefix[c] = 0, length[c] = 1, suffix[c] = (uint8_t)c, first[c] = (uint8_t)c;
+    uint32_t width = 9, next = 258, nbits = 0;
+    int32_t prev = -1;
+    size_t pos = 0, o = 0;
+    uint32_t bits = 0;
+    while (o < want) {
+        while (nbits < width && pos < n) bits = bits << 8 | in[pos++], nbits += 8;
+        if (nbits < width) break;                       /* the data ends without its end code */
+        const uint32_t code = bits >> (nbits - width) & ((1u << width) - 1u);
+        nbits -= width;
+        bits &= (1u << nbits) - 1u;
+        if (code == 257) break;
+        if (code == 256) {
+            width = 9, next = 258, prev = -1;
+            continue;
+        }
+        if (prev < 0) {
+            if (code > 255) return -1;
+        } else {
+            if (code > next || (code == next && next >= 4096)) return -1;
+            if (next < 4096) {                          /* prev's string + the first byte of code's */
+                prefix[next] = (uint16_t)prev;
+                suffix[next] = code == next ? first[prev] : first[code];
+                first[next] = first[prev];
+                length[next] = (uint16_t)(length[prev] + 1u);
+                next++;
+                if (next >= (1u << width) - 1u && width < 12) width++;
+            }
+        }
+        /* code's string, written back to front; the part past `want` is dropped */
+        const size_t len = length[code];
+        uint32_t c = code;
+        for (size_t k = len; k-- > 0;) {
+            if (o + k < want) out[o + k] = suffix[c];
+            c = prefix[c];
+        }
+        o = o + len < want ? o + len : want;
+        prev = (int32_t)code;
+    }
+    return (int64_t)o;
+}
+
+/* PackBits (32773): a header byte h, then h + 1 literal bytes (h >= 0) or one byte repeated 1 - h times
+ * (-127 <= h <= -1); -128 is skipped. Returns the bytes written (at most `want`; libtiff drops the rest), or -1
+ * for a literal run past the end of the data. */
+static int64_t tiff_packbits(const uint8_t *in, size_t n, uint8_t *out, size_t want) {
+    size_t i = 0, o = 0;
+    while (o < want && i < n) {
+        const int h = (int8_t)in[i++];
+        if (h >= 0) {
+            const size_t count = (size_t)h + 1;
+            if (count > n - i) return -1;
+            const size_t take = count < want - o ? count : want - o;
+            memcpy(out + o, in + i, take);
+            i += count, o += take;
+        } else if (h != -128) {
+            if (i >= n) return -1;
+            const size_t count = (size_t)(1 - h), take = count < want - o ? count : want - o;
+            memset(out + o, in[i++], take);
+            o += take;
+        }
+    }
+    return (int64_t)o;
+}
+
+#define TIFF_UNSUPPORTED(...) cli_error(VKVIT_ERROR_BAD_IMAGE, __VA_ARGS__)
+
+static vkvit_result decode_tiff(const uint8_t *data, size_t size, const char *name, uint64_t max_pixels,
+                                cli_image *out) {
+    const int big = data[0] == 'M';
+    if (size < 8) return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated TIFF: %zu bytes", name, size);
+    const uint64_t ifd = tiff_u32(data + 4, big);
+    if (ifd < 8)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: its first directory is at byte %llu, inside "
+                         "its header", name, (unsigned long long)ifd);
+    if (ifd > size || size - ifd < 2)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated TIFF: the file (%zu bytes) ends before its first "
+                         "directory (at byte %llu)", name, size, (unsigned long long)ifd);
+    const uint32_t entries = tiff_u16(data + ifd, big);
+    if ((uint64_t)entries * 12 > size - ifd - 2)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated TIFF: its directory of %u entries runs past the "
+                         "end of the file", name, entries);
+    enum { W, H, BITS, COMP, PHOTO, STRIP_OFF, SPP, RPS, STRIP_BYTES, PLANAR, PRED, CMAP, TILE_W, TILE_H, TILE_OFF,
+           TILE_BYTES, EXTRA, FORMAT, FILL, N_TAGS };
+    static const uint16_t ids[N_TAGS] = {256, 257, 258, 259, 262, 273, 277, 278, 279, 284, 317, 320, 322, 323, 324,
+                                         325, 338, 339, 266};
+    tiff_tag tag[N_TAGS];
+    memset(tag, 0, sizeof tag);
+    for (uint32_t e = 0; e < entries; e++) {
+        const uint8_t *p = data + ifd + 2 + 12u * e;
+        const uint32_t id = tiff_u16(p, big);
+        int k = 0;
+        while (k < N_TAGS && ids[k] != id) k++;
+        if (k == N_TAGS) continue;
+        tiff_tag t = {tiff_u16(p + 2, big), tiff_u32(p + 4, big), p + 8};
+        if (tiff_type_size(t.type) == 0) /* its values' size unknown: neither they nor their count can be checked */
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: its tag %u has the unknown type %u", name,
+                             id, t.type);
+        const uint64_t bytes = (uint64_t)tiff_type_size(t.type) * t.count;
+        if (bytes > 4) {
+            const uint64_t at = tiff_u32(p + 8, big);
+            if (at > size || bytes > size - at)
+                return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: the values of its tag %u lie past the "
+                                 "end of the file", name, id);
+            t.values = data + at;
+        }
+        tag[k] = t;
+    }
+    const int tiled = tag[TILE_W].count > 0 || tag[TILE_H].count > 0 || tag[TILE_OFF].count > 0;
+    static const uint64_t defaults[N_TAGS] = {[COMP] = 1, [SPP] = 1, [RPS] = UINT32_MAX, [PLANAR] = 1, [PRED] = 1,
+                                              [FORMAT] = 1, [FILL] = 1, [BITS] = 1};
+    uint64_t v[N_TAGS];
+    for (int k = 0; k < N_TAGS; k++) {
+        if (k == STRIP_OFF || k == STRIP_BYTES || k == TILE_OFF || k == TILE_BYTES || k == CMAP || k == EXTRA) {
+            v[k] = 0;
+            continue;
+        }
+        if (tag[k].count == 0) {
+            v[k] = defaults[k];
+            continue;
+        }
+        v[k] = tiff_value(&tag[k], 0, big);
+        for (uint32_t i = 1; k == BITS && i < tag[k].count; i++)  /* one size for every sample */
+            if (tiff_value(&tag[k], i, big) != v[k]) v[k] = 0;
+        for (uint32_t i = 1; k == FORMAT && i < tag[k].count; i++)
+            if (tiff_value(&tag[k], i, big) != v[k]) v[k] = 0;
+    }
+    if (tag[W].count == 0 || tag[H].count == 0)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: it has no ImageWidth or ImageLength tag", name);
+    vkvit_result r = check_sides((int64_t)v[W], (int64_t)v[H], max_pixels, name);
+    if (r != VKVIT_OK) return r;
+    const uint32_t w = (uint32_t)v[W], h = (uint32_t)v[H], spp = (uint32_t)(v[SPP] > 8 ? 0 : v[SPP]);
+    const uint64_t photo = tag[PHOTO].count ? v[PHOTO] : UINT64_MAX, comp = v[COMP], bits = v[BITS];
+    uint32_t extra_kind = 2; /* unassociated alpha: what Pillow takes a fourth (second) sample for without a tag */
+    if (tag[EXTRA].count) extra_kind = (uint32_t)tiff_value(&tag[EXTRA], 0, big);
+    const uint32_t colour = photo == 2 ? 3u : 1u;
+    if (comp != 1 && comp != 5 && comp != 8 && comp != 32946 && comp != 32773)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of compression %llu%s; %s", name, (unsigned long long)comp,
+                                comp == 7 || comp == 6 ? " (JPEG)" : comp >= 2 && comp <= 4 ? " (CCITT fax)"
+                                : comp == 34712 ? " (JPEG 2000)" : comp == 50000 ? " (Zstandard)"
+                                : comp == 34925 ? " (LZMA)" : comp == 50001 ? " (WebP)" : "", k_tiff_decodes);
+    if (photo != 0 && photo != 1 && photo != 2 && photo != 3)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of photometric interpretation %s; %s", name,
+                                photo == 5 ? "5 (CMYK)" : photo == 6 ? "6 (YCbCr)" : photo == 8 ? "8 (CIE L*a*b*)"
+                                : photo == 4 ? "4 (transparency mask)" : photo == UINT64_MAX ? "(none given)"
+                                : "other than grey, RGB or palette", k_tiff_decodes);
+    if (bits != 8 && bits != 16)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of %s-bit samples; %s", name, bits == 0 ? "mixed" : bits == 1 ?
+                                "1" : bits == 4 ? "4" : bits == 32 ? "32" : "other", k_tiff_decodes);
+    if (v[FORMAT] != 1)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of %s samples; %s", name, v[FORMAT] == 3 ? "floating-point"
+                                : v[FORMAT] == 2 ? "signed" : "mixed or unknown", k_tiff_decodes);
+    if (spp != colour && !(spp == colour + 1 && photo != 3))
+        return TIFF_UNSUPPORTED("'%s': a TIFF of %u samples per pixel for its photometric interpretation %llu; %s",
+                                name, (unsigned)v[SPP], (unsigned long long)photo, k_tiff_decodes);
+    const int alpha = spp == colour + 1;
+    if (alpha && extra_kind > 2)
+        return TIFF_UNSUPPORTED("'%s': a TIFF whose extra sample is of kind %u; %s", name, extra_kind,
+                                k_tiff_decodes);
+    if ((photo == 0 || photo == 3) && bits != 8)
+        return TIFF_UNSUPPORTED("'%s': a 16-bit %s TIFF; %s", name, photo == 0 ? "WhiteIsZero" : "palette",
+                                k_tiff_decodes);
+    if (alpha && extra_kind == 1 && (bits != 8 || photo != 2))
+        return TIFF_UNSUPPORTED("'%s': a TIFF with associated alpha other than 8-bit RGBA; %s", name,
+                                k_tiff_decodes);
+    if (alpha && photo <= 1 && (bits != 8 || extra_kind == 0))
+        return TIFF_UNSUPPORTED("'%s': a %s-bit grey TIFF with an extra sample of kind %u; %s", name,
+                                bits == 8 ? "8" : "16", extra_kind, k_tiff_decodes);
+    if (v[PLANAR] != 1 && spp > 1)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of separate colour planes (PlanarConfiguration %llu); %s", name,
+                                (unsigned long long)v[PLANAR], k_tiff_decodes);
+    if (v[FILL] != 1)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of FillOrder %llu; %s", name, (unsigned long long)v[FILL],
+                                k_tiff_decodes);
+    const int lzw_or_deflate = comp == 5 || comp == 8 || comp == 32946;
+    if (lzw_or_deflate && v[PRED] != 1 && v[PRED] != 2)
+        return TIFF_UNSUPPORTED("'%s': a TIFF of predictor %llu%s; %s", name, (unsigned long long)v[PRED],
+                                v[PRED] == 3 ? " (floating point)" : "", k_tiff_decodes);
+    const int predict = v[PRED] == 2 && lzw_or_deflate;
+    uint16_t cmap_r[256], cmap_g[256], cmap_b[256];
+    if (photo == 3) {
+        if (tag[CMAP].count != 3 * 256 || tag[CMAP].type != 3)
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: a palette image needs a ColorMap of 768 "
+                             "SHORT values, it has %u", name, tag[CMAP].count);
+        for (int i = 0; i < 256; i++)
+            cmap_r[i] = (uint16_t)tiff_value(&tag[CMAP], (uint32_t)i, big),
+            cmap_g[i] = (uint16_t)tiff_value(&tag[CMAP], 256u + (uint32_t)i, big),
+            cmap_b[i] = (uint16_t)tiff_value(&tag[CMAP], 512u + (uint32_t)i, big);
+    }
+
+    /* The chunks: strips of rps rows across the image, or tiles of tw x th (the right and bottom ones padded). */
+    const uint32_t bps = (uint32_t)bits / 8, pixel_bytes = bps * spp;
+    uint64_t cw, ch, across, down;
+    const tiff_tag *offsets = &tag[tiled ? TILE_OFF : STRIP_OFF], *counts = &tag[tiled ? TILE_BYTES : STRIP_BYTES];
+    if (tiled) {
+        cw = tag[TILE_W].count ? tiff_value(&tag[TILE_W], 0, big) : 0;
+        ch = tag[TILE_H].count ? tiff_value(&tag[TILE_H], 0, big) : 0;
+        /* A tile may overhang the image (writers use 256 x 256 tiles for small images), but not by more than its
+         * side rounded up to 16 (the TIFF rule for tile sides) or TIFF_MAX_TILE_SIDE: a 1x1 image cannot make the
+         * decoder fill a tile of 64 MiB. */
+        const uint64_t max_w = CLI_MAX((w + 15u) / 16u * 16u, TIFF_MAX_TILE_SIDE),
+                       max_h = CLI_MAX((h + 15u) / 16u * 16u, TIFF_MAX_TILE_SIDE);
+        if (cw == 0 || ch == 0 || cw > max_w || ch > max_h || cw * ch * pixel_bytes > TIFF_MAX_TILE_BYTES)
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: tiles of %llux%llu pixels for a %ux%u "
+                             "image (at most %llux%llu, and %llu MiB a tile)", name, (unsigned long long)cw,
+                             (unsigned long long)ch, w, h, (unsigned long long)max_w, (unsigned long long)max_h,
+                             (unsigned long long)(TIFF_MAX_TILE_BYTES >> 20));
+        across = (w + cw - 1) / cw;
+        down = (h + ch - 1) / ch;
+    } else {
+        cw = w;
+        ch = v[RPS] == 0 || v[RPS] > h ? h : v[RPS];
+        across = 1;
+        down = (h + ch - 1) / ch;
+    }
+    const uint64_t chunks = across * down;
+    if (offsets->count < chunks || counts->count < chunks)
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: %llu %s need as many offsets and byte counts, "
+                         "it has %u and %u", name, (unsigned long long)chunks, tiled ? "tiles" : "strips",
+                         offsets->count, counts->count);
+    const uint64_t row_bytes = cw * pixel_bytes, chunk_bytes = row_bytes * ch; /* <= 64 MiB or the image's rows */
+    if (chunk_bytes > (uint64_t)INT32_MAX) /* stb's inflater takes an int size; a 16384 x 12288 RGBA16 strip fits */
+        return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': a TIFF strip of %llu bytes, more than the %d a strip may "
+                         "have; %s", name, (unsigned long long)chunk_bytes, INT32_MAX, k_tiff_decodes);
+    uint8_t *buf = malloc((size_t)chunk_bytes);
+    uint8_t *pixels = malloc((size_t)w * h * 4);
+    if (!buf || !pixels) {
+        free(buf), free(pixels);
+        return cli_error(VKVIT_ERROR_OUT_OF_HOST_MEMORY, "'%s': out of memory decoding a %ux%u TIFF", name, w, h);
+    }
+    for (uint64_t i = 0; i < chunks; i++) {
+        const uint64_t at = tiff_value(offsets, (uint32_t)i, big), n = tiff_value(counts, (uint32_t)i, big);
+        const uint64_t x0 = i % across * cw, y0 = i / across * ch;
+        const uint64_t rows = tiled ? ch : (h - y0 < ch ? h - y0 : ch), want = rows * row_bytes;
+        if (at > size || n > size - at) {
+            free(buf), free(pixels);
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': truncated TIFF: its %s %llu (%llu bytes at byte %llu) "
+                             "runs past the end of the file (%zu bytes)", name, tiled ? "tile" : "strip",
+                             (unsigned long long)i, (unsigned long long)n, (unsigned long long)at, size);
+        }
+        const uint8_t *src = data + at;
+        int64_t got;
+        if (comp == 1) {
+            got = n < want ? (int64_t)n : (int64_t)want;
+            memcpy(buf, src, (size_t)got);
+        } else if (comp == 32773) {
+            got = tiff_packbits(src, (size_t)n, buf, (size_t)want);
+        } else if (comp == 5) {
+            if (n >= 2 && src[0] == 0 && (src[1] & 1))
+                got = -2; /* libtiff's "old-style" LSB-first LZW of TIFF 5 */
+            else
+                got = tiff_lzw(src, (size_t)n, buf, (size_t)want);
+        } else {
+            stb_budget_begin(STB_BYTES_FIXED);
+            got = n > INT32_MAX ? -1 : stbi_zlib_decode_buffer((char *)buf, (int)want, (const char *)src, (int)n);
+            stb_budget_end();
+        }
+        if (got != (int64_t)want) {
+            free(buf), free(pixels);
+            if (got == -2)
+                return TIFF_UNSUPPORTED("'%s': a TIFF of old-style (TIFF 5, LSB-first) LZW data; %s", name,
+                                        k_tiff_decodes);
+            return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s': corrupt TIFF: its %s %llu %s", name,
+                             tiled ? "tile" : "strip", (unsigned long long)i,
+                             got < 0 ? "holds data its compression cannot decode"
+                                     : "decodes to fewer bytes than its rows need");
+        }
+        for (uint64_t y = 0; y < rows; y++) {
+            uint8_t *row = buf + y * row_bytes;
+            if (predict) {                              /* horizontal differencing, per sample, in file order */
+                for (uint64_t k = spp; k < cw * spp; k++) {
+                    if (bps == 1) {
+                        row[k] = (uint8_t)(row[k] + row[k - spp]);
+                    } else {
+                        uint8_t *p = row + 2 * k, *q = row + 2 * (k - spp);
+                        const uint32_t s = (tiff_u16(p, big) + tiff_u16(q, big)) & 0xFFFFu;
+                        p[big ? 0 : 1] = (uint8_t)(s >> 8), p[big ? 1 : 0] = (uint8_t)s;
+                    }
+                }
+            }
+            if (y0 + y >= h) continue;
+            uint8_t *dst = pixels + ((y0 + y) * w + x0) * 4;
+            const uint64_t cols = w - x0 < cw ? w - x0 : cw;
+            for (uint64_t x = 0; x < cols; x++, dst += 4) {
+                const uint8_t *p = row + x * pixel_bytes;
+                uint8_t s[4];
+                for (uint32_t k = 0; k < spp; k++) s[k] = bps == 1 ? p[k] : p[2 * k + (big ? 0 : 1)];
+                if (photo == 3) {
+                    dst[0] = (uint8_t)(cmap_r[s[0]] >> 8), dst[1] = (uint8_t)(cmap_g[s[0]] >> 8);
+                    dst[2] = (uint8_t)(cmap_b[s[0]] >> 8), dst[3] = 255;
+                } else if (photo <= 1) {
+                    dst[0] = dst[1] = dst[2] = photo == 0 ? (uint8_t)(255 - s[0]) : s[0];
+                    dst[3] = alpha ? s[1] : 255;
+                } else if (alpha && extra_kind == 1) {  /* Pillow's "RGBa": unpremultiplied, integer division */
+                    const unsigned a = s[3];
+                    for (int c = 0; c < 3; c++) {
+                        const unsigned u = a == 0 ? 0u : a == 255 ? s[c] : s[c] * 255u / a;
+                        dst[c] = (uint8_t)(u > 255 ? 255 : u);
+                    }
+                    dst[3] = (uint8_t)a;
+                } else {
+                    dst[0] = s[0], dst[1] = s[1], dst[2] = s[2];
+                    dst[3] = alpha && extra_kind != 0 ? s[3] : 255;
+                }
+            }
+        }
+    }
+    free(buf);
+    out->pixels = pixels;
+    out->width = w;
+    out->height = h;
+    out->channels_in_file = spp == 1 && photo == 3 ? 3u : spp;
+    return VKVIT_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------
  * Decode
  * ------------------------------------------------------------------------------------------------------------ */
 
@@ -689,6 +1058,14 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
         if (rw == VKVIT_OK && (rw = apply_orientation(out, webp_orientation(data, size), name)) != VKVIT_OK)
             cli_image_free(out);
         return rw;
+    }
+    if (size >= 4 && (!memcmp(data, "II+\0", 4) || !memcmp(data, "MM\0+", 4)))
+        return TIFF_UNSUPPORTED("'%s': a BigTIFF file; %s", name, k_tiff_decodes);
+    if (is_tiff(data, size)) {
+        vkvit_result rt = decode_tiff(data, size, name, max_pixels, out);
+        if (rt == VKVIT_OK && (rt = apply_orientation(out, tiff_orientation(data, size), name)) != VKVIT_OK)
+            cli_image_free(out);
+        return rt;
     }
     vkvit_result r;
     int64_t hw, hh;
@@ -714,9 +1091,7 @@ vkvit_result cli_image_decode_max(const uint8_t *data, size_t size, const char *
             return cli_error(VKVIT_ERROR_BAD_IMAGE, "'%s' starts like a %s file but its header is corrupt or "
                              "unsupported", name, format);
         return cli_error(VKVIT_ERROR_BAD_IMAGE,
-                         "'%s' is not a PNG, JPEG, BMP, GIF, TGA, WebP or binary PPM / PGM image%s",
-                         name, size >= 4 && (!memcmp(data, "II*", 4) || !memcmp(data, "MM\0*", 4))
-                                   ? " (it is a TIFF file, which vkvit does not decode: convert it to PNG first)" : "");
+                         "'%s' is not a PNG, JPEG, BMP, GIF, TGA, TIFF, WebP or binary PPM / PGM image", name);
     }
     if (h < 0 && data[0] == 'B') h = -h; /* top-down BMP */
     if ((r = check_sides(w, h, max_pixels, name)) != VKVIT_OK) return r;

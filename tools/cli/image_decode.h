@@ -4,8 +4,10 @@
  *
  * Formats: PNG (every colour type and bit depth; 16-bit samples keep their high byte), JPEG (baseline and
  * progressive), BMP, GIF (first frame), TGA, binary PPM (P6) and PGM (P5) (all through stb_image), WebP (lossy and
- * lossless, still images; Debian's libwebp). The EXIF Orientation tag of a JPEG, PNG or WebP is applied, as PIL's ImageOps.exif_transpose
- * does. Grey, grey + alpha, palette and RGB inputs become RGBA8 with A = 255.
+ * lossless, still images; Debian's libwebp), baseline TIFF (vkvit's own reader, decode_tiff in image_decode.c:
+ * 8/16-bit grey, grey + alpha, RGB, RGBA, 8-bit palette; uncompressed, PackBits, LZW, Deflate; strips or tiles).
+ * The EXIF Orientation tag of a JPEG, PNG or WebP, and a TIFF's Orientation tag, are applied, as PIL's
+ * ImageOps.exif_transpose does. Grey, palette and RGB inputs become RGBA8 with A = 255.
  *
  * Everything about the file is untrusted: a missing file, a directory, a FIFO or device (refused without blocking),
  * a file above CLI_IMAGE_MAX_FILE_BYTES, a header claiming 0 or more than VKVIT_MAX_IMAGE_SIDE pixels on a side or
