@@ -227,6 +227,16 @@ VKVIT_API void vkvit_ctx_destroy(vkvit_ctx *ctx);
  * writes up to `cap` names into `names` (which may be NULL to query the count). The strings are static. */
 VKVIT_API uint32_t vkvit_required_device_extensions(const char **names, uint32_t cap);
 
+/* One memory heap of a device (vkvit_device_info.memory_heaps, vkvit_ctx_memory_heaps). */
+#define VKVIT_MAX_MEMORY_HEAPS 16
+typedef struct vkvit_memory_heap {
+    uint64_t size;                          /* VkMemoryHeap.size */
+    uint64_t budget;                        /* bytes this process may use of it (VK_EXT_memory_budget's heapBudget,
+                                               else size) */
+    uint64_t usage;                         /* bytes this process uses of it (heapUsage; 0 without the extension) */
+    int device_local;                       /* VK_MEMORY_HEAP_DEVICE_LOCAL_BIT */
+} vkvit_memory_heap;
+
 /* What vkvit found on a device and what it uses. */
 typedef struct vkvit_device_info {
     char name[256];
@@ -250,7 +260,9 @@ typedef struct vkvit_device_info {
     uint64_t device_local_bytes;            /* largest device-local heap */
     uint64_t max_storage_buffer_range;      /* bytes one storage-buffer descriptor reaches (128 MiB on lavapipe) */
     uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
-    char workarounds[512];                  /* the quirks in force, comma-separated, "" for none */
+    char workarounds[512];                  /* the quirks in force, comma-separated, "" for none; after a ctx's
+                                               first session also any variant its first-use self-check switched
+                                               off ("... failed its self-check (...): ...", docs/gpu.md) */
     int validation;                         /* the validation layer is active */
     int adopted;                            /* the ctx adopted a host device */
     /* Capabilities in use (src/vk/vk.h vkvit__caps; docs/gpu.md). New fields are only ever appended here. */
@@ -283,9 +295,26 @@ typedef struct vkvit_device_info {
     int queue_priority_fallback;            /* why a requested priority is not in force: 0 none, 1 the device lists
                                                neither VK_KHR_global_priority nor VK_EXT_global_priority, 2 the
                                                driver refused it (VK_ERROR_NOT_PERMITTED) */
+    /* The device's memory heaps (appended). With VK_EXT_memory_budget (memory_budget 1: vkvit enables it where the
+     * device lists it; in adopt mode only where the host enabled it) budget and usage are the driver's figures for
+     * this process; without it budget is the heap's size and usage 0 (not reported). Under a device profile
+     * (VKVIT_DEVICE_PROFILE) the figures are the profile's heaps: a budget never exceeds its heap's size. A
+     * snapshot taken when the ctx was created (or the device listed); vkvit_ctx_memory_heaps reads them now. */
+    int memory_budget;                      /* VK_EXT_memory_budget reports budget and usage */
+    uint32_t memory_heap_count;
+    vkvit_memory_heap memory_heaps[VKVIT_MAX_MEMORY_HEAPS];
 } vkvit_device_info;
 
 VKVIT_API vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out);
+
+/* The ctx's memory heaps as the driver reports them now: up to `cap` heaps into `out` (which may be NULL), their
+ * count into *count; returns 1 in *budget_reported (may be NULL) where VK_EXT_memory_budget is enabled (budget and
+ * usage the driver's, usage including other libraries' allocations on the same device in this process), else 0
+ * (budget = size, usage = 0). Under a device profile, the profile's heaps. Session creation refuses, with a sentence
+ * naming the figures, a buffer its heap's remaining budget (budget - usage) cannot hold, once every other suitable
+ * memory type's heap is full too (VKVIT_ERROR_OUT_OF_DEVICE_MEMORY). */
+VKVIT_API vkvit_result vkvit_ctx_memory_heaps(const vkvit_ctx *ctx, vkvit_memory_heap *out, uint32_t cap,
+                                              uint32_t *count, int *budget_reported);
 
 /* Lists every Vulkan device without creating a ctx (for `vkvit info`). Writes up to `cap` entries into `out`
  * (which may be NULL) and the total count into *count. Fields about what vkvit uses are filled as they would be

@@ -146,6 +146,9 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     }
     vkvit__caps_narrow(ctx);
     if (ctx->env.device_profile[0] && (res = apply_profile(ctx)) != VKVIT_OK) goto fail;
+    /* the heaps as the ctx sees them: the enabled VK_EXT_memory_budget (or none), the profile's heap sizes */
+    ctx->info.memory_budget = ctx->caps.memory_budget;
+    vkvit__memory_heaps_read(ctx, ctx->info.memory_heaps, &ctx->info.memory_heap_count);
     vkvit__policy_choose(&ctx->caps, &ctx->env, req, &ctx->policy);
     vkvit__policy_to_info(&ctx->policy, &ctx->info);
     vkvit__policy_describe(&ctx->policy, &ctx->caps, &ctx->env, req, ctx->info.workarounds, sizeof ctx->info.workarounds);
@@ -178,6 +181,22 @@ vkvit_result vkvit_ctx_device_info(const vkvit_ctx *ctx, vkvit_device_info *out)
         return ctx ? vkvit__ctx_fail(ctx, res) : res;
     }
     *out = ctx->info;
+    return VKVIT_OK;
+}
+
+vkvit_result vkvit_ctx_memory_heaps(const vkvit_ctx *ctx, vkvit_memory_heap *out, uint32_t cap, uint32_t *count,
+                                    int *budget_reported) {
+    if (!ctx || !count) {
+        vkvit_result res = vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "vkvit_ctx_memory_heaps: NULL %s",
+                                        ctx ? "count" : "ctx");
+        return ctx ? vkvit__ctx_fail(ctx, res) : res;
+    }
+    vkvit_memory_heap heaps[VKVIT_MAX_MEMORY_HEAPS];
+    uint32_t n = 0;
+    vkvit__memory_heaps_read(ctx, heaps, &n);
+    for (uint32_t h = 0; out && h < n && h < cap; h++) out[h] = heaps[h];
+    *count = n;
+    if (budget_reported) *budget_reported = ctx->caps.memory_budget;
     return VKVIT_OK;
 }
 

@@ -3,6 +3,7 @@
  * the whole inference once (src/session.h lists the files). This file: creation, destruction, shapes and stats. */
 #include "session.h"
 #include "coopmat_guard.h"
+#include "self_check.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,13 @@ vkvit_result vkvit_session_create(vkvit_model *model, const vkvit_session_desc *
     s->tokens[0] = s->tokens[1] = s->tokens[2] = VKVIT_NONE;
     const vkvit__build_opts opts = vkvit__build_opts_of(desc.precision); /* this graph's and every rebuild's */
     vkvit__graph_init_opts(&s->graph, ctx, &opts);
+    vkvit__self_check(ctx, desc.precision); /* once per ctx and variant: before this graph or the checks below
+                                                 read the policy */
     if (desc.precision == VKVIT_PRECISION_FP16_MATH && !ctx->policy.fp16_math) {
         const char *missing =
-            ctx->caps.fp16_storage && !ctx->policy.fp16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
+            ctx->policy.self_check_failed & (VKVIT_SELF_CHECK_FP16_GEMM | VKVIT_SELF_CHECK_FP16_MATH)
+                ? "fp16 GEMMs, which failed their first-use self-check on this device (vkvit_device_info.workarounds)"
+            : ctx->caps.fp16_storage && !ctx->policy.fp16 ? "fp16, which is disabled (VKVIT_DISABLE_F16=1 or ctx desc disable_f16)"
             : !ctx->caps.fp16_math ? "shaderFloat16, which this device does not offer (or the host did not enable); "
                                      "use fp16 or fp32"
                                    : "storageBuffer16BitAccess, which this device does not offer (or the host did not "

@@ -322,6 +322,8 @@ def _device_info_dict(info: Any) -> DeviceInfo:
     for name, _ in type(info)._fields_:
         v = getattr(info, name)
         out[name] = v.decode("utf-8", "replace") if isinstance(v, bytes) else _plain(v)
+    if "memory_heaps" in out:  # the heaps the device has, each a dict (size, budget, usage, device_local)
+        out["memory_heaps"] = out["memory_heaps"][:out.get("memory_heap_count", 0)]
     if isinstance(out.get("api_version"), int):
         out["api_version_number"] = out["api_version"]
         out["api_version"] = _vulkan_version(out["api_version"])
@@ -329,8 +331,10 @@ def _device_info_dict(info: Any) -> DeviceInfo:
 
 
 def _plain(v):
-    """A ctypes field value as plain Python: arrays become lists."""
-    return list(v) if isinstance(v, ctypes.Array) else v
+    """A ctypes field value as plain Python: arrays become lists, structs dicts."""
+    if isinstance(v, ctypes.Structure):
+        return {name: _plain(getattr(v, name)) for name, _ in v._fields_}
+    return [_plain(x) for x in v] if isinstance(v, ctypes.Array) else v
 
 
 # ------------------------------------------------------------------------------------------------------------

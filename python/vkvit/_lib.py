@@ -82,6 +82,18 @@ class vkvit_ctx_desc(Structure):
     ]
 
 
+class vkvit_memory_heap(Structure):
+    _fields_ = [
+        ("size", c_uint64),
+        ("budget", c_uint64),
+        ("usage", c_uint64),
+        ("device_local", c_int),
+    ]
+
+
+VKVIT_MAX_MEMORY_HEAPS = 16
+
+
 class vkvit_device_info(Structure):
     _fields_ = [
         ("name", c_char * 256),
@@ -122,6 +134,9 @@ class vkvit_device_info(Structure):
         ("queue_compute_only", c_int),
         ("queue_priority", c_int),
         ("queue_priority_fallback", c_int),
+        ("memory_budget", c_int),
+        ("memory_heap_count", c_uint32),
+        ("memory_heaps", vkvit_memory_heap * VKVIT_MAX_MEMORY_HEAPS),
     ]
 
 

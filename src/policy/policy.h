@@ -62,6 +62,9 @@ typedef struct vkvit__policy {
                                                self-check (coopmat_guard.c) has compared it with double loops, NONE
                                                after a failed one */
     bool coopmat_checked;                   /* the self-check ran */
+    uint32_t self_checked;                  /* the problems of the first-use self-check of the other variants that
+                                               ran (self_check.c), one bit each */
+    uint32_t self_check_failed;             /* the variants it switched off (vkvit__self_check_variant bits) */
     uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: 32 where size control offers
                                                it (RDNA3's wave32 beside its default 64), else the default size;
                                                requested with full subgroups where size control exists */
@@ -86,6 +89,11 @@ void vkvit__policy_pack_bindings(vkvit__policy *p);
 typedef struct vkvit__test_hooks {
     bool coopmat_corrupt;                   /* the cooperative-matrix kernel adds 1 to every output (proves that the
                                                self-check and the tests catch a wrong kernel) */
+    uint32_t self_check_corrupt;            /* a mask of vkvit__self_check_variant: the self-check's problems come out
+                                               wrong (every output + 1) while such a variant runs them (proves
+                                               each fallback) */
+    uint64_t heap_budget;                   /* nonzero: every memory heap's budget at most this many bytes (what a
+                                               nearly full device reports: proves the budget refusal) */
 } vkvit__test_hooks;
 
 /* The policy for a device with these facts. `facts` before device creation gives the features to enable; after it

@@ -236,6 +236,8 @@ static const char *const k_optional_exts[] = {
                                                        with the KHR kernel only: others leave it off, as tested) */
 #endif
     VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME,      /* core in 1.2: the memory model that GEMM's SPIR-V declares */
+    VK_EXT_MEMORY_BUDGET_EXTENSION_NAME,            /* never core: heap budgets and usage (vkvit_ctx_memory_heaps,
+                                                       the budget check of memory.c) */
 };
 
 /* The Vulkan version that made an extension of k_optional_exts core (0: never), so it is not enabled by name. */
@@ -244,6 +246,7 @@ static uint32_t ext_core_since(const char *e) {
     if (strcmp(e, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME) == 0) return VK_API_VERSION_1_3;
     if (strcmp(e, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0) return 0;
     if (strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0) return 0;
+    if (strcmp(e, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) == 0) return 0;
     return VK_API_VERSION_1_2;
 }
 
@@ -417,12 +420,16 @@ void vkvit__device_adopt(vkvit_ctx *ctx, const vkvit_host_device *h) {
     ctx->info.subgroup_size_control &= sgc;
     ctx->info.timeline_semaphore &= tl;
     /* each cooperative-matrix GEMM needs its extension and its feature both enabled (and the memory model) */
-    bool coopmat_ext = false, coopmat_khr_ext = false;
+    bool coopmat_ext = false, coopmat_khr_ext = false, budget_ext = false;
     for (uint32_t i = 0; i < h->enabled_device_extension_count && h->enabled_device_extensions; i++) {
         const char *e = h->enabled_device_extensions[i];
         coopmat_ext |= e && strcmp(e, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0;
         coopmat_khr_ext |= e && strcmp(e, VKVIT_KHR_COOPMAT_EXTENSION_NAME) == 0;
+        budget_ext |= e && strcmp(e, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME) == 0;
     }
+    /* heap budgets only from a device the host enabled VK_EXT_memory_budget on (else: heap sizes) */
+    ctx->caps.memory_budget &= budget_ext;
+    ctx->info.memory_budget = ctx->caps.memory_budget;
     ctx->coopmat_nv_enabled = coopmat && coopmat_ext && memory_model;
     ctx->coopmat_khr_enabled = coopmat_khr && coopmat_khr_ext && memory_model;
     if (!ctx->info.subgroup_size_control) ctx->info.subgroup_size_min = ctx->info.subgroup_size_max = 0;

@@ -103,6 +103,37 @@ static uint32_t khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     return side;
 }
 
+/* The heaps of `pd`: with `budget` (VK_EXT_memory_budget listed, and enabled where a logical device exists) budget
+ * and usage from VkPhysicalDeviceMemoryBudgetPropertiesEXT, else budget = size and usage = 0. `sizes` (NULL: the
+ * device's) gives the heaps' count and sizes, as a device profile may have clamped them; every budget is at most
+ * its heap's size, so the figures agree with the heaps vkvit allocates against. */
+static uint32_t read_heaps(VkPhysicalDevice pd, bool budget, const VkPhysicalDeviceMemoryProperties *sizes,
+                           vkvit_memory_heap *out) {
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT b = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    VkPhysicalDeviceMemoryProperties2 mp2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                             .pNext = budget ? &b : NULL};
+    vkGetPhysicalDeviceMemoryProperties2(pd, &mp2); /* core in Vulkan 1.1, which vkvit requires */
+    const VkPhysicalDeviceMemoryProperties *mp = sizes ? sizes : &mp2.memoryProperties;
+    const uint32_t n = VKVIT_MIN(mp->memoryHeapCount, (uint32_t)VKVIT_MAX_MEMORY_HEAPS);
+    for (uint32_t h = 0; h < n; h++) {
+        const uint64_t size = mp->memoryHeaps[h].size;
+        out[h] = (vkvit_memory_heap){
+            .size = size,
+            .budget = budget ? VKVIT_MIN((uint64_t)b.heapBudget[h], size) : size,
+            .usage = budget ? b.heapUsage[h] : 0,
+            .device_local = (mp->memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0,
+        };
+    }
+    return n;
+}
+
+void vkvit__memory_heaps_read(const vkvit_ctx *ctx, vkvit_memory_heap *out, uint32_t *count) {
+    *count = read_heaps(ctx->physical_device, ctx->caps.memory_budget, &ctx->mem_props, out);
+    /* a test's smaller budget (vkvit__test_hooks.heap_budget): what a nearly full device would report */
+    for (uint32_t h = 0; ctx->test_hooks.heap_budget && h < *count; h++)
+        out[h].budget = VKVIT_MIN(out[h].budget, ctx->test_hooks.heap_budget);
+}
+
 /* Fills the facts of `info` (its *_in_use fields and workarounds are the policy's) and `facts` for one physical
  * device, as offered (before a logical device narrows them). */
 void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_layer_too_old, vkvit_device_info *info,
@@ -188,7 +219,11 @@ void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_la
         if ((mp.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mp.memoryHeaps[i].size > info->device_local_bytes)
             info->device_local_bytes = mp.memoryHeaps[i].size;
 
+    info->memory_budget = vkvit__ext_has(&exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    info->memory_heap_count = read_heaps(pd, info->memory_budget, NULL, info->memory_heaps);
+
     memset(facts, 0, sizeof *facts);
+    facts->memory_budget = info->memory_budget;
     facts->cpu_device = is_cpu_device(info, has_driver_props ? driver.driverID : (VkDriverId)0);
     facts->no_f16_arithmetic_quirk = facts->cpu_device;
     facts->fp16_storage = info->fp16_storage;

@@ -60,6 +60,11 @@ void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_la
 /* Whether a CPU device can import vkvit's own huge-page host memory for its buffers (memory.c). */
 bool vkvit__huge_page_import_possible(VkPhysicalDevice pd, const vkvit__ext_list *exts);
 
+/* The memory heaps now: size from ctx->mem_props (a device profile's, if it clamps them), budget and usage from
+ * VK_EXT_memory_budget where ctx->caps.memory_budget holds (the budget at most the size), else budget = size and
+ * usage = 0. *count heaps, at most VKVIT_MAX_MEMORY_HEAPS. */
+void vkvit__memory_heaps_read(const vkvit_ctx *ctx, vkvit_memory_heap *out, uint32_t *count);
+
 /* ctx->caps narrowed to what is enabled on the logical device (vkvit's own, or the host's: ctx->info narrowed). */
 void vkvit__caps_narrow(vkvit_ctx *ctx);
 

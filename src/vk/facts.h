@@ -40,6 +40,10 @@ typedef struct vkvit__caps {
     uint32_t max_workgroup_count[3];        /* maxComputeWorkGroupCount */
     uint64_t max_storage_buffer_range;      /* maxStorageBufferRange */
     uint32_t max_storage_buffers_per_stage; /* maxPerStageDescriptorStorageBuffers (Vulkan guarantees 4) */
+    bool memory_budget;                     /* VK_EXT_memory_budget: listed by the device (before device creation),
+                                               then enabled (after: always by vkvit where listed, by the host in adopt
+                                               mode). The figures themselves change as memory is allocated, so they
+                                               are read when needed (vkvit__memory_heaps_read), not kept here */
 } vkvit__caps;
 
 #endif /* VKVIT_VK_FACTS_H */

@@ -2,7 +2,9 @@
 /* Buffers and memory: one VkDeviceMemory per buffer (vkvit creates few, large buffers: the weights, one arena per
  * session, staging), memory-type choice per use, and staging copies between host and device. */
 #include "vk/vk.h"
+#include "vk/device_caps.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +75,49 @@ static int choose_memory_type(const vkvit_ctx *ctx, uint32_t bits, vkvit__mem_ki
 static bool fits_one_allocation(const vkvit_ctx *ctx, int type, VkDeviceSize size) {
     const VkDeviceSize heap_size = ctx->mem_props.memoryHeaps[ctx->mem_props.memoryTypes[type].heapIndex].size;
     return size <= heap_size && (!ctx->max_allocation || size <= ctx->max_allocation);
+}
+
+/* `bytes` as "12.3 KiB", "45.6 MiB" or "7.8 GiB" in out[32]. */
+static const char *bytes_text(uint64_t bytes, char *out) {
+    const double b = (double)bytes;
+    if (bytes < (10u << 20)) snprintf(out, 32, "%.1f KiB", b / 1024);
+    else if (bytes < (10ull << 30)) snprintf(out, 32, "%.1f MiB", b / 1048576);
+    else snprintf(out, 32, "%.1f GiB", b / 1073741824);
+    return out;
+}
+
+/* VK_EXT_memory_budget (or a test's budget, vkvit__test_hooks.heap_budget): a buffer goes to a memory type whose heap
+ * has room for it in what is left of its budget (budget - usage: the driver's figures for this process, other
+ * libraries' allocations included), the chosen *type first, then the next suitable ones as after a failed
+ * allocation; none with room is refused with the figures, rather than letting the driver evict or fail later.
+ * Without a reported budget the heap's size is the limit (fits_one_allocation). */
+static vkvit_result within_budget(const vkvit_ctx *ctx, const VkMemoryRequirements *req, vkvit__mem_kind kind,
+                                  int *type, const char *label) {
+    if (!ctx->caps.memory_budget && !ctx->test_hooks.heap_budget) return VKVIT_OK;
+    vkvit_memory_heap heaps[VKVIT_MAX_MEMORY_HEAPS];
+    uint32_t n = 0;
+    vkvit__memory_heaps_read(ctx, heaps, &n);
+    for (uint32_t rank = 0;; rank++) {
+        const int t = rank ? vkvit__memory_type_choose(&ctx->mem_props, req->memoryTypeBits, kind, rank) : *type;
+        if (t < 0) break;
+        const uint32_t h = ctx->mem_props.memoryTypes[t].heapIndex;
+        const uint64_t left = h < n && heaps[h].usage < heaps[h].budget ? heaps[h].budget - heaps[h].usage : 0;
+        if (req->size <= left && fits_one_allocation(ctx, t, req->size)) {
+            *type = t;
+            return VKVIT_OK;
+        }
+    }
+    const uint32_t h = ctx->mem_props.memoryTypes[*type].heapIndex;
+    const vkvit_memory_heap z = {0}, *hp = h < n ? &heaps[h] : &z;
+    const uint64_t left = hp->usage < hp->budget ? hp->budget - hp->usage : 0;
+    char need_s[32], left_s[32], budget_s[32], usage_s[32], size_s[32];
+    return vkvit__error(VKVIT_ERROR_OUT_OF_DEVICE_MEMORY,
+                        "buffer '%s' needs %s (%llu bytes), but memory heap %u has %s left of its budget (budget %s, "
+                        "in use %s, heap size %s%s) and no other memory type suited to it has room; free other "
+                        "sessions or models, or use a smaller batch", label ? label : "?",
+                        bytes_text(req->size, need_s), (unsigned long long)req->size, h, bytes_text(left, left_s),
+                        bytes_text(hp->budget, budget_s), bytes_text(hp->usage, usage_s), bytes_text(hp->size, size_s),
+                        ctx->caps.memory_budget ? ", from VK_EXT_memory_budget" : ", a test's budget");
 }
 
 /* Buffers from this size on import huge-page host memory where ctx->huge_page_import holds (smaller ones would waste
@@ -155,6 +200,7 @@ vkvit_result vkvit__buffer_create(vkvit_ctx *ctx, VkDeviceSize size, vkvit__mem_
                            (unsigned long long)ctx->max_allocation, heap, (unsigned long long)heap_size);
         goto fail;
     }
+    if ((res = within_budget(ctx, &req, kind, &type, label)) != VKVIT_OK) goto fail;
     VkMemoryAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
         .allocationSize = req.size,

@@ -17,6 +17,7 @@
 
 #include "model/model.h"
 #include "model/safetensors.h"
+#include "self_check.h"
 
 #include <time.h>
 
@@ -214,6 +215,9 @@ static void randomize_a_weight(uint8_t *bytes, size_t size, uint32_t seed) {
 
 int main(void) {
     vkvit_ctx *ctx = vt_ctx();
+    /* the first-use self-check (src/self_check.c) reads its own problems' results back at the ctx's first sessions:
+     * run here, before any count, so that the counts are the weights' alone */
+    vkvit__self_check(ctx, VKVIT_PRECISION_FP16_MATH);
     vkvit_device_info info;
     MUST(vkvit_ctx_device_info(ctx, &info));
     const bool fp16 = info.fp16_in_use != 0;

@@ -7,9 +7,11 @@
  * A model benchmark reports the latency distribution of vkvit_session_run (submit + wait: p50, p90, p99, max,
  * standard deviation; with --duration also the drift between the first and last 10 % of runs), throughput, the
  * host CPU time per inference, the GPU time per node kind from timestamp queries (a second, profiled session so
- * the timed runs carry no timestamps), and the arena / weight bytes. With --slices, the inference in slices under
- * each GPU-time budget (vkvit_session_plan_slices from one set of profiled node times, vkvit_session_run_slices):
- * the slice count, each slice's measured GPU time against the budget, and the logits against a whole run's. */
+ * the timed runs carry no timestamps), the arena / weight bytes, and each memory heap's usage and budget before and
+ * after the sessions are created (VK_EXT_memory_budget; without it the heap sizes). With --slices, the inference
+ * in slices under each GPU-time budget (vkvit_session_plan_slices from one set of profiled node times,
+ * vkvit_session_run_slices): the slice count, each slice's measured GPU time against the budget, and the logits
+ * against a whole run's. */
 #include "bench_stats.h"
 #include "cli.h"
 
@@ -164,6 +166,11 @@ typedef struct bench_job {
     kind_time kinds[32];                    /* GPU time per node kind, one profiled run */
     uint32_t n_kinds;
     double gpu_total;
+    /* the memory heaps before the two sessions are created (ctx and model exist: the model uploads nothing yet) and
+     * after, so the report shows what the sessions took (weights, arenas, staging) */
+    vkvit_memory_heap heaps_before[VKVIT_MAX_MEMORY_HEAPS], heaps_after[VKVIT_MAX_MEMORY_HEAPS];
+    uint32_t n_heaps;
+    int budget_reported;
     slice_run slices[MAX_SLICE_BUDGETS];    /* --slices: one per budget */
     double node_total_ms;                   /* the node times the plans share, summed */
 } bench_job;
@@ -391,6 +398,25 @@ static int print_json(const bench_job *j, const vkvit_model_info *mi, const vkvi
     cJSON_AddNumberToObject(doc, "barriers", ss->barriers);
     cJSON_AddNumberToObject(doc, "pipelines", ss->pipelines);
     cJSON_AddNumberToObject(doc, "sub_batch", ss->sub_batch);
+    cJSON_AddBoolToObject(doc, "memory_budget", j->budget_reported);
+    cJSON *heaps = cJSON_AddArrayToObject(doc, "memory_heaps");
+    for (uint32_t h = 0; h < j->n_heaps; h++) {
+        const vkvit_memory_heap *b = &j->heaps_before[h], *a = &j->heaps_after[h];
+        cJSON *hj = cJSON_CreateObject();
+        cJSON_AddNumberToObject(hj, "index", h);
+        cJSON_AddNumberToObject(hj, "size", (double)a->size);
+        cJSON_AddBoolToObject(hj, "device_local", a->device_local);
+        cJSON_AddNumberToObject(hj, "budget_before", (double)b->budget);
+        cJSON_AddNumberToObject(hj, "budget_after", (double)a->budget);
+        if (j->budget_reported) {
+            cJSON_AddNumberToObject(hj, "usage_before", (double)b->usage);
+            cJSON_AddNumberToObject(hj, "usage_after", (double)a->usage);
+        } else {
+            cJSON_AddNullToObject(hj, "usage_before");
+            cJSON_AddNullToObject(hj, "usage_after");
+        }
+        cJSON_AddItemToArray(heaps, hj);
+    }
     cJSON *by = cJSON_AddObjectToObject(doc, "gpu_ms_by_kind");
     for (uint32_t k = 0; k < j->n_kinds; k++) cJSON_AddItemToObject(by, j->kinds[k].kind, cli_jnum(j->kinds[k].ms));
     slices_json(doc, j);
@@ -421,6 +447,18 @@ static void print_text(const bench_job *j, const vkvit_model_info *mi, const vkv
     printf("memory      arena %.2f MiB (sum of all intermediates %.2f MiB, largest %.2f MiB), weights %.2f MiB\n",
            ss->arena_bytes / 1048576.0, ss->sum_activation_bytes / 1048576.0,
            ss->largest_activation_bytes / 1048576.0, ss->weight_bytes / 1048576.0);
+    for (uint32_t h = 0; h < j->n_heaps; h++) {
+        const vkvit_memory_heap *b = &j->heaps_before[h], *a = &j->heaps_after[h];
+        if (!j->budget_reported) {
+            printf("heap %-2u     %.2f GiB%s, budget: not reported by the driver (the heap size is the limit)\n", h,
+                   a->size / 1073741824.0, a->device_local ? " device-local" : "");
+            continue;
+        }
+        printf("heap %-2u     %.2f GiB%s: in use %.1f MiB before the sessions, %.1f MiB after (%+.1f MiB), budget "
+               "%.2f GiB before, %.2f GiB after (VK_EXT_memory_budget)\n", h, a->size / 1073741824.0,
+               a->device_local ? " device-local" : "", b->usage / 1048576.0, a->usage / 1048576.0,
+               ((double)a->usage - (double)b->usage) / 1048576.0, b->budget / 1073741824.0, a->budget / 1073741824.0);
+    }
     printf("graph       %u dispatches, %u barriers, %u pipelines", ss->nodes, ss->barriers, ss->pipelines);
     if (ss->sub_batch < ss->batch)
         printf(", batch run as sub-batches of %u (device dispatch / storage-buffer limits)", ss->sub_batch);
@@ -456,7 +494,11 @@ static int bench_model(int argc, char **argv) {
     if (rc != CLI_OK) return rc < 0 ? cli_finish_stdout("bench", CLI_OK) : rc;
     vkvit_ctx_desc cd = {.device = j.a.device, .log = cli_log_stderr, .log_user = "vkvit bench"};
     vkvit_result r = cli_open_model(&cd, j.a.path, &j.ctx, &j.model);
+    if (r == VKVIT_OK) r = vkvit_ctx_memory_heaps(j.ctx, j.heaps_before, VKVIT_MAX_MEMORY_HEAPS, &j.n_heaps, NULL);
     if (r == VKVIT_OK) r = prepare(&j);
+    if (r == VKVIT_OK)
+        r = vkvit_ctx_memory_heaps(j.ctx, j.heaps_after, VKVIT_MAX_MEMORY_HEAPS, &j.n_heaps, &j.budget_reported);
+    j.n_heaps = j.n_heaps < VKVIT_MAX_MEMORY_HEAPS ? j.n_heaps : VKVIT_MAX_MEMORY_HEAPS;
     if (r == VKVIT_OK) r = time_runs(&j);
     if (r == VKVIT_OK) r = profile_kinds(&j);
     if (r == VKVIT_OK && j.a.n_budgets) r = bench_slices(&j);

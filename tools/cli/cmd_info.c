@@ -89,7 +89,8 @@ static void usage(FILE *f) {
                "Lists every Vulkan device with its name, driver and Vulkan version, its limits vkvit cares about,\n"
                "and for each feature vkvit decides on (fp16 storage, fp16 arithmetic, cooperative matrix,\n"
                "timestamps, subgroup arithmetic, texel reads) whether the device has it, whether vkvit uses it, and why; then the\n"
-               "workarounds (quirks) vkvit applies on the device.\n\n"
+               "workarounds (quirks) vkvit applies on the device. Each memory heap with its size and, where the driver\n"
+               "reports them (VK_EXT_memory_budget), this process's budget and usage of it.\n\n"
                "options:\n"
                "  --json       one JSON object on stdout (default: text)\n"
                "  -h, --help   this text\n\n"
@@ -171,6 +172,20 @@ static cJSON *device_json(uint32_t i, const vkvit_device_info *d, const feature 
     cJSON *qf = cJSON_AddArrayToObject(q, "flags");
     for (size_t k = 0; k < sizeof k_queue_flags / sizeof *k_queue_flags; k++)
         if (d->queue_flags & k_queue_flags[k].bit) cJSON_AddItemToArray(qf, cJSON_CreateString(k_queue_flags[k].name));
+    /* the heaps; without VK_EXT_memory_budget the budget is the heap's size and the usage unknown (null) */
+    cJSON_AddBoolToObject(dj, "memory_budget", d->memory_budget);
+    cJSON *heaps = cJSON_AddArrayToObject(dj, "memory_heaps");
+    for (uint32_t h = 0; h < d->memory_heap_count && h < VKVIT_MAX_MEMORY_HEAPS; h++) {
+        const vkvit_memory_heap *m = &d->memory_heaps[h];
+        cJSON *hj = cJSON_CreateObject();
+        cJSON_AddNumberToObject(hj, "index", h);
+        cJSON_AddNumberToObject(hj, "size", (double)m->size);
+        cJSON_AddBoolToObject(hj, "device_local", m->device_local);
+        cJSON_AddNumberToObject(hj, "budget", (double)m->budget);
+        if (d->memory_budget) cJSON_AddNumberToObject(hj, "usage", (double)m->usage);
+        else cJSON_AddNullToObject(hj, "usage");
+        cJSON_AddItemToArray(heaps, hj);
+    }
     add_workarounds(cJSON_AddArrayToObject(dj, "workarounds"), d->workarounds);
     return dj;
 }
@@ -199,6 +214,16 @@ static void print_device(uint32_t i, const vkvit_device_info *d, const feature *
     for (size_t k = 0, first = 1; k < sizeof k_queue_flags / sizeof *k_queue_flags; k++)
         if (d->queue_flags & k_queue_flags[k].bit) printf("%s%s", first ? "" : " ", k_queue_flags[k].name), first = 0;
     printf(")\n");
+    for (uint32_t h = 0; h < d->memory_heap_count && h < VKVIT_MAX_MEMORY_HEAPS; h++) {
+        const vkvit_memory_heap *m = &d->memory_heaps[h];
+        printf("  memory heap %-2u     %.2f GiB%s, ", h, (double)m->size / (1u << 30),
+               m->device_local ? " device-local" : "");
+        if (d->memory_budget)
+            printf("budget %.2f GiB, in use %.1f MiB (VK_EXT_memory_budget)\n", (double)m->budget / (1u << 30),
+                   (double)m->usage / (1u << 20));
+        else
+            printf("budget: not reported by the driver (the heap size is the limit)\n");
+    }
     printf("  feature              device  vkvit uses  why\n");
     for (int k = 0; k < N_FEATURES; k++)
         printf("  %-20s %-7s %-11s %s\n", f[k].name, yes(f[k].available), yes(f[k].used), f[k].why);
