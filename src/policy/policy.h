@@ -30,6 +30,14 @@ typedef enum vkvit__coopmat_kernel {
     VKVIT_COOPMAT_EMULATED,                 /* the tiling with plain-arithmetic products (VKVIT_COOPMAT_EMULATE) */
 } vkvit__coopmat_kernel;
 
+/* The shapes the emulated kernel implements (shaders/variants.cmake: gemm_coopmat_emu*). */
+#define VKVIT_COOPMAT_EMULATED_SHAPES                                                                                  \
+    (VKVIT_COOPMAT_SHAPE_16X16X16 | VKVIT_COOPMAT_SHAPE_8X16X16 | VKVIT_COOPMAT_SHAPE_8X8X16)
+
+/* M, N, K of one VKVIT_COOPMAT_SHAPE_* bit and the subgroup size its fragments need (0: any of 4 to 64); false for
+ * anything else. */
+bool vkvit__coopmat_shape_dims(uint32_t shape, uint32_t *m, uint32_t *n, uint32_t *k, uint32_t *lanes);
+
 /* What a caller asked for besides the environment (vkvit_ctx_desc). */
 typedef struct vkvit__policy_request {
     bool disable_f16;                       /* vkvit_ctx_desc.disable_f16 */
@@ -57,10 +65,13 @@ typedef struct vkvit__policy {
                                                self-check (coopmat_guard.c) has compared it with double loops, NONE
                                                after a failed one */
     bool coopmat_checked;                   /* the self-check ran */
-    uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: 32 where size control offers
-                                               it (RDNA3's wave32 beside its default 64), else the default size;
+    uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: the size its shape needs
+                                               (Intel's M = 8 shapes: 8 or 16), else 32 where size control offers it
+                                               (RDNA3's wave32 beside its default 64), else the default size;
                                                requested with full subgroups where size control exists */
-    uint32_t coopmat_frag;                  /* the KHR kernel's fragment side: 16 or 8 */
+    uint32_t coopmat_shape;                 /* the fragments' shape, one VKVIT_COOPMAT_SHAPE_* bit (vk/facts.h): the
+                                               best the device lists (KHR), 16x16x16 (NV), or for the emulated kernel
+                                               the best it implements that the device profile lists */
     uint32_t coopmat_tile;                  /* VKVIT_COOPMAT_TILE: that tile wherever it fits; 0 the size-based pick */
     uint32_t attention;                     /* VKVIT_ATTENTION (env.h values): 0 the size- and device-based path */
     char attention_text[32];                /* its text, for the sentence that refuses a bad one */

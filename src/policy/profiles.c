@@ -32,7 +32,7 @@ static const vkvit__device_profile k_profiles[] = {
      .max_workgroup_invocations = U32_ANY, .max_workgroup_size = {U32_ANY, U32_ANY, U32_ANY},
      .max_storage_buffers_per_stage = U32_ANY, .max_storage_buffer_range = U64_ANY, .fp16_storage = true,
      .fp16_math = true, .subgroup_arithmetic = true, .subgroup_shuffle = true, .subgroup_size_control = true,
-     .cooperative_matrix = true},
+     .cooperative_matrix = true, .coopmat_shapes = U32_ANY},
     /* the least a Vulkan 1.1 device must offer: no fp16, no subgroup arithmetic or shuffles (1.1 requires only the
      * basic subgroup operations), no size control, no cooperative matrices */
     {.name = "vulkan-1.1-minimum", .source = "Vulkan 1.1 specification, Required Limits", .gpu_kernels = true,
@@ -49,22 +49,23 @@ static const vkvit__device_profile k_profiles[] = {
      VK11_MIN_LIMITS},
     /* Intel Arc A770 (Xe-HPG, DG2): the reports of the Windows driver 0.406.609 and of Mesa ANV 26.1.2; the
      * workgroup's z side (64) and maxStorageBufferRange (2^30 - 4) are the Windows driver's (ANV: 1024, 2^32 - 1),
-     * the rest agree. VK_KHR_cooperative_matrix on both. */
+     * the rest agree. VK_KHR_cooperative_matrix on both; its one fp16 shape is 8 x 8 x 16 at subgroups of 8 (DG2 takes
+     * GFX9_FEATURES' list in Mesa's src/intel/dev/intel_device_info.c; Xe2 has 8 x 16 x 16 at 16 instead). */
     {.name = "intel-xe", .source = "gpuinfo.org: Intel Arc A770, Windows 0.406.609 and Mesa ANV 26.1.2",
      .gpu_kernels = true, .max_shared_memory = 49152, .max_workgroup_invocations = 1024,
      .max_workgroup_size = {1024, 1024, 64}, .max_storage_buffers_per_stage = 33554432,
      .max_storage_buffer_range = 1073741820ull, .fp16_storage = true, .fp16_math = true,
      .subgroup_arithmetic = true, .subgroup_shuffle = true, .subgroup_size_control = true,
-     .cooperative_matrix = true},
+     .cooperative_matrix = true, .coopmat_shapes = VKVIT_COOPMAT_SHAPE_8X8X16},
     /* AMD RDNA3: the Radeon RX 7800 XT (Navi 32; no RX 7900 XTX report is in the sources), the reports of AMD's
      * driver 2.0.294 and of Mesa RADV 24.0.99: shared memory 32 KiB is AMD's (RADV 64 KiB), 8388606 storage
-     * buffers RADV's (AMD 2^32 - 1), the rest agree. VK_KHR_cooperative_matrix on both. */
+     * buffers RADV's (AMD 2^32 - 1), the rest agree. VK_KHR_cooperative_matrix on both, fp16 at 16 x 16 x 16. */
     {.name = "amd-rdna3", .source = "gpuinfo.org: AMD Radeon RX 7800 XT, AMD 2.0.294 and Mesa RADV 24.0.99",
      .gpu_kernels = true, .max_shared_memory = 32768, .max_workgroup_invocations = 1024,
      .max_workgroup_size = {1024, 1024, 1024}, .max_storage_buffers_per_stage = 8388606,
      .max_storage_buffer_range = 4294967295ull, .fp16_storage = true, .fp16_math = true,
      .subgroup_arithmetic = true, .subgroup_shuffle = true, .subgroup_size_control = true,
-     .cooperative_matrix = true},
+     .cooperative_matrix = true, .coopmat_shapes = VKVIT_COOPMAT_SHAPE_16X16X16},
     /* Apple M1 through MoltenVK (driver 0.2.2209, macOS 26.5.1; a portability-subset device): 31 storage buffers a
      * stage; subgroupSizeControl and computeFullSubgroups are reported, but requiredSubgroupSizeStages is empty, so
      * no compute shader can require a size; no cooperative-matrix extension. */
@@ -102,10 +103,12 @@ void vkvit__profile_clamp(const vkvit__device_profile *p, vkvit__caps *f) {
         f->subgroup_size_control = false;
         f->subgroup_size_min = f->subgroup_size_max = 0;
     }
+    f->coopmat_khr_shapes &= p->coopmat_shapes;
+    f->coopmat_nv_f16_16x16x16 &= (p->coopmat_shapes & VKVIT_COOPMAT_SHAPE_16X16X16) != 0;
     if (!p->cooperative_matrix) {
         f->cooperative_matrix_nv = f->cooperative_matrix_khr = false;
         f->coopmat_nv_usable = f->coopmat_khr_usable = false;
         f->coopmat_nv_f16_16x16x16 = false;
-        f->coopmat_khr_frag = 0;
+        f->coopmat_khr_shapes = 0;
     }
 }
