@@ -26,7 +26,7 @@
 typedef enum vkvit__coopmat_kernel {
     VKVIT_COOPMAT_NONE = 0,                 /* the shared-memory or CPU kernel */
     VKVIT_COOPMAT_NV,                       /* GL_NV_cooperative_matrix: 16x16x16, 32-wide subgroups (tested on H100) */
-    VKVIT_COOPMAT_KHR,                      /* GL_KHR_cooperative_matrix: 16x16x16 or 8x8x8, subgroups of 4 to 64 */
+    VKVIT_COOPMAT_KHR,                      /* GL_KHR_cooperative_matrix: the listed shape (16x16x16, 8x16x16, 8x8x16, 8x8x8) */
     VKVIT_COOPMAT_EMULATED,                 /* the tiling with plain-arithmetic products (VKVIT_COOPMAT_EMULATE) */
 } vkvit__coopmat_kernel;
 
