@@ -14,6 +14,7 @@
  * rows, columns or k gives errors of the size of S itself. */
 #include "model/safetensors.h"
 #include "ops/gemm.h"
+#include "policy/policy.h"
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -180,6 +181,61 @@ static void run_cases(vkvit_ctx *ctx, vkvit__coopmat_kernel family, uint32_t sha
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) run_case(ctx, &cases[i], family, shape, tile, false);
 }
 
+/* The policy's shape and warp for a device with these facts (vkvit__policy_choose is pure): an RDNA3-like device
+ * (16x16x16, size control 32..64), Intel's Xe-HPG (8x8x16) and Xe2 (8x16x16) with size control 8..32, the same Xe2
+ * without size control (default 32: no warp of 16 can be asked for), lavapipe at 16 lanes listing 8x8x8 (its
+ * lowering wants 8). In a build without the KHR kernel (Debian 12's glslang) every one of them gets none. */
+static void policy_cases(void) {
+    const vkvit__caps base = {
+        .fp16_storage = true, .fp16_math = true, .subgroup_size = 32, .subgroup_size_min = 8, .subgroup_size_max = 32,
+        .subgroup_size_control = true, .subgroup_arithmetic = true, .subgroup_shuffle = true,
+        .cooperative_matrix_khr = true, .coopmat_khr_usable = true, .max_shared_memory = 65536,
+        .max_workgroup_invocations = 1024, .max_workgroup_size = {1024, 1024, 64}, .max_storage_buffer_range = 1u << 30,
+        .max_storage_buffers_per_stage = 64,
+    };
+    struct {
+        const char *what;
+        uint32_t shapes, sg, sg_min, sg_max;
+        bool sized;
+        uint32_t want_shape, want_warp; /* 0: no cooperative-matrix kernel */
+    } cases[] = {
+        {"rdna3 16x16x16, wave64 default", VKVIT_COOPMAT_SHAPE_16X16X16, 64, 32, 64, true,
+         VKVIT_COOPMAT_SHAPE_16X16X16, 32},
+        {"xe-hpg 8x8x16", VKVIT_COOPMAT_SHAPE_8X8X16, 32, 8, 32, true, VKVIT_COOPMAT_SHAPE_8X8X16, 8},
+        {"xe2 8x16x16", VKVIT_COOPMAT_SHAPE_8X16X16, 32, 8, 32, true, VKVIT_COOPMAT_SHAPE_8X16X16, 16},
+        {"xe2 and 16x16x16", VKVIT_COOPMAT_SHAPE_8X16X16 | VKVIT_COOPMAT_SHAPE_16X16X16, 32, 8, 32, true,
+         VKVIT_COOPMAT_SHAPE_16X16X16, 32},
+        {"xe2 without size control", VKVIT_COOPMAT_SHAPE_8X16X16, 32, 0, 0, false, 0, 0},
+        {"lavapipe 8x8x8 at 16 lanes", VKVIT_COOPMAT_SHAPE_8X8X8, 16, 16, 16, true, 0, 0},
+        {"lavapipe 8x8x8 at 8 lanes", VKVIT_COOPMAT_SHAPE_8X8X8, 8, 8, 8, true, VKVIT_COOPMAT_SHAPE_8X8X8, 8},
+    };
+    const vkvit__env env = {0};
+    /* whether this build has the KHR kernel: its shader table has a 16x16x16 row (else the description refuses) */
+    const vkvit__gemm_config khr = {.bm = 64, .bn = 64, .bk = 32, .variant = VKVIT_GEMM_KERNEL_COOPMAT, .b_f16 = true,
+                                    .f16_math = true, .coopmat = VKVIT_COOPMAT_KHR, .coopmat_warp = 32,
+                                    .coopmat_shape = VKVIT_COOPMAT_SHAPE_16X16X16};
+    vkvit__kernel_desc kd;
+    const bool khr_built = vkvit__gemm_kernel_desc(&khr, &(vkvit__gemm_epilogue){0}, "khr probe", &kd) == VKVIT_OK;
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(cases); i++) {
+        vkvit__caps f = base;
+        f.coopmat_khr_shapes = cases[i].shapes;
+        f.subgroup_size = cases[i].sg, f.subgroup_size_min = cases[i].sg_min, f.subgroup_size_max = cases[i].sg_max;
+        f.subgroup_size_control = cases[i].sized;
+        vkvit__policy p;
+        vkvit__policy_choose(&f, &env, (vkvit__policy_request){0}, &p);
+        const bool want = khr_built && cases[i].want_shape;
+        printf("policy %-30s -> %s %s warp %u\n", cases[i].what, p.coopmat == VKVIT_COOPMAT_KHR ? "KHR" : "none",
+               p.coopmat == VKVIT_COOPMAT_KHR ? shape_name(p.coopmat_shape) : "-", p.coopmat_warp);
+        CHECK(want ? p.coopmat == VKVIT_COOPMAT_KHR && p.coopmat_shape == cases[i].want_shape &&
+                         p.coopmat_warp == cases[i].want_warp
+                   : p.coopmat == VKVIT_COOPMAT_NONE,
+              "policy %s: kernel %d shape %s warp %u, want %s %s warp %u", cases[i].what, (int)p.coopmat,
+              shape_name(p.coopmat_shape), p.coopmat_warp, want ? "KHR" : "none",
+              want ? shape_name(cases[i].want_shape) : "-", cases[i].want_warp);
+    }
+    printf("policy: %s\n", khr_built ? "the KHR kernel is built" : "no KHR kernel in this build: every case none");
+}
+
 int main(void) {
     uint64_t seed = (uint64_t)time(NULL);
     const char *s = getenv("VKVIT_TEST_SEED");
@@ -187,6 +243,7 @@ int main(void) {
     printf("seed %llu (rerun: VKVIT_TEST_SEED=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
     vt_rng_state ^= seed * 0x9e3779b97f4a7c15ull;
 
+    policy_cases();
     unsetenv("VKVIT_COOPMAT_EMULATE");
     unsetenv("VKVIT_DEVICE_PROFILE");
     vkvit_ctx *ctx = vt_ctx();
