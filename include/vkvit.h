@@ -271,9 +271,10 @@ typedef struct vkvit_device_info {
     int cooperative_matrix_nv;              /* VK_NV_cooperative_matrix present */
     int cooperative_matrix_in_use;          /* the GEMMs of fp16-math sessions run on cooperative matrices
                                                (VK_NV_cooperative_matrix: fp16 x fp16 + fp32 at 16x16x16 with 32-wide
-                                               subgroups; VK_KHR_cooperative_matrix: at 16x16x16 or 8x8x8, subgroups of
-                                               4 to 64). Checked against plain loops at the ctx's first fp16-math
-                                               session; a failure clears it and is named in `workarounds`.
+                                               subgroups; VK_KHR_cooperative_matrix: at a listed 16x16x16,
+                                               8x16x16, 8x8x16 or 8x8x8, subgroups of 4 to 64). Checked against
+                                               plain loops at the ctx's first fp16-math session; a failure clears it
+                                               and is named in `workarounds`.
                                                VKVIT_DISABLE_COOPMAT=1 keeps it 0 for good */
     int texel_reads_in_use;                 /* CPU devices (lavapipe): the CPU kernels read their inputs through
                                                uniform texel buffers, which llvmpipe gathers ~20x faster than it

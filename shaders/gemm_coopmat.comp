@@ -10,12 +10,13 @@
 // fp16-math bound of the scalar kernels (VKVIT_GEMM_F16_CHUNK in src/ops/gemm.h).
 //
 // Tiles (TILE, a define; src/ops/gemm.c picks one per GEMM by how many workgroups it makes):
-//   TILE=32   32 x 32 of D per workgroup (2 x 2 fragments of 16 x 16) split in K over 4 warps: each step covers
-//             128 k, each warp multiplies its 32 of them, and the four partial tiles are added in the epilogue.
+//   TILE=32   32 x 32 of D per workgroup (2 x 2 fragments of 16 x 16; 4 x 4 or 4 x 2 of the M = 8 shapes) split in
+//             K over 4 warps: each step covers 128 k, each warp multiplies its 32 of them, and the four partial tiles
+//             are added in the epilogue.
 //             For small GEMMs (ViT at batch 1: 201 rows, 384 columns, K up to 1536), which have few tiles: one warp
 //             per tile walking all of K left the GPU waiting on memory (fc2: 48 dependent steps on 84 warps);
-//   TILE=64   64 x 64, 2 x 2 warps, each warp 32 x 32 = 2 x 2 fragments;
-//   TILE=128  128 x 128, 2 x 4 warps (256 invocations), each warp 64 x 32 = 4 x 2 fragments: twice the matrix
+//   TILE=64   64 x 64, 2 x 2 warps, each warp 32 x 32 = 2 x 2 fragments (of 16 x 16);
+//   TILE=128  128 x 128, 2 x 4 warps (256 invocations), each warp 64 x 32 = 4 x 2 fragments (16 x 16): twice the matrix
 //             products per staged element, for GEMMs with enough tiles to fill the GPU (batch 64+, 4096^3).
 // Per 32-k step the workgroup stages A (fp32 -> fp16) and B (fp16) into shared memory, [row][k] as uvec4s of 8 halves
 // with a row stride of 5 uvec4s (40 halves, 80 bytes: 16-byte stores, and the pad spreads rows over banks), zeros
@@ -23,8 +24,8 @@
 // buffer, the loads of step s + 1 (global -> registers, issued before the products) are stored into the other, so
 // one barrier per step suffices. Each invocation moves A_PER groups of 8 A values (two vec4 loads, or scalar loads
 // with bounds) and B_PER groups of 8 halves (one uvec4 load when K, B's row stride and offset are multiples of 8).
-// Each warp then runs 2 k-steps of its fragments' multiply-adds (B's fragments read column-major from the [n][k]
-// tile, i.e. B^T). The epilogue goes fragment by fragment through a 16 x 20 fp32 staging tile per warp (in the
+// Each warp then runs 32 / FK k-steps of its fragments' multiply-adds (B's fragments read column-major from the [n][k]
+// tile, i.e. B^T). The epilogue goes fragment by fragment through an FM x (FN + 4) fp32 staging tile per warp (in the
 // first A buffer, free by then), and writes D with bounds checks: any M, N, K, strides and offsets. Grid:
 // (ceil(N / TILE), ceil(M / TILE), batch), the batch index split in two levels as in gemm.comp.
 //
@@ -33,40 +34,56 @@
 //                 VK_NV_cooperative_matrix lists fp16 x fp16 + fp32 at 16x16x16 and whose subgroups have 32
 //                 invocations (one warp = one subgroup). Built when the configured glslang compiles it; its
 //                 SPIR-V uses the Vulkan memory model (the device enables vulkanMemoryModel).
-//   COOPMAT_KHR=1 the same kernel on GL_KHR_cooperative_matrix (coopmat<float16_t | float, gl_ScopeSubgroup, 16, 16,
-//                 use>): devices whose VK_KHR_cooperative_matrix lists fp16 x fp16 + fp32 at 16x16x16 at subgroup
-//                 scope and whose subgroups have 32 invocations (NVIDIA; AMD in wave32). Built when the configured
-//                 glslang compiles GL_KHR_cooperative_matrix (>= 13; not Debian 12's 12.0); Vulkan memory model too.
-//   COOPMAT_NV=0  the same tiling, staging and epilogue with each warp's matrix products in plain fp32 arithmetic
-//                 (invocation l of a warp owns rows l, l + 32, ... of its warp tile): VKVIT_COOPMAT_EMULATE=1 runs it
-//                 on any device with fp16 arithmetic, so that everything but the cooperative-matrix instructions is
-//                 tested on lavapipe.
+//   COOPMAT_KHR=1 the same kernel on GL_KHR_cooperative_matrix (coopmat<float16_t | float, gl_ScopeSubgroup, FM | FK,
+//                 FK | FN, use>): devices whose VK_KHR_cooperative_matrix lists fp16 x fp16 + fp32 at subgroup scope
+//                 at the variant's FM x FN x FK (16x16x16: NVIDIA, AMD in wave32; 8x16x16 and 8x8x16: Intel; 8x8x8:
+//                 lavapipe), the warp a subgroup of the size the shape needs (src/policy/policy.c). Built when the
+//                 configured glslang compiles GL_KHR_cooperative_matrix (>= 13; not Debian 12's 12.0); Vulkan memory
+//                 model too.
+//   COOPMAT_NV=0  the same tiling, staging, fragment walk and epilogue with each fragment emulated in plain fp32
+//                 arithmetic (below: an accumulator is FM x FN / 32 elements per lane of a 32-invocation warp):
+//                 VKVIT_COOPMAT_EMULATE=1 runs it on any device with fp16 arithmetic, at 16x16x16 and at Intel's two
+//                 M = 8 shapes, so that everything but the cooperative-matrix instructions is tested on lavapipe.
 // ---------------------------------------------------------------------------------------------------------------
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-// FS: the fragments' side, FS x FS x FS products: 16 (NVIDIA, AMD), or 8 with COOPMAT_FRAG=8 (the KHR shape lavapipe
-// lists: its 8 x 8 x 8 matrices at subgroups of 8).
+// Fragments of FM x FN x FK (M x N x K: A is FM x FK, B FK x FN, the accumulators FM x FN), defines of the variant
+// (shaders/variants.cmake), each one a shape a device lists (src/vk/facts.h, VKVIT_COOPMAT_SHAPE_*): 16 x 16 x 16
+// (NVIDIA, AMD; the default), 8 x 8 x 8 (lavapipe), 8 x 16 x 16 (Intel Xe2, subgroups of 16) and 8 x 8 x 16 (Intel
+// Xe-HPG, subgroups of 8). COOPMAT_FRAG=8 is the old name of 8 x 8 x 8.
 #if defined(COOPMAT_FRAG) && COOPMAT_FRAG == 8
-#define FS 8
-#else
-#define FS 16
+#define FM 8
+#define FN 8
+#define FK 8
+#endif
+#ifndef FM
+#define FM 16
+#endif
+#ifndef FN
+#define FN 16
+#endif
+#ifndef FK
+#define FK 16
+#endif
+#if (FM != 8 && FM != 16) || (FN != 8 && FN != 16) || (FK != 8 && FK != 16)
+#error fragments of 8 or 16 rows, columns and k
 #endif
 #if defined(COOPMAT_KHR) && COOPMAT_KHR
 #define COOPMAT_HW 1                                // matrix products on the device's cooperative matrices
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
-// FS x FS fragments: A (fp16, rows x k), B (fp16, k x columns), accumulators (fp32).
-#define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, FS, FS, gl_MatrixUseA>
-#define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, FS, FS, gl_MatrixUseB>
-#define FRAG_ACC coopmat<float, gl_ScopeSubgroup, FS, FS, gl_MatrixUseAccumulator>
+// Fragments: A (fp16, FM rows x FK k), B (fp16, FK k x FN columns), accumulators (fp32, FM x FN).
+#define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, FM, FK, gl_MatrixUseA>
+#define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, FK, FN, gl_MatrixUseB>
+#define FRAG_ACC coopmat<float, gl_ScopeSubgroup, FM, FN, gl_MatrixUseAccumulator>
 #define LOAD_ROWS(f, buf, off, stride) coopMatLoad(f, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
 #define LOAD_COLS(f, buf, off, stride) coopMatLoad(f, buf, off, stride, gl_CooperativeMatrixLayoutColumnMajor)
 #define MUL_ADD(a, b, c) coopMatMulAdd(a, b, c)
 #define STORE_ROWS(f, buf, off, stride) coopMatStore(f, buf, off, stride, gl_CooperativeMatrixLayoutRowMajor)
 #elif defined(COOPMAT_NV) && COOPMAT_NV
-#if FS != 16
-#error the NV kernel has 16 x 16 fragments
+#if FM != 16 || FN != 16 || FK != 16
+#error the NV kernel has 16 x 16 x 16 fragments
 #endif
 #define COOPMAT_HW 1
 #extension GL_NV_cooperative_matrix : require
@@ -126,8 +143,8 @@ layout(constant_id = 6) const uint WG_SIZE = 32 * WARPS_M * WARPS_N * KSPLIT;
 #define WARP 32                                     // an emulated warp: 32 consecutive invocations
 #define WG_SIZE (WARP * WARPS_M * WARPS_N * KSPLIT)
 #endif
-#define FRAG_M (WTM / FS)                           // fragments per warp, down and across
-#define FRAG_N (WTN / FS)
+#define FRAG_M (WTM / FM)                           // fragments per warp, down and across
+#define FRAG_N (WTN / FN)
 #define BM (WARPS_M * WTM)
 #define BN (WARPS_N * WTN)
 #define BK (32 * KSPLIT)                            // k per step: 32 per warp of a k-split
@@ -136,7 +153,7 @@ layout(constant_id = 6) const uint WG_SIZE = 32 * WARPS_M * WARPS_N * KSPLIT;
 #define SA_PAD 1                                    // pad rows by one uvec4 (the emulated 128 tile: 0, to fit 32 KiB)
 #endif
 #define SA (KG + SA_PAD)                            // shared row stride of the A and B tiles, in uvec4s (40 halves)
-#define SF (FS + 4)                                 // row stride of a warp's FS x FS fp32 staging tile, in floats
+#define SF (FN + 4)                                 // row stride of a warp's FM x FN fp32 staging tile, in floats
 #define A_PER (BM * KG / WG_SIZE)                   // groups of 8 A values each invocation stages per k-step (2)
 #define B_PER (BN * KG / WG_SIZE)                   // groups of 8 B halves (2)
 #if COOPMAT_HW
@@ -156,10 +173,10 @@ layout(binding = 3, std430) writeonly buffer D { D_TYPE data_d[]; };
 #include "gemm_epilogue.glsl"
 
 // Two buffers of [m][k] (A) and [n][k] (B) fp16 tiles, 8 halves per uvec4; after the k loop the first A buffer
-// holds the warps' fp32 staging tiles of the epilogue (FS x SF floats = FS x SF / 4 uvec4s per warp).
+// holds the warps' fp32 staging tiles of the epilogue (FM x SF floats = FM x SF / 4 uvec4s per warp).
 shared uvec4 sh_a[2 * BM * SA];
 shared uvec4 sh_b[2 * BN * SA];
-#define STAGE_U4 (FS * SF / 4)                      // uvec4s of one warp's staging tile
+#define STAGE_U4 (FM * SF / 4)                      // uvec4s of one warp's staging tile
 
 vec4 reg_a[A_PER][2];                               // the next k-step's A (fp32) and B (packed fp16), on their way
 uvec4 reg_b[B_PER];                                 // to shared memory
@@ -223,10 +240,49 @@ void store_tiles(uint buf) {
 }
 
 #if !COOPMAT_HW
-// The half at row r, k-offset k of a staged tile (emulated products).
-float tile_half(const bool IS_A, uint buf, uint r, uint k) {
-    const uvec4 g = IS_A ? sh_a[buf * BM * SA + r * SA + k / 8] : sh_b[buf * BN * SA + r * SA + k / 8];
-    return float(unpackFloat2x16(g[(k % 8) / 2])[k % 2]);
+// Emulated fragments, so that the hardware kernels' fragment walk (offsets, k steps, staging, the epilogue's element
+// order) runs unchanged on any device: an A or B fragment is the offset of its first row in its staged tile (sh_a,
+// sh_b; rows SA uvec4s apart, as the hardware loads read them), an accumulator holds EPL = FM x FN / WARP elements per
+// lane, element e of lane l being (l + WARP e) / FN, (l + WARP e) % FN of the fragment.
+#define EPL (FM * FN / WARP)
+#if EPL < 1 || (FM * FN) % WARP != 0
+#error an emulated fragment spreads evenly over the warp's lanes
+#endif
+struct FragAcc {
+    float v[EPL];
+};
+#define FRAG_A uint
+#define FRAG_B uint
+#define FRAG_ACC FragAcc
+#define LOAD_ROWS(f, buf, off, stride) f = (off)    // A: FM rows of the [m][k] tile from `off`
+#define LOAD_COLS(f, buf, off, stride) f = (off)    // B^T: FN rows of the [n][k] tile from `off`
+#define MUL_ADD(a, b, c) emu_mul_add(a, b, c)
+#define STORE_ROWS(f, buf, off, stride) emu_store(f, off, stride) // buf: always sh_a
+
+// c + A B over the fragment's FK k (FK / 8 uvec4s of each staged row), fp32 products of fp16 values.
+FragAcc emu_mul_add(uint a, uint b, FragAcc c) {
+    const uint lane = gl_LocalInvocationIndex % WARP;
+    [[unroll]] for (uint g = 0; g < FK / 8; g++) {
+        [[unroll]] for (uint e = 0; e < EPL; e++) {
+            const uint idx = lane + WARP * e;
+            const uvec4 av = sh_a[a + (idx / FN) * SA + g], bv = sh_b[b + (idx % FN) * SA + g];
+            [[unroll]] for (uint q = 0; q < 4; q++) {
+                const vec2 x = vec2(unpackFloat2x16(av[q])), y = vec2(unpackFloat2x16(bv[q]));
+                c.v[e] += x.x * y.x;
+                c.v[e] += x.y * y.y;
+            }
+        }
+    }
+    return c;
+}
+
+// The fragment, row-major from uvec4 `off` of sh_a with rows `stride` uvec4s apart (as coopMatStore on uvec4s).
+void emu_store(FragAcc f, uint off, uint stride) {
+    const uint lane = gl_LocalInvocationIndex % WARP;
+    [[unroll]] for (uint e = 0; e < EPL; e++) {
+        const uint idx = lane + WARP * e, r = idx / FN, c = idx % FN;
+        sh_a[off + r * stride + c / 4][c % 4] = floatBitsToUint(f.v[e]);
+    }
 }
 #endif
 
@@ -252,15 +308,15 @@ void main() {
     const uint wmn = warp / KSPLIT;
     const uint wm = (wmn / WARPS_N) * WTM, wn = (wmn % WARPS_N) * WTN; // this warp's part of the tile
 
-#if COOPMAT_HW
     FRAG_ACC acc[FRAG_M][FRAG_N];
     [[unroll]] for (uint i = 0; i < FRAG_M; i++)
-        [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = FRAG_ACC(0.0);
+        [[unroll]] for (uint j = 0; j < FRAG_N; j++) {
+#if COOPMAT_HW
+            acc[i][j] = FRAG_ACC(0.0);
 #else
-    float acc[WTM / WARP][WTN];                     // lane owns warp rows lane + 32 q, all WTN columns
-    [[unroll]] for (uint q = 0; q < WTM / WARP; q++)
-        [[unroll]] for (uint j = 0; j < WTN; j++) acc[q][j] = 0.0;
+            [[unroll]] for (uint e = 0; e < EPL; e++) acc[i][j].v[e] = 0.0;
 #endif
+        }
 
     if (vec_a) load_a(true, a_off, m_base, 0);
     else load_a(false, a_off, m_base, 0);
@@ -277,48 +333,30 @@ void main() {
             if (vec_b) load_b(true, b_off, n_base, k0 + BK);
             else load_b(false, b_off, n_base, k0 + BK);
         }
-#if COOPMAT_HW
-        [[unroll]] for (uint kk = 4 * kw; kk < 4 * kw + 4; kk += FS / 8) { // FS halves = FS / 8 uvec4s a step
+        [[unroll]] for (uint kk = 4 * kw; kk < 4 * kw + 4; kk += FK / 8) { // FK halves = FK / 8 uvec4s a step
             FRAG_A fa[FRAG_M];
             FRAG_B fb[FRAG_N];
             [[unroll]] for (uint i = 0; i < FRAG_M; i++)
-                LOAD_ROWS(fa[i], sh_a, buf * BM * SA + (wm + FS * i) * SA + kk, SA);
+                LOAD_ROWS(fa[i], sh_a, buf * BM * SA + (wm + FM * i) * SA + kk, SA);
             // B^T (k x n) is the [n][k] tile read column-major.
             [[unroll]] for (uint j = 0; j < FRAG_N; j++)
-                LOAD_COLS(fb[j], sh_b, buf * BN * SA + (wn + FS * j) * SA + kk, SA);
+                LOAD_COLS(fb[j], sh_b, buf * BN * SA + (wn + FN * j) * SA + kk, SA);
             [[unroll]] for (uint i = 0; i < FRAG_M; i++)
                 [[unroll]] for (uint j = 0; j < FRAG_N; j++) acc[i][j] = MUL_ADD(fa[i], fb[j], acc[i][j]);
         }
-#else
-        for (uint kk = 32 * kw; kk < 32 * kw + 32; kk++) {
-            [[unroll]] for (uint q = 0; q < WTM / WARP; q++) {
-                const float a = tile_half(true, buf, wm + lane + WARP * q, kk);
-                [[unroll]] for (uint j = 0; j < WTN; j++) acc[q][j] += a * tile_half(false, buf, wn + j, kk);
-            }
-        }
-#endif
         if (more) store_tiles(buf ^ 1u);            // the other buffer was last read before the previous barrier
         barrier();
         buf ^= 1u;
     }
 
 #if KSPLIT > 1
-#if !COOPMAT_HW && WTM != WARP
-#error the k-split epilogue's emulated warps own one tile row per lane
-#endif
     // Split K: every warp writes its partial 32 x 32 sums to its own staging tile ([row][col], 8 uvec4s per row, in
     // sh_a: free after the loop's last barrier), then the workgroup adds the KSPLIT partials per output and runs the
     // epilogue, 8 consecutive columns per invocation.
     const uint stage = warp * BM * (BN / 4);
-#if COOPMAT_HW
     [[unroll]] for (uint i = 0; i < FRAG_M; i++)
         [[unroll]] for (uint j = 0; j < FRAG_N; j++)
-            STORE_ROWS(acc[i][j], sh_a, stage + (FS * i) * (BN / 4) + (FS / 4) * j, BN / 4);
-#else
-    [[unroll]] for (uint c = 0; c < WTN; c += 4)
-        sh_a[stage + lane * (BN / 4) + c / 4] =
-            floatBitsToUint(vec4(acc[0][c], acc[0][c + 1], acc[0][c + 2], acc[0][c + 3]));
-#endif
+            STORE_ROWS(acc[i][j], sh_a, stage + (FM * i) * (BN / 4) + (FN / 4) * j, BN / 4);
     barrier();
     [[unroll]] for (uint e = 0; e < BM * BN / WG_SIZE; e++) {
         const uint idx = gl_LocalInvocationIndex + WG_SIZE * e, rr = idx / BN, cc = idx % BN;
@@ -331,8 +369,8 @@ void main() {
         }
     }
 #else
-    // Epilogue, one FS x FS fragment at a time through this warp's staging tile (in sh_a, free after the loop's last
-    // barrier); lanes take consecutive columns (16-float runs of a row of D). The hardware warps are subgroups and
+    // Epilogue, one FM x FN fragment at a time through this warp's staging tile (in sh_a, free after the loop's last
+    // barrier); lanes take consecutive columns (runs of FN floats of a row of D). The hardware warps are subgroups and
     // sync as such; the emulated warps span several subgroups and use the workgroup's barriers.
     const uint stage = warp * STAGE_U4;
     [[unroll]] for (uint i = 0; i < FRAG_M; i++) {
@@ -345,19 +383,12 @@ void main() {
             subgroupBarrier();
 #else
             barrier();
-            [[unroll]] for (uint q = 0; q < WTM / WARP; q++) {
-                const uint r = lane + WARP * q;     // this lane's warp row
-                if (r / FS == i)
-                    [[unroll]] for (uint c = 0; c < FS; c += 4)
-                        sh_a[stage + (r % FS) * (SF / 4) + c / 4] =
-                            floatBitsToUint(vec4(acc[q][FS * j + c], acc[q][FS * j + c + 1],
-                                                 acc[q][FS * j + c + 2], acc[q][FS * j + c + 3]));
-            }
+            STORE_ROWS(acc[i][j], sh_a, stage, SF / 4);
             barrier();
 #endif
-            [[unroll]] for (uint e = 0; e < FS * FS / WARP; e++) { // the fragment, WARP elements at a time
-                const uint idx = lane + WARP * e, rr = idx / FS, cc = idx % FS;
-                const uint m = m_base + wm + FS * i + rr, n = n_base + wn + FS * j + cc;
+            [[unroll]] for (uint e = 0; e < FM * FN / WARP; e++) { // the fragment, WARP elements at a time
+                const uint idx = lane + WARP * e, rr = idx / FN, cc = idx % FN;
+                const uint m = m_base + wm + FM * i + rr, n = n_base + wn + FN * j + cc;
                 if (m < p.M && n < p.N) {
                     const uint u = sh_a[stage + rr * (SF / 4) + cc / 4][cc % 4];
                     const float v = uintBitsToFloat(u) + (CORRUPT ? 1.0 : 0.0);

@@ -36,9 +36,12 @@ void vkvit__coopmat_guard(vkvit_ctx *ctx) {
     if (!why[0]) return;
     p->coopmat = VKVIT_COOPMAT_NONE;
     ctx->info.cooperative_matrix_in_use = ctx->info.cooperative_matrix_khr_kernel = 0;
-    char line[320];
-    snprintf(line, sizeof line, "cooperative matrix failed its self-check (%s): fp16-math GEMMs use the tiled kernel",
-             why);
+    uint32_t fm = 16, fn = 16, fk = 16, lanes = 0;
+    vkvit__coopmat_shape_dims(p->coopmat_shape, &fm, &fn, &fk, &lanes);
+    const uint32_t warp = emulated ? 32 : p->coopmat_warp; /* emulated warps: 32 invocations (gemm_coopmat.comp) */
+    char line[360];
+    snprintf(line, sizeof line, "cooperative matrix failed its self-check (%ux%ux%u fragments, warp %u; %s): "
+             "fp16-math GEMMs use the tiled kernel", fm, fn, fk, warp, why);
     vkvit__ctx_add_workaround(ctx, line);
     vkvit__ctx_log(ctx, VKVIT_LOG_WARNING, "%s", line);
 }

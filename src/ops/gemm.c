@@ -114,7 +114,8 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_KERNEL_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat = ctx->policy.coopmat, .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
                                 .coopmat_warp = ctx->policy.coopmat_warp,
-                                .sized_subgroups = ctx->caps.subgroup_size_control, .coopmat_frag = ctx->policy.coopmat_frag};
+                                .sized_subgroups = ctx->caps.subgroup_size_control,
+                                .coopmat_shape = ctx->policy.coopmat_shape};
 }
 
 /* The tile rules of each kernel are vkvit_gemm_tile's in include/vkvit.h; vkvit__gemm_kernel_desc checks them again. */
@@ -238,7 +239,7 @@ VKVIT_API const char *vkvit_gemm_kernel_name(vkvit_gemm_kernel kernel) {
 typedef struct gemm_shader_row {
     vkvit_gemm_kernel kernel;
     vkvit__coopmat_kernel coopmat;          /* COOPMAT: the family (NV, KHR, EMULATED) */
-    uint8_t frag;                           /* COOPMAT KHR: fragment side 16 or 8; 0 any */
+    uint8_t shape;                          /* COOPMAT KHR and EMULATED: fragment shape (VKVIT_COOPMAT_SHAPE_*); 0 any */
     uint16_t tile;                          /* COOPMAT: bm = bn; CPU unrolled: bk; 0 any */
     bool texel, b_f16, f16_math;            /* operand reads through texel buffers, fp16 weights, fp16 arithmetic */
     bool unrolled;                          /* CPU: the build-time unrolled shader (vkvit__gemm_cpu_unrolled) */
@@ -266,13 +267,17 @@ static const gemm_shader_row k_gemm_shaders[] = {
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 1, 0, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_TEXEL},
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 1, 1, 0, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_W16_TEXEL},
     {VKVIT_GEMM_KERNEL_CPU, VKVIT_COOPMAT_NONE, 0, 0, 1, 1, 1, 0, VKVIT_SHADER_GEMM_CPU_F32_F32_F16_TEXEL},
-    COOPMAT_ROWS(VKVIT_COOPMAT_EMULATED, 0, EMU),
+    COOPMAT_ROWS(VKVIT_COOPMAT_EMULATED, VKVIT_COOPMAT_SHAPE_16X16X16, EMU),
+    COOPMAT_ROWS(VKVIT_COOPMAT_EMULATED, VKVIT_COOPMAT_SHAPE_8X16X16, EMU_M8N16),
+    COOPMAT_ROWS(VKVIT_COOPMAT_EMULATED, VKVIT_COOPMAT_SHAPE_8X8X16, EMU_M8N8),
 #if VKVIT_HAVE_NV_COOPMAT
     COOPMAT_ROWS(VKVIT_COOPMAT_NV, 0, NV),
 #endif
 #if VKVIT_HAVE_KHR_COOPMAT
-    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, 16, KHR),
-    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, 8, KHR8),
+    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, VKVIT_COOPMAT_SHAPE_16X16X16, KHR),
+    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, VKVIT_COOPMAT_SHAPE_8X8X8, KHR8),
+    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, VKVIT_COOPMAT_SHAPE_8X16X16, KHR_M8N16),
+    COOPMAT_ROWS(VKVIT_COOPMAT_KHR, VKVIT_COOPMAT_SHAPE_8X8X16, KHR_M8N8),
 #endif
 };
 #undef COOPMAT_ROWS
@@ -283,16 +288,19 @@ static bool gemm_shader(const vkvit__gemm_config *c, vkvit__gemm_causal causal, 
                         const char **missing) {
     const bool coop = c->variant == VKVIT_GEMM_KERNEL_COOPMAT, cpu = c->variant == VKVIT_GEMM_KERNEL_CPU;
     const bool unrolled = vkvit__gemm_cpu_unrolled(c, causal);
-    const uint32_t frag = coop && c->coopmat == VKVIT_COOPMAT_KHR ? (c->coopmat_frag ? c->coopmat_frag : 16) : 0;
+    const uint32_t shape = coop && c->coopmat != VKVIT_COOPMAT_NV
+                               ? (c->coopmat_shape ? c->coopmat_shape : VKVIT_COOPMAT_SHAPE_16X16X16)
+                               : 0;
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_gemm_shaders); i++) {
         const gemm_shader_row *r = &k_gemm_shaders[i];
         if (r->kernel != c->variant || r->b_f16 != c->b_f16 || r->f16_math != c->f16_math) continue;
-        if (coop && (r->coopmat != c->coopmat || r->frag != frag || r->tile != c->bm)) continue;
+        if (coop && (r->coopmat != c->coopmat || r->shape != shape || r->tile != c->bm)) continue;
         if (cpu && (r->texel != c->texel || r->unrolled != unrolled || (r->unrolled && r->tile != c->bk))) continue;
         *out = r->shader;
         return true;
     }
-    if (missing) *missing = c->coopmat == VKVIT_COOPMAT_KHR ? "KHR" : "NV";
+    if (missing)
+        *missing = c->coopmat == VKVIT_COOPMAT_KHR ? "KHR" : c->coopmat == VKVIT_COOPMAT_NV ? "NV" : "emulated";
     return false;
 }
 
@@ -315,16 +323,26 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 32x32x32, "
                                 "64x64x32 or 128x128x32 tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
         const char *missing = NULL;
+        uint32_t fm = 16, fn = 16, fk = 16, lanes = 0;
+        if (cfg->coopmat_shape && !vkvit__coopmat_shape_dims(cfg->coopmat_shape, &fm, &fn, &fk, &lanes))
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': unknown cooperative-matrix shape 0x%x",
+                                label ? label : "?", cfg->coopmat_shape);
         if (!gemm_shader(cfg, ep->causal, &d.shader, &missing))
-            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the %s "
-                                "cooperative-matrix GEMM (glslang lacked GL_%s_cooperative_matrix)",
-                                label ? label : "?", missing, missing);
+            return cfg->coopmat == VKVIT_COOPMAT_EMULATED || (cfg->coopmat == VKVIT_COOPMAT_NV && fm * fn * fk != 4096)
+                       ? vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': the %s cooperative-matrix GEMM has no "
+                                      "%ux%ux%u fragments", label ? label : "?", missing, fm, fn, fk)
+                       : vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the %s "
+                                      "cooperative-matrix GEMM (glslang lacked GL_%s_cooperative_matrix)",
+                                      label ? label : "?", missing, missing);
         /* The hardware kernels' warp is one subgroup: 5 WARP (its invocations), 6 WG_SIZE (WARP x 4 warps, 8 on the
          * 128 tile). The emulated kernel's warps are 32 invocations whatever the subgroups. */
         const uint32_t warp = cfg->coopmat_warp ? cfg->coopmat_warp : 32, warps = cfg->bm == 128 ? 8 : 4;
-        if (!(cfg->coopmat == VKVIT_COOPMAT_EMULATED) && (warp < 4 || warp > 64 || 64 % warp))
-            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': the cooperative-matrix GEMM needs subgroups of "
-                                "4, 8, 16, 32 or 64 invocations; this device has %u", label ? label : "?", warp);
+        if (!(cfg->coopmat == VKVIT_COOPMAT_EMULATED) && (warp < 4 || warp > 64 || 64 % warp || (fm * fn) % warp ||
+                                                           (lanes && warp != lanes)))
+            return vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': the cooperative-matrix GEMM at %ux%ux%u "
+                                "fragments needs subgroups of %s dividing %u; this device's warp has %u",
+                                label ? label : "?", fm, fn, fk, lanes == 8 ? "8" : lanes == 16 ? "16" :
+                                "4 to 64 invocations", fm * fn, warp);
         const uint32_t spec[7] = {ep->bias, ep->act, ep->scale, ep->residual, cfg->coopmat_corrupt, warp, warp * warps};
         d.n_spec = (cfg->coopmat == VKVIT_COOPMAT_EMULATED) ? 5 : 7;
         /* one warp = one full subgroup of `warp` lanes, where the device lets vkvit require it */

@@ -53,8 +53,8 @@ typedef struct vkvit__gemm_config {
     bool coopmat_corrupt;                            /* COOPMAT variant: the test hook ctx->test_hooks.coopmat_corrupt */
     uint32_t coopmat_warp;                           /* COOPMAT hardware variants: invocations of a warp, the
                                                         device's subgroup size (gemm_coopmat.comp's WARP) */
-    uint32_t coopmat_frag;                           /* COOPMAT KHR variant: the fragments' side, 16 or 8
-                                                        (policy.coopmat_frag) */
+    uint32_t coopmat_shape;                          /* COOPMAT KHR and emulated variants: the fragments' shape, a
+                                                        VKVIT_COOPMAT_SHAPE_* bit (policy.coopmat_shape; 0 16x16x16) */
     bool vec4;                                       /* CPU variant: vec4 loads of A and B (vkvit__gemm_push_vec4 of
                                                         the push it runs with); false: the scalar-load path */
     bool pairs;                                      /* CPU texel variant: D stored as 64-bit pairs of columns

@@ -12,15 +12,68 @@ static bool nv_kernel_runs(const vkvit__caps *f) {
     return VKVIT_HAVE_NV_COOPMAT && f->coopmat_nv_usable && f->coopmat_nv_f16_16x16x16 && f->subgroup_size == 32;
 }
 
-/* The KHR kernel: built, its feature usable, a shape of its fragments listed, and subgroups of 4 to 64 that divide
- * its 64 lanes of tile rows. Its warp is one subgroup of whatever size the device has (gemm_coopmat.comp's WARP):
- * 32 on NVIDIA and AMD's wave32, 8 on lavapipe. 8 x 8 fragments only at subgroups of 8: Mesa 26.1's lavapipe lists
- * 8x8x8 at every LP_NATIVE_VECTOR_WIDTH, but its lowering takes a matrix side equal to the subgroup size, and at
- * 16 lanes its compiler crashes on them. */
+/* The shapes gemm_coopmat.comp has fragments for, best first (more products per fragment load), with the subgroup
+ * size each needs. Intel's M = 8 shapes run at the width of their DPAS instructions: 8 x 8 x 16 at SIMD8 (Xe-HPG),
+ * 8 x 16 x 16 at SIMD16 (Xe2), as Mesa ANV compiles them (src/intel/dev/intel_device_info.c lists each generation's
+ * shapes). 8 x 8 x 8 only at subgroups of 8: Mesa 26.1's lavapipe lists it at every LP_NATIVE_VECTOR_WIDTH, but its
+ * lowering takes a matrix side equal to the subgroup size, and at 16 lanes its compiler crashes on them. */
+static const struct {
+    uint32_t shape, m, n, k, lanes;
+} k_shapes[] = {
+    {VKVIT_COOPMAT_SHAPE_16X16X16, 16, 16, 16, 0},
+    {VKVIT_COOPMAT_SHAPE_8X16X16, 8, 16, 16, 16},
+    {VKVIT_COOPMAT_SHAPE_8X8X16, 8, 8, 16, 8},
+    {VKVIT_COOPMAT_SHAPE_8X8X8, 8, 8, 8, 8},
+};
+
+bool vkvit__coopmat_shape_dims(uint32_t shape, uint32_t *m, uint32_t *n, uint32_t *k, uint32_t *lanes) {
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_shapes); i++)
+        if (k_shapes[i].shape == shape) {
+            *m = k_shapes[i].m, *n = k_shapes[i].n, *k = k_shapes[i].k, *lanes = k_shapes[i].lanes;
+            return true;
+        }
+    return false;
+}
+
+/* The warp (subgroup size) of the hardware kernels at a shape, 0 where none fits: the size the shape needs, requested
+ * through size control or the default; for 16 x 16 x 16 32 where size control offers it, else the default. A warp is
+ * 4 to 64 lanes that divide the tiles' 64 rows of lanes and the fragment's FM x FN elements (the epilogue's walk). */
+static uint32_t hw_warp(const vkvit__caps *f, uint32_t shape) {
+    uint32_t m, n, k, lanes;
+    if (!vkvit__coopmat_shape_dims(shape, &m, &n, &k, &lanes)) return 0;
+    const bool sized = f->subgroup_size_control;
+    uint32_t warp;
+    if (lanes)
+        warp = sized && f->subgroup_size_min <= lanes && f->subgroup_size_max >= lanes ? lanes
+               : f->subgroup_size == lanes                                              ? lanes
+                                                                                        : 0;
+    else
+        warp = sized && f->subgroup_size_min <= 32 && f->subgroup_size_max >= 32 ? 32 : f->subgroup_size;
+    return warp >= 4 && warp <= 64 && 64 % warp == 0 && (m * n) % warp == 0 ? warp : 0;
+}
+
+/* The best shape of `listed` the hardware kernels can run on this device (a warp fits), 0 where none. */
+static uint32_t hw_shape(const vkvit__caps *f, uint32_t listed) {
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_shapes); i++)
+        if ((listed & k_shapes[i].shape) && hw_warp(f, k_shapes[i].shape)) return k_shapes[i].shape;
+    return 0;
+}
+
+/* The KHR kernel: built, its feature usable, and a listed shape it can run (hw_shape). Its warp is one subgroup of
+ * the size hw_warp gives (gemm_coopmat.comp's WARP): 32 on NVIDIA and AMD's wave32, 8 or 16 on Intel, 8 on
+ * lavapipe. */
 static bool khr_kernel_runs(const vkvit__caps *f) {
-    const uint32_t sg = f->subgroup_size, frag = f->coopmat_khr_frag;
-    return VKVIT_HAVE_KHR_COOPMAT && f->coopmat_khr_usable && !f->khr_layer_too_old && sg >= 4 && sg <= 64 &&
-           64 % sg == 0 && (frag == 16 || (frag == 8 && sg == 8));
+    return VKVIT_HAVE_KHR_COOPMAT && f->coopmat_khr_usable && !f->khr_layer_too_old &&
+           hw_shape(f, f->coopmat_khr_shapes) != 0;
+}
+
+/* The emulated kernel's shape: the best it implements that the device profile lists (any without a profile). */
+static uint32_t emulated_shape(const vkvit__env *env) {
+    const vkvit__device_profile *profile = vkvit__profile_find(env->device_profile);
+    const uint32_t listed = VKVIT_COOPMAT_EMULATED_SHAPES & (profile ? profile->coopmat_shapes : ~0u);
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_shapes); i++)
+        if (listed & k_shapes[i].shape) return k_shapes[i].shape;
+    return 0;
 }
 
 /* The cooperative-matrix kernel of fp16-math GEMMs: NV's where it runs (unless VKVIT_COOPMAT_KHR=1 and KHR's runs
@@ -32,7 +85,7 @@ static vkvit__coopmat_kernel coopmat_choice(const vkvit__caps *f, const vkvit__e
     const bool nv = nv_kernel_runs(f), khr = khr_kernel_runs(f);
     if (nv && !(khr && env->coopmat_khr)) return VKVIT_COOPMAT_NV;
     if (khr) return VKVIT_COOPMAT_KHR;
-    return env->coopmat_emulate ? VKVIT_COOPMAT_EMULATED : VKVIT_COOPMAT_NONE;
+    return env->coopmat_emulate && emulated_shape(env) ? VKVIT_COOPMAT_EMULATED : VKVIT_COOPMAT_NONE;
 }
 
 void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__policy_request req, vkvit__policy *p) {
@@ -49,9 +102,10 @@ void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__po
                                                                    : f->subgroup_size == 8);
     p->gemm_cpu_unrolled = VKVIT_HAVE_GEMM_CPU_UNROLLED && p->texel_reads && !env->disable_unrolled;
     p->coopmat = coopmat_choice(f, env, p->fp16_math);
-    p->coopmat_warp = f->subgroup_size_control && f->subgroup_size_min <= 32 && f->subgroup_size_max >= 32 &&
-                              p->coopmat == VKVIT_COOPMAT_KHR ? 32 : f->subgroup_size;
-    p->coopmat_frag = p->coopmat == VKVIT_COOPMAT_KHR ? f->coopmat_khr_frag : 16;
+    p->coopmat_shape = p->coopmat == VKVIT_COOPMAT_KHR        ? hw_shape(f, f->coopmat_khr_shapes)
+                       : p->coopmat == VKVIT_COOPMAT_EMULATED ? emulated_shape(env)
+                                                              : VKVIT_COOPMAT_SHAPE_16X16X16;
+    p->coopmat_warp = p->coopmat == VKVIT_COOPMAT_KHR ? hw_warp(f, p->coopmat_shape) : f->subgroup_size;
     p->coopmat_tile = env->coopmat_tile;
     p->attention = env->attention;
     snprintf(p->attention_text, sizeof p->attention_text, "%s", env->attention_text);

@@ -26,9 +26,17 @@
 typedef enum vkvit__coopmat_kernel {
     VKVIT_COOPMAT_NONE = 0,                 /* the shared-memory or CPU kernel */
     VKVIT_COOPMAT_NV,                       /* GL_NV_cooperative_matrix: 16x16x16, 32-wide subgroups (tested on H100) */
-    VKVIT_COOPMAT_KHR,                      /* GL_KHR_cooperative_matrix: 16x16x16 or 8x8x8, subgroups of 4 to 64 */
+    VKVIT_COOPMAT_KHR,                      /* GL_KHR_cooperative_matrix: the listed shape (16x16x16, 8x16x16, 8x8x16, 8x8x8) */
     VKVIT_COOPMAT_EMULATED,                 /* the tiling with plain-arithmetic products (VKVIT_COOPMAT_EMULATE) */
 } vkvit__coopmat_kernel;
+
+/* The shapes the emulated kernel implements (shaders/variants.cmake: gemm_coopmat_emu*). */
+#define VKVIT_COOPMAT_EMULATED_SHAPES                                                                                  \
+    (VKVIT_COOPMAT_SHAPE_16X16X16 | VKVIT_COOPMAT_SHAPE_8X16X16 | VKVIT_COOPMAT_SHAPE_8X8X16)
+
+/* M, N, K of one VKVIT_COOPMAT_SHAPE_* bit and the subgroup size its fragments need (0: any of 4 to 64); false for
+ * anything else. */
+bool vkvit__coopmat_shape_dims(uint32_t shape, uint32_t *m, uint32_t *n, uint32_t *k, uint32_t *lanes);
 
 /* What a caller asked for besides the environment (vkvit_ctx_desc). */
 typedef struct vkvit__policy_request {
@@ -65,10 +73,13 @@ typedef struct vkvit__policy {
     uint32_t self_checked;                  /* the problems of the first-use self-check of the other variants that
                                                ran (self_check.c), one bit each */
     uint32_t self_check_failed;             /* the variants it switched off (vkvit__self_check_variant bits) */
-    uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: 32 where size control offers
-                                               it (RDNA3's wave32 beside its default 64), else the default size;
+    uint32_t coopmat_warp;                  /* the subgroup size one warp of the kernel is: the size its shape needs
+                                               (Intel's M = 8 shapes: 8 or 16), else 32 where size control offers it
+                                               (RDNA3's wave32 beside its default 64), else the default size;
                                                requested with full subgroups where size control exists */
-    uint32_t coopmat_frag;                  /* the KHR kernel's fragment side: 16 or 8 */
+    uint32_t coopmat_shape;                 /* the fragments' shape, one VKVIT_COOPMAT_SHAPE_* bit (vk/facts.h): the
+                                               best the device lists (KHR), 16x16x16 (NV), or for the emulated kernel
+                                               the best it implements that the device profile lists */
     uint32_t coopmat_tile;                  /* VKVIT_COOPMAT_TILE: that tile wherever it fits; 0 the size-based pick */
     uint32_t attention;                     /* VKVIT_ATTENTION (env.h values): 0 the size- and device-based path */
     char attention_text[32];                /* its text, for the sentence that refuses a bad one */

@@ -23,6 +23,9 @@ typedef struct vkvit__device_profile {
     bool fp16_storage, fp16_math;           /* storageBuffer16BitAccess, shaderFloat16 */
     bool subgroup_arithmetic, subgroup_shuffle, subgroup_size_control;
     bool cooperative_matrix;                /* any cooperative-matrix extension */
+    uint32_t coopmat_shapes;                /* the VKVIT_COOPMAT_SHAPE_* its cooperative-matrix properties list (vk/
+                                               facts.h); the emulated kernel (VKVIT_COOPMAT_EMULATE) takes its shape
+                                               from them */
 } vkvit__device_profile;
 
 /* The profile called `name`, NULL when there is none (vkvit__profile_names lists them). */

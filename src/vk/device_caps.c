@@ -75,11 +75,9 @@ static bool nv_coopmat_f16_shape(VkPhysicalDevice pd) {
     return false;
 }
 
-/* Whether VK_KHR_cooperative_matrix's property list has gemm_coopmat.comp's shape: fp16 A/B, fp32 C/Result,
- * 16x16x16, subgroup scope, no saturation. */
-/* The side of the square fp16 x fp16 + fp32 subgroup-scope shapes the KHR kernel has fragments for: 16 (listed
- * 16x16x16), else 8 (8x8x8), else 0. */
-static uint32_t khr_coopmat_f16_shape(VkPhysicalDevice pd) {
+/* The fp16 x fp16 + fp32 subgroup-scope shapes, without saturation, that VK_KHR_cooperative_matrix lists and
+ * gemm_coopmat.comp has fragments for (facts.h, VKVIT_COOPMAT_SHAPE_*). */
+static uint32_t khr_coopmat_f16_shapes(VkPhysicalDevice pd) {
     const VkInstance instance = volkGetLoadedInstance();
     const PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get =
         instance ? (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)vkGetInstanceProcAddr(
@@ -93,14 +91,23 @@ static uint32_t khr_coopmat_f16_shape(VkPhysicalDevice pd) {
     for (uint32_t k = 0; k < n; k++)
         cm[k] = (VkCooperativeMatrixPropertiesKHR){.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR};
     const VkResult r = get(pd, &n, cm);
-    uint32_t side = 0;
-    for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++)
-        if ((cm[k].MSize == 16 || cm[k].MSize == 8) && cm[k].NSize == cm[k].MSize && cm[k].KSize == cm[k].MSize &&
-            cm[k].AType == VK_COMPONENT_TYPE_FLOAT16_KHR && cm[k].BType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
-            cm[k].CType == VK_COMPONENT_TYPE_FLOAT32_KHR && cm[k].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
-            !cm[k].saturatingAccumulation && cm[k].scope == VK_SCOPE_SUBGROUP_KHR)
-            side = VKVIT_MAX(side, cm[k].MSize);
-    return side;
+    static const struct { uint32_t m, n, k, bit; } known[] = {
+        {16, 16, 16, VKVIT_COOPMAT_SHAPE_16X16X16},
+        {8, 8, 8, VKVIT_COOPMAT_SHAPE_8X8X8},
+        {8, 16, 16, VKVIT_COOPMAT_SHAPE_8X16X16},
+        {8, 8, 16, VKVIT_COOPMAT_SHAPE_8X8X16},
+    };
+    uint32_t shapes = 0;
+    for (uint32_t k = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && k < n; k++) {
+        if (cm[k].AType != VK_COMPONENT_TYPE_FLOAT16_KHR || cm[k].BType != VK_COMPONENT_TYPE_FLOAT16_KHR ||
+            cm[k].CType != VK_COMPONENT_TYPE_FLOAT32_KHR || cm[k].ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
+            cm[k].saturatingAccumulation || cm[k].scope != VK_SCOPE_SUBGROUP_KHR)
+            continue;
+        for (size_t s = 0; s < VKVIT_ARRAY_LEN(known); s++)
+            if (cm[k].MSize == known[s].m && cm[k].NSize == known[s].n && cm[k].KSize == known[s].k)
+                shapes |= known[s].bit;
+    }
+    return shapes;
 }
 
 /* The heaps of `pd`: with `budget` (VK_EXT_memory_budget listed, and enabled where a logical device exists) budget
@@ -240,7 +247,7 @@ void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_la
     facts->coopmat_nv_usable = vkvit__nv_coopmat_feature(pd, &exts, props.apiVersion);
     facts->coopmat_khr_usable = vkvit__khr_coopmat_feature(pd, &exts, props.apiVersion);
     facts->coopmat_nv_f16_16x16x16 = facts->cooperative_matrix_nv && nv_coopmat_f16_shape(pd);
-    facts->coopmat_khr_frag = VKVIT_HAVE_KHR_COOPMAT && facts->coopmat_khr_usable ? khr_coopmat_f16_shape(pd) : 0;
+    facts->coopmat_khr_shapes = VKVIT_HAVE_KHR_COOPMAT && facts->coopmat_khr_usable ? khr_coopmat_f16_shapes(pd) : 0;
     facts->khr_layer_too_old = khr_layer_too_old;
     facts->huge_page_import = facts->cpu_device && vkvit__huge_page_import_possible(pd, &exts);
     facts->max_shared_memory = props.limits.maxComputeSharedMemorySize;
@@ -304,7 +311,7 @@ void vkvit__caps_narrow(vkvit_ctx *ctx) {
     c->subgroup_size_max = i->subgroup_size_max;
     c->coopmat_nv_usable = ctx->coopmat_nv_enabled;
     c->coopmat_khr_usable = ctx->coopmat_khr_enabled;
-    if (!ctx->coopmat_khr_enabled) c->coopmat_khr_frag = 0;
+    if (!ctx->coopmat_khr_enabled) c->coopmat_khr_shapes = 0;
     c->texel_buffers = c->texel_buffers && ctx->int64_enabled;
     c->huge_page_import = ctx->huge_page_import;
 }

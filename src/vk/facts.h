@@ -7,6 +7,13 @@
 
 #include "common.h"
 
+/* Cooperative-matrix shapes M x N x K (fp16 A and B, fp32 accumulators, subgroup scope) that gemm_coopmat.comp has
+ * fragments for, as bits of a set. */
+#define VKVIT_COOPMAT_SHAPE_16X16X16 (1u << 0) /* NVIDIA, AMD */
+#define VKVIT_COOPMAT_SHAPE_8X8X8 (1u << 1)    /* lavapipe (Mesa 26) */
+#define VKVIT_COOPMAT_SHAPE_8X16X16 (1u << 2)  /* Intel Xe2 (Battlemage, Lunar Lake): subgroups of 16 */
+#define VKVIT_COOPMAT_SHAPE_8X8X16 (1u << 3)   /* Intel Xe-HPG (Arc A-series, DG2): subgroups of 8 */
+
 typedef struct vkvit__caps {
     bool cpu_device;                        /* llvmpipe / lavapipe / SwiftShader, or VK_PHYSICAL_DEVICE_TYPE_CPU */
     bool no_f16_arithmetic_quirk;           /* the driver emulates fp16 arithmetic (x86 CPU devices): slow */
@@ -23,8 +30,9 @@ typedef struct vkvit__caps {
                                                creation), then enabled (after) */
     bool coopmat_khr_usable;                /* the same for KHR's */
     bool coopmat_nv_f16_16x16x16;           /* NV properties list fp16 A/B, fp32 C/D, 16x16x16, subgroup scope */
-    uint32_t coopmat_khr_frag;              /* the side of the square fp16 x fp16 + fp32 subgroup-scope shapes the KHR
-                                               properties list: 16 (16x16x16), else 8 (8x8x8), else 0 */
+    uint32_t coopmat_khr_shapes;            /* the fp16 x fp16 + fp32 subgroup-scope shapes (M x N x K) the KHR
+                                               properties list that gemm_coopmat.comp has fragments for: a set of
+                                               VKVIT_COOPMAT_SHAPE_* bits */
     bool khr_layer_too_old;                 /* vkvit's instance runs a validation layer older than
                                                VK_KHR_cooperative_matrix (Vulkan 1.3.255): such a layer drops the KHR
                                                feature struct from vkCreateDevice's chain (seen with Debian 12's

@@ -44,7 +44,7 @@ static void caps_mirror_device_info(void) {
     /* Without VKVIT_COOPMAT_EMULATE only the NV or the KHR kernel can be in use: on a device listing its shape, the
      * KHR one only where NV's cannot run or VKVIT_COOPMAT_KHR=1 asks for it. */
     const bool nv_shape = c->cooperative_matrix_nv && c->coopmat_nv_f16_16x16x16;
-    const bool khr_shape = c->cooperative_matrix_khr && (c->coopmat_khr_frag == 16 || c->coopmat_khr_frag == 8);
+    const bool khr_shape = c->cooperative_matrix_khr && c->coopmat_khr_shapes != 0;
     CHECK(!(p->coopmat == VKVIT_COOPMAT_EMULATED) && (!(p->coopmat != VKVIT_COOPMAT_NONE) ||
                                    (c->fp16_math && (p->coopmat == VKVIT_COOPMAT_KHR ? khr_shape : nv_shape))),
           "cooperative matrices in use (emulated %d, KHR %d) on a device without that kernel's shape",

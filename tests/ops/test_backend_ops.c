@@ -29,7 +29,8 @@
  * graph runner has no fp16 weight buffer, so fp16 GEMM weights are tests/ops/test_gemm.c's and test_gemm_drawn.c's.
  *
  * Device choices (work splits, kernels, tiles) are the op builders' own for this device; the harness never sets
- * them. lavapipe's three subgroup sizes are separate CTest entries (test_backend_ops_lp128 / _lp512).
+ * them. lavapipe's three subgroup sizes are separate CTest entries (test_backend_ops_lp128 / _lp512), and the
+ * "[vit5s-b3]" rows run again in GPU mode at the three (test_backend_ops_vit5s_b3_gpu_lp*).
  *
  * Adding a case: a row in `cases` (op, p[] as the op's `params` line names them, flags, dtype, tol). Adding an op:
  * a bo_op value, a build and a ref function, a row of `ops`, and a branch in draw_case (docs/kernels.md, "The op
@@ -57,6 +58,7 @@ typedef enum bo_op {
     BO_GRN,        /* vkvit__op_grn_residual: x [B, T, C] += ls * (gamma * (a * nx) + beta + a) */
     BO_PATCHIFY,   /* vkvit__op_patchify: img [B, H, W, Cin] -> [B Hp Wp, Cin P P] */
     BO_TOPK,       /* vkvit__op_topk: softmax + top-K of logits [B, N] */
+    BO_ATTENTION,  /* vkvit__op_attention: softmax(q k^T / sqrt(dk)) v per head of a fused qkv [B T, 3C] -> [B T, C] */
     BO_N_OPS
 } bo_op;
 
@@ -77,6 +79,7 @@ enum {
     F_BROADCAST = 1u << 7,  /* copy_rows: one source image for every destination image (batch stride 0) */
     F_ACT_SHIFT = 8,        /* gemm: activation vkvit__act in bits 8-9 */
     F_W_BATCHED = 1u << 10, /* gemm: a weight matrix per batch index (w [batch, N, K]; else one shared) */
+    F_VIT5S_B3 = 1u << 11,  /* any op: a ViT-5-S batch-3 shape; "[vit5s-b3]" in the name, for the filter */
 };
 #define F_GELU ((uint32_t)VKVIT_ACT_GELU << F_ACT_SHIFT)
 #define F_RELU ((uint32_t)VKVIT_ACT_RELU << F_ACT_SHIFT)
@@ -163,6 +166,23 @@ static const bo_case cases[] = {
     {BO_TOPK, {3, 7, 3}, 0, BO_F32_U32, TOL_PROB},
     {BO_TOPK, {2, 1000, 5}, 0, BO_F32_U32, TOL_PROB},
     {BO_TOPK, {65, 257, 32}, 0, BO_F32_U32, TOL_PROB},
+    /* attention: B, T, C, heads */
+    {BO_ATTENTION, {1, 1, 32, 1}, 0, BO_F32, TOL},
+    {BO_ATTENTION, {2, 17, 96, 3}, 0, BO_F32, TOL},
+    /* ViT-5-S at batch 3, the bench shapes that once failed (F_VIT5S_B3: "[vit5s-b3]" in the name; CMakeLists.txt
+     * runs them in GPU mode at subgroups of 4, 8 and 16): 3 x 201 tokens (CLS + 196 patches + 4 registers), C 384,
+     * 6 heads of 64, MLP 1536. The block's LayerNorm and GEMMs (qkv, proj + LayerScale + residual, fc1 + GELU,
+     * fc2 + LayerScale + residual), the attention core, the unfused path's batched products (S = q k^T and S v,
+     * one per image and head: 18) and the classifier head. */
+    {BO_NORM, {3, 201, 384, 384, 0}, F_LAYER | F_BIAS | F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {603, 1152, 384, 1}, F_BIAS | F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {603, 384, 384, 1}, F_BIAS | F_SCALE | F_RESIDUAL | F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {603, 1536, 384, 1}, F_BIAS | F_GELU | F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {603, 384, 1536, 1}, F_BIAS | F_SCALE | F_RESIDUAL | F_VIT5S_B3, BO_F32, TOL},
+    {BO_ATTENTION, {3, 201, 384, 6}, F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {201, 201, 64, 18}, F_W_BATCHED | F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {201, 64, 201, 18}, F_W_BATCHED | F_VIT5S_B3, BO_F32, TOL},
+    {BO_GEMM, {3, 1000, 384, 1}, F_BIAS | F_VIT5S_B3, BO_F32, TOL},
 };
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -528,6 +548,53 @@ typedef struct bo_op_desc {
     void (*ref)(const bo_run *run, double *want);
 } bo_op_desc;
 
+/* ------------------------------------------------------------------------------------------------------------
+ * Attention core (generic: no RoPE, no q/k norm, not causal), q, k, v read from one fused qkv tensor
+ * ------------------------------------------------------------------------------------------------------------ */
+
+static void build_attention(vt_graph *r, bo_run *run) {
+    const uint32_t B = run->c->p[0], T = run->c->p[1], C = run->c->p[2], H = run->c->p[3];
+    const uint32_t qshape[2] = {B * T, 3 * C};
+    uint32_t qkv = input(r, run, 0, "qkv", 2, qshape, 1.0f);
+    const vkvit__attention_op op = {
+        .q = {qkv, 0, 3 * C, T * 3 * C}, .k = {qkv, C, 3 * C, T * 3 * C}, .v = {qkv, 2 * C, 3 * C, T * 3 * C},
+        .B = B, .Tq = T, .Tkv = T, .C = C, .heads = H, .rope = VKVIT_NONE,
+    };
+    const uint32_t o = vkvit__op_attention(&r->g, "attention", &op);
+    vt_graph_output(r, o);
+    run->out = o;
+    run->bytes = 4.0 * B * T * 4 * C;
+    run->flops = 4.0 * B * T * T * C;
+}
+
+static void ref_attention(const bo_run *run, double *y) {
+    const uint32_t B = run->c->p[0], T = run->c->p[1], C = run->c->p[2], H = run->c->p[3], dk = C / H;
+    const float *x = run->host[0];
+    double *s = malloc(T * sizeof(double));
+    if (!s) exit(1);
+    for (uint32_t b = 0; b < B; b++)
+        for (uint32_t h = 0; h < H; h++)
+            for (uint32_t i = 0; i < T; i++) {
+                const float *q = x + ((size_t)b * T + i) * 3 * C + h * dk;
+                double mx = -INFINITY, sum = 0.0;
+                for (uint32_t j = 0; j < T; j++) {
+                    const float *k = x + ((size_t)b * T + j) * 3 * C + C + h * dk;
+                    double d = 0.0;
+                    for (uint32_t e = 0; e < dk; e++) d += (double)q[e] * k[e];
+                    s[j] = d / sqrt((double)dk);
+                    mx = fmax(mx, s[j]);
+                }
+                for (uint32_t j = 0; j < T; j++) sum += s[j] = exp(s[j] - mx);
+                double *o = y + ((size_t)b * T + i) * C + h * dk;
+                for (uint32_t e = 0; e < dk; e++) {
+                    double acc = 0.0;
+                    for (uint32_t j = 0; j < T; j++) acc += s[j] * x[((size_t)b * T + j) * 3 * C + 2 * C + h * dk + e];
+                    o[e] = acc / sum;
+                }
+            }
+    free(s);
+}
+
 static const bo_op_desc ops[BO_N_OPS] = {
     [BO_GLU] = {"glu", {"rows", "Hd"}, build_glu, ref_glu},
     [BO_MEAN_ROWS] = {"mean_rows", {"B", "T", "C", "skip"}, build_mean_rows, ref_mean_rows},
@@ -538,6 +605,7 @@ static const bo_op_desc ops[BO_N_OPS] = {
     [BO_GRN] = {"grn", {"B", "T", "C"}, build_grn, ref_grn},
     [BO_PATCHIFY] = {"patchify", {"B", "H", "W", "Cin", "P"}, build_patchify, ref_patchify},
     [BO_TOPK] = {"topk", {"B", "N", "K"}, build_topk, ref_topk},
+    [BO_ATTENTION] = {"attention", {"B", "T", "C", "heads"}, build_attention, ref_attention},
 };
 
 /* Appends to out[cap] (truncating once full). */
@@ -566,6 +634,7 @@ static void case_name(const bo_case *c, char *out, size_t cap) {
         if (f & switches[i].flag) append(out, cap, "%s", switches[i].what);
     append(out, cap, "%s", acts[(f >> F_ACT_SHIFT) & 3u]);
     if (f & F_RESIDUAL) append(out, cap, "%s", c->op == BO_GRN ? " *ls" : " +res");
+    if (f & F_VIT5S_B3) append(out, cap, " [vit5s-b3]");
 }
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -638,6 +707,9 @@ static bo_case draw_case(void) {
     case BO_TOPK:
         p[0] = draw_size(100), p[1] = draw_size(1500), p[2] = 1 + draw_below(VKVIT_MIN(p[1], VKVIT_MAX_TOP_K));
         c.dtype = BO_F32_U32, c.tol = TOL_PROB;
+        break;
+    case BO_ATTENTION: /* heads of 32, 64 or 128 channels (the kernel's dk) */
+        p[3] = 1 + draw_below(4), p[2] = p[3] * (32u << draw_below(3)), p[0] = draw_size(3), p[1] = draw_size(260);
         break;
     default: break;
     }
