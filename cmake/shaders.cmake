@@ -7,13 +7,18 @@ set(VKVIT_SHADER_NAMES "" CACHE INTERNAL "")
 set(VKVIT_SHADER_INCLUDE_DIR ${PROJECT_BINARY_DIR}/generated)
 file(MAKE_DIRECTORY ${VKVIT_SHADER_INCLUDE_DIR}/spv)
 
-# vkvit_shader(<name> <source.comp> [UNROLL] [DEFINES A=1 B ...])
+# vkvit_shader(<name> <source.comp> [UNROLL] [TARGET_ENV vulkan1.3] [DEFINES A=1 B ...])
+# TARGET_ENV: glslang's --target-env (default vulkan1.1, SPIR-V 1.3); GL_NV_cooperative_matrix2 needs vulkan1.3
+# (SPIR-V 1.6), which only devices of Vulkan 1.3 take: such a variant is chosen only there (src/policy/).
 # UNROLL: the SPIR-V goes through spirv-opt with shaders/unroll.cfg (needs SPIRV_OPT), which unrolls every loop of
 # constant trip count; the C array is then written by cmake/spirv_to_c.cmake. unroll.cfg is spirv-opt's -O recipe
 # (SPIRV-Tools 2023.1) without --simplify-instructions, whose folding fuses a multiply and an add into one Fma: a
 # different rounding than the shader wrote (the tests hold the CPU kernels to fp32 references without fusion).
 function(vkvit_shader name source)
-  cmake_parse_arguments(S "UNROLL" "" "DEFINES" ${ARGN})
+  cmake_parse_arguments(S "UNROLL" "TARGET_ENV" "DEFINES" ${ARGN})
+  if(NOT S_TARGET_ENV)
+    set(S_TARGET_ENV vulkan1.1)
+  endif()
   if(S_UNROLL AND NOT SPIRV_OPT)
     message(FATAL_ERROR "vkvit_shader(${name} UNROLL): spirv-opt (spirv-tools) was not found")
   endif()
@@ -21,6 +26,7 @@ function(vkvit_shader name source)
   set(VKVIT_SHADER_SRC_${name} ${source} CACHE INTERNAL "")
   set(VKVIT_SHADER_DEFS_${name} "${S_DEFINES}" CACHE INTERNAL "")
   set(VKVIT_SHADER_UNROLL_${name} ${S_UNROLL} CACHE INTERNAL "")
+  set(VKVIT_SHADER_ENV_${name} ${S_TARGET_ENV} CACHE INTERNAL "")
 endfunction()
 
 function(vkvit_generate_shader_table target)
@@ -41,7 +47,7 @@ function(vkvit_generate_shader_table target)
     foreach(d ${VKVIT_SHADER_DEFS_${name}})
       list(APPEND defs -D${d})
     endforeach()
-    set(glslang ${GLSLANG_VALIDATOR} -V --target-env vulkan1.1 ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs})
+    set(glslang ${GLSLANG_VALIDATOR} -V --target-env ${VKVIT_SHADER_ENV_${name}} ${dbg} -I${PROJECT_SOURCE_DIR}/shaders ${defs})
     if(VKVIT_SHADER_UNROLL_${name})
       set(raw ${VKVIT_SHADER_INCLUDE_DIR}/spv/${name}.raw.spv)
       set(opt ${VKVIT_SHADER_INCLUDE_DIR}/spv/${name}.spv)

@@ -71,6 +71,11 @@ if(VKVIT_HAVE_KHR_COOPMAT)                      # glslang >= 13 (not Debian 12's
     vkvit_shader(gemm_coopmat_khr_${tag}_t128_f32_f32_f16 gemm_coopmat.comp DEFINES COOPMAT_KHR=1 TILE=128 ${defs})
   endforeach()
 endif()
+# GL_NV_cooperative_matrix2 (glslang 15, SPIR-V 1.6): B and D through clamped tensor layouts, the epilogue per element
+# (gemm_coopmat2.comp), 64 x 64 tiles; chosen with VKVIT_COOPMAT_NV2=1 where the device has tensor addressing.
+if(VKVIT_HAVE_NV_COOPMAT2)                       # its probe compiles GL_KHR_cooperative_matrix too
+  vkvit_shader(gemm_coopmat2_f32_f32_f16 gemm_coopmat2.comp TARGET_ENV vulkan1.3 DEFINES TILE=64)
+endif()
 vkvit_shader(norm_f32_f32 norm.comp)
 vkvit_shader(norm_f32_f32_subgroup norm.comp DEFINES SUBGROUP=1)   # reductions: subgroupAdd (shaders/reduce.glsl)
 vkvit_shader(norm_f32_f32_texel norm.comp DEFINES TEXEL=1)          # x, weight, bias as texel buffers (caps.texel_reads)

@@ -138,6 +138,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
         vkvit__policy offered;
         vkvit__policy_choose(&ctx->caps, &ctx->env, req, &offered);
         const vkvit__device_wants wants = {.khr_coopmat = offered.enable_khr_coopmat,
+                                           .nv2_coopmat = offered.enable_nv2_coopmat,
                                            .huge_pages = offered.enable_huge_pages, .int64 = offered.texel_reads,
                                            .queue_priority = (int)desc.queue_priority,
                                            .queue_priority_strict = desc.queue_priority_strict != 0};

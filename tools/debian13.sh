@@ -15,19 +15,26 @@
 # files git tracks, plus untracked ones it does not ignore), so the root's build is a clean one; shared/ beside the
 # repository (the test data) is bound read-only at the same relative place. Needs root (debootstrap, chroot, mounts).
 #
-# Environment: VKVIT_DEBIAN13_ROOT (default /var/cache/vkvit-debian13), DEBIAN_MIRROR (default
+# Environment: VKVIT_DEBIAN13_ROOT (default /var/cache/vkvit-debian13), VKVIT_DEBIAN13_TREE (the copy's place in the
+# root, default /work/vkvit: another name lets two checkouts use one root at once), DEBIAN_MIRROR (default
 # http://deb.debian.org/debian), CTEST_JOBS (passed to tools/test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 root_dir=${VKVIT_DEBIAN13_ROOT:-/var/cache/vkvit-debian13}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+tree=${VKVIT_DEBIAN13_TREE:-/work/vkvit}
+case "$tree" in
+    /work/shared | /work/*/* | /work/*[!A-Za-z0-9._-]*) echo "debian13.sh: VKVIT_DEBIAN13_TREE=$tree: want /work/NAME" >&2; exit 1 ;;
+    /work/?*) ;;
+    *) echo "debian13.sh: VKVIT_DEBIAN13_TREE=$tree: want /work/NAME (shared/ is bound beside it)" >&2; exit 1 ;;
+esac
 ctest_args="" shell=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --ctest-args) ctest_args=$2; shift 2 ;;
         --shell) shell=1; shift ;;
-        -h|--help) sed -n '3,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,20p' "$0"; exit 0 ;;
         *) echo "debian13.sh: unknown option $1 (see --help)" >&2; exit 1 ;;
     esac
 done
@@ -70,18 +77,18 @@ bind /dev "$root/dev"
 mount -t tmpfs tmpfs "$root/dev/shm" && mounted+=("$root/dev/shm")
 cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2> /dev/null || true
 
-# A fresh copy of the tree at /work/vkvit, and shared/ beside it as ../shared.
-say "copying the tree into the root"
-rm -rf "$root/work/vkvit"
-mkdir -p "$root/work/vkvit"
+# A fresh copy of the tree at $tree (/work/vkvit), and shared/ beside it as ../shared.
+say "copying the tree into the root ($tree)"
+rm -rf "${root:?}$tree"
+mkdir -p "$root$tree"
 git -C "$repo" ls-files -z --cached --others --exclude-standard |
-    (cd "$repo" && xargs -0 -r tar --no-recursion -cf - --ignore-failed-read 2> /dev/null) | tar -C "$root/work/vkvit" -xf -
+    (cd "$repo" && xargs -0 -r tar --no-recursion -cf - --ignore-failed-read 2> /dev/null) | tar -C "$root$tree" -xf -
 if [ -d "$repo/../shared" ]; then bind "$(cd "$repo/../shared" && pwd)" "$root/work/shared" ro; fi
 
 in_root() {
     chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         LANG=C.UTF-8 TERM="${TERM:-dumb}" CI="${CI:-}" CTEST_JOBS="${CTEST_JOBS:-}" CTEST_ARGS="$ctest_args" \
-        DEBIAN_FRONTEND=noninteractive bash -c "cd /work/vkvit && $1"
+        DEBIAN_FRONTEND=noninteractive bash -c "cd $tree && $1"
 }
 if [ "$shell" = 1 ]; then
     in_root "exec bash -i"

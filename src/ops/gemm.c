@@ -73,6 +73,7 @@ vkvit__gemm_config vkvit__gemm_pick_variant(const vkvit_ctx *ctx, vkvit_gemm_ker
 #define COOPMAT_TILE_SHARED(tile, emulated)                                                                            \
     (2u * 2 * (tile) * (((tile) == 32 ? 16u : 4u) + ((emulated) && (tile) != 64 ? 0u : 1u)) * 16)
 bool vkvit__gemm_coopmat_tile_fits(const vkvit_ctx *ctx, uint32_t tile, bool emulated) {
+    if (!emulated && ctx->policy.coopmat == VKVIT_COOPMAT_NV2) return tile == 64; /* gemm_coopmat2.comp: 64, 5 KiB */
     return COOPMAT_TILE_SHARED(tile, emulated) <= ctx->caps.max_shared_memory;
 }
 
@@ -110,6 +111,7 @@ vkvit__gemm_config vkvit__gemm_pick_coopmat(const vkvit_ctx *ctx, uint32_t M, ui
         if ((double)padded_area(M, N, tile) > VKVIT_COOPMAT_MAX_PAD * (double)padded_area(M, N, t)) tile = t;
     if (tile == 128 && K <= VKVIT_COOPMAT_T128_MIN_K) tile = 64;
     if (ctx->policy.coopmat_tile && FITS(ctx->policy.coopmat_tile)) tile = ctx->policy.coopmat_tile;
+    if (ctx->policy.coopmat == VKVIT_COOPMAT_NV2) tile = 64; /* the one tile of gemm_coopmat2.comp */
 #undef FITS
     return (vkvit__gemm_config){.bm = tile, .bn = tile, .bk = 32, .variant = VKVIT_GEMM_KERNEL_COOPMAT, .b_f16 = true,
                                 .f16_math = true, .coopmat = ctx->policy.coopmat, .coopmat_corrupt = ctx->test_hooks.coopmat_corrupt,
@@ -279,6 +281,9 @@ static const gemm_shader_row k_gemm_shaders[] = {
     COOPMAT_ROWS(VKVIT_COOPMAT_KHR, VKVIT_COOPMAT_SHAPE_8X16X16, KHR_M8N16),
     COOPMAT_ROWS(VKVIT_COOPMAT_KHR, VKVIT_COOPMAT_SHAPE_8X8X16, KHR_M8N8),
 #endif
+#if VKVIT_HAVE_NV_COOPMAT2
+    {VKVIT_GEMM_KERNEL_COOPMAT, VKVIT_COOPMAT_NV2, 0, 64, 0, 1, 1, 0, VKVIT_SHADER_GEMM_COOPMAT2_F32_F32_F16},
+#endif
 };
 #undef COOPMAT_ROWS
 
@@ -288,7 +293,7 @@ static bool gemm_shader(const vkvit__gemm_config *c, vkvit__gemm_causal causal, 
                         const char **missing) {
     const bool coop = c->variant == VKVIT_GEMM_KERNEL_COOPMAT, cpu = c->variant == VKVIT_GEMM_KERNEL_CPU;
     const bool unrolled = vkvit__gemm_cpu_unrolled(c, causal);
-    const uint32_t shape = coop && c->coopmat != VKVIT_COOPMAT_NV
+    const uint32_t shape = coop && c->coopmat != VKVIT_COOPMAT_NV && c->coopmat != VKVIT_COOPMAT_NV2
                                ? (c->coopmat_shape ? c->coopmat_shape : VKVIT_COOPMAT_SHAPE_16X16X16)
                                : 0;
     for (size_t i = 0; i < VKVIT_ARRAY_LEN(k_gemm_shaders); i++) {
@@ -300,7 +305,10 @@ static bool gemm_shader(const vkvit__gemm_config *c, vkvit__gemm_causal causal, 
         return true;
     }
     if (missing)
-        *missing = c->coopmat == VKVIT_COOPMAT_KHR ? "KHR" : c->coopmat == VKVIT_COOPMAT_NV ? "NV" : "emulated";
+        *missing = c->coopmat == VKVIT_COOPMAT_KHR   ? "KHR"
+                   : c->coopmat == VKVIT_COOPMAT_NV  ? "NV"
+                   : c->coopmat == VKVIT_COOPMAT_NV2 ? "NV cooperative-matrix-2"
+                                                     : "emulated";
     return false;
 }
 
@@ -322,6 +330,9 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
             cfg->bk != 32)
             return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix GEMM runs 32x32x32, "
                                 "64x64x32 or 128x128x32 tiles of fp16 arithmetic on fp16 weights", label ? label : "?");
+        if (cfg->coopmat == VKVIT_COOPMAT_NV2 && cfg->bm != 64)
+            return vkvit__error(VKVIT_ERROR_INVALID_ARGUMENT, "kernel '%s': the cooperative-matrix-2 GEMM "
+                                "(gemm_coopmat2.comp) has the 64 x 64 tile only, not %u", label ? label : "?", cfg->bm);
         const char *missing = NULL;
         uint32_t fm = 16, fn = 16, fk = 16, lanes = 0;
         if (cfg->coopmat_shape && !vkvit__coopmat_shape_dims(cfg->coopmat_shape, &fm, &fn, &fk, &lanes))
@@ -332,8 +343,10 @@ vkvit_result vkvit__gemm_kernel_desc(const vkvit__gemm_config *cfg, const vkvit_
                        ? vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': the %s cooperative-matrix GEMM has no "
                                       "%ux%ux%u fragments", label ? label : "?", missing, fm, fn, fk)
                        : vkvit__error(VKVIT_ERROR_UNSUPPORTED, "kernel '%s': vkvit was built without the %s "
-                                      "cooperative-matrix GEMM (glslang lacked GL_%s_cooperative_matrix)",
-                                      label ? label : "?", missing, missing);
+                                      "cooperative-matrix GEMM (glslang lacked %s)", label ? label : "?", missing,
+                                      cfg->coopmat == VKVIT_COOPMAT_KHR   ? "GL_KHR_cooperative_matrix"
+                                      : cfg->coopmat == VKVIT_COOPMAT_NV2 ? "GL_NV_cooperative_matrix2"
+                                                                          : "GL_NV_cooperative_matrix");
         /* The hardware kernels' warp is one subgroup: 5 WARP (its invocations), 6 WG_SIZE (WARP x 4 warps, 8 on the
          * 128 tile). The emulated kernel's warps are 32 invocations whatever the subgroups. */
         const uint32_t warp = cfg->coopmat_warp ? cfg->coopmat_warp : 32, warps = cfg->bm == 128 ? 8 : 4;

@@ -20,6 +20,7 @@ static const vkvit__env_var k_table[] = {
     {"VKVIT_DISABLE_HUGE_PAGES", "1: CPU devices' large buffers in the driver's memory, not vkvit's huge pages"},
     {"VKVIT_COOPMAT_EMULATE", "1: the cooperative-matrix GEMM tiling with plain arithmetic (a test path)"},
     {"VKVIT_COOPMAT_KHR", "1: the VK_KHR_cooperative_matrix kernel where the NV one could run too"},
+    {"VKVIT_COOPMAT_NV2", "1: the VK_NV_cooperative_matrix2 (tensor-layout) kernel where it can run (not yet timed)"},
     {"VKVIT_COOPMAT_TILE", "32, 64 or 128: that cooperative-matrix GEMM tile wherever it fits (tuning and tests)"},
     {"VKVIT_ATTENTION", "fused or gemm: that attention path wherever the op names none; another value is refused"},
     {"VKVIT_DEVICE_PROFILE", "tests: the device seen through a profile's limits and features (gpu, vulkan-1.1-minimum, "
@@ -59,6 +60,7 @@ void vkvit__env_read(vkvit__env *out) {
     out->disable_huge_pages = flag("VKVIT_DISABLE_HUGE_PAGES");
     out->coopmat_emulate = flag("VKVIT_COOPMAT_EMULATE");
     out->coopmat_khr = flag("VKVIT_COOPMAT_KHR");
+    out->coopmat_nv2 = flag("VKVIT_COOPMAT_NV2");
     out->validation = flag("VKVIT_VALIDATION");
     const char *att = getenv("VKVIT_ATTENTION");
     if (att && *att) {

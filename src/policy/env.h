@@ -19,6 +19,7 @@ typedef struct vkvit__env {
     bool disable_huge_pages;                /* VKVIT_DISABLE_HUGE_PAGES=1: CPU devices use the driver's memory */
     bool coopmat_emulate;                   /* VKVIT_COOPMAT_EMULATE=1: the emulated cooperative-matrix kernel (test) */
     bool coopmat_khr;                       /* VKVIT_COOPMAT_KHR=1: the KHR kernel where NV's could run too */
+    bool coopmat_nv2;                       /* VKVIT_COOPMAT_NV2=1: the NV cooperative-matrix-2 kernel where it runs */
     bool validation;                        /* VKVIT_VALIDATION=1: the Khronos validation layer on vkvit's instance */
     /* Choices. */
     uint32_t attention;                     /* VKVIT_ATTENTION: 0 unset, 1 "fused", 2 "gemm", VKVIT_ENV_BAD other */

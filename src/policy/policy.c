@@ -76,12 +76,22 @@ static uint32_t emulated_shape(const vkvit__env *env) {
     return 0;
 }
 
+/* The NV cooperative-matrix-2 kernel (gemm_coopmat2.comp): built (glslang compiled GL_NV_cooperative_matrix2),
+ * the device's tensor addressing, flexible dimensions and per-element operations with KHR's feature usable
+ * (coopmat2_tensor), and subgroups of 4 to 64 (a warp is one subgroup, four per workgroup). Mesa 26.1's lavapipe
+ * lists the extension without tensor addressing: it never runs there. */
+static bool nv2_kernel_runs(const vkvit__caps *f) {
+    const uint32_t sg = f->subgroup_size;
+    return VKVIT_HAVE_NV_COOPMAT2 && f->coopmat2_tensor && !f->khr_layer_too_old && sg >= 4 && sg <= 64;
+}
+
 /* The cooperative-matrix kernel of fp16-math GEMMs: NV's where it runs (unless VKVIT_COOPMAT_KHR=1 and KHR's runs
  * too), else KHR's, else on request (VKVIT_COOPMAT_EMULATE=1) the emulated one on any device with fp16 math; none
  * without fp16 math, with VKVIT_DISABLE_COOPMAT=1, or below the 64 tile's shared memory. */
 static vkvit__coopmat_kernel coopmat_choice(const vkvit__caps *f, const vkvit__env *env, bool fp16_math) {
     if (!fp16_math || env->disable_coopmat || f->max_shared_memory < VKVIT_COOPMAT_SHARED_BYTES)
         return VKVIT_COOPMAT_NONE;
+    if (env->coopmat_nv2 && nv2_kernel_runs(f)) return VKVIT_COOPMAT_NV2;
     const bool nv = nv_kernel_runs(f), khr = khr_kernel_runs(f);
     if (nv && !(khr && env->coopmat_khr)) return VKVIT_COOPMAT_NV;
     if (khr) return VKVIT_COOPMAT_KHR;
@@ -105,14 +115,17 @@ void vkvit__policy_choose(const vkvit__caps *f, const vkvit__env *env, vkvit__po
     p->coopmat_shape = p->coopmat == VKVIT_COOPMAT_KHR        ? hw_shape(f, f->coopmat_khr_shapes)
                        : p->coopmat == VKVIT_COOPMAT_EMULATED ? emulated_shape(env)
                                                               : VKVIT_COOPMAT_SHAPE_16X16X16;
-    p->coopmat_warp = p->coopmat == VKVIT_COOPMAT_KHR ? hw_warp(f, p->coopmat_shape) : f->subgroup_size;
+    /* KHR and NV2 request their warp (32 where size control offers it, for 16x16x16); NV runs at the default. */
+    p->coopmat_warp = p->coopmat == VKVIT_COOPMAT_KHR || p->coopmat == VKVIT_COOPMAT_NV2 ? hw_warp(f, p->coopmat_shape)
+                                                                                       : f->subgroup_size;
     p->coopmat_tile = env->coopmat_tile;
     p->attention = env->attention;
     snprintf(p->attention_text, sizeof p->attention_text, "%s", env->attention_text);
     /* The KHR feature is asked for only where its kernel is the choice: validation layers older than the extension
      * (Debian 12's) flag its feature struct, and a device that runs NV's kernel then sees exactly the calls tested on
      * the H100. */
-    p->enable_khr_coopmat = !req.adopted && p->coopmat == VKVIT_COOPMAT_KHR;
+    p->enable_khr_coopmat = !req.adopted && (p->coopmat == VKVIT_COOPMAT_KHR || p->coopmat == VKVIT_COOPMAT_NV2);
+    p->enable_nv2_coopmat = !req.adopted && p->coopmat == VKVIT_COOPMAT_NV2;
     p->enable_huge_pages = !req.adopted && f->cpu_device && f->huge_page_import && !env->disable_huge_pages;
     if (f->max_storage_buffers_per_stage < VKVIT_POLICY_KERNEL_BUFFERS) vkvit__policy_pack_bindings(p);
 }
@@ -174,6 +187,14 @@ void vkvit__policy_describe(const vkvit__policy *p, const vkvit__caps *f, const 
         add(out, cap, "cooperative matrix unused (VK_KHR_cooperative_matrix: built without the KHR kernel, glslang < 13)");
     if (p->coopmat == VKVIT_COOPMAT_EMULATED)
         add(out, cap, "cooperative matrix emulated (VKVIT_COOPMAT_EMULATE, a test path)");
+    if (p->coopmat == VKVIT_COOPMAT_NV2)
+        add(out, cap, "cooperative matrix 2 (VKVIT_COOPMAT_NV2: the tensor-layout GEMM, not yet timed on a GPU)");
+    else if (env->coopmat_nv2 && !env->disable_coopmat)
+        add(out, cap, !VKVIT_HAVE_NV_COOPMAT2 ? "VKVIT_COOPMAT_NV2 unused: built without the kernel (glslang lacked "
+                                                "GL_NV_cooperative_matrix2)"
+                      : !f->cooperative_matrix2_nv ? "VKVIT_COOPMAT_NV2 unused: no VK_NV_cooperative_matrix2"
+                      : "VKVIT_COOPMAT_NV2 unused: VK_NV_cooperative_matrix2 without tensor addressing, flexible "
+                        "dimensions or per-element operations");
     if (VKVIT_HAVE_KHR_COOPMAT && f->khr_layer_too_old && f->cooperative_matrix_khr && !nv_kernel_runs(f))
         add(out, cap, "KHR cooperative-matrix kernel off: the validation layer predates VK_KHR_cooperative_matrix "
             "and would drop its feature from the device");

@@ -28,6 +28,8 @@ typedef enum vkvit__coopmat_kernel {
     VKVIT_COOPMAT_NV,                       /* GL_NV_cooperative_matrix: 16x16x16, 32-wide subgroups (tested on H100) */
     VKVIT_COOPMAT_KHR,                      /* GL_KHR_cooperative_matrix: the listed shape (16x16x16, 8x16x16, 8x8x16, 8x8x8) */
     VKVIT_COOPMAT_EMULATED,                 /* the tiling with plain-arithmetic products (VKVIT_COOPMAT_EMULATE) */
+    VKVIT_COOPMAT_NV2,                      /* GL_NV_cooperative_matrix2's tensor layouts (gemm_coopmat2.comp): on
+                                               request (VKVIT_COOPMAT_NV2=1) until a GPU has timed it */
 } vkvit__coopmat_kernel;
 
 /* The shapes the emulated kernel implements (shaders/variants.cmake: gemm_coopmat_emu*). */
@@ -85,6 +87,7 @@ typedef struct vkvit__policy {
     char attention_text[32];                /* its text, for the sentence that refuses a bad one */
     /* Optional device features vkvit enables for these choices on a device it creates. */
     bool enable_khr_coopmat;                /* VK_KHR_cooperative_matrix: only where its kernel is the choice */
+    bool enable_nv2_coopmat;                /* VK_NV_cooperative_matrix2 (+ KHR's): where the NV2 kernel is */
     bool enable_huge_pages;                 /* VK_EXT_external_memory_host for CPU devices' large buffers */
 } vkvit__policy;
 

@@ -135,5 +135,6 @@ void vkvit__profile_clamp(const vkvit__device_profile *p, vkvit__caps *f) {
         f->coopmat_nv_usable = f->coopmat_khr_usable = false;
         f->coopmat_nv_f16_16x16x16 = false;
         f->coopmat_khr_shapes = 0;
+        f->cooperative_matrix2_nv = f->coopmat2_tensor = f->coopmat2_flexible = f->coopmat2_workgroup_scope = false;
     }
 }

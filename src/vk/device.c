@@ -267,7 +267,7 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
      * needs the extensions of 1.2 and 1.3 enabled like any other, or their feature structs reach a device that
      * never enabled them. */
     const uint32_t api = VKVIT_MIN(ctx->info.api_version, ctx->instance_api);
-    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts) + 2]; /* + huge pages, + the global priority */
+    const char *enable[VKVIT_ARRAY_LEN(k_optional_exts) + 3]; /* + huge pages, + the global priority, + NV coopmat2 */
     uint32_t n_enable = 0;
     /* VK_KHR_cooperative_matrix only where its kernel was chosen (query_device: no NV kernel, or VKVIT_COOPMAT_KHR=1):
      * a device that runs NV's keeps the extension set tested on the H100, and validation layers older than the
@@ -284,6 +284,10 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
     if (ctx->huge_page_import) enable[n_enable++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     ctx->coopmat_nv_enabled = vkvit__nv_coopmat_feature(ctx->physical_device, &exts, api);
     ctx->coopmat_khr_enabled = khr && vkvit__khr_coopmat_feature(ctx->physical_device, &exts, api);
+    /* VK_NV_cooperative_matrix2 only where its kernel was chosen (VKVIT_COOPMAT_NV2=1 on a device with its
+     * features: the facts' coopmat2_tensor), on top of KHR's. */
+    ctx->coopmat_nv2_enabled = wants.nv2_coopmat && ctx->coopmat_khr_enabled && ctx->caps.coopmat2_tensor;
+    if (ctx->coopmat_nv2_enabled) enable[n_enable++] = VKVIT_NV_COOPMAT2_EXTENSION_NAME;
     /* A global priority (vkvit_ctx_desc.queue_priority): either extension gives the same create-info struct. */
     const char *prio_ext = vkvit__ext_has(&exts, VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME) ? VK_KHR_GLOBAL_PRIORITY_EXTENSION_NAME
                            : vkvit__ext_has(&exts, VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME) ? VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME
@@ -327,6 +331,11 @@ vkvit_result vkvit__device_create(vkvit_ctx *ctx, vkvit__device_wants wants) {
     if (ctx->coopmat_nv_enabled) { cm.pNext = chain; chain = &cm; }
     if (ctx->coopmat_khr_enabled) { cmk.pNext = chain; chain = &cmk; }
     if (ctx->coopmat_nv_enabled || ctx->coopmat_khr_enabled) { mm.pNext = chain; chain = &mm; }
+    vkvit__coopmat2_features cm2 = {.sType = VKVIT_STRUCTURE_TYPE_COOPMAT2_FEATURES_NV,
+                                    .cooperativeMatrixFlexibleDimensions = VK_TRUE,
+                                    .cooperativeMatrixPerElementOperations = VK_TRUE,
+                                    .cooperativeMatrixTensorAddressing = VK_TRUE};
+    if (ctx->coopmat_nv2_enabled) { cm2.pNext = chain; chain = &cm2; }
     VkPhysicalDeviceFeatures2 feats = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
     feats.features.shaderInt64 = wants.int64 ? VK_TRUE : VK_FALSE; /* the texel kernels' stores */
     ctx->int64_enabled = wants.int64;

@@ -9,6 +9,8 @@
 /* The optional device features vkvit enables on a device it creates (from vkvit__policy's enable_* choices). */
 typedef struct vkvit__device_wants {
     bool khr_coopmat;                       /* VK_KHR_cooperative_matrix + its feature (+ the Vulkan memory model) */
+    bool nv2_coopmat;                       /* VK_NV_cooperative_matrix2's tensor addressing, flexible dimensions and
+                                               per-element operations (with khr_coopmat) */
     bool huge_pages;                        /* VK_EXT_external_memory_host, where the device takes vkvit's huge pages */
     bool int64;                             /* shaderInt64 (the texel kernels store 64-bit words) */
     int queue_priority;                     /* vkvit_queue_priority */

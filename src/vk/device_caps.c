@@ -141,6 +141,16 @@ void vkvit__memory_heaps_read(const vkvit_ctx *ctx, vkvit_memory_heap *out, uint
         out[h].budget = VKVIT_MIN(out[h].budget, ctx->test_hooks.heap_budget);
 }
 
+/* VK_NV_cooperative_matrix2's features, all VK_FALSE where the device does not offer the extension. */
+static vkvit__coopmat2_features coopmat2_features(VkPhysicalDevice pd, const vkvit__ext_list *exts) {
+    vkvit__coopmat2_features f2 = {.sType = VKVIT_STRUCTURE_TYPE_COOPMAT2_FEATURES_NV};
+    if (!vkvit__ext_has(exts, VKVIT_NV_COOPMAT2_EXTENSION_NAME)) return f2;
+    VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f2};
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    f2.pNext = NULL;
+    return f2;
+}
+
 /* Fills the facts of `info` (its *_in_use fields and workarounds are the policy's) and `facts` for one physical
  * device, as offered (before a logical device narrows them). */
 void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_layer_too_old, vkvit_device_info *info,
@@ -249,6 +259,13 @@ void vkvit__query_device(VkPhysicalDevice pd, uint32_t instance_api, bool khr_la
     facts->coopmat_nv_f16_16x16x16 = facts->cooperative_matrix_nv && nv_coopmat_f16_shape(pd);
     facts->coopmat_khr_shapes = VKVIT_HAVE_KHR_COOPMAT && facts->coopmat_khr_usable ? khr_coopmat_f16_shapes(pd) : 0;
     facts->khr_layer_too_old = khr_layer_too_old;
+    const vkvit__coopmat2_features f2 = coopmat2_features(pd, &exts);
+    facts->cooperative_matrix2_nv = vkvit__ext_has(&exts, VKVIT_NV_COOPMAT2_EXTENSION_NAME);
+    facts->coopmat2_flexible = f2.cooperativeMatrixFlexibleDimensions == VK_TRUE;
+    facts->coopmat2_workgroup_scope = f2.cooperativeMatrixWorkgroupScope == VK_TRUE;
+    facts->coopmat2_tensor = facts->coopmat_khr_usable && api >= VK_API_VERSION_1_3 && facts->coopmat2_flexible &&
+                             f2.cooperativeMatrixTensorAddressing == VK_TRUE &&
+                             f2.cooperativeMatrixPerElementOperations == VK_TRUE;
     facts->huge_page_import = facts->cpu_device && vkvit__huge_page_import_possible(pd, &exts);
     facts->max_shared_memory = props.limits.maxComputeSharedMemorySize;
     facts->max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
@@ -312,6 +329,7 @@ void vkvit__caps_narrow(vkvit_ctx *ctx) {
     c->coopmat_nv_usable = ctx->coopmat_nv_enabled;
     c->coopmat_khr_usable = ctx->coopmat_khr_enabled;
     if (!ctx->coopmat_khr_enabled) c->coopmat_khr_shapes = 0;
+    c->coopmat2_tensor = c->coopmat2_tensor && ctx->coopmat_nv2_enabled && ctx->coopmat_khr_enabled;
     c->texel_buffers = c->texel_buffers && ctx->int64_enabled;
     c->huge_page_import = ctx->huge_page_import;
 }

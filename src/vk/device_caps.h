@@ -48,6 +48,22 @@ typedef struct vkvit__ext_list {
 bool vkvit__ext_has(const vkvit__ext_list *l, const char *name);
 vkvit__ext_list vkvit__device_exts(VkPhysicalDevice pd); /* the caller frees .props */
 
+/* VK_NV_cooperative_matrix2 arrived in Vulkan headers 1.3.298; Debian 12 ships 1.3.239: its feature struct, as the
+ * registry defines it. */
+#define VKVIT_NV_COOPMAT2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
+typedef struct vkvit__coopmat2_features {
+    VkStructureType sType;
+    void *pNext;
+    VkBool32 cooperativeMatrixWorkgroupScope;
+    VkBool32 cooperativeMatrixFlexibleDimensions;
+    VkBool32 cooperativeMatrixReductions;
+    VkBool32 cooperativeMatrixConversions;
+    VkBool32 cooperativeMatrixPerElementOperations;
+    VkBool32 cooperativeMatrixTensorAddressing;
+    VkBool32 cooperativeMatrixBlockLoads;
+} vkvit__coopmat2_features;
+#define VKVIT_STRUCTURE_TYPE_COOPMAT2_FEATURES_NV ((VkStructureType)1000593000)
+
 /* Whether the device offers VK_NV_ / VK_KHR_cooperative_matrix with its feature and the Vulkan memory model. */
 bool vkvit__nv_coopmat_feature(VkPhysicalDevice pd, const vkvit__ext_list *exts, uint32_t api);
 bool vkvit__khr_coopmat_feature(VkPhysicalDevice pd, const vkvit__ext_list *exts, uint32_t api);

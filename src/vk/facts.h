@@ -33,6 +33,14 @@ typedef struct vkvit__caps {
     uint32_t coopmat_khr_shapes;            /* the fp16 x fp16 + fp32 subgroup-scope shapes (M x N x K) the KHR
                                                properties list that gemm_coopmat.comp has fragments for: a set of
                                                VKVIT_COOPMAT_SHAPE_* bits */
+    bool cooperative_matrix2_nv;            /* VK_NV_cooperative_matrix2 offered (beside VK_KHR_cooperative_matrix) */
+    bool coopmat2_tensor;                   /* ... with the features gemm_coopmat2.comp needs (tensor addressing,
+                                               flexible dimensions, per-element operations), KHR's usable, and an
+                                               API of 1.3 or more (GL_NV_cooperative_matrix2 is SPIR-V 1.6):
+                                               offered, then enabled. Mesa 26.1's lavapipe lists the extension
+                                               without tensor addressing */
+    bool coopmat2_flexible;                 /* ... cooperativeMatrixFlexibleDimensions offered (lavapipe: yes) */
+    bool coopmat2_workgroup_scope;          /* ... cooperativeMatrixWorkgroupScope offered (lavapipe: no; unused) */
     bool khr_layer_too_old;                 /* vkvit's instance runs a validation layer older than
                                                VK_KHR_cooperative_matrix (Vulkan 1.3.255): such a layer drops the KHR
                                                feature struct from vkCreateDevice's chain (seen with Debian 12's

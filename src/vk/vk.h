@@ -94,6 +94,8 @@ struct vkvit_ctx {
     bool coopmat_nv_enabled;                /* VK_NV_cooperative_matrix and its cooperativeMatrix feature are enabled on
                                                the device (by vkvit, or by the host in adopt mode) */
     bool coopmat_khr_enabled;               /* the same for VK_KHR_cooperative_matrix (both with vulkanMemoryModel) */
+    bool coopmat_nv2_enabled;               /* VK_NV_cooperative_matrix2 with the NV2 kernel's features (own device
+                                               only: adopt mode leaves it off) */
     bool int64_enabled;                     /* shaderInt64 enabled (by vkvit for the texel kernels, or the host) */
     uint32_t instance_api;                  /* the API version the instance was created for (the host's in adopt mode) */
     uint32_t timestamp_valid_bits;          /* the queue family's timestampValidBits (0: no timestamps) */

@@ -46,7 +46,9 @@ static void caps_mirror_device_info(void) {
     const bool nv_shape = c->cooperative_matrix_nv && c->coopmat_nv_f16_16x16x16;
     const bool khr_shape = c->cooperative_matrix_khr && c->coopmat_khr_shapes != 0;
     CHECK(!(p->coopmat == VKVIT_COOPMAT_EMULATED) && (!(p->coopmat != VKVIT_COOPMAT_NONE) ||
-                                   (c->fp16_math && (p->coopmat == VKVIT_COOPMAT_KHR ? khr_shape : nv_shape))),
+                                   (c->fp16_math && (p->coopmat == VKVIT_COOPMAT_KHR   ? khr_shape
+                                                     : p->coopmat == VKVIT_COOPMAT_NV2 ? c->coopmat2_tensor
+                                                                                       : nv_shape))),
           "cooperative matrices in use (emulated %d, KHR %d) on a device without that kernel's shape",
           (p->coopmat == VKVIT_COOPMAT_EMULATED), (p->coopmat == VKVIT_COOPMAT_KHR));
     /* coopmat_khr_enabled: the build has the KHR kernel and the device its extension and features */
@@ -66,9 +68,21 @@ static void caps_mirror_device_info(void) {
         CHECK(p->texel_reads, "lavapipe (128 M texels, RGBA32F/RGBA16F texel buffers) should read through texels");
     CHECK(!ctx->env.disable_subgroup && !ctx->env.disable_coopmat && !ctx->env.disable_f16, "nothing was disabled");
     CHECK(!strstr(info.workarounds, "by request"), "workarounds: %s", info.workarounds);
-    printf("device %s: subgroup %u, arithmetic %d, in use %d; coopmat nv %d khr %d; workarounds: %s\n", info.name,
-           c->subgroup_size, c->subgroup_arithmetic, p->subgroup_reductions, c->cooperative_matrix_nv,
-           c->cooperative_matrix_khr, info.workarounds);
+    /* VK_NV_cooperative_matrix2's facts: each feature only where the extension is offered, the tensor-layout GEMM's
+     * set only with flexible dimensions and a usable KHR feature (the extension builds on it). */
+    CHECK(c->cooperative_matrix2_nv || (!c->coopmat2_tensor && !c->coopmat2_flexible && !c->coopmat2_workgroup_scope),
+          "cooperative-matrix-2 features without VK_NV_cooperative_matrix2");
+    CHECK((p->coopmat == VKVIT_COOPMAT_NV2) == (getenv("VKVIT_COOPMAT_NV2") && c->coopmat2_tensor),
+          "NV2 kernel %d with VKVIT_COOPMAT_NV2 %s and tensor-layout facts %d", p->coopmat == VKVIT_COOPMAT_NV2,
+          getenv("VKVIT_COOPMAT_NV2") ? getenv("VKVIT_COOPMAT_NV2") : "unset", c->coopmat2_tensor);
+    CHECK(!c->coopmat2_tensor || (c->coopmat2_flexible && c->coopmat_khr_usable && ctx->coopmat_nv2_enabled),
+          "coopmat2_tensor without flexible dimensions (%d) or a usable KHR feature (%d)", c->coopmat2_flexible,
+          c->coopmat_khr_usable);
+    printf("device %s: subgroup %u, arithmetic %d, in use %d; coopmat nv %d khr %d; NV coopmat2 %d (tensor addressing "
+           "%d, flexible dimensions %d, workgroup scope %d); workarounds: %s\n", info.name, c->subgroup_size,
+           c->subgroup_arithmetic, p->subgroup_reductions, c->cooperative_matrix_nv, c->cooperative_matrix_khr,
+           c->cooperative_matrix2_nv, c->coopmat2_tensor, c->coopmat2_flexible, c->coopmat2_workgroup_scope,
+           info.workarounds);
     CHECK(vkvit_ctx_validation_messages(ctx, 0) == 0, "validation messages: %s", ctx->validation_log[0]);
     vkvit_ctx_destroy(ctx);
 }

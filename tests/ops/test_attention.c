@@ -649,12 +649,15 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
         worst_err = fmax(worst_err, err);
         free(got);
     }
-    /* fp16-math on cooperative matrices (here the emulated kernel, VKVIT_COOPMAT_EMULATE's): the GEMM path with k~
-     * and vT stored as fp16 (attention_prep.comp KV_F16) and both GEMMs on the cooperative-matrix kernel, with this
-     * device class's kernels and the other's, at the fp16 tolerance (max |got - want| <= 1e-2 of max |want|, as
-     * include/vkvit.h states for VKVIT_PRECISION_FP16_MATH; not counted in the fp32 worst error). */
+    /* fp16-math on cooperative matrices (the device's own kernel where it has one: KHR's on Mesa 26's lavapipe in
+     * the Debian 13 lane; else the emulated kernel, VKVIT_COOPMAT_EMULATE's): the GEMM path with k~ and vT stored
+     * as fp16 (attention_prep.comp KV_F16) and both GEMMs on the cooperative-matrix kernel, with this device class's
+     * kernels and the other's, at the fp16 tolerance (max |got - want| <= 1e-2 of max |want|, as include/vkvit.h
+     * states for VKVIT_PRECISION_FP16_MATH; not counted in the fp32 worst error). */
+    const vkvit__coopmat_kernel coop_kernel =
+        saved.coopmat == VKVIT_COOPMAT_NONE ? VKVIT_COOPMAT_EMULATED : saved.coopmat;
     for (int other = 0; other < 2 && ctx->policy.fp16_math; other++) {
-        ctx->policy.coopmat = VKVIT_COOPMAT_EMULATED; /* the emulated kernel, as VKVIT_COOPMAT_EMULATE=1 gives */
+        ctx->policy.coopmat = coop_kernel;
         if (other) ctx->policy.cpu_kernels = !saved.cpu_kernels;
         uint32_t n_nodes;
         float *got = run_graph_attention(ctx, VKVIT_ATTENTION_PATH_AUTO, B, H, dk, T, qk_norm, rope, qkv, table, w,
@@ -662,8 +665,10 @@ static double paths_case(vkvit_ctx *ctx, uint32_t B, uint32_t H, uint32_t dk, ui
         ctx->policy = saved;
         size_t worst;
         const double err = vt_max_rel_err(got, want, n_o, &worst);
-        printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (fp16 k/vT, coopmat, %s kernels)  max rel err "
-               "%.3g\n", B, H, dk, T, qk_norm, rope_names[rope], saved.cpu_kernels == !other ? "CPU" : "GPU", err);
+        printf("graph gemm  B=%u H=%u dk=%-3u T=%-3u norm=%d rope=%-8s (fp16 k/vT, coopmat %s, %s kernels)  max rel "
+               "err %.3g\n", B, H, dk, T, qk_norm, rope_names[rope],
+               coop_kernel == VKVIT_COOPMAT_EMULATED ? "emulated" : coop_kernel == VKVIT_COOPMAT_KHR ? "KHR" : "hardware",
+               saved.cpu_kernels == !other ? "CPU" : "GPU", err);
         CHECK(n_nodes == 4 && err <= 1e-2, "graph fp16 k/vT (%s kernels) B=%u H=%u dk=%u T=%u norm=%d rope=%s: %u "
               "nodes, max rel err %.3g at %zu", saved.cpu_kernels == !other ? "CPU" : "GPU", B, H, dk, T, qk_norm,
               rope_names[rope], n_nodes, err, worst);

@@ -44,9 +44,17 @@ int main(void) {
         vkvit_ctx_destroy(ctx);
         return 77;
     }
-    const bool hw = c->coopmat == VKVIT_COOPMAT_NV || c->coopmat == VKVIT_COOPMAT_KHR;
+    if (getenv("VKVIT_COOPMAT_NV2") && c->coopmat != VKVIT_COOPMAT_NV2) { /* test_coopmat_nv2: that kernel only */
+        printf("SKIP: VKVIT_COOPMAT_NV2=1, but the NV cooperative-matrix-2 kernel does not run here (workarounds: "
+               "%s)\n", ctx->info.workarounds);
+        vkvit_ctx_destroy(ctx);
+        return 77;
+    }
+    const bool hw = c->coopmat == VKVIT_COOPMAT_NV || c->coopmat == VKVIT_COOPMAT_KHR || c->coopmat == VKVIT_COOPMAT_NV2;
     printf("cooperative matrices on this device: %s\n", !hw ? "none: testing the emulated kernel"
-                                                      : c->coopmat == VKVIT_COOPMAT_KHR ? "the KHR kernel" : "the NV kernel");
+                                                      : c->coopmat == VKVIT_COOPMAT_KHR ? "the KHR kernel"
+                                                      : c->coopmat == VKVIT_COOPMAT_NV2 ? "the NV cooperative-matrix-2 kernel"
+                                                                                        : "the NV kernel");
 
     if (c->coopmat == VKVIT_COOPMAT_NONE) {
         vkvit__coopmat_guard(ctx);

@@ -522,7 +522,15 @@ int main(int argc, char **argv) {
     }
     /* Cooperative matrices (fp16 arithmetic only): the emulated kernel wherever fp16 math runs (its tiling, staging,
      * bounds and epilogue are the NV kernel's), the NV kernel where this device uses it. */
-    const bool coop_nv = (ctx->policy.coopmat == VKVIT_COOPMAT_NV || ctx->policy.coopmat == VKVIT_COOPMAT_KHR); /* NV or KHR build */
+    const bool coop_nv = (ctx->policy.coopmat == VKVIT_COOPMAT_NV || ctx->policy.coopmat == VKVIT_COOPMAT_KHR ||
+                          ctx->policy.coopmat == VKVIT_COOPMAT_NV2); /* NV, KHR or NV2 (VKVIT_COOPMAT_NV2=1) build */
+    if (coop_nv) printf("hardware cooperative-matrix GEMM: family %d (1 NV, 2 KHR, 4 NV2)\n", (int)ctx->policy.coopmat);
+    if (PART("coopmat") && getenv("VKVIT_COOPMAT_NV2") && ctx->policy.coopmat != VKVIT_COOPMAT_NV2) {
+        printf("SKIP: VKVIT_COOPMAT_NV2=1 (test_gemm_coopmat_nv2), but the NV cooperative-matrix-2 kernel does not run "
+               "here (workarounds: %s)\n", ctx->info.workarounds);
+        vkvit_ctx_destroy(ctx);
+        return 77;
+    }
     if (!coop_nv) printf("hardware cooperative-matrix GEMM not run: this device does not use it\n");
     for (int nv = 0; PART("coopmat") && f16_math && nv <= coop_nv; nv++)
         for (uint32_t tile = 32; tile <= 128; tile *= 2) { /* every tile that fits on every case */

@@ -137,6 +137,12 @@ int main(void) {
     vkvit_ctx *ctx = vt_ctx();
     vkvit_device_info info;
     vkvit_ctx_device_info(ctx, &info);
+    if (getenv("VKVIT_COOPMAT_NV2") && ctx->policy.coopmat != VKVIT_COOPMAT_NV2) { /* test_gemm_drawn_nv2 */
+        printf("SKIP: VKVIT_COOPMAT_NV2=1, but the NV cooperative-matrix-2 kernel does not run here (workarounds: "
+               "%s)\n", info.workarounds);
+        vkvit_ctx_destroy(ctx);
+        return 77;
+    }
     printf("device: %s, subgroup size %u, texel reads %s\n", info.name, info.subgroup_size,
            info.texel_reads_in_use ? "yes" : "no");
     /* Storage-buffer operands on a CPU device that would read texels: a ctx of its own takes every fifth case. */
