@@ -40,6 +40,7 @@
 #include "ops/topk.h"
 #include "policy/policy.h"
 
+#include <float.h>
 #include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
@@ -197,6 +198,9 @@ typedef struct bo_run {
     size_t n_host[BO_MAX_HOST];
     uint32_t out;             /* the tensor compared with the reference */
     double bytes, flops;      /* minimum memory traffic and nominal arithmetic (perf mode) */
+    double err_bound;         /* set by a reference whose fp32 error the inputs' conditioning bounds (LayerNorm
+                                 of small groups): the relative error fp32 arithmetic can reach; the case passes
+                                 within max(tol, err_bound) */
 } bo_run;
 
 static float *host_rand(bo_run *run, int slot, size_t n, float scale) {
@@ -238,7 +242,7 @@ static void build_glu(vt_graph *r, bo_run *run) {
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-static void ref_glu(const bo_run *run, double *y) {
+static void ref_glu(bo_run *run, double *y) {
     const uint32_t rows = run->c->p[0], Hd = run->c->p[1];
     const float *a = run->host[0];
     for (uint32_t i = 0; i < rows; i++)
@@ -260,7 +264,7 @@ static void build_mean_rows(vt_graph *r, bo_run *run) {
     run->bytes = 4.0 * B * (T - skip + 1) * C, run->flops = (double)B * (T - skip) * C;
 }
 
-static void ref_mean_rows(const bo_run *run, double *y) {
+static void ref_mean_rows(bo_run *run, double *y) {
     const uint32_t B = run->c->p[0], T = run->c->p[1], C = run->c->p[2], skip = run->c->p[3];
     const float *x = run->host[0];
     for (uint32_t b = 0; b < B; b++)
@@ -296,7 +300,7 @@ static void build_copy_rows(vt_graph *r, bo_run *run) {
     run->bytes = 8.0 * B * n * C, run->flops = 0;
 }
 
-static void ref_copy_rows(const bo_run *run, double *y) {
+static void ref_copy_rows(bo_run *run, double *y) {
     const uint32_t *p = run->c->p, B = p[0], n = p[1], C = p[2], Ts = p[3], Td = p[4], od = p[5];
     const bool bcast = run->c->flags & F_BROADCAST;
     const float *s = run->host[0], *d0 = run->host[1];
@@ -333,9 +337,14 @@ static void build_norm(vt_graph *r, bo_run *run) {
     run->bytes = 4.0 * (2.0 * rows * C + 2.0 * C), run->flops = 6.0 * rows * C;
 }
 
-/* rows of `rows_per_batch` per image; row r of image b at x + (b T + skip + r) C; groups of G channels */
-static void ref_norm_rows(const float *x, const float *w, const float *bias, uint32_t B, uint32_t T, uint32_t C,
-                          uint32_t G, uint32_t skip, bool layer, bool one_plus, double eps, double *y) {
+/* rows of `rows_per_batch` per image; row r of image b at x + (b T + skip + r) C; groups of G channels.
+ * Returns the conditioning of the LayerNorm's centring: the largest max|x| / sqrt(var + eps) x |scale| over the
+ * groups. fp32's x - mean carries an absolute error of a few ulps of max|x|, which the normalisation multiplies by
+ * that factor: a group of 2 channels with close values has var << eps and a factor in the hundreds, so no fp32
+ * kernel meets a fixed relative tolerance there (RMSNorm does not subtract: 0). */
+static double ref_norm_rows(const float *x, const float *w, const float *bias, uint32_t B, uint32_t T, uint32_t C,
+                            uint32_t G, uint32_t skip, bool layer, bool one_plus, double eps, double *y) {
+    double cond = 0.0;
     for (uint32_t b = 0; b < B; b++)
         for (uint32_t t = skip; t < T; t++) {
             const float *row = x + ((size_t)b * T + t) * C;
@@ -349,18 +358,28 @@ static void ref_norm_rows(const float *x, const float *w, const float *bias, uin
                     var += v * v;
                 }
                 const double inv = 1.0 / sqrt(var / G + eps);
+                double xmax = 0.0, smax = 0.0;
                 for (uint32_t c = g0; c < g0 + G; c++) {
                     const double scale = (w ? w[c] : 1.0) + (one_plus ? 1.0 : 0.0);
                     out[c] = ((layer ? row[c] - mean : row[c]) * inv) * scale + (bias ? bias[c] : 0.0);
+                    xmax = fmax(xmax, fabs(row[c])), smax = fmax(smax, fabs(scale));
                 }
+                if (layer) cond = fmax(cond, xmax * inv * smax);
             }
         }
+    return cond;
 }
 
-static void ref_norm(const bo_run *run, double *y) {
+static void ref_norm(bo_run *run, double *y) {
     const uint32_t *p = run->c->p, f = run->c->flags;
-    ref_norm_rows(run->host[0], run->host[1], run->host[2], p[0], p[1], p[2], p[3], p[4], f & F_LAYER,
-                  f & F_ONE_PLUS, f & F_LAYER ? LN_EPS : RMS_EPS, y);
+    const double cond = ref_norm_rows(run->host[0], run->host[1], run->host[2], p[0], p[1], p[2], p[3], p[4],
+                                      f & F_LAYER, f & F_ONE_PLUS, f & F_LAYER ? LN_EPS : RMS_EPS, y);
+    /* 4 ulps of centring error (about 10x what lavapipe shows), amplified by the conditioning, relative to the
+     * largest output (as vt_max_rel_err measures) */
+    const uint32_t B = p[0], T = p[1], C = p[2], skip = p[4];
+    double ymax = 0.0;
+    for (size_t i = 0; i < (size_t)B * (T - skip) * C; i++) ymax = fmax(ymax, fabs(y[i]));
+    run->err_bound = ymax > 0.0 ? 4.0 * FLT_EPSILON * cond / ymax : 0.0;
 }
 
 static void build_rmsnorm(vt_graph *r, bo_run *run) {
@@ -370,7 +389,7 @@ static void build_rmsnorm(vt_graph *r, bo_run *run) {
     run->bytes = 4.0 * (2.0 * rows * C + C), run->flops = 4.0 * rows * C;
 }
 
-static void ref_rmsnorm(const bo_run *run, double *y) {
+static void ref_rmsnorm(bo_run *run, double *y) {
     const uint32_t rows = run->c->p[0], C = run->c->p[1];
     ref_norm_rows(run->host[0], run->host[1], NULL, 1, rows, C, C, 0, false, false, RMS_EPS, y);
 }
@@ -412,7 +431,7 @@ static double act_ref(uint32_t act, double x) {
     }
 }
 
-static void ref_gemm(const bo_run *run, double *y) {
+static void ref_gemm(bo_run *run, double *y) {
     const uint32_t M = run->c->p[0], N = run->c->p[1], K = run->c->p[2], Z = run->c->p[3], f = run->c->flags;
     const float *bias = run->host[2], *scale = run->host[3];
     for (uint32_t z = 0; z < Z; z++) {
@@ -451,7 +470,7 @@ static void build_grn(vt_graph *r, bo_run *run) {
     run->bytes = 4.0 * 3.0 * B * T * C, run->flops = 8.0 * B * T * C;
 }
 
-static void ref_grn(const bo_run *run, double *y) {
+static void ref_grn(bo_run *run, double *y) {
     const uint32_t B = run->c->p[0], T = run->c->p[1], C = run->c->p[2];
     const float *a = run->host[0], *gamma = run->host[1], *beta = run->host[2], *ls = run->host[3], *x = run->host[4];
     double *g = malloc(C * sizeof *g);
@@ -491,7 +510,7 @@ static void build_patchify(vt_graph *r, bo_run *run) {
     run->bytes = 8.0 * B * (H / P) * (W / P) * Cin * P * P, run->flops = 0;
 }
 
-static void ref_patchify(const bo_run *run, double *y) {
+static void ref_patchify(bo_run *run, double *y) {
     const uint32_t *p = run->c->p, B = p[0], H = p[1], W = p[2], Cin = p[3], P = p[4];
     const uint32_t Hp = H / P, Wp = W / P, K = Cin * P * P;
     const float *img = run->host[0];
@@ -517,7 +536,7 @@ static void build_topk(vt_graph *r, bo_run *run) {
     run->bytes = 4.0 * (B * N + 2.0 * B * K), run->flops = 3.0 * B * N;
 }
 
-static void ref_topk(const bo_run *run, double *y) {
+static void ref_topk(bo_run *run, double *y) {
     const uint32_t B = run->c->p[0], N = run->c->p[1], K = run->c->p[2];
     for (uint32_t b = 0; b < B; b++) {
         const float *x = run->host[0] + (size_t)b * N;
@@ -545,7 +564,7 @@ typedef struct bo_op_desc {
     const char *name;
     const char *params[6];                  /* names of bo_case.p[] */
     void (*build)(vt_graph *r, bo_run *run); /* random inputs, tensors, the op's node(s); sets run->out */
-    void (*ref)(const bo_run *run, double *want);
+    void (*ref)(bo_run *run, double *want); /* may set run->err_bound */
 } bo_op_desc;
 
 /* ------------------------------------------------------------------------------------------------------------
@@ -567,7 +586,7 @@ static void build_attention(vt_graph *r, bo_run *run) {
     run->flops = 4.0 * B * T * T * C;
 }
 
-static void ref_attention(const bo_run *run, double *y) {
+static void ref_attention(bo_run *run, double *y) {
     const uint32_t B = run->c->p[0], T = run->c->p[1], C = run->c->p[2], H = run->c->p[3], dk = C / H;
     const float *x = run->host[0];
     double *s = malloc(T * sizeof(double));
@@ -821,12 +840,12 @@ static void run_case(vkvit_ctx *ctx, const bo_case *c, size_t index, uint64_t se
         } else {
             size_t worst = 0;
             err = vt_max_rel_err(got, want, n, &worst);
-            ok = err <= c->tol;
-            snprintf(why, sizeof why, "max rel err %.3g at %zu (got %.9g, want %.9g)", err, worst,
-                     n ? got[worst] : 0.0, n ? want[worst] : 0.0);
+            ok = err <= fmax(c->tol, run.err_bound);
+            snprintf(why, sizeof why, "max rel err %.3g at %zu (got %.9g, want %.9g; fp32 conditioning bound %.3g)",
+                     err, worst, n ? got[worst] : 0.0, n ? want[worst] : 0.0, run.err_bound);
         }
-        printf("%-3zu %-58s %s err %-9.3g (tol %.0e)%s", index, name, c->dtype == BO_F32_U32 ? "abs" : "rel", err,
-               c->tol, ok ? "" : "  FAIL");
+        printf("%-3zu %-58s %s err %-9.3g (tol %.0e%s)%s", index, name, c->dtype == BO_F32_U32 ? "abs" : "rel", err,
+               fmax(c->tol, run.err_bound), run.err_bound > c->tol ? ", the conditioning's" : "", ok ? "" : "  FAIL");
         CHECK(ok, "case %zu %s (seed %llu): %s, tol %.0e", index, name, (unsigned long long)seed, why, c->tol);
         if (perf && ok) {
             const double ns = time_case(&r, reps);
