@@ -152,13 +152,17 @@ if [ -z "$py" ]; then
 fi
 if has_part torch && [ -n "$py" ]; then
     tdev=$("$py" -c 'import torch; print("cuda" if torch.cuda.is_available() else "cpu")')
-    if "$cli" bench --help 2>&1 | grep -q fp16-math; then precisions=fp32,fp16,fp16-math; else precisions=fp32,fp16; fi
+    bench_help=$("$cli" bench --help 2>&1 || true)
+    if [[ $bench_help == *fp16-math* ]]; then precisions=fp32,fp16,fp16-math; else precisions=fp32,fp16; fi
     if [ "$dry" = 1 ]; then
         run "torch gemm" "$out/torch_gemm.json" "$py" tools/bench_gemm.py --torch-device "$tdev" --vkvit "$cli" \
             --shape 64x64x64 --rounds 1 --repeat 2 --warmup 1 --json
         # lab/profile_nodes.py loads the library into Python: not an AddressSanitizer build's (its runtime must
         # come first in the process), which CI's sanitizer pass runs this dry run with
-        if ldd "$BUILD_DIR/libvkvit.so" 2> /dev/null | grep -q libasan; then
+        # (ldd's output taken whole first: under pipefail, `ldd | grep -q` fails when grep's early exit makes ldd's
+        # next write a SIGPIPE)
+        deps=$(ldd "$BUILD_DIR/libvkvit.so" 2> /dev/null || true)
+        if [[ $deps == *libasan* ]]; then
             echo "gpu_check.sh: $BUILD_DIR/libvkvit.so is an AddressSanitizer build: profile_nodes.py skipped" \
                 > "$out/profile_vit5_cifar10_b1.txt"
         else
