@@ -230,8 +230,14 @@ static void run_gemm_case(vkvit_ctx *ctx, const gemm_case *c, vkvit_gemm_kernel 
     cfg.b_f16 = b_f16;
     cfg.f16_math = mode == MODE_F16_MATH;
     cfg.texel = texel;
-    if (variant == VKVIT_GEMM_KERNEL_COOPMAT) /* the device's hardware kernel (NV or KHR), else the emulated one */
+    if (variant == VKVIT_GEMM_KERNEL_COOPMAT) { /* the device's hardware kernel (NV or KHR), else the emulated one */
         cfg.coopmat = coop_nv ? ctx->policy.coopmat : VKVIT_COOPMAT_EMULATED;
+        /* the emulated kernel on 16x16x16 (test_coopmat_shapes takes its M = 8 shapes), unless the policy chose it on
+         * another shape it has: not on a device's KHR shape it lacks (Mesa 26's lavapipe lists 8x8x8 alone) */
+        if (!coop_nv && !(ctx->policy.coopmat == VKVIT_COOPMAT_EMULATED &&
+                          (ctx->policy.coopmat_shape & VKVIT_COOPMAT_EMULATED_SHAPES)))
+            cfg.coopmat_shape = VKVIT_COOPMAT_SHAPE_16X16X16;
+    }
     if (variant == VKVIT_GEMM_KERNEL_COOPMAT) cfg.bm = cfg.bn = coop_tile;
     vkvit__gemm_push push = {
         .M = c->M, .N = c->N, .K = c->K,
