@@ -138,12 +138,27 @@ def add_common_args(ap, default_repeat: int = 5):
     ap.add_argument("--precision", default="fp32", help="vkvit precisions, comma-separated (fp32, fp16, fp16-math)")
     ap.add_argument("--vkvit", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "vkvit"),
                     help="path of the vkvit binary")
+    ap.add_argument("--vkvit-also", action="append", default=[], metavar="LABEL=CLI",
+                    help="another vkvit CLI timed in the same rounds (repeatable), e.g. another build, or "
+                         "mesa26=lab/debian13_vkvit.sh for Mesa 26's lavapipe")
     ap.add_argument("--device", default=None, help="vkvit device (index or name substring)")
     ap.add_argument("--keep", default=None, help="write the model file here and keep it")
     ap.add_argument("--max-arena-ratio", type=float, default=None,
                     help="also fail (exit 2) when vkvit's activation arena exceeds this many times its largest "
                     "activation (issue 15's memory target: 3)")
     ap.add_argument("--json", action="store_true")
+
+
+def parse_also(values: list) -> dict:
+    """--vkvit-also LABEL=CLI values as {label: cli}: other vkvit CLIs (another build, or Mesa 26's lavapipe through
+    lab/debian13_vkvit.sh) timed in the same alternating rounds as --vkvit."""
+    others = {}
+    for v in values:
+        label, sep, cli = v.partition("=")
+        if not sep or not label or not cli or label in others:
+            sys.exit(f"--vkvit-also {v!r}: give LABEL=CLI, each label once")
+        others[label] = cli
+    return others
 
 
 def temp_folder(prefix: str) -> str:
@@ -192,12 +207,15 @@ def side_by_side(net, x, want, meta: dict, model_path: str, tmp: str, args) -> d
         with torch.no_grad():
             return time_ms(lambda: netd(xd), args.warmup, args.repeat, sync)
 
-    def vkvit_round(precision):
-        return lambda: vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args,
+    def vkvit_round(cli, precision):
+        return lambda: vkvit_bench(cli, model_path, args.batch, args.repeat, args.warmup, dev_args,
                                    ["--precision", precision])["median_ms"]
 
+    # (results key, CLI, precision): --vkvit's under the precision's name, each --vkvit-also as "[LABEL] precision"
+    engines = [(p, args.vkvit, p) for p in precisions]
+    engines += [(f"[{label}] {p}", cli, p) for label, cli in parse_also(args.vkvit_also).items() for p in precisions]
     runners = {"torch": torch_round}
-    runners.update({f"vkvit {p}": vkvit_round(p) for p in precisions})
+    runners.update({f"vkvit {key}": vkvit_round(cli, p) for key, cli, p in engines})
     samples = alternate(runners, args.rounds)
     results = {"model": meta["name"], "batch": args.batch, "gflop_per_image": vkvit_file.flops(meta) / 1e9,
                "rounds": args.rounds, "repeat": args.repeat,
@@ -216,20 +234,21 @@ def side_by_side(net, x, want, meta: dict, model_path: str, tmp: str, args) -> d
                 results["torch_compile_mode"] = "max-autotune"
                 results["torch_compile_ms"] = time_ms(lambda: cnet(xd), args.warmup + 3, args.repeat, sync)
     ok = True
-    for p in precisions:
-        vb = vkvit_bench(args.vkvit, model_path, args.batch, args.repeat, args.warmup, dev_args, ["--precision", p])
-        got = vkvit_logits(args.vkvit, model_path, x, tmp, dev_args + ["--precision", p])
+    for key, cli, p in engines:
+        vb = vkvit_bench(cli, model_path, args.batch, args.repeat, args.warmup, dev_args, ["--precision", p])
+        got = vkvit_logits(cli, model_path, x, tmp, dev_args + ["--precision", p])
         err = ((got - want).abs().max() / want.abs().max()).item()
         ok = ok and err <= LOGIT_TOLERANCE.get(p, 5e-2)
         arena_ratio = vb["arena_bytes"] / vb["largest_activation_bytes"]
         ok = ok and (args.max_arena_ratio is None or arena_ratio <= args.max_arena_ratio)
-        t, v = results["torch_fp32_ms"], summary(samples[f"vkvit {p}"])
-        results["vkvit"][p] = {"ms": v, "ratio_over_torch_fp32_median": v["median"] / t["median"],
-                               "ratio_over_torch_fp32_min": v["min"] / t["min"], "logits_max_rel_err": err,
-                               "device": vb["device"], "gpu_ms_by_kind": vb["gpu_ms_by_kind"],
-                               "host_cpu_ms": vb["host_cpu_ms"], "arena_bytes": vb["arena_bytes"],
-                               "sum_activation_bytes": vb["sum_activation_bytes"],
-                               "largest_activation_bytes": vb["largest_activation_bytes"], "arena_ratio": arena_ratio}
+        t, v = results["torch_fp32_ms"], summary(samples[f"vkvit {key}"])
+        results["vkvit"][key] = {
+            "cli": cli, "precision": p, "ms": v, "ratio_over_torch_fp32_median": v["median"] / t["median"],
+            "ratio_over_torch_fp32_min": v["min"] / t["min"], "logits_max_rel_err": err,
+            "device": vb["device"], "gpu_ms_by_kind": vb["gpu_ms_by_kind"],
+            "host_cpu_ms": vb["host_cpu_ms"], "arena_bytes": vb["arena_bytes"],
+            "sum_activation_bytes": vb["sum_activation_bytes"],
+            "largest_activation_bytes": vb["largest_activation_bytes"], "arena_ratio": arena_ratio}
     results["max_arena_ratio"] = args.max_arena_ratio
     results["ok"] = ok
     return results
@@ -248,9 +267,9 @@ def print_report(results: dict):
     for k in ("torch_bf16_ms", "torch_compile_ms"):
         if k in results:
             print(f"  PyTorch {k[6:-3]}: {results[k]:9.2f} ms")
-    for p, r in results["vkvit"].items():
-        v = r["ms"]
-        print(f"  vkvit {p} on {r['device']} (host CPU {r['host_cpu_ms']:.2f} ms)")
+    for key, r in results["vkvit"].items():
+        v, p = r["ms"], r.get("precision", key)
+        print(f"  vkvit {key} on {r['device']} (host CPU {r['host_cpu_ms']:.2f} ms)")
         print(f"    median {v['median']:9.2f} ms   min {v['min']:9.2f} ms   ratio vkvit / PyTorch fp32: median "
               f"{r['ratio_over_torch_fp32_median']:.2f}x, min {r['ratio_over_torch_fp32_min']:.2f}x")
         print("    GPU time by kind: " + ", ".join(f"{k} {ms:.1f} ms" for k, ms in r["gpu_ms_by_kind"].items()))

@@ -33,9 +33,9 @@ GPU_SHAPES = ["4096x4096x4096"] + CPU_SHAPES
 COOPMAT_SEEN = {}  # shape -> whether vkvit's fp16-math GEMM ran on cooperative matrices
 
 
-def vkvit_gemm(args, shape: str, precision: str = "fp32") -> float:
-    """GFLOP/s at the median of one `vkvit bench gemm` call."""
-    cmd = [args.vkvit, "bench", "gemm", "--shape", shape, "--repeat", str(args.repeat), "--warmup", str(args.warmup),
+def vkvit_gemm(args, shape: str, precision: str = "fp32", vkvit: str = None) -> float:
+    """GFLOP/s at the median of one `vkvit bench gemm` call (of --vkvit, or of the CLI given)."""
+    cmd = [vkvit or args.vkvit, "bench", "gemm", "--shape", shape, "--repeat", str(args.repeat), "--warmup", str(args.warmup),
            "--precision", precision, "--json"] + (["--device", args.device] if args.device else [])
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
@@ -66,9 +66,13 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="PyTorch CPU threads")
     ap.add_argument("--torch-device", default="cpu")
     ap.add_argument("--vkvit", default=os.path.join(HERE, "..", "build", "vkvit"))
+    ap.add_argument("--vkvit-also", action="append", default=[], metavar="LABEL=CLI",
+                    help="another vkvit CLI timed in the same rounds (repeatable), e.g. another build, or "
+                         "mesa26=lab/debian13_vkvit.sh for Mesa 26's lavapipe")
     ap.add_argument("--device", default=None, help="vkvit device (index or name substring)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    others = bc.parse_also(args.vkvit_also)
     torch.set_num_threads(args.threads)
     cuda = args.torch_device.startswith("cuda")
     if cuda:
@@ -79,6 +83,8 @@ def main() -> int:
     for shape in shapes:
         runners = {"vkvit fp32": lambda: vkvit_gemm(args, shape),
                    "torch fp32": lambda: torch_gemm(args, shape, torch.float32)}
+        for label, cli in others.items():
+            runners[f"vkvit[{label}] fp32"] = lambda cli=cli: vkvit_gemm(args, shape, vkvit=cli)
         if cuda:  # fp16 against fp16: vkvit's fp16-math GEMM (cooperative matrices where in use) and torch's
             runners["vkvit fp16-math"] = lambda: vkvit_gemm(args, shape, "fp16-math")
             runners["torch fp16"] = lambda: torch_gemm(args, shape, torch.float16)
@@ -88,13 +94,19 @@ def main() -> int:
             row[name] = {"median_gflops": statistics.median(values), "best_gflops": max(values),
                          "rounds": [round(v, 2) for v in values]}
         row["ratio_vkvit_over_torch_fp32"] = row["vkvit fp32"]["median_gflops"] / row["torch fp32"]["median_gflops"]
+        for label in others:
+            row[f"ratio_{label}_over_torch_fp32"] = (row[f"vkvit[{label}] fp32"]["median_gflops"] /
+                                                     row["torch fp32"]["median_gflops"])
+            row[f"ratio_{label}_over_vkvit_fp32"] = (row[f"vkvit[{label}] fp32"]["median_gflops"] /
+                                                     row["vkvit fp32"]["median_gflops"])
         if cuda:
             row["ratio_vkvit_f16_over_torch_f16"] = (row["vkvit fp16-math"]["median_gflops"] /
                                                      row["torch fp16"]["median_gflops"])
             row["vkvit_cooperative_matrix"] = COOPMAT_SEEN.get(shape)
         rows.append(row)
 
-    report = {"torch_device": args.torch_device, "rounds": args.rounds, "repeat": args.repeat, "shapes": rows}
+    report = {"torch_device": args.torch_device, "rounds": args.rounds, "repeat": args.repeat, "shapes": rows,
+              "vkvit_also": others}
     if not cuda:
         report["blas"] = bc.blas_info()
     else:
@@ -104,15 +116,16 @@ def main() -> int:
         return 0
     print(f"GEMM Y = X W^T, {args.rounds} alternating rounds of {args.repeat}; PyTorch on {args.torch_device}" +
           (f", {bc.blas_line(report['blas'])}" if "blas" in report else f", {report['torch_gpu']}"))
-    names = [k for k in rows[0] if k not in ("shape", "ratio_vkvit_over_torch_fp32", "ratio_vkvit_f16_over_torch_f16",
-                                              "vkvit_cooperative_matrix")]
+    names = [k for k in rows[0] if k != "shape" and not k.startswith("ratio_") and k != "vkvit_cooperative_matrix"]
     print(f"  {'M x N x K':>16} " + " ".join(f"{n + ' GFLOP/s':>22}" for n in names) + "   vkvit/torch fp32")
     for r in rows:
         cells = " ".join(f"{r[n]['median_gflops']:>10.1f} (best {r[n]['best_gflops']:>6.1f})" for n in names)
         f16 = (f"   fp16: {r['ratio_vkvit_f16_over_torch_f16']:.2f}x"
                f" ({'cooperative matrices' if r['vkvit_cooperative_matrix'] else 'tiled kernel'})"
                if "ratio_vkvit_f16_over_torch_f16" in r else "")
-        print(f"  {r['shape']:>16} {cells}   {r['ratio_vkvit_over_torch_fp32']:.2f}x{f16}")
+        also = "".join(f"   {label}: {r[f'ratio_{label}_over_torch_fp32']:.2f}x of torch, "
+                       f"{r[f'ratio_{label}_over_vkvit_fp32']:.2f}x of vkvit" for label in others)
+        print(f"  {r['shape']:>16} {cells}   {r['ratio_vkvit_over_torch_fp32']:.2f}x{f16}{also}")
     return 0
 
 
