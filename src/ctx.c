@@ -5,6 +5,7 @@
  * shows for each device what a ctx would use. */
 #include "policy/policy.h"
 #include "policy/profiles.h"
+#include "self_check.h"
 #include "vk/device.h"
 #include "vk/device_caps.h"
 
@@ -151,6 +152,7 @@ vkvit_result vkvit_ctx_create(const vkvit_ctx_desc *desc_in, vkvit_ctx **out) {
     ctx->info.memory_budget = ctx->caps.memory_budget;
     vkvit__memory_heaps_read(ctx, ctx->info.memory_heaps, &ctx->info.memory_heap_count);
     vkvit__policy_choose(&ctx->caps, &ctx->env, req, &ctx->policy);
+    ctx->self_check_key = vkvit__self_check_key(ctx);
     vkvit__policy_to_info(&ctx->policy, &ctx->info);
     vkvit__policy_describe(&ctx->policy, &ctx->caps, &ctx->env, req, ctx->info.workarounds, sizeof ctx->info.workarounds);
     if (desc.host && ctx->caps.cpu_device && !ctx->int64_enabled && !ctx->env.disable_texel)

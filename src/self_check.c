@@ -370,10 +370,128 @@ static uint32_t running_of(const vkvit__policy *pol, size_t c) {
 static void blame(vkvit_ctx *ctx, uint32_t v, const char *why) {
     variant_off(&ctx->policy, v);
     ctx->policy.self_check_failed |= v;
-    char line[400];
+    char line[1500];
     snprintf(line, sizeof line, "%s failed its self-check (%s): %s", variant_name(v), why, variant_fallback(v));
     vkvit__ctx_add_workaround(ctx, line);
     vkvit__ctx_log(ctx, VKVIT_LOG_WARNING, "%s", line);
+}
+
+/* ------------------------------------------------------------------------------------------------------------
+ * Verdicts on disk (self_check.h)
+ * ------------------------------------------------------------------------------------------------------------ */
+
+#define VERDICT_MAGIC "vkvit first-use self-check verdicts 1"
+#define N_CHECKS VKVIT_ARRAY_LEN(k_checks)
+
+typedef struct verdict {
+    bool known;
+    uint32_t running;                       /* the variants that ran the problem */
+    uint32_t failed;                        /* those it switched off */
+} verdict;
+
+static uint64_t fnv_bytes(uint64_t h, const void *data, size_t n) {
+    const uint8_t *b = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t fnv_u32(uint64_t h, uint32_t v) {
+    const uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    return fnv_bytes(h, b, sizeof b);
+}
+
+/* Field by field (no struct bytes: their padding is not defined). The driver's identity is in the file's name. */
+uint64_t vkvit__self_check_key(const vkvit_ctx *ctx) {
+    uint64_t h = fnv_bytes(1469598103934665603ull, VERDICT_MAGIC, sizeof VERDICT_MAGIC);
+    h = fnv_u32(fnv_u32(fnv_u32(h, VKVIT_VERSION_MAJOR), VKVIT_VERSION_MINOR), VKVIT_VERSION_PATCH);
+    for (unsigned i = 0; i < VKVIT_SHADER_COUNT; i++)
+        h = fnv_bytes(h, vkvit_spirv_table[i].words, (size_t)vkvit_spirv_table[i].n_words * 4);
+    h = fnv_bytes(h, ctx->env.device_profile, strlen(ctx->env.device_profile) + 1);
+    const vkvit__caps *c = &ctx->caps;
+    const uint32_t facts[] = {c->cpu_device, c->fp16_storage, c->fp16_math, c->subgroup_size, c->subgroup_size_min,
+                              c->subgroup_size_max, c->subgroup_size_control, c->subgroup_arithmetic,
+                              c->subgroup_shuffle, c->texel_buffers, c->max_shared_memory,
+                              c->max_workgroup_invocations, c->max_workgroup_size[0], c->max_workgroup_size[1],
+                              c->max_workgroup_size[2], c->max_storage_buffers_per_stage};
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(facts); i++) h = fnv_u32(h, facts[i]);
+    const vkvit__policy *p = &ctx->policy;
+    const uint32_t policy[] = {p->cpu_kernels, p->fp16, p->fp16_math, p->subgroup_reductions, p->subgroup_shuffles,
+                               p->texel_reads, p->gemm_cpu, p->packed_bindings, p->gemm_cpu_unrolled,
+                               (uint32_t)p->coopmat, p->coopmat_warp, p->coopmat_shape, p->coopmat_tile,
+                               p->attention};
+    for (size_t i = 0; i < VKVIT_ARRAY_LEN(policy); i++) h = fnv_u32(h, policy[i]);
+    return h;
+}
+
+/* <dir>/self-check-<...>.txt beside the pipeline cache <dir>/pipelines-<...>.bin; false without an on-disk cache. */
+static bool verdict_path(const vkvit_ctx *ctx, char *path, size_t cap) {
+    const char *name = strrchr(ctx->cache_path, '/');
+    const size_t dir_len = name ? (size_t)(name - ctx->cache_path) : 0;
+    name = name ? name + 1 : ctx->cache_path;
+    if (!ctx->cache_path[0] || strncmp(name, "pipelines-", 10) != 0) return false;
+    const size_t stem = strlen(name + 10);
+    if (stem < 4 || strcmp(name + 10 + stem - 4, ".bin") != 0) return false;
+    const int n = snprintf(path, cap, "%.*s/self-check-%.*s.txt", (int)dir_len, ctx->cache_path, (int)(stem - 4),
+                           name + 10);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* The file's verdicts under this ctx's key into v[]; false (v untouched) when there is none to take. */
+static bool verdicts_load(vkvit_ctx *ctx, const char *path, verdict v[N_CHECKS]) {
+    uint8_t *data = NULL;
+    size_t size = 0;
+    if (vkvit__read_file(path, 1u << 16, &data, &size) != VKVIT_OK) {
+        vkvit__error_clear(); /* none yet: not an error */
+        return false;
+    }
+    char *text = realloc(data, size + 1);
+    if (!text) {
+        free(data);
+        return false;
+    }
+    text[size] = '\0';
+    verdict got[N_CHECKS];
+    memset(got, 0, sizeof got);
+    bool ok = false;
+    unsigned long long key = 0;
+    char *save = NULL;
+    char *line = strtok_r(text, "\n", &save);
+    if (line && !strcmp(line, VERDICT_MAGIC) && (line = strtok_r(NULL, "\n", &save)) &&
+        sscanf(line, "key %16llx", &key) == 1 && key == ctx->self_check_key) {
+        ok = true;
+        while (ok && (line = strtok_r(NULL, "\n", &save))) {
+            unsigned c, running, failed;
+            int end = 0;
+            ok = sscanf(line, "problem %u running %x failed %x%n", &c, &running, &failed, &end) == 3 &&
+                 line[end] == '\0' && c < N_CHECKS && !got[c].known && running && !(failed & ~running);
+            if (ok) got[c] = (verdict){true, running, failed};
+        }
+    }
+    free(text);
+    if (!ok) {
+        vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ignoring the self-check verdicts in '%s' (another build, device "
+                       "state or vkvit version, or a damaged file)", path);
+        return false;
+    }
+    memcpy(v, got, sizeof got);
+    return true;
+}
+
+static void verdicts_save(vkvit_ctx *ctx, const char *path, const verdict v[N_CHECKS]) {
+    char text[64 + sizeof VERDICT_MAGIC + N_CHECKS * 48];
+    int n = snprintf(text, sizeof text, "%s\nkey %016llx\n", VERDICT_MAGIC, (unsigned long long)ctx->self_check_key);
+    for (size_t c = 0; c < N_CHECKS; c++)
+        if (v[c].known)
+            n += snprintf(text + n, sizeof text - (size_t)n, "problem %zu running %x failed %x\n", c, v[c].running,
+                          v[c].failed);
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    /* best effort, as the pipeline cache: a read-only cache folder must not fail a session */
+    if (vkvit__mkdir_p(dir) != VKVIT_OK || vkvit__write_file_atomic(path, text, (size_t)n) != VKVIT_OK)
+        vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "could not save the self-check verdicts: %s", vkvit_last_error());
+    vkvit__error_clear();
 }
 
 /* Problem c: run; on a mismatch, each suspect switched off alone in turn, the first one without which the problem
@@ -416,19 +534,47 @@ void vkvit__self_check(vkvit_ctx *ctx, vkvit_precision precision) {
                   : precision == VKVIT_PRECISION_FP16      ? FP16_WEIGHTS
                                                            : ANY;
     uint32_t due = 0;
-    for (size_t c = 0; c < VKVIT_ARRAY_LEN(k_checks); c++)
+    for (size_t c = 0; c < N_CHECKS; c++)
         if (k_checks[c].needs <= has && !(pol->self_checked >> c & 1u)) due |= 1u << c;
     if (!due) return;
     pol->self_checked |= due; /* before the runs: each problem builds a graph, as a session would */
     const uint64_t t0 = vkvit__now_ns();
     const char *before = ctx->info.workarounds;
     const size_t n_before = strlen(before);
-    uint32_t runs = 0;
-    for (size_t c = 0; c < VKVIT_ARRAY_LEN(k_checks); c++)
-        if (due >> c & 1u) runs += check_problem(ctx, c);
+    char path[1100];
+    verdict v[N_CHECKS];
+    memset(v, 0, sizeof v);
+    const bool on_disk = !ctx->test_hooks.self_check_corrupt && verdict_path(ctx, path, sizeof path);
+    const bool loaded = on_disk && verdicts_load(ctx, path, v);
+    uint32_t runs = 0, taken = 0, fresh = 0;
+    for (size_t c = 0; c < N_CHECKS; c++) {
+        if (!(due >> c & 1u)) continue;
+        const uint32_t running = running_of(pol, c);
+        if (loaded && v[c].known && v[c].running == running) { /* the same variants as when it was run */
+            char why[sizeof path + 32];
+            snprintf(why, sizeof why, "the verdict kept in '%s'", path);
+            for (int s = 0; s < 2; s++)
+                if (v[c].failed & k_checks[c].suspects[s]) blame(ctx, k_checks[c].suspects[s], why);
+            taken++;
+            continue;
+        }
+        const uint32_t failed_before = pol->self_check_failed;
+        const uint32_t r = check_problem(ctx, c);
+        runs += r;
+        if (r) {
+            v[c] = (verdict){true, running, pol->self_check_failed & ~failed_before};
+            fresh++;
+        } else {
+            v[c].known = false;
+        }
+    }
+    if (on_disk && fresh) verdicts_save(ctx, path, v);
     vkvit__policy_to_info(pol, &ctx->info);
-    if (runs)
+    const char *off = strlen(before) > n_before ? " (variants switched off: see the warnings)" : "";
+    if (taken)
+        vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ctx '%s': first-use self-check, %u problem run(s) and %u verdict(s) "
+                       "taken from '%s' in %.1f ms%s", ctx->label, runs, taken, path, vkvit__ms_since(t0), off);
+    else if (runs)
         vkvit__ctx_log(ctx, VKVIT_LOG_INFO, "ctx '%s': first-use self-check, %u problem run(s) in %.1f ms%s",
-                       ctx->label, runs, vkvit__ms_since(t0),
-                       strlen(before) > n_before ? " (variants switched off: see the warnings)" : "");
+                       ctx->label, runs, vkvit__ms_since(t0), off);
 }

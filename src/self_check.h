@@ -36,4 +36,15 @@ typedef enum vkvit__self_check_variant {
  * variant of the mask runs it, so that tests can prove each fallback. */
 void vkvit__self_check(vkvit_ctx *ctx, vkvit_precision precision);
 
+/* Verdicts on disk. Where the ctx has an on-disk pipeline cache (vkvit_ctx_desc.pipeline_cache_dir, by default
+ * $VKVIT_CACHE_DIR or ~/.cache/vkvit), each problem's verdict is kept beside it, in
+ * self-check-<vendor>-<device>-<driver version>-<pipelineCacheUUID>.txt, so that a later process on the same device,
+ * driver and vkvit build takes it instead of compiling and running the problem again (on lavapipe 0.1-0.9 s of every
+ * first session). A verdict is taken only under the same key (vkvit__self_check_key: the vkvit version, every
+ * kernel's SPIR-V, the device facts the kernels' shapes depend on, the device profile and the policy at ctx
+ * creation) and only for the same variants running the problem; a failed variant is switched off again with its
+ * sentence, which then names the file. Corrupt, truncated or foreign files are ignored (the problems run); the
+ * file is written atomically, best effort. Never with the test hook self_check_corrupt set. */
+uint64_t vkvit__self_check_key(const vkvit_ctx *ctx);
+
 #endif /* VKVIT_SELF_CHECK_H */

@@ -87,6 +87,8 @@ struct vkvit_ctx {
     vkvit__caps caps;                       /* the device's facts (facts.h), narrowed to the logical device */
     vkvit__policy policy;                   /* the kernel policy on them (policy/policy.h): what op builders read */
     vkvit__test_hooks test_hooks;           /* test-only switches (policy.h), all off outside tests */
+    uint64_t self_check_key;                /* what the first-use self-check's verdicts depend on, taken with the
+                                               policy at creation (self_check.h: its verdicts on disk) */
     VkPhysicalDeviceMemoryProperties mem_props;
     VkPhysicalDeviceLimits limits;
     VkDeviceSize max_allocation;            /* VkPhysicalDeviceMaintenance3Properties::maxMemoryAllocationSize */
