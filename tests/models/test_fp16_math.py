@@ -129,7 +129,8 @@ def main():
     global COOPMAT, SCALAR, COOP_NAME
     if dev["features"]["cooperative_matrix"]["used"]:  # NV's or KHR's: emulation is only for devices without them
         COOPMAT, SCALAR = {}, {"VKVIT_DISABLE_COOPMAT": "1"}
-        COOP_NAME = "KHR" if "(KHR," in dev["features"]["cooperative_matrix"]["why"] else "NV"
+        why = dev["features"]["cooperative_matrix"]["why"]
+        COOP_NAME = "NV2" if "cooperative matrix 2" in why else "KHR" if "(KHR," in why else "NV"
     print(f"cooperative-matrix runs: the {COOP_NAME} kernel")
     stems = [os.path.basename(m)[:-len(".io.safetensors")]
              for m in sorted(glob.glob(os.path.join(GOLDEN, "*.io.safetensors")))]

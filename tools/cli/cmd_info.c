@@ -56,6 +56,9 @@ static void features_of(const vkvit_device_info *d, feature f[N_FEATURES]) {
              : strstr(d->workarounds, "VKVIT_COOPMAT_EMULATE") ? "emulated (VKVIT_COOPMAT_EMULATE=1, a test path): "
                                                                  "fp16-math GEMMs run the coopmat tiling in plain "
                                                                  "arithmetic"
+             : d->cooperative_matrix_in_use && strstr(d->workarounds, "cooperative matrix 2 (VKVIT_COOPMAT_NV2")
+                 ? "GEMMs of sessions with precision fp16-math (NV cooperative matrix 2: tensor layouts on the "
+                   "device's flexible fragments, asked for with VKVIT_COOPMAT_NV2=1), self-checked at first use"
              : d->cooperative_matrix_in_use && d->cooperative_matrix_khr_kernel
                  ? "GEMMs of sessions with precision fp16-math (KHR, fp16 x fp16 + fp32 fragments of the device's "
                    "listed shape, 16x16x16 or 8x8x8), self-checked at first use"
