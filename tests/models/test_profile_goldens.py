@@ -34,12 +34,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tests/: cli_checks
 from cli_checks import CLI, ROOT, check, env, summary
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))  # the safetensors helpers
 from test_cli_models import st_read  # noqa: E402
+from test_fp16_math import compare  # noqa: E402  (logits within a tolerance of the largest, top-1 per row)
 
 GOLDEN = os.path.join(ROOT, "tests", "golden", "models")
 TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
@@ -60,27 +59,13 @@ PROFILES = {
 REFUSED = {}
 
 
-def vkvit(args, what, extra_env, want_rc=0):
+def vkvit(args, what, extra_env):
     e = env()
     e.update(extra_env)
     p = subprocess.run([CLI] + args, capture_output=True, text=True, env=e, timeout=900)
     clean = "Validation" not in p.stderr and "warning:" not in p.stderr
     check(clean, f"{what}: validation message or warning:\n{p.stderr[-3000:]}")
     return p.returncode, p.stdout, p.stderr
-
-
-def compare(what, got, want, tolerance):
-    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
-    if got.shape != want.shape or not np.all(np.isfinite(got)):
-        check(False, f"{what}: logits {got.shape} (all finite: {bool(np.all(np.isfinite(got)))}), want {want.shape}")
-        return
-    scale = float(np.max(np.abs(want))) or 1.0
-    err = float(np.max(np.abs(got - want))) / scale
-    same = got.argmax(axis=1) == want.argmax(axis=1)
-    print(f"  {what}: max |dlogit| / max |logit| {err:.3g} (<= {tolerance}), top-1 {int(same.sum())}/{len(same)}",
-          flush=True)
-    check(err <= tolerance, f"{what}: max |dlogit| / max |logit| {err:.3g} > {tolerance}")
-    check(bool(same.all()), f"{what}: top-1 differs in rows {np.nonzero(~same)[0].tolist()}")
 
 
 def known_profiles():
